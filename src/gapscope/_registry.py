@@ -1,0 +1,8 @@
+"""Inspect entry point: importing this module registers gapscope's tasks and model providers.
+
+Inspect loads it through ``[project.entry-points.inspect_ai]`` so that
+``inspect eval gapscope/s2b_lm`` and ``--model gapscope/embedded`` work without imports.
+"""
+
+from gapscope.models import providers  # noqa: F401
+from gapscope.s2b.task import s2b_lm  # noqa: F401

@@ -1,0 +1,177 @@
+"""The S2B-LM Inspect task: one sample per episode seed, one model call per game.
+
+The solver plays the episode game by game on one growing conversation. The listener is the
+task's model (``listener="lm"``), the verbalizer's own decision (``"rule"``, the reference an
+LM is measured against) or a seeded coin flip (``"random"``); the rule and random listeners
+call no model, so run them with ``--model none``. Every game's decision is stored in the
+sample (``games`` in the sample store) and the scorer turns the query games into ZSCT.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import Any, Literal
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    get_model,
+)
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, std
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import display_counter
+
+from gapscope.s2b.answers import extract
+from gapscope.s2b.config import S2BConfig, resolve
+from gapscope.s2b.episode import Episode, Game, build_episode
+from gapscope.s2b.export import episode_header
+from gapscope.s2b.metrics import accuracy_percent, adj_zsct
+from gapscope.s2b.prompting import system_prompt, user_turn
+from gapscope.s2b.verbalizer import Tracker
+
+Listener = Literal["lm", "rule", "random"]
+LISTENERS: tuple[Listener, ...] = ("lm", "rule", "random")
+SCORE_KEYS = ("zsct", "adj_zsct", "zsct_strict", "adj_zsct_strict", "unparsed", "support_acc")
+
+
+@task
+def s2b_lm(
+    preset: str = "cat-10shot",
+    seeds: int = 4,
+    first_seed: int = 0,
+    listener: str = "lm",
+    max_tokens: int = 256,
+    **overrides: Any,
+) -> Task:
+    """S2B-LM receptivity test: ZSCT and adj-ZSCT over ``seeds`` episodes.
+
+    Args:
+        preset: ``scs-0shot``, ``cat-0shot``, ``cat-10shot`` (seed, Table 1) or ``demo``.
+        seeds: number of episodes (seed values ``first_seed .. first_seed + seeds - 1``).
+        first_seed: first episode seed.
+        listener: ``lm`` (the task's model), ``rule`` (verbalizer) or ``random`` (coin flip).
+        max_tokens: generation budget per game decision.
+        **overrides: any :class:`S2BConfig` field, e.g. ``k_shot=5`` or ``n_dim=4``.
+    """
+    if listener not in LISTENERS:
+        raise ValueError(f"listener must be one of {', '.join(LISTENERS)}, got {listener!r}")
+    if seeds < 1:
+        raise ValueError(f"seeds must be >= 1, got {seeds}")
+    config = resolve(preset, **overrides)
+    samples = [
+        Sample(
+            id=f"seed-{seed}",
+            input=f"S2B-LM episode, preset {preset}, seed {seed}",
+            metadata={"seed": seed},
+        )
+        for seed in range(first_seed, first_seed + seeds)
+    ]
+    return Task(
+        dataset=MemoryDataset(samples, name=f"s2b-{preset}"),
+        solver=play_episode(config, listener, max_tokens),  # type: ignore[arg-type]
+        scorer=zsct_scorer(),
+        metadata={"preset": preset, "listener": listener, "config": dataclasses.asdict(config)},
+    )
+
+
+@solver
+def play_episode(config: S2BConfig, listener: Listener, max_tokens: int) -> Solver:
+    """Play every game of the sample's episode with the chosen listener.
+
+    An episode is one sample, so Inspect's sample counter moves only at its end; a counter of
+    games played across all episodes shows progress during long runs.
+    """
+    played = 0
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        episode = build_episode(config, int(state.metadata["seed"]))
+        state.metadata["episode"] = episode_header(episode)
+        messages: list[ChatMessage] = [ChatMessageSystem(content=system_prompt())]
+        tracker = Tracker(episode)
+        coin = random.Random(f"random-listener:{episode.seed}")
+        exemplars = episode.exemplar_indices
+        records = []
+        for game in episode.games:
+            messages.append(ChatMessageUser(content=user_turn(episode, game)))
+            reference = tracker.decide(game)
+            if game.index in exemplars or listener == "rule":
+                reply = reference.trace
+            elif listener == "random":
+                reply = f"Answer: {'same' if coin.random() < 0.5 else 'different'}"
+            else:
+                output = await get_model().generate(
+                    messages, config=GenerateConfig(max_tokens=max_tokens)
+                )
+                reply = output.completion
+            messages.append(ChatMessageAssistant(content=reply))
+            records.append(_record(game, reply, reference.same, exemplar=game.index in exemplars))
+            tracker.sync(game)
+            nonlocal played
+            played += 1
+            display_counter("S2B games played", str(played))
+        state.messages = messages
+        state.store.set("games", records)
+        state.output.completion = f"{len(records)} games played"
+        return state
+
+    return solve
+
+
+def _record(game: Game, reply: str, rule_same: bool, *, exemplar: bool) -> dict[str, Any]:
+    """What the scorer and an auditor need from one game."""
+    said = extract(reply)
+    return {
+        "index": game.index,
+        "phase": game.phase,
+        "same": game.same,
+        "exemplar": exemplar,
+        "rule": rule_same,
+        "strict": said.strict,
+        "flexible": said.flexible,
+        "reply": reply,
+    }
+
+
+def score_games(records: list[dict[str, Any]]) -> dict[str, float]:
+    """ZSCT (flexible and strict), their adjusted forms, unparsed count, support accuracy.
+
+    Unparsed replies count as wrong. Exemplar games are written by the verbalizer, not the
+    listener, so they are left out of the support accuracy.
+    """
+    query = [r for r in records if r["phase"] == "query"]
+    support = [r for r in records if r["phase"] == "support" and not r["exemplar"]]
+    zsct = accuracy_percent([r["flexible"] == r["same"] for r in query])
+    strict = accuracy_percent([r["strict"] == r["same"] for r in query])
+    return {
+        "zsct": zsct,
+        "adj_zsct": adj_zsct(zsct),
+        "zsct_strict": strict,
+        "adj_zsct_strict": adj_zsct(strict),
+        "unparsed": float(sum(r["flexible"] is None for r in query)),
+        "support_acc": accuracy_percent([r["flexible"] == r["same"] for r in support]),
+    }
+
+
+@scorer(metrics={key: [mean(), std()] for key in SCORE_KEYS})
+def zsct_scorer() -> Scorer:
+    """Per-episode ZSCT; the task metrics are their mean and sd over seeds."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        records = state.store.get("games", [])
+        values = score_games(records)
+        return Score(
+            value=values,  # type: ignore[arg-type]
+            explanation=(
+                f"ZSCT {values['zsct']:.1f} (strict {values['zsct_strict']:.1f}) over "
+                f"{sum(r['phase'] == 'query' for r in records)} query games, "
+                f"{int(values['unparsed'])} unparsed"
+            ),
+        )
+
+    return score
