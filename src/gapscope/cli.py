@@ -34,7 +34,8 @@ _err = Console(stderr=True)
 
 def parse_overrides(pairs: list[str]) -> dict[str, Any]:
     """``key=value`` pairs -> S2BConfig overrides, converted to each field's type."""
-    types = {f.name: type(f.default) for f in dataclasses.fields(S2BConfig)}
+    defaults = S2BConfig()
+    types = {f.name: type(getattr(defaults, f.name)) for f in dataclasses.fields(defaults)}
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")

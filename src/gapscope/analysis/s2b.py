@@ -49,7 +49,9 @@ def summarize(log: EvalLog) -> S2BRunSummary:
             row["error"] = sample.error.message if sample.error else "not scored"
         rows.append(row)
     scored = [r for r in rows if "error" not in r]
-    summary = {key: SeedSummary.of([r[key] for r in scored]) for key in SCORE_KEYS} if scored else {}
+    summary = (
+        {key: SeedSummary.of([r[key] for r in scored]) for key in SCORE_KEYS} if scored else {}
+    )
     task_args = log.eval.task_args
     return S2BRunSummary(
         preset=str(task_args.get("preset", "")),

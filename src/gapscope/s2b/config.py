@@ -110,8 +110,9 @@ def validate(config: S2BConfig) -> None:
             f"coverage*v_min = {config.min_support_games} supporting games"
         )
     smallest_space = config.v_min**config.n_dim
-    # Every value must keep at least one supporting combination; holding out more than
-    # all-but-one per value of the smallest space cannot satisfy that.
+    # Every value must keep a supporting combination: a covering set needs max d(i)
+    # combinations, so at most prod d(i) - max d(i) can be held out; the smallest
+    # structure (all d(i) = v_min) bounds that for every episode.
     if config.query_size > smallest_space - config.v_min:
         raise ConfigError(
             f"query_size ({config.query_size}) is too large for the smallest latent space "

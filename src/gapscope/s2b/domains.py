@@ -64,7 +64,10 @@ CATEGORY_REGISTRY: dict[str, tuple[str, ...]] = {
 class StimulusDomain(Protocol):
     """Renders latent value indices as the words or numbers a listener reads."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """``categorical`` or ``scs``, as recorded in the episode header."""
+        ...
 
     def render(self, values: tuple[int, ...], rng: random.Random) -> tuple[str, ...]:
         """One observation of the stimulus with latent ``values`` (one index per dimension)."""

@@ -7,8 +7,8 @@ Protocol (seed, Section 2.4; choices the seed leaves open are documented in docs
 - structure d(1..N_dim), each d(i) uniform in [v_min, v_max];
 - a fresh permutation of the speaker vocabulary {1..vocab_size}, shared by all positions;
 - posdis speaker: value l_i at position i is token t_i = l_i + 1, then permuted;
-- query set: ``query_size`` combinations held out, chosen so that every value keeps at least
-  one supporting combination;
+- query set: ``query_size`` combinations held out, never from a random covering diagonal, so
+  that every value keeps at least one supporting combination;
 - supporting phase: targets drawn from the other combinations until every value of every
   dimension has appeared in at least S targets (each draw must raise the count of a value that
   is still short, so no game is wasted);
@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
-from gapscope.s2b.config import ConfigError, S2BConfig
+from gapscope.s2b.config import S2BConfig
 from gapscope.s2b.domains import CategoricalDomain, SCSDomain, StimulusDomain
 
 Phase = Literal["support", "query"]
@@ -125,24 +125,19 @@ def build_episode(config: S2BConfig, seed: int) -> Episode:
 def _hold_out(
     combos: list[Combo], structure: tuple[int, ...], size: int, rng: random.Random
 ) -> list[Combo]:
-    """Pick ``size`` query combinations, never the last supporting combination of a value."""
-    remaining = Counter((dim, v) for c in combos for dim, v in enumerate(c))
-    candidates = combos[:]
-    rng.shuffle(candidates)
-    held: list[Combo] = []
-    for combo in candidates:
-        if len(held) == size:
-            break
-        if all(remaining[(dim, v)] > 1 for dim, v in enumerate(combo)):
-            held.append(combo)
-            for dim, v in enumerate(combo):
-                remaining[(dim, v)] -= 1
-    if len(held) < size:
-        raise ConfigError(
-            f"query_size ({size}) cannot be held out of structure {list(structure)} while "
-            "keeping every value in a supporting combination; lower query_size or raise v_min"
-        )
-    return held
+    """Pick ``size`` query combinations uniformly among those off a random covering diagonal.
+
+    The diagonal (combination k takes value perm_i[k mod d(i)] on dimension i, for
+    k < max d(i)) contains every value of every dimension and always stays in the supporting
+    set, so every value keeps a supporting combination; config validation bounds ``size`` by
+    prod d(i) - max d(i), the number of combinations off the diagonal.
+    """
+    perms = [rng.sample(range(d), d) for d in structure]
+    diagonal = {
+        tuple(perm[k % d] for perm, d in zip(perms, structure, strict=True))
+        for k in range(max(structure))
+    }
+    return rng.sample([c for c in combos if c not in diagonal], size)
 
 
 def _support_targets(
@@ -186,12 +181,13 @@ def _distractor(
     """
     if config.distractor == "one_dim":
         pool_set = set(pool)
-        neighbours = [
-            target[:dim] + (v,) + target[dim + 1 :]
+        changed = (
+            (*target[:dim], v, *target[dim + 1 :])
             for dim in range(len(target))
             for v in range(structure[dim])
-            if v != target[dim] and target[:dim] + (v,) + target[dim + 1 :] in pool_set
-        ]
+            if v != target[dim]
+        )
+        neighbours = [c for c in changed if c in pool_set]
         if neighbours:
             return rng.choice(neighbours)
     return rng.choice([c for c in pool if c != target])

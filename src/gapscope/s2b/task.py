@@ -29,7 +29,7 @@ from inspect_ai.util import display_counter
 
 from gapscope.s2b.answers import extract
 from gapscope.s2b.config import S2BConfig, resolve
-from gapscope.s2b.episode import Episode, Game, build_episode
+from gapscope.s2b.episode import Game, build_episode
 from gapscope.s2b.export import episode_header
 from gapscope.s2b.metrics import accuracy_percent, adj_zsct
 from gapscope.s2b.prompting import system_prompt, user_turn
@@ -74,14 +74,14 @@ def s2b_lm(
     ]
     return Task(
         dataset=MemoryDataset(samples, name=f"s2b-{preset}"),
-        solver=play_episode(config, listener, max_tokens),  # type: ignore[arg-type]
+        solver=play_episode(config, listener, max_tokens),
         scorer=zsct_scorer(),
         metadata={"preset": preset, "listener": listener, "config": dataclasses.asdict(config)},
     )
 
 
 @solver
-def play_episode(config: S2BConfig, listener: Listener, max_tokens: int) -> Solver:
+def play_episode(config: S2BConfig, listener: str, max_tokens: int) -> Solver:
     """Play every game of the sample's episode with the chosen listener.
 
     An episode is one sample, so Inspect's sample counter moves only at its end; a counter of
@@ -163,7 +163,7 @@ def zsct_scorer() -> Scorer:
     """Per-episode ZSCT; the task metrics are their mean and sd over seeds."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        records = state.store.get("games", [])
+        records: list[dict[str, Any]] = state.store.get("games", [])
         values = score_games(records)
         return Score(
             value=values,  # type: ignore[arg-type]

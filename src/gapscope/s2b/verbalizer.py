@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from gapscope.s2b.episode import Episode, Game
 from gapscope.s2b.templates import template
+
 Binding = dict[int, dict[int, str]]  # position -> token -> value label
 
 

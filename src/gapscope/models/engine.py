@@ -1,0 +1,419 @@
+"""A small inference engine over a `transformers` causal LM, with KV reuse and hooks.
+
+Why not `model.generate`: the diagnostics need three things it does not give together.
+
+* KV-cache reuse across calls. Each turn of an append-only conversation starts with the
+  previous turn's prompt and reply; the engine keeps those keys/values (`PrefixCache`)
+  and computes only the new suffix, so a 30-game S2B episode costs linear prefill.
+* Batching of *independent* requests whose reused prefixes have different lengths.
+  Each row is laid out as `[pad][cached prefix][pad][suffix]` with an attention mask
+  over real tokens and explicit position ids, so every row's attention sees exactly
+  the keys/values and positions a sequential run would.
+* Forward hooks that apply to one call only (steering), see `gapscope.models.hooks`.
+
+This module has no Inspect dependency; `gapscope.models.inspect_api` adapts it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from torch import Tensor, nn
+
+from gapscope.models.batching import BatchQueue
+from gapscope.models.checkpoints import load_checkpoint
+from gapscope.models.hooks import HookSet, attached, current_hooks
+from gapscope.models.kvcache import (
+    KVEntry,
+    PrefixCache,
+    as_token_tensor,
+    batch_cache,
+    extract_row,
+)
+
+StopReason = Literal["stop", "max_tokens", "model_length"]
+
+_PLAIN_NAMESPACE = ""
+"""KV-cache namespace of requests made without hooks."""
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How to pick tokens. No temperature (or 0) means greedy decoding."""
+
+    max_tokens: int = 256
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One chat completion. `hooks` defaults to those active where the request is made."""
+
+    messages: tuple[Mapping[str, str], ...]
+    params: SamplingParams = SamplingParams()
+    hooks: HookSet | None = field(default_factory=current_hooks)
+
+
+@dataclass(frozen=True)
+class GenerationResult:
+    """The reply and what it cost. `reused_tokens` of the prompt came from the KV cache."""
+
+    text: str
+    tokens: tuple[int, ...]
+    prompt_tokens: int
+    reused_tokens: int
+    stop_reason: StopReason
+
+    @property
+    def computed_tokens(self) -> int:
+        """Prompt tokens that went through the model in this call."""
+        return self.prompt_tokens - self.reused_tokens
+
+
+@dataclass
+class EngineStats:
+    """Cumulative counters; `reset()` zeroes them (e.g. between benchmark phases)."""
+
+    prefill_computed: int = 0
+    prefill_reused: int = 0
+    generated: int = 0
+    requests: int = 0
+    batches: int = 0
+
+    def reset(self) -> None:
+        self.prefill_computed = self.prefill_reused = self.generated = 0
+        self.requests = self.batches = 0
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """`batch_size`: most requests per forward pass; `cache_entries`: KV entries kept."""
+
+    kv_reuse: bool = True
+    batch_size: int = 8
+    cache_entries: int = 16
+
+
+@dataclass
+class _Row:
+    """Decoding state of one request inside a running batch."""
+
+    index: int
+    request: GenerationRequest
+    prompt: Tensor
+    reused: int
+    max_tokens: int
+    generator: torch.Generator | None
+    generated: list[int] = field(default_factory=list)
+    stop_reason: StopReason | None = None
+
+
+class Engine:
+    """Chat generation on a shared model; safe to call from many threads."""
+
+    def __init__(self, model: Any, tokenizer: Any, config: EngineConfig = EngineConfig()) -> None:
+        if config.batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {config.batch_size}")
+        self.model = model
+        self.tokenizer = tokenizer
+        self.config = config
+        self.stats = EngineStats()
+        self.cache = PrefixCache(config.cache_entries if config.kv_reuse else 0)
+        self._lock = threading.Lock()
+        self._queue: BatchQueue[GenerationRequest, GenerationResult] = BatchQueue(
+            self.generate, config.batch_size
+        )
+        self._layers = _find_decoder_layers(model)
+        self._eos = _eos_ids(model, tokenizer)
+        self._pad = _pad_id(tokenizer, self._eos)
+        self._max_positions: int | None = getattr(model.config, "max_position_embeddings", None)
+        parameters = inspect.signature(model.forward).parameters
+        self._cache_arg = "cache" if "cache" in parameters else "past_key_values"
+        self._keep_arg = next(
+            (name for name in ("logits_to_keep", "num_logits_to_keep") if name in parameters),
+            None,
+        )
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        source: str | Path,
+        *,
+        device: str = "auto",
+        dtype: str = "auto",
+        allow_download: bool = False,
+        config: EngineConfig = EngineConfig(),
+    ) -> Engine:
+        """Load a checkpoint (offline unless `allow_download`) and wrap it."""
+        loaded = load_checkpoint(source, device=device, dtype=dtype, allow_download=allow_download)
+        return cls(loaded.model, loaded.tokenizer, config)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device  # type: ignore[no-any-return]
+
+    def decoder_layers(self) -> list[nn.Module]:
+        """The transformer blocks, in order (targets for steering hooks)."""
+        return list(self._layers)
+
+    def clear_cache(self) -> None:
+        """Forget all cached keys/values."""
+        with self._lock:
+            self.cache.clear()
+
+    def render(self, messages: Sequence[Mapping[str, str]]) -> list[int]:
+        """Prompt token ids: the chat template with the assistant turn opened."""
+        message_list = [dict(message) for message in messages]
+        if getattr(self.tokenizer, "chat_template", None):
+            text = self.tokenizer.apply_chat_template(
+                message_list, add_generation_prompt=True, tokenize=False
+            )
+            special = False  # the template writes BOS etc. itself
+        else:
+            text = "".join(f"{m['role']}: {m['content']}\n" for m in message_list) + "assistant:"
+            special = True
+        ids = self.tokenizer(text, add_special_tokens=special)["input_ids"]
+        return [int(token) for token in ids]
+
+    def submit(self, request: GenerationRequest) -> GenerationResult:
+        """Generate for one request, batched with requests other threads submit meanwhile."""
+        return self._queue.submit(request)
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[GenerationResult]:
+        """Generate for `requests` in batches of `batch_size`; results in request order.
+
+        Requests with different hooks cannot share a forward pass, so they run in
+        separate batches.
+        """
+        groups: dict[HookSet | None, list[int]] = {}
+        for index, request in enumerate(requests):
+            groups.setdefault(request.hooks, []).append(index)
+        results: dict[int, GenerationResult] = {}
+        size = self.config.batch_size
+        with self._lock:
+            for indices in groups.values():
+                for start in range(0, len(indices), size):
+                    chunk = indices[start : start + size]
+                    for index, result in zip(
+                        chunk, self._run_batch([requests[i] for i in chunk]), strict=True
+                    ):
+                        results[index] = result
+        return [results[index] for index in range(len(requests))]
+
+    # --- one batch -------------------------------------------------------------------
+
+    def _run_batch(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
+        hooks = requests[0].hooks
+        namespace = _namespace(hooks) if self.config.kv_reuse else None
+        rows: list[_Row] = []
+        results: dict[int, GenerationResult] = {}
+        for index, request in enumerate(requests):
+            prompt = as_token_tensor(self.render(request.messages))
+            if prompt.numel() == 0:
+                raise ValueError("the chat template rendered an empty prompt")
+            room = self._room(prompt.numel())
+            if room <= 0:
+                results[index] = GenerationResult("", (), prompt.numel(), 0, "model_length")
+                continue
+            rows.append(
+                _Row(
+                    index=index,
+                    request=request,
+                    prompt=prompt,
+                    reused=0,
+                    max_tokens=min(request.params.max_tokens, room),
+                    generator=_generator(request.params.seed, self.device),
+                )
+            )
+        if rows:
+            with torch.inference_mode(), attached(self.model, self._layers, hooks):
+                self._decode(rows, namespace)
+            self.stats.batches += 1
+        for row in rows:
+            results[row.index] = self._result(row)
+        self.stats.requests += len(requests)
+        return [results[index] for index in range(len(requests))]
+
+    def _room(self, prompt_length: int) -> int:
+        if self._max_positions is None:
+            return 1 << 30
+        return self._max_positions - prompt_length
+
+    def _decode(self, rows: list[_Row], namespace: str | None) -> None:
+        """Prefill every row's uncached suffix, then decode until all rows stop."""
+        prefixes: list[tuple[KVEntry | None, int]] = []
+        for row in rows:
+            entry, length = (None, 0)
+            if namespace is not None:
+                entry, length = self.cache.lookup(namespace, row.prompt)
+            # At least one prompt token must go through the model to yield logits.
+            row.reused = min(length, row.prompt.numel() - 1)
+            prefixes.append((entry, row.reused))
+            self.stats.prefill_reused += row.reused
+            self.stats.prefill_computed += row.prompt.numel() - row.reused
+
+        device = self.device
+        cache, width = batch_cache(prefixes)
+        span = max(row.prompt.numel() - row.reused for row in rows)
+        input_ids = torch.full((len(rows), span), self._pad, dtype=torch.long)
+        positions = torch.zeros((len(rows), span), dtype=torch.long)
+        mask = torch.zeros((len(rows), width + span), dtype=torch.long)
+        for i, row in enumerate(rows):
+            suffix = row.prompt[row.reused :]
+            input_ids[i, span - suffix.numel() :] = suffix
+            positions[i, span - suffix.numel() :] = torch.arange(row.reused, row.prompt.numel())
+            mask[i, width - row.reused : width] = 1
+            mask[i, width + span - suffix.numel() :] = 1
+        mask = mask.to(device)
+        next_position = torch.tensor([row.prompt.numel() for row in rows], device=device)
+        logits = self._forward(input_ids.to(device), mask, positions.to(device), cache)
+
+        live = list(range(len(rows)))  # batch position -> index into rows
+        while True:
+            chosen = self._choose(logits, [rows[i] for i in live])
+            keep: list[int] = []
+            for slot, i in enumerate(live):
+                row = rows[i]
+                row.generated.append(chosen[slot])
+                row.stop_reason = self._stop_reason(row)
+                if row.stop_reason is None:
+                    keep.append(slot)
+                elif namespace is not None:
+                    self._store(namespace, row, cache, slot, mask)
+            if not keep:
+                return
+            if len(keep) < len(live):
+                index = torch.tensor(keep, device=device)
+                cache.batch_select_indices(index)
+                mask, next_position = mask[index], next_position[index]
+                live = [live[slot] for slot in keep]
+            step = torch.tensor([[rows[i].generated[-1]] for i in live], device=device)
+            mask = torch.cat([mask, mask.new_ones((len(live), 1))], dim=1)
+            logits = self._forward(step, mask, next_position[:, None], cache)
+            next_position = next_position + 1
+
+    def _forward(self, input_ids: Tensor, mask: Tensor, positions: Tensor, cache: Any) -> Tensor:
+        """Run the model on new tokens; logits of each row's last position, as float32."""
+        kwargs: dict[str, Any] = {self._cache_arg: cache, "use_cache": True}
+        if self._keep_arg is not None:
+            kwargs[self._keep_arg] = 1
+        output = self.model(
+            input_ids=input_ids, attention_mask=mask, position_ids=positions, **kwargs
+        )
+        return output.logits[:, -1, :].float()  # type: ignore[no-any-return]
+
+    def _choose(self, logits: Tensor, rows: list[_Row]) -> list[int]:
+        greedy = logits.argmax(dim=-1).tolist()
+        return [
+            _sample(logits[slot], row.request.params, row.generator)
+            if row.request.params.temperature
+            else int(greedy[slot])
+            for slot, row in enumerate(rows)
+        ]
+
+    def _stop_reason(self, row: _Row) -> StopReason | None:
+        if row.generated[-1] in self._eos:
+            return "stop"
+        stops = row.request.params.stop
+        if stops and any(stop in self._decode_text(row.generated) for stop in stops):
+            return "stop"
+        if len(row.generated) >= row.max_tokens:
+            return "max_tokens"
+        return None
+
+    def _store(self, namespace: str, row: _Row, cache: Any, slot: int, mask: Tensor) -> None:
+        """Cache the keys/values of prompt + reply (the last token was never fed)."""
+        tokens = torch.cat([row.prompt, as_token_tensor(row.generated[:-1])])
+        columns = mask[slot].nonzero().squeeze(1)
+        if columns.numel() != tokens.numel():
+            raise RuntimeError(
+                f"KV bookkeeping error: {columns.numel()} cached positions for "
+                f"{tokens.numel()} tokens"
+            )
+        self.cache.store(namespace, KVEntry(tokens, extract_row(cache, slot, columns)))
+
+    def _result(self, row: _Row) -> GenerationResult:
+        reply = row.generated
+        if reply and reply[-1] in self._eos:
+            reply = reply[:-1]
+        text = self._decode_text(reply)
+        for stop in row.request.params.stop:
+            cut = text.find(stop)
+            if cut >= 0:
+                text = text[:cut]
+        self.stats.generated += len(row.generated)
+        return GenerationResult(
+            text=text,
+            tokens=tuple(row.generated),
+            prompt_tokens=row.prompt.numel(),
+            reused_tokens=row.reused,
+            stop_reason=row.stop_reason or "max_tokens",
+        )
+
+    def _decode_text(self, tokens: list[int]) -> str:
+        return str(self.tokenizer.decode(tokens, skip_special_tokens=True))
+
+
+def _namespace(hooks: HookSet | None) -> str | None:
+    """KV namespace for a hook configuration; None means: do not reuse or store."""
+    if hooks is None:
+        return _PLAIN_NAMESPACE
+    return None if hooks.cache_key is None else f"hooks:{hooks.cache_key}"
+
+
+def _generator(seed: int | None, device: torch.device) -> torch.Generator | None:
+    if seed is None:
+        return None
+    return torch.Generator(device=device).manual_seed(seed)
+
+
+def _sample(logits: Tensor, params: SamplingParams, generator: torch.Generator | None) -> int:
+    """Temperature, then top-k, then nucleus (top-p) sampling of one token."""
+    scores = logits / float(params.temperature or 1.0)
+    if params.top_k is not None and 0 < params.top_k < scores.numel():
+        threshold = torch.topk(scores, params.top_k).values[-1]
+        scores = scores.masked_fill(scores < threshold, float("-inf"))
+    probs = torch.softmax(scores, dim=-1)
+    if params.top_p is not None and 0 < params.top_p < 1:
+        sorted_probs, order = torch.sort(probs, descending=True)
+        before = torch.cumsum(sorted_probs, dim=-1) - sorted_probs
+        sorted_probs = sorted_probs.masked_fill(before >= params.top_p, 0.0)
+        probs = torch.zeros_like(probs).scatter(0, order, sorted_probs)
+    return int(torch.multinomial(probs, 1, generator=generator))
+
+
+def _find_decoder_layers(model: nn.Module) -> nn.ModuleList:
+    """The model's list of transformer blocks (the ModuleList with one per hidden layer)."""
+    expected = getattr(getattr(model, "config", None), "num_hidden_layers", None)
+    for _, module in model.named_modules():
+        if isinstance(module, nn.ModuleList) and len(module) == expected:
+            return module
+    raise ValueError(f"cannot find the decoder layers of {type(model).__name__}")
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> frozenset[int]:
+    ids: set[int] = set()
+    configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    for value in (configured, tokenizer.eos_token_id):
+        if isinstance(value, int):
+            ids.add(value)
+        elif isinstance(value, list | tuple):
+            ids.update(int(v) for v in value)
+    return frozenset(ids)
+
+
+def _pad_id(tokenizer: Any, eos: frozenset[int]) -> int:
+    """Any valid id works for padding (padded positions are masked); prefer the pad token."""
+    if tokenizer.pad_token_id is not None:
+        return int(tokenizer.pad_token_id)
+    return min(eos) if eos else 0

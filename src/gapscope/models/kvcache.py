@@ -1,0 +1,141 @@
+"""Reusable key/value caches for append-only conversations.
+
+An S2B episode appends 30+ games to one conversation. Recomputing the whole prompt each
+turn makes prefill quadratic in the episode length; keeping the keys/values of the last
+turn and computing only the new suffix makes it linear. `PrefixCache` is a small LRU of
+`KVEntry`s (token ids plus per-layer K/V for exactly those tokens, batch dimension
+dropped); a request reuses the entry with the longest common token prefix.
+
+The conversion helpers translate between these per-sequence entries and the batched,
+left-padded `transformers` cache the model consumes, so rows with different cached
+lengths can share one forward pass.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import count
+from typing import Any
+
+import torch
+from torch import Tensor
+from transformers import DynamicCache
+
+LayerKV = tuple[Tensor, Tensor]
+"""Keys and values of one layer for one sequence, each `[kv_heads, seq_len, head_dim]`."""
+
+
+@dataclass(frozen=True)
+class KVEntry:
+    """Keys/values computed for exactly `tokens` (1-D int64 tensor on the CPU)."""
+
+    tokens: Tensor
+    layers: tuple[LayerKV, ...]
+
+    def __len__(self) -> int:
+        return int(self.tokens.numel())
+
+
+def common_prefix_length(a: Tensor, b: Tensor) -> int:
+    """Length of the longest common prefix of two 1-D token tensors."""
+    n = min(a.numel(), b.numel())
+    if n == 0:
+        return 0
+    differ = (a[:n] != b[:n]).nonzero()
+    return n if differ.numel() == 0 else int(differ[0, 0])
+
+
+class PrefixCache:
+    """LRU of `KVEntry`s, partitioned into namespaces (one per hook configuration).
+
+    Not thread-safe: the engine only touches it while holding its model lock.
+    """
+
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self._entries: OrderedDict[int, tuple[str, KVEntry]] = OrderedDict()
+        self._ids = count()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def lookup(self, namespace: str, tokens: Tensor) -> tuple[KVEntry | None, int]:
+        """The entry sharing the longest token prefix with `tokens`, and that length."""
+        best: tuple[int, KVEntry | None, int] = (-1, None, 0)
+        for key, (space, entry) in self._entries.items():
+            if space != namespace:
+                continue
+            length = common_prefix_length(entry.tokens, tokens)
+            if length > best[2]:
+                best = (key, entry, length)
+        key, entry, length = best
+        if entry is not None:
+            self._entries.move_to_end(key)
+        return entry, length
+
+    def store(self, namespace: str, entry: KVEntry) -> None:
+        """Add `entry`, dropping entries it extends (it serves every lookup they would)."""
+        if self.max_entries <= 0 or len(entry) == 0:
+            return
+        superseded = [
+            key
+            for key, (space, old) in self._entries.items()
+            if space == namespace
+            and len(old) <= len(entry)
+            and common_prefix_length(old.tokens, entry.tokens) == len(old)
+        ]
+        for key in superseded:
+            del self._entries[key]
+        self._entries[next(self._ids)] = (namespace, entry)
+        while len(self._entries) > self.max_entries:
+            self._entries.popitem(last=False)
+
+
+def batch_cache(prefixes: Sequence[tuple[KVEntry | None, int]]) -> tuple[DynamicCache, int]:
+    """A model cache holding each row's reused prefix, right-aligned (left-padded).
+
+    Row `i` reuses the first `n_i` positions of its entry; its keys/values occupy the
+    last `n_i` of `width = max(n_i)` columns and the padding columns are zeros (they are
+    masked out). Returns the cache and `width`.
+    """
+    width = max((n for _, n in prefixes), default=0)
+    cache = DynamicCache()
+    template = next((entry for entry, n in prefixes if entry is not None and n > 0), None)
+    if template is None:
+        return cache, 0
+    for layer, (k0, v0) in enumerate(template.layers):
+        keys = k0.new_zeros((len(prefixes), k0.shape[0], width, k0.shape[2]))
+        values = v0.new_zeros((len(prefixes), v0.shape[0], width, v0.shape[2]))
+        for row, (entry, n) in enumerate(prefixes):
+            if entry is not None and n > 0:
+                k, v = entry.layers[layer]
+                keys[row, :, width - n :] = k[:, :n]
+                values[row, :, width - n :] = v[:, :n]
+        cache.update(keys, values, layer)
+    return cache, width
+
+
+def _layer_tensors(cache: Any) -> list[LayerKV]:
+    """Per-layer (keys, values) of a transformers cache, across cache API versions."""
+    layers = getattr(cache, "layers", None)
+    if layers is not None:
+        return [(layer.keys, layer.values) for layer in layers]
+    return list(zip(cache.key_cache, cache.value_cache, strict=True))
+
+
+def extract_row(cache: Any, row: int, columns: Tensor) -> tuple[LayerKV, ...]:
+    """Copy one row's keys/values at `columns` (its unmasked positions) out of a batch."""
+    return tuple(
+        (k[row].index_select(1, columns), v[row].index_select(1, columns))
+        for k, v in _layer_tensors(cache)
+    )
+
+
+def as_token_tensor(tokens: Sequence[int]) -> Tensor:
+    """Token ids as the 1-D CPU int64 tensor `KVEntry` and `PrefixCache` use."""
+    return torch.tensor(list(tokens), dtype=torch.long)

@@ -1,0 +1,30 @@
+"""Fixtures: one tiny checkpoint per session, a fresh engine per test."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from gapscope.models.engine import Engine, EngineConfig
+from tests.models.tiny import build_tiny_checkpoint
+
+EngineFactory = Callable[..., Engine]
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-llama"))
+
+
+@pytest.fixture
+def make_engine(tiny_checkpoint: Path) -> EngineFactory:
+    def make(**config: object) -> Engine:
+        return Engine.from_pretrained(
+            tiny_checkpoint,
+            device="cpu",
+            config=EngineConfig(**config),  # type: ignore[arg-type]
+        )
+
+    return make

@@ -1,0 +1,178 @@
+"""Engine behaviour on a tiny random Llama: KV reuse, batching, sampling, stopping."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pytest
+
+from gapscope.models.engine import Engine, GenerationRequest, GenerationResult, SamplingParams
+from tests.models.conftest import EngineFactory
+
+Messages = tuple[Mapping[str, str], ...]
+
+USER_TURNS = ["w1 w2 w3 w4", "w5 w6 w7", "w8 w9 w10 w11 w12", "w13 w14"]
+
+
+def ask(engine: Engine, messages: Messages, max_tokens: int = 6) -> GenerationResult:
+    request = GenerationRequest(messages, SamplingParams(max_tokens=max_tokens))
+    return engine.generate([request])[0]
+
+
+def converse(engine: Engine, turns: list[str]) -> list[GenerationResult]:
+    """Run an append-only conversation: each reply is appended before the next user turn."""
+    messages: Messages = ({"role": "system", "content": "w0"},)
+    results = []
+    for turn in turns:
+        messages = (*messages, {"role": "user", "content": turn})
+        result = ask(engine, messages)
+        results.append(result)
+        messages = (*messages, {"role": "assistant", "content": result.text})
+    return results
+
+
+def test_kv_reuse_gives_the_same_tokens_as_recomputing(make_engine: EngineFactory) -> None:
+    with_reuse = converse(make_engine(kv_reuse=True), USER_TURNS)
+    without = converse(make_engine(kv_reuse=False), USER_TURNS)
+    assert [r.tokens for r in with_reuse] == [r.tokens for r in without]
+    assert all(r.reused_tokens == 0 for r in without)
+    assert all(r.reused_tokens > 0 for r in with_reuse[1:])
+
+
+def test_second_turn_computes_only_the_new_suffix(make_engine: EngineFactory) -> None:
+    engine = make_engine()
+    first, second = converse(engine, USER_TURNS[:2])
+    # Everything fed to the model in turn 1 (prompt + all but the last reply token) is
+    # reused; the last reply token, the turn markers and the new user turn are computed.
+    assert second.reused_tokens == first.prompt_tokens + len(first.tokens) - 1
+    assert engine.stats.prefill_reused == second.reused_tokens
+    assert engine.stats.prefill_computed == first.prompt_tokens + second.computed_tokens
+    assert second.computed_tokens < first.prompt_tokens
+    assert engine.stats.generated == len(first.tokens) + len(second.tokens)
+    engine.stats.reset()
+    assert engine.stats.prefill_computed == engine.stats.prefill_reused == 0
+
+
+def test_identical_request_still_feeds_one_token(make_engine: EngineFactory) -> None:
+    engine = make_engine()
+    messages: Messages = ({"role": "user", "content": "w3 w4"},)
+    first = ask(engine, messages, max_tokens=1)
+    again = ask(engine, messages, max_tokens=1)
+    assert again.reused_tokens == first.prompt_tokens - 1
+    assert again.tokens == first.tokens
+
+
+def histories() -> list[Messages]:
+    """Three conversations that will have cached prefixes of different lengths."""
+    return [
+        ({"role": "user", "content": "w1 w2 w3 w4 w5 w6"},),
+        ({"role": "user", "content": "w7"},),
+        ({"role": "user", "content": "w9 w10 w11"},),
+    ]
+
+
+def test_batched_rows_with_different_prefixes_match_sequential(
+    make_engine: EngineFactory,
+) -> None:
+    outputs = {}
+    for mode in ("sequential", "batched"):
+        engine = make_engine(batch_size=8 if mode == "batched" else 1)
+        # Warm the cache for the first two conversations only (different lengths).
+        warm = [ask(engine, h, max_tokens=n) for h, n in zip(histories()[:2], (5, 2), strict=True)]
+        follow_ups = [
+            (*h, {"role": "assistant", "content": w.text}, {"role": "user", "content": "w20"})
+            for h, w in zip(histories()[:2], warm, strict=True)
+        ] + [histories()[2]]
+        # Different max_tokens make rows finish (and leave the batch) at different steps.
+        requests = [
+            GenerationRequest(m, SamplingParams(max_tokens=n))
+            for m, n in zip(follow_ups, (3, 7, 5), strict=True)
+        ]
+        results = engine.generate(requests)
+        assert engine.stats.batches == (3 if mode == "batched" else 5)
+        # One more turn for each, served from the caches the batch stored.
+        again = engine.generate(
+            [
+                GenerationRequest(
+                    (*m, {"role": "assistant", "content": r.text}, {"role": "user", "content": "w21"}),
+                    SamplingParams(max_tokens=4),
+                )
+                for m, r in zip(follow_ups, results, strict=True)
+            ]
+        )
+        outputs[mode] = (results, again)
+    sequential, batched = outputs["sequential"], outputs["batched"]
+    for seq_results, batch_results in zip(sequential, batched, strict=True):
+        assert [r.tokens for r in batch_results] == [r.tokens for r in seq_results]
+        assert [r.reused_tokens for r in batch_results] == [r.reused_tokens for r in seq_results]
+    reused = [r.reused_tokens for r in batched[0]]
+    assert len(set(reused)) == 3 and reused[2] == 0
+    assert all(r.reused_tokens > 0 for r in batched[1])
+
+    recomputed = make_engine(kv_reuse=False)
+    fresh = recomputed.generate(
+        [GenerationRequest(m, SamplingParams(max_tokens=3)) for m in follow_ups[:1]]
+    )
+    assert fresh[0].tokens == batched[0][0].tokens
+
+
+def test_seeded_sampling_is_reproducible_and_batch_independent(
+    make_engine: EngineFactory,
+) -> None:
+    params = SamplingParams(max_tokens=8, temperature=1.5, top_p=0.9, top_k=20, seed=7)
+    messages: Messages = ({"role": "user", "content": "w1 w2"},)
+    alone = make_engine(kv_reuse=False).generate([GenerationRequest(messages, params)])[0]
+    other = GenerationRequest(({"role": "user", "content": "w30"},), params)
+    batched = make_engine(kv_reuse=False).generate([other, GenerationRequest(messages, params)])
+    assert batched[1].tokens == alone.tokens
+    reseeded = SamplingParams(max_tokens=8, temperature=1.5, top_p=0.9, top_k=20, seed=8)
+    different = make_engine().generate([GenerationRequest(messages, reseeded)])[0]
+    assert different.tokens != alone.tokens
+
+
+def test_stop_sequences_end_the_reply(make_engine: EngineFactory) -> None:
+    engine = make_engine()
+    messages: Messages = ({"role": "user", "content": "w1 w2 w3"},)
+    free = ask(engine, messages, max_tokens=6)
+    words = free.text.split()
+    stop = words[2]
+    stopped = engine.generate(
+        [GenerationRequest(messages, SamplingParams(max_tokens=6, stop=(stop,)))]
+    )[0]
+    assert stopped.stop_reason == "stop"
+    assert stopped.text.split() == words[: words.index(stop)]
+    assert free.stop_reason == "max_tokens"
+
+
+def test_prompt_longer_than_the_context_reports_model_length(make_engine: EngineFactory) -> None:
+    engine = make_engine()
+    long = " ".join(["w5"] * 1100)
+    result = ask(engine, ({"role": "user", "content": long},))
+    assert result.stop_reason == "model_length"
+    assert result.text == ""
+    assert engine.stats.prefill_computed == 0
+
+
+def test_decoder_layers_are_the_transformer_blocks(make_engine: EngineFactory) -> None:
+    engine = make_engine()
+    layers = engine.decoder_layers()
+    assert len(layers) == 2
+    assert layers[0] is engine.model.model.layers[0]
+
+
+def test_submit_from_threads_matches_generate(make_engine: EngineFactory) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    prompts: list[Messages] = [({"role": "user", "content": f"w{i} w{i + 1}"},) for i in range(6)]
+    requests = [GenerationRequest(p, SamplingParams(max_tokens=4)) for p in prompts]
+    expected = make_engine(kv_reuse=False).generate(requests)
+    engine = make_engine(kv_reuse=False, batch_size=4)
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        results = list(pool.map(engine.submit, requests))
+    assert [r.tokens for r in results] == [r.tokens for r in expected]
+    assert engine.stats.requests == 6
+
+
+def test_invalid_batch_size_is_rejected(make_engine: EngineFactory) -> None:
+    with pytest.raises(ValueError, match="batch_size"):
+        make_engine(batch_size=0)

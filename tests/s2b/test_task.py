@@ -1,0 +1,112 @@
+"""The S2B-LM Inspect task end to end: listeners, scoring, logs."""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from pathlib import Path
+
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalLog
+
+from gapscope.analysis.s2b import summarize
+from gapscope.s2b.config import resolve
+from gapscope.s2b.episode import build_episode
+from gapscope.s2b.task import s2b_lm, score_games
+from tests.conftest import REQUESTS, script
+
+
+def _run(tmp_path: Path, model: str, **task_args: object) -> EvalLog:
+    logs = inspect_eval(
+        s2b_lm(**task_args),  # type: ignore[arg-type]
+        model=model,
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    assert logs[0].status == "success", logs[0].error
+    return logs[0]
+
+
+def test_rule_listener_reaches_ceiling_on_cat_10shot_over_4_seeds(tmp_path: Path) -> None:
+    summary = summarize(_run(tmp_path, "none", preset="cat-10shot", seeds=4, listener="rule"))
+    assert len(summary.per_seed) == 4
+    assert all(row["zsct"] >= 95.0 for row in summary.per_seed)
+    assert summary.summary["zsct"].mean >= 95.0
+    assert summary.summary["adj_zsct"].mean >= 90.0
+    assert summary.summary["unparsed"].mean == 0.0
+
+
+def test_random_listener_is_near_chance(tmp_path: Path) -> None:
+    summary = summarize(_run(tmp_path, "none", preset="cat-10shot", seeds=4, listener="random"))
+    # 40 fair coin flips: 30..70% is a > 98% binomial interval
+    assert 30.0 <= summary.summary["zsct"].mean <= 70.0
+
+
+def test_random_listener_averages_fifty_percent_over_many_episodes() -> None:
+    import random
+
+    config = resolve("cat-10shot")
+    accuracies = []
+    for seed in range(300):
+        coin = random.Random(f"random-listener:{seed}")
+        games = build_episode(config, seed).query_games
+        accuracies.append(statistics.fmean((coin.random() < 0.5) == g.same for g in games))
+    assert abs(statistics.fmean(accuracies) - 0.5) < 0.03
+
+
+def test_lm_listener_that_always_says_same_scores_exactly_chance(tmp_path: Path) -> None:
+    model = script("always-same", lambda messages: "Answer: same")
+    summary = summarize(_run(tmp_path, model, preset="cat-0shot", seeds=2))
+    for row in summary.per_seed:
+        assert row["zsct"] == 50.0  # balanced query phase: 5 same, 5 different
+        assert row["adj_zsct"] == 0.0
+
+
+def test_unparseable_replies_count_as_wrong_and_are_counted(tmp_path: Path) -> None:
+    model = script("mumbles", lambda messages: "hmm, hard to say")
+    summary = summarize(_run(tmp_path, model, preset="demo", seeds=1))
+    row = summary.per_seed[0]
+    assert row["zsct"] == 0.0
+    assert row["unparsed"] == 4.0
+
+
+def test_conversation_only_grows_and_exemplars_are_verbalizer_traces(tmp_path: Path) -> None:
+    model = script("flexible", lambda messages: "They are the same, I think.")
+    log = _run(tmp_path, model, preset="cat-10shot", seeds=1)
+    requests = REQUESTS["flexible"]
+    episode = build_episode(resolve("cat-10shot"), 0)
+    # the LM is asked on every game but the 10 exemplars
+    assert len(requests) == len(episode.games) - 10
+    for earlier, later in itertools.pairwise(requests):
+        assert [m.text for m in later[: len(earlier)]] == [m.text for m in earlier]
+    # the last request holds the 10 exemplar traces as assistant turns
+    traces = [m.text for m in requests[-1] if m.role == "assistant" and "Step 1" in m.text]
+    assert len(traces) == 10
+    # flexible extraction reads the reply, strict does not
+    row = summarize(log).per_seed[0]
+    assert row["zsct"] == 50.0 and row["zsct_strict"] == 0.0
+
+
+def test_zero_shot_history_has_no_traces(tmp_path: Path) -> None:
+    model = script("zero", lambda messages: "Answer: different")
+    _run(tmp_path, model, preset="cat-0shot", seeds=1)
+    last = REQUESTS["zero"][-1]
+    assert not any("Step 1" in m.text for m in last)
+    assert sum("Sync round for game" in m.text for m in last) == len(last) // 2 - 1
+
+
+def test_score_games_adjusts_and_ignores_exemplars() -> None:
+    records = [
+        {"phase": "query", "same": True, "flexible": True, "strict": None, "exemplar": False},
+        {"phase": "query", "same": False, "flexible": True, "strict": True, "exemplar": False},
+        {"phase": "query", "same": True, "flexible": True, "strict": True, "exemplar": False},
+        {"phase": "query", "same": False, "flexible": None, "strict": None, "exemplar": False},
+        {"phase": "support", "same": True, "flexible": False, "strict": False, "exemplar": True},
+        {"phase": "support", "same": True, "flexible": True, "strict": True, "exemplar": False},
+    ]
+    scores = score_games(records)
+    assert scores["zsct"] == 50.0
+    assert scores["adj_zsct"] == 0.0
+    assert scores["zsct_strict"] == 25.0
+    assert scores["unparsed"] == 1.0
+    assert scores["support_acc"] == 100.0

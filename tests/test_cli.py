@@ -1,0 +1,84 @@
+"""The gapscope command line as a user drives it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from gapscope.cli import app
+
+runner = CliRunner()
+
+
+def _args(command: str, log_dir: Path) -> list[str]:
+    """A command line as a user types it, with the logs kept in the test's directory."""
+    return [*command.split(" "), "--log-dir", str(log_dir)]
+
+
+def test_help_lists_the_commands() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for command in ("run", "episodes", "stats"):
+        assert command in result.output
+    result = runner.invoke(app, ["run", "s2b", "--help"])
+    assert result.exit_code == 0
+    assert "--listener" in result.output and "--preset" in result.output
+
+
+def test_run_s2b_json_summary(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        _args("run s2b --preset demo --seeds 2 --listener rule --json", tmp_path),
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["preset"] == "demo" and summary["listener"] == "rule"
+    assert [row["seed"] for row in summary["per_seed"]] == [0, 1]
+    assert summary["summary"]["zsct"] == {"mean": 100.0, "sd": 0.0, "n": 2}
+    assert Path(summary["log"].removeprefix("file://")).exists()
+
+
+def test_run_s2b_overrides_and_bad_parameters(tmp_path: Path) -> None:
+    ok = runner.invoke(
+        app,
+        _args("run s2b --preset demo --seeds 1 --listener random -S query_size=2 --json", tmp_path),
+    )
+    assert ok.exit_code == 0, ok.output
+    bad = runner.invoke(app, ["run", "s2b", "--preset", "demo", "-S", "v_min=9"])
+    assert bad.exit_code == 2
+    assert "v_min (9) must not exceed v_max (3)" in bad.output
+    unknown = runner.invoke(app, ["run", "s2b", "-S", "shots=3"])
+    assert unknown.exit_code == 2 and "unknown parameter 'shots'" in unknown.output
+    listener = runner.invoke(app, ["run", "s2b", "--listener", "oracle"])
+    assert listener.exit_code == 2 and "--listener" in listener.output
+
+
+def test_episodes_export_schema(tmp_path: Path) -> None:
+    out = tmp_path / "ep.jsonl"
+    result = runner.invoke(
+        app, ["episodes", "--preset", "cat-10shot", "--seed", "3", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    header, *games = [json.loads(line) for line in out.read_text().splitlines()]
+    assert header["record"] == "episode" and header["seed"] == 3
+    assert header["domain"] == "categorical"
+    assert len(header["structure"]) == 3
+    permutation = header["permutation"]
+    assert sorted(permutation.values()) == list(range(1, 11))
+    for game in games:
+        assert game["phase"] in ("support", "query")
+        assert game["same"] == (game["target"] == game["listener"])
+        # the message is the permuted posdis code of the target, checkable from the header
+        assert game["message"] == [permutation[str(v + 1)] for v in game["target"]]
+        items = header["stimuli"]["items"]
+        assert game["listener_view"] == [items[d][v] for d, v in enumerate(game["listener"])]
+
+
+def test_episodes_rejects_impossible_k(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["episodes", "--preset", "cat-0shot", "-S", "k_shot=40", "--out", str(tmp_path / "x")]
+    )
+    assert result.exit_code == 2
+    assert "k_shot (40) exceeds the supporting phase" in result.output
