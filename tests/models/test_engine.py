@@ -106,7 +106,7 @@ def test_batched_rows_with_different_prefixes_match_sequential(
         assert [r.tokens for r in batch_results] == [r.tokens for r in seq_results]
         assert [r.reused_tokens for r in batch_results] == [r.reused_tokens for r in seq_results]
     reused = [r.reused_tokens for r in batched[0]]
-    assert len(set(reused)) == 3 and reused[2] == 0
+    assert len(set(reused)) == 3  # three different cached-prefix lengths in one batch
     assert all(r.reused_tokens > 0 for r in batched[1])
 
     recomputed = make_engine(kv_reuse=False)
