@@ -13,6 +13,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from gapscope.ladder.cli import ladder_app, run_ladder
+from gapscope.ladder.verify.cli import verify_command
 from gapscope.s2b.config import ConfigError, S2BConfig, resolve
 from gapscope.stats.cli import stats_app
 
@@ -27,6 +29,9 @@ run_app = typer.Typer(
 )
 app.add_typer(run_app, name="run")
 app.add_typer(stats_app, name="stats")
+app.add_typer(ladder_app, name="ladder")
+app.command("verify")(verify_command)
+run_app.command("ladder")(run_ladder)
 
 EMBEDDED_MODEL = "gapscope/embedded"
 _err = Console(stderr=True)

@@ -94,7 +94,11 @@ def test_batched_rows_with_different_prefixes_match_sequential(
         again = engine.generate(
             [
                 GenerationRequest(
-                    (*m, {"role": "assistant", "content": r.text}, {"role": "user", "content": "w21"}),
+                    (
+                        *m,
+                        {"role": "assistant", "content": r.text},
+                        {"role": "user", "content": "w21"},
+                    ),
                     SamplingParams(max_tokens=4),
                 )
                 for m, r in zip(follow_ups, results, strict=True)
@@ -135,12 +139,13 @@ def test_stop_sequences_end_the_reply(make_engine: EngineFactory) -> None:
     messages: Messages = ({"role": "user", "content": "w1 w2 w3"},)
     free = ask(engine, messages, max_tokens=6)
     words = free.text.split()
-    stop = words[2]
+    stop = f"{words[1]} {words[2]}"  # a two-word stop string, split across tokens
     stopped = engine.generate(
         [GenerationRequest(messages, SamplingParams(max_tokens=6, stop=(stop,)))]
     )[0]
     assert stopped.stop_reason == "stop"
-    assert stopped.text.split() == words[: words.index(stop)]
+    assert stopped.text.split() == words[:1]
+    assert len(stopped.tokens) == 3
     assert free.stop_reason == "max_tokens"
 
 
@@ -176,3 +181,8 @@ def test_submit_from_threads_matches_generate(make_engine: EngineFactory) -> Non
 def test_invalid_batch_size_is_rejected(make_engine: EngineFactory) -> None:
     with pytest.raises(ValueError, match="batch_size"):
         make_engine(batch_size=0)
+
+
+def test_max_tokens_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_tokens"):
+        SamplingParams(max_tokens=0)

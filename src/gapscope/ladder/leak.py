@@ -1,0 +1,217 @@
+"""Leak check: does a tested milestone's gold answer give away the parent answer?
+
+If it does, C3 (roadmap + gold milestone answers) hands the student the parent answer and a
+C3 success says nothing about composition (seed Appendix T). Two kinds of leak are flagged:
+
+* ``equivalent``: the verifier accepts the milestone answer as the parent answer.
+* ``trivial_transform``: one obvious step turns the parent answer into the milestone answer.
+  The transforms checked, on answers that parse to a single value (an expression, or a
+  labelled value such as ``x = 5``), are
+
+  - negation (m = -p) and reciprocal (m = 1/p);
+  - plus one and minus one (m = p + 1, m = p - 1);
+  - double and half (m = 2p, m = p/2);
+  - square and square root of either sign (m = p^2, m^2 = p);
+  - percent <-> fraction (m = 100p, m = p/100);
+
+  and, on the raw strings, the same digits ignoring formatting (separators, spaces, decimal
+  point, percent and degree signs, text units, a leading ``name =`` label), e.g. ``3.14`` and
+  ``314``. Expressions with variables are compared at fixed sample points, so the check is
+  deterministic and cannot hang in a simplifier. Sets, tuples, intervals, matrices and
+  relations are only checked for equivalence.
+
+INTEGRATE milestones are withheld from every probe and from Stage 0 (they are not in
+``Family.tested_milestones``), so they are not checked; the report lists them separately.
+The parent answer checked against is ``Family.gold_answer`` (the corrected one when present).
+"""
+
+from __future__ import annotations
+
+import cmath
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import lru_cache
+from typing import Protocol
+
+import sympy
+from latex2sympy2_extended import latex2sympy
+from latex2sympy2_extended.math_normalization import NormalizationConfig
+
+from gapscope.ladder.families import Family
+from gapscope.ladder.schema import AnswerSchema, MilestoneType
+
+
+class Equivalence(Protocol):
+    """The verifier's equivalence test: ``gapscope.ladder.verify.equivalent``."""
+
+    def __call__(self, answer: str, gold: str, schema: AnswerSchema | None = None) -> bool: ...
+
+
+class LeakKind(StrEnum):
+    EQUIVALENT = "equivalent"
+    TRIVIAL_TRANSFORM = "trivial_transform"
+
+
+@dataclass(frozen=True)
+class LeakFlag:
+    """A tested milestone whose answer leaks the parent answer; the index is into
+    ``Family.milestones``."""
+
+    pid: str
+    milestone_index: int
+    kind: LeakKind
+    detail: str
+
+
+@dataclass(frozen=True)
+class LeakReport:
+    """Flags on tested milestones, and the INTEGRATE milestones withheld from the check."""
+
+    flags: tuple[LeakFlag, ...]
+    withheld: tuple[tuple[str, int], ...]
+
+    def by_kind(self) -> Counter[LeakKind]:
+        return Counter(flag.kind for flag in self.flags)
+
+    def flagged_pids(self) -> set[str]:
+        return {flag.pid for flag in self.flags}
+
+
+# Sample values for variables: irrational-looking and positive, so square roots and logs
+# stay real and an accidental coincidence of two different expressions is implausible.
+_SAMPLES = (0.7390851, 1.4142977, 2.3025851, 3.1415927, 0.5772157)
+_REL_TOL = 1e-9
+_PARSE = NormalizationConfig(
+    basic_latex=True, units=True, malformed_operators=True, nits=True, boxed="all"
+)
+
+_Relation = Callable[[complex, complex], tuple[complex, complex]]
+# Each maps (milestone value m, parent value p) to two sides that are equal under the transform.
+_RELATIONS: tuple[tuple[str, _Relation], ...] = (
+    ("negation", lambda m, p: (m, -p)),
+    ("reciprocal", lambda m, p: (m * p, 1)),
+    ("plus one", lambda m, p: (m, p + 1)),
+    ("minus one", lambda m, p: (m, p - 1)),
+    ("double", lambda m, p: (m, 2 * p)),
+    ("half", lambda m, p: (2 * m, p)),
+    ("square", lambda m, p: (m, p * p)),
+    ("square root", lambda m, p: (m * m, p)),
+    ("fraction to percent", lambda m, p: (m, 100 * p)),
+    ("percent to fraction", lambda m, p: (100 * m, p)),
+)
+
+_LABEL = re.compile(r"^\s*[A-Za-z](?:_\{?\w+\}?)?\s*=(?!=)")
+_FORMATTING = re.compile(
+    r"\\[,;:! ]|\\(?:text|mathrm|mbox)\s*\{[^{}]*\}|\\%|\^\s*\{?\\circ\}?|\\circ|[\s${}%,.'~]"
+)
+
+
+@lru_cache(maxsize=4096)
+def _value(answer: str) -> sympy.Expr | None:
+    """The single value an answer denotes, or None when it is not one value or won't parse."""
+    try:
+        parsed = latex2sympy(answer, normalization_config=_PARSE)
+    except Exception:  # the LaTeX parser raises many types; any means "no value"
+        return None
+    if isinstance(parsed, sympy.Equality) and isinstance(parsed.lhs, sympy.Symbol):
+        parsed = parsed.rhs
+    if isinstance(parsed, sympy.Expr) and not isinstance(parsed, sympy.MatrixBase):
+        return parsed
+    return None
+
+
+def _evaluate(expr: sympy.Expr, point: dict[str, float]) -> complex | None:
+    subs = {s: sympy.Float(point[s.name]) for s in expr.free_symbols if isinstance(s, sympy.Symbol)}
+    try:
+        value = complex(expr.xreplace(subs).evalf())
+    except Exception:  # sympy raises many types on values it cannot evaluate numerically
+        return None
+    return value if cmath.isfinite(value) else None
+
+
+def _points(names: Iterable[str]) -> list[dict[str, float]]:
+    ordered = sorted(set(names))
+    if not ordered:
+        return [{}]
+    n = len(_SAMPLES)
+    return [{name: _SAMPLES[(k + i) % n] for i, name in enumerate(ordered)} for k in range(3)]
+
+
+def _close(a: complex, b: complex) -> bool:
+    return abs(a - b) <= _REL_TOL * max(1.0, abs(a), abs(b))
+
+
+def _numeric_transform(answer: str, parent: str) -> str | None:
+    m_expr, p_expr = _value(answer), _value(parent)
+    if m_expr is None or p_expr is None:
+        return None
+    names = [s.name for s in (m_expr.free_symbols | p_expr.free_symbols) if isinstance(s, sympy.Symbol)]
+    pairs: list[tuple[complex, complex]] = []
+    for point in _points(names):
+        m, p = _evaluate(m_expr, point), _evaluate(p_expr, point)
+        if m is None or p is None:
+            return None
+        pairs.append((m, p))
+    for name, relation in _RELATIONS:
+        if all(_close(*relation(m, p)) for m, p in pairs):
+            return name
+    return None
+
+
+def _digits(answer: str) -> str | None:
+    """The digit string of an answer made of digits and formatting only, else None."""
+    rest = _FORMATTING.sub("", _LABEL.sub("", answer, count=1))
+    if not (rest.isascii() and rest.isdigit()):
+        return None
+    return rest.lstrip("0") or "0"
+
+
+def trivial_transform(answer: str, parent: str) -> str | None:
+    """The name of the trivial transform that turns ``parent`` into ``answer``, if any."""
+    found = _numeric_transform(answer, parent)
+    if found is not None:
+        return found
+    digits = _digits(answer)
+    if digits is not None and digits == _digits(parent):
+        return "same digits"
+    return None
+
+
+def _default_equivalence() -> Equivalence:
+    from gapscope.ladder.verify import equivalent
+
+    return equivalent
+
+
+def check_family(family: Family, equivalent: Equivalence | None = None) -> list[LeakFlag]:
+    """Flags for the tested milestones of one family (at most one flag per milestone)."""
+    same = equivalent if equivalent is not None else _default_equivalence()
+    gold = family.gold_answer
+    flags: list[LeakFlag] = []
+    for index in family.tested_indices:
+        answer = family.milestones[index].answer
+        if same(answer, gold, schema=family.parent_schema):
+            detail = f"milestone answer {answer!r} is equivalent to the parent answer {gold!r}"
+            flags.append(LeakFlag(family.pid, index, LeakKind.EQUIVALENT, detail))
+            continue
+        transform = trivial_transform(answer, gold)
+        if transform is not None:
+            detail = f"{transform}: milestone answer {answer!r}, parent answer {gold!r}"
+            flags.append(LeakFlag(family.pid, index, LeakKind.TRIVIAL_TRANSFORM, detail))
+    return flags
+
+
+def check_leaks(families: Sequence[Family], equivalent: Equivalence | None = None) -> LeakReport:
+    """Leak flags for every family, plus the INTEGRATE milestones that were not checked."""
+    same = equivalent if equivalent is not None else _default_equivalence()
+    flags = [flag for family in families for flag in check_family(family, same)]
+    withheld = tuple(
+        (family.pid, i)
+        for family in families
+        for i, m in enumerate(family.milestones)
+        if m.type is MilestoneType.INTEGRATE
+    )
+    return LeakReport(flags=tuple(flags), withheld=withheld)

@@ -1,0 +1,165 @@
+"""Probe prompts: Stage 0, the help ladder C1/C2/C3, and the three matched controls.
+
+Every prompt is built from the family and a seed only, so a run can be re-created exactly.
+The roadmap lists the tested milestones (INTEGRATE stays private, seed Section 2); C2 never
+shows a milestone answer, C3 shows the gold answers. Controls replace the matched information:
+C2-random uses another family's roadmap, C2-generic a generic decomposition instruction, and
+C3-mismatched the correct roadmap with answers drawn from other families.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from gapscope.ladder.families import Family, Milestone
+from gapscope.ladder.schema import AnswerSchema
+from gapscope.templates import Templates
+
+template = Templates(Path(__file__).parent / "prompts")
+
+
+class Condition(StrEnum):
+    """What help a probe gives. S0 is a milestone asked alone."""
+
+    C1 = "C1"
+    C2 = "C2"
+    C3 = "C3"
+    C2_RANDOM = "C2-random"
+    C2_GENERIC = "C2-generic"
+    C3_MISMATCHED = "C3-mismatched"
+    S0 = "S0"
+
+
+LADDER: tuple[Condition, ...] = (Condition.C1, Condition.C2, Condition.C3)
+CONTROLS: tuple[Condition, ...] = (
+    Condition.C2_RANDOM,
+    Condition.C2_GENERIC,
+    Condition.C3_MISMATCHED,
+)
+ALL_CONDITIONS: tuple[Condition, ...] = (*LADDER, *CONTROLS, Condition.S0)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One prompt to roll out k times, and the gold answer its rollouts are graded against.
+
+    ``donors`` names the families whose milestones or answers a control borrowed.
+    """
+
+    pid: str
+    condition: Condition
+    prompt: str
+    gold: str
+    schema: AnswerSchema | None
+    milestone_index: int | None = None
+    donors: tuple[str, ...] = ()
+
+    @property
+    def sample_id(self) -> str:
+        suffix = f":{self.milestone_index}" if self.milestone_index is not None else ""
+        return f"{self.pid}:{self.condition.value}{suffix}"
+
+
+def _roadmap(milestones: Sequence[Milestone], answers: Sequence[str] | None = None) -> str:
+    if answers is None:
+        return "\n".join(
+            template("roadmap_item").format(number=i + 1, description=m.description)
+            for i, m in enumerate(milestones)
+        )
+    return "\n".join(
+        template("roadmap_item_answer").format(number=i + 1, description=m.description, answer=a)
+        for i, (m, a) in enumerate(zip(milestones, answers, strict=True))
+    )
+
+
+def _parent(family: Family, condition: Condition, text: str, donors: Sequence[str] = ()) -> Probe:
+    return Probe(
+        pid=family.pid,
+        condition=condition,
+        prompt=text,
+        gold=family.gold_answer,
+        schema=family.parent_schema,
+        donors=tuple(donors),
+    )
+
+
+def stage0_probes(family: Family) -> list[Probe]:
+    """Every tested milestone alone, with its own standalone prompt."""
+    return [
+        Probe(
+            pid=family.pid,
+            condition=Condition.S0,
+            prompt=m.prompt,
+            gold=m.answer,
+            schema=m.schema,
+            milestone_index=i,
+        )
+        for i, m in enumerate(family.tested_milestones)
+    ]
+
+
+def parent_probes(
+    family: Family,
+    others: Sequence[Family],
+    conditions: Sequence[Condition] = ALL_CONDITIONS,
+    seed: int = 0,
+) -> list[Probe]:
+    """The parent-problem probes of ``family``; ``others`` supply the controls' material."""
+    rng = random.Random(f"ladder-controls:{seed}:{family.pid}")
+    problem = family.parent_prompt
+    tested = family.tested_milestones
+    donors = [f for f in others if f.pid != family.pid and f.tested_milestones]
+    probes: list[Probe] = []
+    for condition in conditions:
+        if condition is Condition.C1:
+            probes.append(_parent(family, condition, template("c1_direct").format(problem=problem)))
+        elif condition is Condition.C2:
+            text = template("c2_roadmap").format(problem=problem, roadmap=_roadmap(tested))
+            probes.append(_parent(family, condition, text))
+        elif condition is Condition.C3:
+            roadmap = _roadmap(tested, [m.answer for m in tested])
+            text = template("c3_answers").format(problem=problem, roadmap=roadmap)
+            probes.append(_parent(family, condition, text))
+        elif condition is Condition.C2_GENERIC:
+            text = template("c2_generic").format(problem=problem)
+            probes.append(_parent(family, condition, text))
+        elif condition is Condition.C2_RANDOM:
+            donor = rng.choice(_need(donors, condition))
+            roadmap = _roadmap(donor.tested_milestones)
+            text = template("c2_roadmap").format(problem=problem, roadmap=roadmap)
+            probes.append(_parent(family, condition, text, [donor.pid]))
+        elif condition is Condition.C3_MISMATCHED:
+            picks = [rng.choice(_need(donors, condition)) for _ in tested]
+            answers = [rng.choice(d.tested_milestones).answer for d in picks]
+            text = template("c3_answers").format(
+                problem=problem, roadmap=_roadmap(tested, answers)
+            )
+            probes.append(_parent(family, condition, text, [d.pid for d in picks]))
+    return probes
+
+
+def _need(donors: list[Family], condition: Condition) -> list[Family]:
+    if not donors:
+        raise ValueError(
+            f"control {condition.value} needs at least one other family with tested milestones"
+        )
+    return donors
+
+
+def build_probes(
+    families: Sequence[Family],
+    conditions: Sequence[Condition] = ALL_CONDITIONS,
+    seed: int = 0,
+) -> list[Probe]:
+    """All probes of a family set, parent probes first then Stage 0, family by family."""
+    probes: list[Probe] = []
+    parent_conditions = [c for c in conditions if c is not Condition.S0]
+    for family in families:
+        probes.extend(parent_probes(family, families, parent_conditions, seed))
+        if Condition.S0 in conditions:
+            probes.extend(stage0_probes(family))
+    return probes

@@ -1,0 +1,138 @@
+"""The OracleLadder Inspect task: every probe is a sample, every rollout an epoch.
+
+One sample per (family, condition) and per (family, tested milestone) for Stage 0; ``k``
+epochs give the k rollouts. The scorer is the deterministic verifier cascade; the analysis
+(``gapscope ladder report``) counts correct epochs per sample and applies the taxonomy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from inspect_ai import Epochs, Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig
+from inspect_ai.scorer import (
+    CORRECT,
+    INCORRECT,
+    Score,
+    Scorer,
+    Target,
+    accuracy,
+    grouped,
+    scorer,
+)
+from inspect_ai.solver import TaskState, generate
+
+from gapscope.ladder.families import Family, load_bundled, load_families
+from gapscope.ladder.probes import ALL_CONDITIONS, Condition, Probe, build_probes, template
+from gapscope.ladder.verify import Verifier
+
+
+def parse_conditions(spec: str) -> tuple[Condition, ...]:
+    """``all``, ``ladder`` (C1-C3 + S0) or a comma list such as ``C1,C3,S0``."""
+    if spec == "all":
+        return ALL_CONDITIONS
+    if spec == "ladder":
+        return (Condition.C1, Condition.C2, Condition.C3, Condition.S0)
+    names = [s.strip() for s in spec.split(",") if s.strip()]
+    valid = {c.value: c for c in Condition}
+    unknown = [n for n in names if n not in valid]
+    if unknown or not names:
+        raise ValueError(
+            f"unknown condition(s) {unknown or spec!r}; choose from {', '.join(valid)}, "
+            "'all' or 'ladder'"
+        )
+    return tuple(valid[n] for n in names)
+
+
+def load_family_set(families: str, limit: int | None = None) -> tuple[list[Family], list[str]]:
+    """The families to probe and the load problems (as text) of any skipped records."""
+    result = load_bundled() if families == "bundled" else load_families(families)
+    problems = [str(p) for p in result.problems]
+    chosen = result.families[:limit] if limit is not None else result.families
+    if not chosen:
+        raise ValueError(f"no valid family in {families!r}: {'; '.join(problems) or 'empty'}")
+    return chosen, problems
+
+
+def probe_sample(probe: Probe) -> Sample:
+    """A probe as an Inspect sample: fixed system prompt + the probe's user turn."""
+    return Sample(
+        id=probe.sample_id,
+        input=[
+            ChatMessageSystem(content=template("system")),
+            ChatMessageUser(content=probe.prompt),
+        ],
+        target=probe.gold,
+        metadata={
+            "pid": probe.pid,
+            "condition": probe.condition.value,
+            "milestone_index": probe.milestone_index,
+            "schema": probe.schema.value if probe.schema else None,
+            "donors": list(probe.donors),
+        },
+    )
+
+
+@task
+def oracle_ladder(
+    families: str = "bundled",
+    k: int = 8,
+    conditions: str = "all",
+    seed: int = 0,
+    limit: int | None = None,
+    max_tokens: int = 4096,
+    temperature: float = 0.7,
+    verify_timeout: float = 5.0,
+) -> Task:
+    """OracleLadder: Stage 0, C1/C2/C3 and the controls, k rollouts each.
+
+    Args:
+        families: a JSONL path, a Hugging Face dataset id, or ``bundled`` (shipped set).
+        k: rollouts per probe (the paper uses 8).
+        conditions: ``all``, ``ladder`` or a comma list (C1,C2,C3,C2-random,C2-generic,
+            C3-mismatched,S0).
+        seed: seed of the controls' donor choices.
+        limit: probe only the first ``limit`` families.
+        max_tokens: generation budget per rollout (the paper: 16384).
+        temperature: sampling temperature of the rollouts.
+        verify_timeout: wall-clock limit of one verifier check, seconds.
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    chosen, problems = load_family_set(families, limit)
+    probes = build_probes(chosen, parse_conditions(conditions), seed)
+    return Task(
+        dataset=MemoryDataset([probe_sample(p) for p in probes], name=f"ladder-{families}"),
+        solver=generate(),
+        scorer=ladder_verifier(verify_timeout),
+        epochs=Epochs(k),
+        config=GenerateConfig(max_tokens=max_tokens, temperature=temperature),
+        metadata={
+            "families": families,
+            "n_families": len(chosen),
+            "load_problems": problems,
+            "tested_milestones": {f.pid: len(f.tested_milestones) for f in chosen},
+        },
+    )
+
+
+@scorer(metrics=[grouped(accuracy(), "condition")])
+def ladder_verifier(timeout_s: float = 5.0) -> Scorer:
+    """Grade a rollout with the verifier cascade (no LLM judge)."""
+    verifier = Verifier(timeout_s=timeout_s)
+
+    async def score(state: TaskState, target: Target) -> Score:
+        schema: Any = state.metadata.get("schema")
+        verdict = await asyncio.to_thread(
+            verifier.check, state.output.completion, target.text, schema
+        )
+        return Score(
+            value=CORRECT if verdict.label == "ACCEPT" else INCORRECT,
+            explanation=verdict.reason,
+            metadata={"reason": verdict.reason, "stage": verdict.stage},
+        )
+
+    return score

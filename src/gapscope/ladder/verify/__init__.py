@@ -1,0 +1,48 @@
+"""Deterministic math-answer verifier: a cascade of extraction, normalisation, schema-aware
+sympy comparison and math-verify, with slow checks isolated in a killable process pool.
+
+``verify`` and ``equivalent`` use one shared ``Verifier`` created on first use (and closed at
+interpreter exit), so casual callers never manage a pool; long runs should own a ``Verifier``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+
+from gapscope.ladder.verify.extract import extract_boxed, strip_reasoning
+from gapscope.ladder.verify.infer import infer_schema
+from gapscope.ladder.verify.verdict import Verdict
+from gapscope.ladder.verify.verifier import SchemaLike, Verifier
+
+__all__ = [
+    "Verdict",
+    "Verifier",
+    "equivalent",
+    "extract_boxed",
+    "infer_schema",
+    "strip_reasoning",
+    "verify",
+]
+
+_shared: Verifier | None = None
+_lock = threading.Lock()
+
+
+def _shared_verifier() -> Verifier:
+    global _shared
+    with _lock:
+        if _shared is None:
+            _shared = Verifier()
+            atexit.register(_shared.close)
+        return _shared
+
+
+def verify(response: str, gold: str, schema: SchemaLike = None) -> Verdict:
+    """Grade one model response with the shared verifier."""
+    return _shared_verifier().check(response, gold, schema)
+
+
+def equivalent(answer: str, gold: str, schema: SchemaLike = None) -> bool:
+    """Whether two bare answers are equivalent (used by the family leak check)."""
+    return _shared_verifier().compare(answer, gold, schema).accepted

@@ -1,0 +1,130 @@
+"""In-process fast paths: string equality, exact rational arithmetic, multiple-choice letters.
+
+Most graded answers are integers, fractions, letters or typeset-identical strings. Deciding them
+here with ``fractions.Fraction`` costs microseconds and needs no worker process, which is where
+the verifier's throughput comes from. Anything these rules cannot settle returns None and goes
+on to the isolated symbolic stage.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from gapscope.ladder.schema import AnswerSchema
+from gapscope.ladder.verify.normalize import Marks, canonical, clean, unwrap_text
+from gapscope.ladder.verify.split import split_top
+from gapscope.ladder.verify.verdict import (
+    MISMATCH,
+    NUMERIC_MATCH,
+    STRING_MATCH,
+    Verdict,
+    accept,
+    reject,
+)
+
+STAGE = "fast"
+_INT_OR_DEC = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)$")
+_FRAC = re.compile(r"^([-+]?)\\frac\{([-+]?\d+)\}\{([-+]?\d+)\}$")
+_SLASH = re.compile(r"^([-+]?\d+)\s*/\s*(\d+)$")
+_CHOICE = re.compile(r"^(?:option|answer|choice)?\s*:?\s*\(?([A-Ha-h])\)?(?=$|[.:)\s,])")
+_OTHER_CHOICE = re.compile(r"(?<![A-Za-z\\])\(?([A-H])\)(?![A-Za-z])|\b(?:and|or)\s+\(?[A-H]\b")
+_SET_WRAP = re.compile(r"^\\\{(.*)\\\}$", re.DOTALL)
+
+
+def plain_number(text: str) -> Fraction | None:
+    """An integer, a decimal, ``\\frac{p}{q}`` or ``p/q`` as an exact Fraction, else None."""
+    text = text.replace(" ", "")
+    try:
+        if _INT_OR_DEC.match(text):
+            return Fraction(text)
+        if (m := _FRAC.match(text)) is not None:
+            value = Fraction(int(m.group(2)), int(m.group(3)))
+            return -value if m.group(1) == "-" else value
+        if (m := _SLASH.match(text)) is not None:
+            return Fraction(int(m.group(1)), int(m.group(2)))
+    except ZeroDivisionError:
+        return None
+    return None
+
+
+def numbers_match(answer: Fraction, gold: Fraction, approx: bool, rel_tol: float) -> bool:
+    """Exact equality; within ``rel_tol`` only when the response wrote a decimal."""
+    if answer == gold:
+        return True
+    return approx and abs(answer - gold) <= Fraction(rel_tol) * max(abs(gold), Fraction(1, 10**9))
+
+
+def scaled_candidates(value: Fraction, marks: Marks, other: Marks) -> list[Fraction]:
+    """The values an answer may stand for once a percent sign on one side only is resolved."""
+    if marks.percent and not other.percent:
+        return [value, value / 100]
+    return [value]
+
+
+def choice_letter(text: str) -> str | None:
+    """The single option letter of an MCQ answer (``(D)``, ``D.``, ``D) 7``), else None."""
+    text = unwrap_text(clean(text)).strip()
+    m = _CHOICE.match(text)
+    if m is None:
+        return None
+    rest = text[m.end() :]
+    if _OTHER_CHOICE.search(rest):
+        return None
+    return m.group(1).upper()
+
+
+def _words(text: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", unwrap_text(clean(text)).lower())
+
+
+def _mcq(answer: str, gold: str) -> Verdict:
+    gold_letter = choice_letter(gold)
+    if gold_letter is not None and re.match(r"^\(?[A-H]\)?(?:$|[.:)\s])", unwrap_text(clean(gold))):
+        same = choice_letter(answer) == gold_letter
+        return accept(STRING_MATCH, STAGE) if same else reject(MISMATCH, STAGE)
+    same = _words(answer) == _words(gold) and _words(gold) != ""
+    return accept(STRING_MATCH, STAGE) if same else reject(MISMATCH, STAGE)
+
+
+def _elements(text: str) -> list[str]:
+    if (m := _SET_WRAP.match(text)) is not None:
+        text = m.group(1)
+    return split_top(text, (",", ";", " or ", " and "))
+
+
+def _number_lists(answer: str, gold: str, rel_tol: float, approx: bool) -> Verdict | None:
+    """SET of plain numbers on both sides: compare as sets, decisively."""
+    a_items = [plain_number(x) for x in _elements(answer)]
+    g_items = [plain_number(x) for x in _elements(gold)]
+    a_vals = [x for x in a_items if x is not None]
+    g_vals = [x for x in g_items if x is not None]
+    if len(a_vals) != len(a_items) or len(g_vals) != len(g_items):
+        return None
+    covered = all(any(numbers_match(a, g, approx, rel_tol) for g in g_vals) for a in a_vals)
+    complete = all(any(numbers_match(a, g, approx, rel_tol) for a in a_vals) for g in g_vals)
+    return accept(NUMERIC_MATCH, STAGE) if covered and complete else reject(MISMATCH, STAGE)
+
+
+def fast_check(answer: str, gold: str, schema: AnswerSchema, rel_tol: float) -> Verdict | None:
+    """A decisive verdict when a cheap rule settles the pair, else None."""
+    if schema is AnswerSchema.MCQ_STRING:
+        return _mcq(answer, gold)
+    a_text, a_marks = canonical(answer, schema)
+    g_text, g_marks = canonical(gold, schema)
+    same_text = a_text.replace(" ", "") == g_text.replace(" ", "")
+    if same_text and (a_marks.percent == g_marks.percent or schema is not AnswerSchema.NUMBER):
+        return accept(STRING_MATCH, STAGE)
+    approx = "." in a_text
+    if schema is AnswerSchema.NUMBER:
+        a_num, g_num = plain_number(a_text), plain_number(g_text)
+        if a_num is None or g_num is None:
+            return None
+        for a in scaled_candidates(a_num, a_marks, g_marks):
+            for g in scaled_candidates(g_num, g_marks, a_marks):
+                if numbers_match(a, g, approx, rel_tol):
+                    return accept(NUMERIC_MATCH, STAGE)
+        return reject(MISMATCH, STAGE)
+    if schema is AnswerSchema.SET:
+        return _number_lists(a_text, g_text, rel_tol, approx)
+    return None

@@ -1,0 +1,167 @@
+"""String normalisation shared by the fast paths, schema inference and the symbolic stage.
+
+Two answers that differ only in typesetting (``\\dfrac`` vs ``\\frac``, ``\\left(``, spacing,
+``\\text{}`` wrappers, a trailing period) should meet as equal strings, so most correct answers
+never reach sympy. Normalisation is schema-aware where the notation is ambiguous: ``1,000`` is
+one thousand only for a NUMBER, and a bare ``m`` is a unit only after a number in a NUMBER.
+Every rule is a regex or a linear scan, so it is safe to run in the parent process.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gapscope.ladder.schema import AnswerSchema
+from gapscope.ladder.verify.split import split_top, unwrap_braces
+
+_DELIMITERS = re.compile(r"^\s*(\$\$?|\\\(|\\\[)(.*?)(\$\$?|\\\)|\\\])\s*$", re.DOTALL)
+_SIMPLE = [
+    (re.compile(r"\\left\s*\.|\\right\s*\."), ""),
+    (re.compile(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)(?![a-zA-Z])"), ""),
+    (re.compile(r"\\(?:displaystyle|textstyle|scriptstyle)(?![a-zA-Z])"), ""),
+    (re.compile(r"\\[dt]frac(?![a-zA-Z])"), r"\\frac"),
+    (re.compile(r"\\dbinom(?![a-zA-Z])"), r"\\binom"),
+    (re.compile(r"\\(?:leqslant|leq|le)(?![a-zA-Z])|≤|<="), r"\\le "),
+    (re.compile(r"\\(?:geqslant|geq|ge)(?![a-zA-Z])|≥|>="), r"\\ge "),
+    (re.compile(r"\\(?:neq|ne)(?![a-zA-Z])|≠"), r"\\ne "),
+    (re.compile(r"\\lt(?![a-zA-Z])"), "<"),
+    (re.compile(r"\\gt(?![a-zA-Z])"), ">"),
+    (re.compile(r"\\(?:langle)(?![a-zA-Z])|⟨"), "("),
+    (re.compile(r"\\(?:rangle)(?![a-zA-Z])|⟩"), ")"),
+    (re.compile(r"\\varnothing(?![a-zA-Z])|∅"), r"\\emptyset "),
+    (re.compile(r"\{,\}"), ","),
+    (re.compile(r"(?<!\\)\\[,!]|\\thinspace"), ""),
+    (re.compile(r"\\(?:quad|qquad)(?![a-zA-Z])|(?<!\\)\\[;: ]|~"), " "),
+    (re.compile(r"\\\$"), ""),
+    (re.compile(r"(?<=[A-Za-z])_\{\}"), ""),
+    (re.compile("\u2212"), "-"),
+    (re.compile(r"·"), r"\\cdot "),
+    (re.compile("\u00d7"), r"\\times "),
+    (re.compile(r"π"), r"\\pi "),
+    (re.compile(r"∞"), r"\\infty "),
+]
+_TEXT_WRAPPER = re.compile(
+    r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|rm|bf|operatorname\*?)\s*\{([^{}]*)\}"
+)
+_MALFORMED = [
+    (re.compile(r"\\frac\s*(\d)\s*(\d)"), r"\\frac{\1}{\2}"),
+    (re.compile(r"\\frac\s*(\d)\s*\{"), r"\\frac{\1}{"),
+    (re.compile(r"\\frac\s*(\{[^{}]*\})\s*(\d)"), r"\\frac\1{\2}"),
+    (re.compile(r"\\sqrt\s*(\d)"), r"\\sqrt{\1}"),
+]
+_DEGREE = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ(?![a-zA-Z])|°|\\degree(?![a-zA-Z])")
+_PERCENT = re.compile(r"\\?%")
+_UNIT_WORDS = (
+    r"(?:cm|mm|km|m|kg|g|mg|s|sec|seconds?|min|minutes?|h|hrs?|hours?|days?|weeks?|years?|"
+    r"degrees?|units?|square\s+units|sq\s+units|meters?|metres?|dollars?|cents?|inch(?:es)?|"
+    r"feet|foot|ft|mph|km/h|m/s|l|ml|liters?|litres?|pounds?|lbs?|rad|radians?|"
+    r"cubic\s+units|people|students|ways|times|points|miles?)"
+)
+_WRAPPED_UNIT = re.compile(
+    r"\s*\\(?:text|mathrm|mbox|rm|textrm)\s*\{\s*" + _UNIT_WORDS + r"\s*\}(?:\^\{?[23]\}?)?$"
+)
+_BARE_UNIT = re.compile(r"(?<=[\d}\s.])\s*" + _UNIT_WORDS + r"(?:\^\{?[23]\}?)?$")
+_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
+_MIXED = re.compile(r"(?:(?<=^)|(?<=[\s,=(]))(-?)(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}(?=$|[\s,)])")
+_SIMPLE_NAME = (
+    r"(?:[A-Za-z]|\\(?:alpha|beta|gamma|theta|phi|varphi|lambda|mu|omega))(?:_\{?\w*\}?)?"
+)
+_ASSIGNMENT = re.compile(r"^\s*" + _SIMPLE_NAME + r"\s*(?:=|\\in(?![a-zA-Z]))\s*(.+)$", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class Marks:
+    """Annotations removed from an answer that still matter when comparing it."""
+
+    degree: bool = False
+    percent: bool = False
+
+
+def clean(text: str) -> str:
+    """Schema-independent typesetting cleanup; the result is a canonical LaTeX string."""
+    text = text.strip()
+    if (m := _DELIMITERS.match(text)) is not None:
+        text = m.group(2)
+    for pattern, repl in _SIMPLE:
+        text = pattern.sub(repl, text)
+    for pattern, repl in _MALFORMED:
+        text = pattern.sub(repl, text)
+    text = re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r"\s*\\text\s*\{\s*(or|and)\s*\}\s*", r" \1 ", text)
+    text = text.rstrip(" .;")
+    return unwrap_braces(text)
+
+
+def unwrap_text(text: str) -> str:
+    """Replace ``\\text{X}``-style wrappers by their content (innermost first)."""
+    while (new := _TEXT_WRAPPER.sub(r"\1", text)) != text:
+        text = new
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def strip_units(text: str, bare: bool) -> str:
+    """Drop trailing units: wrapped ones (``\\mathrm{~cm}``) always, bare words if ``bare``."""
+    while (new := _WRAPPED_UNIT.sub("", text).strip()) != text and new:
+        text = new
+    if bare and (new := _BARE_UNIT.sub("", text).strip()) and new != text:
+        text = new
+    return text
+
+
+def strip_marks(text: str) -> tuple[str, Marks]:
+    """Remove degree and percent signs, remembering that they were there."""
+    degree = _DEGREE.search(text) is not None
+    text = _DEGREE.sub("", text)
+    percent = _PERCENT.search(text) is not None
+    text = _PERCENT.sub("", text)
+    return text.strip(), Marks(degree=degree, percent=percent)
+
+
+def drop_thousands(text: str) -> str:
+    """``1,000,000`` -> ``1000000``; only called where the schema says the answer is a number."""
+    return _THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), text)
+
+
+def mixed_numbers(text: str) -> str:
+    """``2\\frac{1}{4}`` -> ``\\frac{9}{4}`` where the fraction is proper and stands alone.
+
+    A proper fraction right after a standalone integer is how people write mixed numbers;
+    ``2\\frac{5}{4}`` or ``x2\\frac14`` are left alone because there the reading is a product.
+    """
+
+    def repl(m: re.Match[str]) -> str:
+        sign, whole, num, den = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
+        if not 0 < num < den:
+            return m.group(0)
+        return f"{sign}\\frac{{{whole * den + num}}}{{{den}}}"
+
+    return _MIXED.sub(repl, text)
+
+
+def strip_assignment(text: str) -> str:
+    """``x = 5`` -> ``5`` and ``x \\in (1,2]`` -> ``(1,2]`` when the left side is one name.
+
+    Chains (``x = y = 3``) are kept whole: there the left side is part of the answer.
+    """
+    m = _ASSIGNMENT.match(text)
+    if m is None:
+        return text
+    rhs = m.group(1).strip()
+    return text if len(split_top(rhs, ("=",))) > 1 else rhs
+
+
+def canonical(text: str, schema: AnswerSchema) -> tuple[str, Marks]:
+    """The comparison form of an answer under ``schema`` plus the marks stripped from it."""
+    text = clean(text)
+    if schema is AnswerSchema.MCQ_STRING:
+        return unwrap_text(text), Marks()
+    text = strip_units(text, bare=schema is AnswerSchema.NUMBER)
+    text = unwrap_text(text)
+    text, marks = strip_marks(text)
+    if schema in (AnswerSchema.NUMBER, AnswerSchema.EXPR):
+        text = strip_assignment(text)
+        if schema is AnswerSchema.NUMBER:
+            text = strip_units(drop_thousands(text), bare=True)
+    text = mixed_numbers(text)
+    return unwrap_braces(text.rstrip(" .")), marks

@@ -1,0 +1,96 @@
+"""What runs inside a pool worker: the symbolic stage, then math-verify as the last resort.
+
+Everything here may be slow or blow up (sympy on ``9^{9^{9^9}}``, antlr on 10,000 nested
+brackets), which is why it only ever runs in a worker process the parent can kill. Timeouts are
+the parent's wall clock, never ``signal.alarm``: math-verify's own timeouts are switched off
+(``parsing_timeout=None``, ``timeout_seconds=None``), which also makes it thread-safe here.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from gapscope.ladder.schema import AnswerSchema
+from gapscope.ladder.verify.verdict import (
+    MATH_VERIFY_MATCH,
+    MISMATCH,
+    NUMERIC_MATCH,
+    PARSE_ERROR,
+    SYMBOLIC_MATCH,
+    TIMEOUT,
+)
+
+Result = tuple[str, str, str]
+_STRICT = re.compile(r"(?<!\\)[<>]|\\[lg]t(?![a-z])")
+_LOOSE = re.compile(r"\\(?:le|ge|leq|geq|leqslant|geqslant)(?![a-z])|[≤≥]")
+
+
+def init_worker(memory_mb: int | None) -> None:
+    """Import the heavy libraries once per process and cap its address space."""
+    if memory_mb is not None:
+        try:
+            import resource
+
+            limit = memory_mb * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        except (ImportError, ValueError, OSError):
+            pass
+    logging.getLogger("math_verify").setLevel(logging.CRITICAL)
+    logging.getLogger("latex2sympy2_extended").setLevel(logging.CRITICAL)
+    import math_verify  # noqa: F401
+
+    from gapscope.ladder.verify import schemas
+
+    schemas.compare("1", "\\frac{2}{2}", AnswerSchema.NUMBER, 1e-6)
+
+
+def ready() -> int:
+    """A no-op task; the parent runs one per worker to know the pool is warm."""
+    import os
+
+    return os.getpid()
+
+
+def _strictness(text: str) -> tuple[int, int]:
+    return len(_STRICT.findall(text)), len(_LOOSE.findall(text))
+
+
+def math_verify_accepts(answer: str, gold: str, schema: AnswerSchema) -> bool | None:
+    """math-verify's verdict, None when it cannot parse either side.
+
+    For inequalities an accept must keep the strictness of every relation: math-verify is known
+    to equate relations that differ there.
+    """
+    from math_verify import parse, verify
+
+    parsed_gold = parse("\\boxed{" + gold + "}", parsing_timeout=None)  # type: ignore[arg-type]
+    parsed_answer = parse("\\boxed{" + answer + "}", parsing_timeout=None)  # type: ignore[arg-type]
+    if not parsed_gold or not parsed_answer:
+        return None
+    ok = bool(verify(parsed_gold, parsed_answer, timeout_seconds=None))
+    if ok and schema is AnswerSchema.INEQUALITY:
+        return _strictness(answer) == _strictness(gold)
+    return ok
+
+
+def deep_check(answer: str, gold: str, schema: str, rel_tol: float) -> Result:
+    """(label, reason, stage) for a pair the fast paths could not settle."""
+    from gapscope.ladder.verify import schemas
+
+    kind = AnswerSchema(schema)
+    try:
+        outcome = schemas.compare(answer, gold, kind, rel_tol)
+        if outcome == "symbolic":
+            return ("ACCEPT", SYMBOLIC_MATCH, "symbolic")
+        if outcome == "numeric":
+            return ("ACCEPT", NUMERIC_MATCH, "symbolic")
+        if outcome == "no":
+            return ("NOT_ACCEPT", MISMATCH, "symbolic")
+        verdict = math_verify_accepts(answer, gold, kind)
+    except (RecursionError, MemoryError):
+        return ("NOT_ACCEPT", TIMEOUT, "budget")
+    if verdict:
+        return ("ACCEPT", MATH_VERIFY_MATCH, "math_verify")
+    unparsed = outcome is None and verdict is None
+    return ("NOT_ACCEPT", PARSE_ERROR if unparsed else MISMATCH, "math_verify")

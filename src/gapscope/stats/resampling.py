@@ -1,0 +1,104 @@
+"""Bootstrap over families: confidence intervals and pairwise ranking stability.
+
+Families are the unit of resampling (seed, Appendix F): a resample draws n families with
+replacement and recomputes each model's statistic on the *same* draw, so comparisons between
+models are paired. Intervals are percentile intervals.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+Statistic = Callable[[NDArray[np.float64]], float]
+
+
+def _sum(values: NDArray[np.float64]) -> float:
+    return float(values.sum())
+
+
+@dataclass(frozen=True)
+class BootstrapCI:
+    """A point estimate and its percentile interval."""
+
+    estimate: float
+    low: float
+    high: float
+    confidence: float
+    n_resamples: int
+
+
+def _resample_indices(n: int, n_resamples: int, rng: np.random.Generator) -> NDArray[np.intp]:
+    if n < 1:
+        raise ValueError("need at least one family to resample")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    return rng.integers(0, n, size=(n_resamples, n))
+
+
+def bootstrap_ci(
+    values: Sequence[float],
+    *,
+    statistic: Statistic = _sum,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    rng: np.random.Generator,
+) -> BootstrapCI:
+    """Percentile bootstrap interval of ``statistic`` over per-family ``values``."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    data = np.asarray(values, dtype=np.float64)
+    draws = _resample_indices(len(data), n_resamples, rng)
+    stats = np.array([statistic(data[idx]) for idx in draws])
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(stats, [alpha, 1.0 - alpha])
+    return BootstrapCI(
+        estimate=statistic(data),
+        low=float(low),
+        high=float(high),
+        confidence=confidence,
+        n_resamples=n_resamples,
+    )
+
+
+@dataclass(frozen=True)
+class PairwiseStability:
+    """Share of resamples in which ``a`` scores strictly above ``b``, and ties."""
+
+    a: str
+    b: str
+    a_beats_b: float
+    ties: float
+
+
+def ranking_stability(
+    per_family: Mapping[str, Sequence[float]],
+    *,
+    statistic: Statistic = _sum,
+    n_resamples: int = 10_000,
+    rng: np.random.Generator,
+) -> list[PairwiseStability]:
+    """For every ordered pair of models, how often A beats B on a paired family resample.
+
+    ``per_family`` maps a model name to its per-family values, aligned on the same families.
+    """
+    names = list(per_family)
+    lengths = {len(v) for v in per_family.values()}
+    if len(lengths) > 1:
+        raise ValueError(f"models are not aligned on the same families: lengths {sorted(lengths)}")
+    data = {name: np.asarray(per_family[name], dtype=np.float64) for name in names}
+    draws = _resample_indices(lengths.pop() if lengths else 0, n_resamples, rng)
+    scores = {name: np.array([statistic(data[name][idx]) for idx in draws]) for name in names}
+    return [
+        PairwiseStability(
+            a=a,
+            b=b,
+            a_beats_b=float(np.mean(scores[a] > scores[b])),
+            ties=float(np.mean(scores[a] == scores[b])),
+        )
+        for a, b in itertools.permutations(names, 2)
+    ]

@@ -1,0 +1,99 @@
+"""What each probe shows the model: C3 the gold answers, C2 never; controls borrow elsewhere."""
+
+from __future__ import annotations
+
+import pytest
+
+from gapscope.ladder.families import Family, load_bundled
+from gapscope.ladder.probes import (
+    ALL_CONDITIONS,
+    CONTROLS,
+    Condition,
+    Probe,
+    build_probes,
+    parent_probes,
+    stage0_probes,
+)
+from gapscope.ladder.schema import MilestoneType
+
+
+@pytest.fixture(scope="module")
+def families() -> list[Family]:
+    result = load_bundled()
+    assert not result.problems
+    return result.families
+
+
+def _by(probes: list[Probe], condition: Condition) -> Probe:
+    return next(p for p in probes if p.condition is condition)
+
+
+def test_c3_lists_every_gold_answer_and_c2_lists_none(families: list[Family]) -> None:
+    for family in families:
+        probes = parent_probes(family, families)
+        c2, c3 = _by(probes, Condition.C2), _by(probes, Condition.C3)
+        for i, m in enumerate(family.tested_milestones):
+            assert f"{i + 1}. {m.description}" in c2.prompt
+            assert f"Answer: {m.answer}" in c3.prompt
+        assert "Answer:" not in c2.prompt
+        # C2 and C3 share the problem and the roadmap; C3 only adds answers
+        assert c2.prompt.split("A roadmap")[0] == c3.prompt.split("A roadmap")[0]
+        for probe in probes:
+            assert probe.gold == family.gold_answer
+            assert family.parent_prompt in probe.prompt
+
+
+def test_integrate_milestones_stay_private(families: list[Family]) -> None:
+    for family in families:
+        integrate = [m for m in family.milestones if m.type is MilestoneType.INTEGRATE]
+        probes = build_probes([family, *families[:2]], ALL_CONDITIONS)
+        for m in integrate:
+            assert all(m.description not in p.prompt for p in probes if p.pid == family.pid)
+            assert all(m.prompt != p.prompt for p in probes)
+
+
+def test_controls_borrow_from_other_families(families: list[Family]) -> None:
+    descriptions = {f.pid: {m.description for m in f.tested_milestones} for f in families}
+    answers = {f.pid: {m.answer for m in f.tested_milestones} for f in families}
+    for family in families:
+        probes = parent_probes(family, families, CONTROLS, seed=3)
+        rand = _by(probes, Condition.C2_RANDOM)
+        (donor,) = rand.donors
+        assert donor != family.pid
+        assert all(d in rand.prompt for d in descriptions[donor])
+        assert not any(d in rand.prompt for d in descriptions[family.pid])
+        assert "Answer:" not in rand.prompt
+
+        generic = _by(probes, Condition.C2_GENERIC)
+        assert not any(d in generic.prompt for d in descriptions[family.pid])
+        assert "intermediate milestones" in generic.prompt
+
+        mismatched = _by(probes, Condition.C3_MISMATCHED)
+        assert len(mismatched.donors) == len(family.tested_milestones)
+        assert family.pid not in mismatched.donors
+        for m, donor_pid in zip(family.tested_milestones, mismatched.donors, strict=True):
+            assert f"{m.description}\n   Answer: " in mismatched.prompt
+            shown = mismatched.prompt.split(f"{m.description}\n   Answer: ")[1].split("\n")[0]
+            assert shown in answers[donor_pid]
+
+
+def test_controls_are_deterministic_per_seed(families: list[Family]) -> None:
+    a = build_probes(families, CONTROLS, seed=1)
+    assert a == build_probes(families, CONTROLS, seed=1)
+    assert a != build_probes(families, CONTROLS, seed=2)
+
+
+def test_stage0_asks_each_tested_milestone_alone(families: list[Family]) -> None:
+    family = families[0]
+    probes = stage0_probes(family)
+    assert [p.milestone_index for p in probes] == list(range(len(family.tested_milestones)))
+    for p, m in zip(probes, family.tested_milestones, strict=True):
+        assert p.prompt == m.prompt and p.gold == m.answer and p.schema == m.schema
+        assert p.sample_id == f"{family.pid}:S0:{p.milestone_index}"
+
+
+def test_controls_need_another_family(families: list[Family]) -> None:
+    with pytest.raises(ValueError, match="C2-random needs at least one other family"):
+        parent_probes(families[0], [families[0]], [Condition.C2_RANDOM])
+    # the help ladder alone works on a single family
+    assert len(parent_probes(families[0], [], [Condition.C1, Condition.C2, Condition.C3])) == 3

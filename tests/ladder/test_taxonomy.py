@@ -1,0 +1,91 @@
+"""Outcome levels, gap labels and the tau sweep on a hand-built panel."""
+
+from __future__ import annotations
+
+import pytest
+
+from gapscope.ladder.taxonomy import (
+    FamilyCounts,
+    Gap,
+    Outcome,
+    gap,
+    outcome,
+    passes_stage0,
+    profile,
+    tau_sensitivity,
+)
+
+# pid: (c1, c2, c3, milestones) -> expected outcome and gap at tau = 1
+PANEL = {
+    "direct": ((3, 0, 0, (8, 8)), Outcome.DIRECT, Gap.NONE),
+    "direct-fails-s0": ((1, 8, 8, (0, 8)), Outcome.DIRECT, Gap.NONE),
+    "roadmap": ((0, 2, 5, (1, 4)), Outcome.ROADMAP_NEEDED, Gap.ROADMAP),
+    "execution": ((0, 0, 4, (2, 2, 2)), Outcome.ANSWERS_NEEDED, Gap.MILESTONE_EXECUTION),
+    "composition": ((0, 0, 0, (8, 8)), Outcome.UNRECOVERED, Gap.COMPOSITION),
+    "missing-r": ((0, 1, 0, (0, 8)), Outcome.ROADMAP_NEEDED, Gap.MISSING_MILESTONE),
+    "missing-a": ((0, 0, 1, (3, 0)), Outcome.ANSWERS_NEEDED, Gap.MISSING_MILESTONE),
+    "capability": ((0, 0, 0, (0, 0)), Outcome.UNRECOVERED, Gap.CAPABILITY),
+    "no-milestones": ((0, 0, 0, ()), Outcome.UNRECOVERED, Gap.CAPABILITY),
+}
+
+
+def _fam(pid: str) -> FamilyCounts:
+    c1, c2, c3, ms = PANEL[pid][0]
+    return FamilyCounts(pid, c1, c2, c3, ms)
+
+
+@pytest.mark.parametrize("pid", sorted(PANEL))
+def test_hand_built_panel(pid: str) -> None:
+    _, expected_outcome, expected_gap = PANEL[pid]
+    assert outcome(_fam(pid)) is expected_outcome
+    assert gap(_fam(pid)) is expected_gap
+
+
+def test_composition_gap_means_stage0_pass_and_unrecovered() -> None:
+    fam = _fam("composition")
+    assert passes_stage0(fam) and outcome(fam) is Outcome.UNRECOVERED
+    assert gap(fam) is Gap.COMPOSITION
+
+
+def test_thresholds_move_families_down_the_ladder() -> None:
+    fam = FamilyCounts("x", c1=2, c2=3, c3=5, milestones=(4, 2))
+    assert [outcome(fam, tau) for tau in (1, 2, 3, 4, 5, 6)] == [
+        Outcome.DIRECT,
+        Outcome.DIRECT,
+        Outcome.ROADMAP_NEEDED,
+        Outcome.ANSWERS_NEEDED,
+        Outcome.ANSWERS_NEEDED,
+        Outcome.UNRECOVERED,
+    ]
+    assert passes_stage0(fam, 2) and not passes_stage0(fam, 3)
+    assert gap(fam, tau=3, stage0_tau=3) is Gap.MISSING_MILESTONE
+    with pytest.raises(ValueError, match="tau must be >= 1"):
+        outcome(fam, 0)
+
+
+def test_profile_counts_and_tau_table() -> None:
+    fams = [_fam(pid) for pid in sorted(PANEL)]
+    p = profile(fams)
+    assert p.n_families == 9
+    assert p.outcomes == {
+        Outcome.DIRECT: 2,
+        Outcome.ROADMAP_NEEDED: 2,
+        Outcome.ANSWERS_NEEDED: 2,
+        Outcome.UNRECOVERED: 3,
+    }
+    assert p.gaps[Gap.MISSING_MILESTONE] == 2
+    assert p.gaps[Gap.CAPABILITY] == 2
+    assert sum(p.gaps.values()) == 9
+    assert p.any_probe == 6
+    # milestones solved alone at least once / tested
+    assert (p.milestones_passed, p.milestones_tested) == (12, 17)
+    assert p.stage0_pass == 4
+    table = tau_sensitivity(fams)
+    assert table[1] == p.outcomes
+    # at tau = 5 only the families with >= 5 correct anywhere survive
+    assert table[5] == {
+        Outcome.DIRECT: 0,
+        Outcome.ROADMAP_NEEDED: 1,
+        Outcome.ANSWERS_NEEDED: 1,
+        Outcome.UNRECOVERED: 7,
+    }

@@ -1,0 +1,46 @@
+"""``gapscope verify`` through a tiny typer app that registers ``verify_command``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from typer.testing import CliRunner
+
+from gapscope.ladder.verify.cli import verify_command
+
+app = typer.Typer()
+app.command("verify")(verify_command)
+app.command("noop")(lambda: None)  # two commands, so "verify" is a subcommand as in gapscope
+runner = CliRunner()
+
+
+def test_single_accept_and_reject() -> None:
+    result = runner.invoke(app, ["verify", "--gold", "1000", "--answer", "1,000"])
+    assert result.exit_code == 0 and "ACCEPT" in result.output
+    result = runner.invoke(app, ["verify", "--gold", "D", "--answer", "The answer is \\boxed{C}"])
+    assert result.exit_code == 0 and "NOT_ACCEPT mismatch" in result.output
+
+
+def test_bad_schema_exits_2() -> None:
+    result = runner.invoke(app, ["verify", "--gold", "1", "--answer", "1", "--schema", "FOO"])
+    assert result.exit_code == 2
+    assert "MCQ_STRING" in result.output
+
+
+def test_jsonl_keeps_order_and_reports_bad_lines(tmp_path: Path) -> None:
+    lines = [
+        json.dumps({"answer": "\\frac12", "gold": "0.5"}),
+        "{not json",
+        json.dumps({"gold": "1"}),
+        json.dumps({"answer": "x<2", "gold": "x>2", "schema": "INEQUALITY"}),
+    ]
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["verify", "--jsonl", str(src), "--out", str(out)])
+    assert result.exit_code == 0
+    rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["label"] for r in rows] == ["ACCEPT", "NOT_ACCEPT", "NOT_ACCEPT", "NOT_ACCEPT"]
+    assert "line 2" in rows[1]["error"] and "line 3" in rows[2]["error"]
+    assert "4 graded" in result.output
