@@ -175,3 +175,59 @@ def print_report(result: dict[str, Any], console: Console) -> None:
         for row_name, row in result["transition_matrix"].items():
             trans.add_row(row_name, *(str(row[o.value]) for o in OUTCOME_ORDER))
         console.print(trans)
+
+
+@ladder_app.command("compile")
+def compile_families(
+    teacher: Annotated[str, typer.Option(help="Inspect model string of the teacher.")],
+    problems: Annotated[
+        Path, typer.Option(help="JSONL with problem, answer (+ pid, solution) per line.")
+    ],
+    out: Annotated[Path, typer.Option(help="Where to write the compiled families (JSONL).")],
+    max_attempts: Annotated[
+        int, typer.Option(min=1, help="Regenerations allowed per problem after a rejection.")
+    ] = 3,
+    log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
+    json_out: Annotated[bool, typer.Option("--json", help="Funnel as JSON on stdout.")] = False,
+) -> None:
+    """Ask a teacher model to write milestone families; keep the valid, leak-free ones."""
+    from inspect_ai import eval as inspect_eval
+
+    from gapscope.ladder.compile import Stage, funnel_counts
+    from gapscope.ladder.compile_task import ladder_compile
+
+    try:
+        task = ladder_compile(problems=str(problems), max_attempts=max_attempts)
+    except (ValueError, FileNotFoundError) as exc:
+        _err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    with contextlib.redirect_stdout(sys.stderr):
+        log = inspect_eval(task, model=teacher, log_dir=str(log_dir))[0]
+    kept: list[dict[str, Any]] = []
+    reached: list[Stage | None] = []
+    rejected_attempts = 0
+    for sample in log.samples or []:
+        failures = sample.store.get("failures", [])
+        family = sample.store.get("family")
+        rejected_attempts += len(failures)
+        if family:
+            kept.append(family)
+            reached.append(None)
+        else:
+            reached.append(Stage(failures[-1]["stage"]) if failures else Stage.REPLIED)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in kept), "utf-8")
+    funnel = funnel_counts(reached) | {"rejected_attempts": rejected_attempts}
+    result = {"funnel": funnel, "out": str(out), "log": log.location, "status": log.status}
+    if json_out:
+        typer.echo(json.dumps(result, indent=2))
+    else:
+        table = Table(title="Teacher compilation funnel")
+        table.add_column("stage")
+        table.add_column("families", justify="right")
+        for stage, n in funnel.items():
+            table.add_row(stage, str(n))
+        Console().print(table)
+        Console().print(f"wrote {len(kept)} families to {out}; log: {log.location}")
+    if log.status != "success":
+        raise typer.Exit(1)

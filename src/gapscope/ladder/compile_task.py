@@ -1,0 +1,96 @@
+"""The teacher-compilation Inspect task: one sample per parent problem.
+
+The solver asks the teacher for a family, validates it, and on rejection tells the teacher
+what failed and asks again, at most ``max_attempts`` times. The sample store keeps the
+accepted family (or the last failure's stage) so the CLI can write families and the funnel.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, GenerateConfig, get_model
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from gapscope.ladder.compile import (
+    CompileError,
+    TeacherProblem,
+    build_family,
+    load_problems,
+    parse_reply,
+    retry_prompt,
+    teacher_prompt,
+)
+
+
+@task
+def ladder_compile(problems: str, max_attempts: int = 3, max_tokens: int = 4096) -> Task:
+    """Compile milestone families for the problems of a JSONL file with the task's model."""
+    if max_attempts < 1:
+        raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
+    loaded, errors = load_problems(Path(problems))
+    if not loaded:
+        raise ValueError(f"no valid problem in {problems}: {'; '.join(errors) or 'empty file'}")
+    samples = [
+        Sample(
+            id=p.pid,
+            input=teacher_prompt(p),
+            metadata={"problem": p.problem, "answer": p.answer, "solution": p.solution},
+        )
+        for p in loaded
+    ]
+    return Task(
+        dataset=MemoryDataset(samples, name="ladder-compile"),
+        solver=compile_family(max_attempts),
+        scorer=family_kept(),
+        config=GenerateConfig(max_tokens=max_tokens),
+        metadata={"problems": problems, "load_errors": errors},
+    )
+
+
+@solver
+def compile_family(max_attempts: int) -> Solver:
+    """Ask, validate, and regenerate on rejection (bounded)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        problem = TeacherProblem(
+            pid=str(state.sample_id),
+            problem=state.metadata["problem"],
+            answer=state.metadata["answer"],
+            solution=state.metadata["solution"],
+        )
+        failures: list[dict[str, str]] = []
+        for _ in range(max_attempts):
+            output = await get_model().generate(state.messages)
+            state.messages.append(ChatMessageAssistant(content=output.completion))
+            try:
+                family = build_family(problem, parse_reply(output.completion))
+            except CompileError as error:
+                failures.append({"stage": error.stage.value, "reason": str(error)})
+                state.messages.append(ChatMessageUser(content=retry_prompt(error)))
+                continue
+            state.store.set("family", family.to_dict())
+            break
+        state.store.set("failures", failures)
+        return state
+
+    return solve
+
+
+@scorer(metrics=[accuracy()])
+def family_kept() -> Scorer:
+    """CORRECT when a valid, leak-free family was compiled."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        failures = state.store.get("failures", [])
+        kept = state.store.get("family") is not None
+        return Score(
+            value=CORRECT if kept else INCORRECT,
+            explanation=f"{len(failures)} rejected attempt(s)"
+            + (f"; last: {failures[-1]['reason']}" if failures else ""),
+        )
+
+    return score
