@@ -17,13 +17,13 @@ from gapscope.analysis.s2b import S2BRunSummary, summarize
 from gapscope.cli import EMBEDDED_MODEL
 from gapscope.s2b.task import s2b_lm
 
-PRESET, SEEDS, MAX_TOKENS = "demo", 2, 48
+PRESET, SEEDS, MAX_TOKENS = "demo", 2, 24
 
 
 def _run(listener: str, model: str, log_dir: Path) -> S2BRunSummary:
     task = s2b_lm(preset=PRESET, seeds=SEEDS, listener=listener, max_tokens=MAX_TOKENS)
     with contextlib.redirect_stdout(sys.stderr):
-        logs = inspect_eval(task, model=model, log_dir=str(log_dir), max_samples=1)
+        logs = inspect_eval(task, model=model, log_dir=str(log_dir), max_samples=SEEDS)
     return summarize(logs[0])
 
 

@@ -58,7 +58,9 @@ LEAKY = {
 
 
 def test_a_valid_reply_builds_a_family_in_the_released_format() -> None:
-    family = build_family(PROBLEM, parse_reply("Here it is:\n```json\n" + json.dumps(GOOD) + "\n```"))
+    family = build_family(
+        PROBLEM, parse_reply("Here it is:\n```json\n" + json.dumps(GOOD) + "\n```")
+    )
     assert family.pid == "sq" and family.gold_answer == "13"
     assert [m.type for m in family.tested_milestones] == [
         MilestoneType.KEY_MOVE,

@@ -293,6 +293,8 @@ def test_released_354_families_all_load_and_round_trip() -> None:
     assert result.problems == []
     assert len(result.families) == 354
     lines = RELEASED.read_text(encoding="utf-8").splitlines()
-    assert all(f.to_dict() == json.loads(line) for f, line in zip(result.families, lines, strict=True))
+    assert all(
+        f.to_dict() == json.loads(line) for f, line in zip(result.families, lines, strict=True)
+    )
     assert all(m.description for f in result.families for m in f.milestones)
     assert sum(f.parent_answer_corrected is not None for f in result.families) == 10

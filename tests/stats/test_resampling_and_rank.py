@@ -40,9 +40,7 @@ def test_ranking_stability_dominance_and_coin_flip() -> None:
     rng = np.random.default_rng(2)
     strong = [1.0] * 50
     weak = [0.0] * 50
-    result = {
-        (s.a, s.b): s for s in ranking_stability({"strong": strong, "weak": weak}, rng=rng)
-    }
+    result = {(s.a, s.b): s for s in ranking_stability({"strong": strong, "weak": weak}, rng=rng)}
     assert result[("strong", "weak")].a_beats_b == 1.0
     assert result[("weak", "strong")].a_beats_b == 0.0
     # identical models tie in every resample
@@ -56,7 +54,9 @@ def test_paired_resampling_sees_a_one_family_difference() -> None:
     # B equals A except on one family where A wins: A never loses on a paired resample
     a = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0]
     b = [0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0]
-    pairs = {(s.a, s.b): s for s in ranking_stability({"a": a, "b": b}, rng=np.random.default_rng(3))}
+    pairs = {
+        (s.a, s.b): s for s in ranking_stability({"a": a, "b": b}, rng=np.random.default_rng(3))
+    }
     share = pairs[("a", "b")].a_beats_b
     assert pairs[("a", "b")].a_beats_b + pairs[("a", "b")].ties == pytest.approx(1.0)
     assert share == pytest.approx(1 - (7 / 8) ** 8, abs=0.02)  # P(family 0 drawn at least once)
@@ -76,9 +76,9 @@ def test_kendall_known_values() -> None:
 
 @settings(max_examples=100, deadline=None)
 @given(
-    st.lists(
-        st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=3, max_size=12
-    ).filter(lambda rows: len({r[0] for r in rows}) > 1 and len({r[1] for r in rows}) > 1)
+    st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=3, max_size=12).filter(
+        lambda rows: len({r[0] for r in rows}) > 1 and len({r[1] for r in rows}) > 1
+    )
 )
 def test_kendall_matches_scipy_tau_b_with_ties(rows: list[tuple[int, int]]) -> None:
     a = {f"m{i}": float(x) for i, (x, _) in enumerate(rows)}

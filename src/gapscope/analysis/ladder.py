@@ -6,7 +6,7 @@ names its family, condition and milestone, and whose score is the verifier's ver
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +16,6 @@ from inspect_ai.log import EvalLog
 
 from gapscope.ladder.probes import CONTROLS, LADDER, Condition
 from gapscope.ladder.taxonomy import (
-    GAP_ORDER,
     OUTCOME_ORDER,
     FamilyCounts,
     ModelProfile,
@@ -159,7 +158,10 @@ class LadderReport:
             "ranking_stability": self.stability,
             "kendall_tau_direct_accuracy_vs_any_probe": self.kendall_accuracy_vs_any_probe,
             "transition_matrix": (
-                {a.value: {b.value: n for b, n in row.items()} for a, row in self.transitions.items()}
+                {
+                    a.value: {b.value: n for b, n in row.items()}
+                    for a, row in self.transitions.items()
+                }
                 if self.transitions
                 else None
             ),
@@ -222,5 +224,3 @@ def build_report(
             else None
         ),
     )
-
-

@@ -85,7 +85,7 @@ def family_kept() -> Scorer:
     """CORRECT when a valid, leak-free family was compiled."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        failures = state.store.get("failures", [])
+        failures: list[dict[str, str]] = state.store.get("failures", [])
         kept = state.store.get("family") is not None
         return Score(
             value=CORRECT if kept else INCORRECT,

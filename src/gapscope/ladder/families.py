@@ -41,8 +41,7 @@ _OFFLINE_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 def milestone_prompt(problem: str, description: str, instruction: str) -> str:
     """The standalone prompt of a milestone, in the released format."""
     return (
-        f"{PROMPT_HEAD}{problem}{_DESCRIPTION_MARK}{description}"
-        f"{_INSTRUCTION_MARK}{instruction}\n"
+        f"{PROMPT_HEAD}{problem}{_DESCRIPTION_MARK}{description}{_INSTRUCTION_MARK}{instruction}\n"
     )
 
 
@@ -194,7 +193,9 @@ class LoadProblem:
 
     def __str__(self) -> str:
         where = f"line {self.line}" + (f" (pid {self.pid})" if self.pid else "")
-        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        return (
+            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
 
 
 @dataclass(frozen=True)
@@ -445,14 +446,18 @@ def parse_jsonl(text: str) -> LoadResult:
         try:
             rows.append((line, json.loads(raw)))
         except json.JSONDecodeError as err:
-            bad.append(LoadProblem(line, None, None, f"not valid JSON ({err.msg}, column {err.colno})"))
+            bad.append(
+                LoadProblem(line, None, None, f"not valid JSON ({err.msg}, column {err.colno})")
+            )
     result = read_records(rows)
     problems = sorted([*bad, *result.problems], key=lambda p: p.line)
     return LoadResult(families=result.families, problems=problems)
 
 
 def _offline() -> bool:
-    return any(os.environ.get(var, "").lower() in {"1", "true", "yes", "on"} for var in _OFFLINE_VARS)
+    return any(
+        os.environ.get(var, "").lower() in {"1", "true", "yes", "on"} for var in _OFFLINE_VARS
+    )
 
 
 def _hub_rows(dataset_id: str, split: str) -> Iterator[tuple[int, object]]:
@@ -490,7 +495,11 @@ def load_families(source: str | Path, *, split: str = "train") -> LoadResult:
         return parse_jsonl(path.read_text(encoding="utf-8"))
     if path.exists():
         raise FamilySourceError(f"{path} is a directory; pass the .jsonl file of families")
-    if isinstance(source, Path) or not _HUB_ID.fullmatch(source) or path.suffix in {".json", ".jsonl"}:
+    if (
+        isinstance(source, Path)
+        or not _HUB_ID.fullmatch(source)
+        or path.suffix in {".json", ".jsonl"}
+    ):
         raise FamilySourceError(f"no such file: {path}")
     return read_records(_hub_rows(source, split))
 

@@ -8,6 +8,7 @@ C3 success says nothing about composition (seed Appendix T). Two kinds of leak a
   The transforms checked, on answers that parse to a single value (an expression, or a
   labelled value such as ``x = 5``), are
 
+  - same value (where the verifier is stricter, e.g. ``25\\%`` against ``1/4``);
   - negation (m = -p) and reciprocal (m = 1/p);
   - plus one and minus one (m = p + 1, m = p - 1);
   - double and half (m = 2p, m = p/2);
@@ -80,9 +81,13 @@ class LeakReport:
         return {flag.pid for flag in self.flags}
 
 
-# Sample values for variables: irrational-looking and positive, so square roots and logs
-# stay real and an accidental coincidence of two different expressions is implausible.
-_SAMPLES = (0.7390851, 1.4142977, 2.3025851, 3.1415927, 0.5772157)
+# Variables are sampled on a deterministic quasi-random grid: positive (square roots and logs
+# stay real), irrational-looking (coincidences between different expressions are implausible),
+# spread over two orders of magnitude (step functions such as a ceiling do not look constant),
+# and distinct for every variable at every point.
+_N_POINTS = 4
+_PHI = 0.6180339887498949
+_SQRT2 = 1.4142135623730951
 _REL_TOL = 1e-9
 _PARSE = NormalizationConfig(
     basic_latex=True, units=True, malformed_operators=True, nits=True, boxed="all"
@@ -91,6 +96,7 @@ _PARSE = NormalizationConfig(
 _Relation = Callable[[complex, complex], tuple[complex, complex]]
 # Each maps (milestone value m, parent value p) to two sides that are equal under the transform.
 _RELATIONS: tuple[tuple[str, _Relation], ...] = (
+    ("same value", lambda m, p: (m, p)),
     ("negation", lambda m, p: (m, -p)),
     ("reciprocal", lambda m, p: (m * p, 1)),
     ("plus one", lambda m, p: (m, p + 1)),
@@ -118,9 +124,10 @@ def _value(answer: str) -> sympy.Expr | None:
         return None
     if isinstance(parsed, sympy.Equality) and isinstance(parsed.lhs, sympy.Symbol):
         parsed = parsed.rhs
-    if isinstance(parsed, sympy.Expr) and not isinstance(parsed, sympy.MatrixBase):
-        return parsed
-    return None
+    if not isinstance(parsed, sympy.Expr):
+        return None
+    # The parser keeps e.g. a percent's 1/100 unevaluated; numbers are what we compare.
+    return parsed.xreplace({u: u.args[0] for u in parsed.atoms(sympy.UnevaluatedExpr)})
 
 
 def _evaluate(expr: sympy.Expr, point: dict[str, float]) -> complex | None:
@@ -134,10 +141,13 @@ def _evaluate(expr: sympy.Expr, point: dict[str, float]) -> complex | None:
 
 def _points(names: Iterable[str]) -> list[dict[str, float]]:
     ordered = sorted(set(names))
-    if not ordered:
-        return [{}]
-    n = len(_SAMPLES)
-    return [{name: _SAMPLES[(k + i) % n] for i, name in enumerate(ordered)} for k in range(3)]
+    return [
+        {
+            name: 0.3 + 40 * (((k + 1) * _PHI + (i + 1) * _SQRT2) % 1)
+            for i, name in enumerate(ordered)
+        }
+        for k in range(_N_POINTS)
+    ]
 
 
 def _close(a: complex, b: complex) -> bool:
@@ -148,7 +158,9 @@ def _numeric_transform(answer: str, parent: str) -> str | None:
     m_expr, p_expr = _value(answer), _value(parent)
     if m_expr is None or p_expr is None:
         return None
-    names = [s.name for s in (m_expr.free_symbols | p_expr.free_symbols) if isinstance(s, sympy.Symbol)]
+    names = [
+        s.name for s in (m_expr.free_symbols | p_expr.free_symbols) if isinstance(s, sympy.Symbol)
+    ]
     pairs: list[tuple[complex, complex]] = []
     for point in _points(names):
         m, p = _evaluate(m_expr, point), _evaluate(p_expr, point)

@@ -135,9 +135,7 @@ def parent_probes(
         elif condition is Condition.C3_MISMATCHED:
             picks = [rng.choice(_need(donors, condition)) for _ in tested]
             answers = [rng.choice(d.tested_milestones).answer for d in picks]
-            text = template("c3_answers").format(
-                problem=problem, roadmap=_roadmap(tested, answers)
-            )
+            text = template("c3_answers").format(problem=problem, roadmap=_roadmap(tested, answers))
             probes.append(_parent(family, condition, text, [d.pid for d in picks]))
     return probes
 

@@ -88,6 +88,9 @@ def play_episode(config: S2BConfig, listener: str, max_tokens: int) -> Solver:
     games played across all episodes shows progress during long runs.
     """
     played = 0
+    # A listener answers the current game only; a model that starts writing the next game
+    # or a sync round itself is stopped there.
+    generate_config = GenerateConfig(max_tokens=max_tokens, stop_seqs=["\nGame ", "\nSync round"])
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         episode = build_episode(config, int(state.metadata["seed"]))
@@ -105,9 +108,7 @@ def play_episode(config: S2BConfig, listener: str, max_tokens: int) -> Solver:
             elif listener == "random":
                 reply = f"Answer: {'same' if coin.random() < 0.5 else 'different'}"
             else:
-                output = await get_model().generate(
-                    messages, config=GenerateConfig(max_tokens=max_tokens)
-                )
+                output = await get_model().generate(messages, config=generate_config)
                 reply = output.completion
             messages.append(ChatMessageAssistant(content=reply))
             records.append(_record(game, reply, reference.same, exemplar=game.index in exemplars))
