@@ -1,7 +1,11 @@
-"""Rule-listener decisions per second through the whole Inspect task.
+"""S2B-LM benchmarks.
 
-Baseline, same run: the same episodes played by the verbalizer alone (no Inspect). The ratio
-is the runner's overhead per decision; the absolute rate says how fast a reference run is.
+(a) Rule-listener decisions per second through the whole Inspect task. Baseline, same run: the
+    same episodes played by the verbalizer alone (no Inspect); the ratio is the runner's
+    overhead per decision.
+(b) Prefill tokens of one real 30-game episode (cat-10shot, seed 4) played by the embedded
+    model, with the provider's KV-cache reuse on and off: per-call computed prefill tokens come
+    from the usage Inspect logs for every model call (input tokens minus cache reads).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import time
 from typing import Any
 
 from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalLog, ModelEvent
 
 from gapscope.s2b.config import resolve
 from gapscope.s2b.episode import build_episode
@@ -45,9 +50,61 @@ def rule_listener_throughput(preset: str = "cat-10shot", seeds: int = 32) -> dic
     }
 
 
-def main() -> None:
-    for key, value in rule_listener_throughput().items():
+EPISODE_SEED = 4  # a cat-10shot episode of exactly 30 games
+
+
+def _computed_prefill(log: EvalLog) -> list[int]:
+    """Prefill tokens the model computed on each call, in call order."""
+    calls = []
+    for sample in log.samples or []:
+        for event in sample.events:
+            if isinstance(event, ModelEvent) and event.output.usage is not None:
+                usage = event.output.usage
+                calls.append(usage.input_tokens - (usage.input_tokens_cache_read or 0))
+    return calls
+
+
+def episode_prefill(max_tokens: int = 8) -> dict[str, Any]:
+    """Total and per-call prefill of one 30-game episode, KV reuse on vs off."""
+    per_call: dict[bool, list[int]] = {}
+    seconds: dict[bool, float] = {}
+    for reuse in (True, False):
+        with tempfile.TemporaryDirectory() as log_dir:
+            start = time.perf_counter()
+            log = inspect_eval(
+                s2b_lm(
+                    preset="cat-10shot", seeds=1, first_seed=EPISODE_SEED, max_tokens=max_tokens
+                ),
+                model="gapscope/embedded",
+                model_args={"kv_reuse": reuse},
+                log_dir=log_dir,
+                display="none",
+            )[0]
+            seconds[reuse] = time.perf_counter() - start
+        assert log.status == "success", log.error
+        per_call[reuse] = _computed_prefill(log)
+    with_reuse, without = sum(per_call[True]), sum(per_call[False])
+    return {
+        "games": 30,
+        "model_calls": len(per_call[True]),
+        "prefill_tokens_with_reuse": with_reuse,
+        "prefill_tokens_without_reuse": without,
+        "reduction_ratio": without / with_reuse,
+        "per_call_with_reuse": per_call[True],
+        "per_call_without_reuse": per_call[False],
+        "seconds_with_reuse": seconds[True],
+        "seconds_without_reuse": seconds[False],
+    }
+
+
+def _print(results: dict[str, Any]) -> None:
+    for key, value in results.items():
         print(f"{key:32s} {value:.3f}" if isinstance(value, float) else f"{key:32s} {value}")
+
+
+def main() -> None:
+    _print(rule_listener_throughput())
+    _print(episode_prefill())
 
 
 if __name__ == "__main__":

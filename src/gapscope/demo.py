@@ -1,7 +1,8 @@
-"""``make demo``: the main job on the embedded model, offline, in a few minutes on a CPU.
+"""``make demo``: the main jobs on the embedded model, offline, in a few minutes on a CPU.
 
-Plays the small ``demo`` S2B-LM preset with SmolLM2-135M-Instruct as the listener and with the
-rule-based reference listener, then prints both scores and where the logs are.
+1. S2B-LM, small ``demo`` preset: SmolLM2-135M-Instruct as the listener, and the rule-based
+   reference listener; both scores are printed.
+2. OracleLadder on the first bundled families with one rollout per probe: the outcome table.
 """
 
 from __future__ import annotations
@@ -11,29 +12,49 @@ import os
 import sys
 from pathlib import Path
 
+from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalLog
+from rich.console import Console
 
+from gapscope.analysis.ladder import build_report, model_run
 from gapscope.analysis.s2b import S2BRunSummary, summarize
 from gapscope.cli import EMBEDDED_MODEL
+from gapscope.ladder.cli import print_report
+from gapscope.ladder.task import oracle_ladder
 from gapscope.s2b.task import s2b_lm
 
-PRESET, SEEDS, MAX_TOKENS = "demo", 2, 24
+S2B_PRESET, S2B_SEEDS, S2B_MAX_TOKENS = "demo", 2, 24
+LADDER_FAMILIES, LADDER_K, LADDER_MAX_TOKENS = 3, 1, 96
 
 
-def _run(listener: str, model: str, log_dir: Path) -> S2BRunSummary:
-    task = s2b_lm(preset=PRESET, seeds=SEEDS, listener=listener, max_tokens=MAX_TOKENS)
+def _eval(task: Task, model: str, log_dir: Path, max_samples: int) -> EvalLog:
+    # Inspect's progress display goes to stderr; the results go to stdout.
     with contextlib.redirect_stdout(sys.stderr):
-        logs = inspect_eval(task, model=model, log_dir=str(log_dir), max_samples=SEEDS)
-    return summarize(logs[0])
+        return inspect_eval(task, model=model, log_dir=str(log_dir), max_samples=max_samples)[0]
+
+
+def _s2b(listener: str, model: str, log_dir: Path) -> S2BRunSummary:
+    task = s2b_lm(preset=S2B_PRESET, seeds=S2B_SEEDS, listener=listener, max_tokens=S2B_MAX_TOKENS)
+    return summarize(_eval(task, model, log_dir, max_samples=S2B_SEEDS))
 
 
 def main() -> None:
     log_dir = Path(os.environ.get("INSPECT_LOG_DIR", "logs")).resolve()
     runs = {
-        "SmolLM2-135M (embedded)": _run("lm", EMBEDDED_MODEL, log_dir),
-        "rule listener (reference)": _run("rule", "none", log_dir),
+        "SmolLM2-135M (embedded)": _s2b("lm", EMBEDDED_MODEL, log_dir),
+        "rule listener (reference)": _s2b("rule", "none", log_dir),
     }
-    print(f"\nS2B-LM, preset '{PRESET}', {SEEDS} seeds (ZSCT and adj-ZSCT, mean ± sd):")
+    ladder = _eval(
+        oracle_ladder(
+            families="bundled", k=LADDER_K, limit=LADDER_FAMILIES, max_tokens=LADDER_MAX_TOKENS
+        ),
+        EMBEDDED_MODEL,
+        log_dir,
+        max_samples=8,
+    )
+
+    print(f"\nS2B-LM, preset '{S2B_PRESET}', {S2B_SEEDS} seeds (mean ± sd over seeds):")
     for name, run in runs.items():
         if run.status != "success" or not run.summary:
             print(f"  {name:28s} FAILED ({run.status}); see {run.log_location}")
@@ -43,10 +64,15 @@ def main() -> None:
             f"  {name:28s} ZSCT {s['zsct']}  adj-ZSCT {s['adj_zsct']}  "
             f"strict {s['zsct_strict']}  unparsed {s['unparsed'].mean:.1f}"
         )
-    print(f"\nLogs: {log_dir}   (open them with: .venv/bin/inspect view --log-dir {log_dir})")
-    for run in runs.values():
-        print(f"  {run.log_location}")
-    if any(run.status != "success" for run in runs.values()):
+    print(f"\nOracleLadder, {LADDER_FAMILIES} bundled families, k = {LADDER_K}, embedded model:")
+    if ladder.status == "success":
+        print_report(build_report([model_run(ladder, "SmolLM2-135M")]).to_dict(), Console())
+    else:
+        print(f"  FAILED ({ladder.status}); see {ladder.location}")
+    print(f"\nLogs in {log_dir}; open them with: .venv/bin/inspect view --log-dir {log_dir}")
+    for location in [run.log_location for run in runs.values()] + [ladder.location]:
+        print(f"  {location}")
+    if ladder.status != "success" or any(run.status != "success" for run in runs.values()):
         sys.exit(1)
 
 
