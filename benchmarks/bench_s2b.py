@@ -15,7 +15,8 @@ import time
 from typing import Any
 
 from inspect_ai import eval as inspect_eval
-from inspect_ai.log import EvalLog, ModelEvent
+from inspect_ai.event import ModelEvent
+from inspect_ai.log import EvalLog
 
 from gapscope.s2b.config import resolve
 from gapscope.s2b.episode import build_episode
@@ -81,8 +82,8 @@ def episode_prefill(max_tokens: int = 8) -> dict[str, Any]:
                 display="none",
             )[0]
             seconds[reuse] = time.perf_counter() - start
-        assert log.status == "success", log.error
-        per_call[reuse] = _computed_prefill(log)
+            assert log.status == "success", log.error
+            per_call[reuse] = _computed_prefill(log)  # samples load lazily from log_dir
     with_reuse, without = sum(per_call[True]), sum(per_call[False])
     return {
         "games": 30,

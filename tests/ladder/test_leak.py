@@ -81,6 +81,7 @@ def test_each_trivial_transform_is_named(answer: str, parent: str, transform: st
         ("\\begin{pmatrix}1\\\\2\\end{pmatrix}", "2"),
         ("m - 4", "m > 4"),
         ("not a formula {", "3"),
+        ("\\sum_{k=1}^{n} k", "\\frac{n(n+1)}{2}"),  # left to the verifier
     ],
 )
 def test_unrelated_answers_are_not_trivial(answer: str, parent: str) -> None:

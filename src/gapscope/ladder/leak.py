@@ -18,8 +18,9 @@ C3 success says nothing about composition (seed Appendix T). Two kinds of leak a
   and, on the raw strings, the same digits ignoring formatting (separators, spaces, decimal
   point, percent and degree signs, text units, a leading ``name =`` label), e.g. ``3.14`` and
   ``314``. Expressions with variables are compared at fixed sample points, so the check is
-  deterministic and cannot hang in a simplifier. Sets, tuples, intervals, matrices and
-  relations are only checked for equivalence.
+  deterministic and needs no simplifier; answers holding sums, products, integrals, limits or
+  derivatives, and sets, tuples, intervals, matrices and relations, are only checked for
+  equivalence (by the verifier, which isolates slow checks).
 
 INTEGRATE milestones are withheld from every probe and from Stage 0 (they are not in
 ``Family.tested_milestones``), so they are not checked; the report lists them separately.
