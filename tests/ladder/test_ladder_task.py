@@ -98,3 +98,18 @@ def test_condition_spec_errors_name_the_choices() -> None:
     assert parse_conditions("C1,S0") == (Condition.C1, Condition.S0)
     with pytest.raises(ValueError, match="unknown condition"):
         parse_conditions("C4")
+
+
+def test_run_ladder_cli_prints_the_outcome_table_as_json(tmp_path: Path) -> None:
+    model = script("cli-student", _student({Condition.C2, Condition.S0}))
+    runner = CliRunner()
+    args = ["run", "ladder", "--bundled", "--model", model, "-k", "1", "--limit", str(LIMIT)]
+    result = runner.invoke(app, [*args, "--json", "--log-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    student = json.loads(result.stdout)["models"][model]
+    assert student["outcomes"]["ROADMAP-NEEDED"] == LIMIT
+    assert student["gaps"]["roadmap"] == LIMIT
+    both = runner.invoke(app, ["run", "ladder", "--bundled", "--families", "x.jsonl"])
+    assert both.exit_code == 2 and "exactly one of --families F or --bundled" in both.output
+    missing = runner.invoke(app, ["run", "ladder", "--families", str(tmp_path / "none.jsonl")])
+    assert missing.exit_code == 2

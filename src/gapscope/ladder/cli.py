@@ -43,6 +43,7 @@ def run_ladder(
     from inspect_ai import eval as inspect_eval
 
     from gapscope.analysis.ladder import build_report, model_run
+    from gapscope.ladder.families import FamilySourceError
     from gapscope.ladder.task import oracle_ladder
 
     if bundled == (families is not None):
@@ -56,7 +57,7 @@ def run_ladder(
             max_tokens=max_tokens,
             temperature=temperature,
         )
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, FamilySourceError) as exc:
         _err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     with contextlib.redirect_stdout(sys.stderr):

@@ -1,0 +1,39 @@
+"""The interface every Lean backend implements, and the error for "no Lean here"."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from gapscope.lean.verdict import LeanVerdict
+
+
+class LeanUnavailable(RuntimeError):
+    """No Lean toolchain or server is reachable; the message says what to install or start."""
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """Lean code to check. ``header`` (imports, options) is loaded once per REPL and reused."""
+
+    code: str
+    header: str = ""
+    timeout_s: float = 60.0
+
+
+class LeanBackend(Protocol):
+    """Checks Lean code; never raises for a bad proof, only returns a verdict."""
+
+    @property
+    def toolchain(self) -> str:
+        """The Lean version checked against (part of the verdict cache key)."""
+        ...
+
+    def check_many(self, requests: Sequence[CheckRequest]) -> list[LeanVerdict]:
+        """Verdicts in request order; concurrency is the backend's business."""
+        ...
+
+    def close(self) -> None:
+        """Stop processes and connections."""
+        ...

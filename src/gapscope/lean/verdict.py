@@ -1,0 +1,51 @@
+"""Typed Lean verdicts: the one result type every Lean backend returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+STANDARD_AXIOMS: frozenset[str] = frozenset({"propext", "Classical.choice", "Quot.sound"})
+
+
+class Status(StrEnum):
+    """What a check established.
+
+    VALID: elaborated with no error, no sorry, only standard axioms. SORRY: elaborated but
+    relies on ``sorry`` (or on a non-standard axiom). LEAN_ERROR: Lean reported an error.
+    TIMEOUT: the wall-clock limit passed (the process was killed). SERVER_ERROR: the backend
+    failed (crash, malformed reply, unreachable server) - nothing is known about the proof.
+    """
+
+    VALID = "valid"
+    SORRY = "sorry"
+    LEAN_ERROR = "lean_error"
+    TIMEOUT = "timeout"
+    SERVER_ERROR = "server_error"
+
+
+@dataclass(frozen=True)
+class LeanMessage:
+    """One message of Lean's, positions as the REPL reports them (line 1-based, column 0-based)."""
+
+    severity: str
+    data: str
+    line: int | None = None
+    column: int | None = None
+    end_line: int | None = None
+    end_column: int | None = None
+
+
+@dataclass(frozen=True)
+class LeanVerdict:
+    """The outcome of checking one piece of Lean code."""
+
+    status: Status
+    messages: tuple[LeanMessage, ...] = ()
+    elapsed_s: float = 0.0
+    axioms: tuple[str, ...] | None = None
+    detail: str = ""
+
+    @property
+    def valid(self) -> bool:
+        return self.status is Status.VALID
