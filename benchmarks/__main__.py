@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from benchmarks import bench_models, bench_s2b, bench_verifier
+from benchmarks import bench_lean, bench_models, bench_s2b, bench_verifier
 
 
 def main() -> None:
     for name, bench in (
         ("S2B rule listener throughput", bench_s2b.main),
         ("verifier cascade vs math-verify", bench_verifier.main),
-        ("embedded model: S2B episode prefill and load time", bench_models.main),
+        ("embedded model: load time", bench_models.main),
+        ("Lean local backend: pooled REPLs vs a fresh process per check", bench_lean.main),
     ):
         print(f"\n== {name} ==")
         bench()

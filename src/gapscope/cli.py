@@ -15,6 +15,9 @@ from rich.table import Table
 
 from gapscope.ladder.cli import ladder_app, run_ladder
 from gapscope.ladder.verify.cli import verify_command
+from gapscope.lean.cli import lean_app
+from gapscope.onng.cli import onng_app, run_onng
+from gapscope.prove.cli import prove_app, run_prove
 from gapscope.s2b.config import ConfigError, S2BConfig, resolve
 from gapscope.stats.cli import stats_app
 
@@ -30,8 +33,13 @@ run_app = typer.Typer(
 app.add_typer(run_app, name="run")
 app.add_typer(stats_app, name="stats")
 app.add_typer(ladder_app, name="ladder")
+app.add_typer(lean_app, name="lean")
+app.add_typer(prove_app, name="prove")
+app.add_typer(onng_app, name="onng")
 app.command("verify")(verify_command)
 run_app.command("ladder")(run_ladder)
+run_app.command("prove")(run_prove)
+run_app.command("onng")(run_onng)
 
 EMBEDDED_MODEL = "gapscope/embedded"
 _err = Console(stderr=True)

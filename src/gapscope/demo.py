@@ -24,7 +24,7 @@ from gapscope.ladder.cli import print_report
 from gapscope.ladder.task import oracle_ladder
 from gapscope.s2b.task import s2b_lm
 
-S2B_PRESET, S2B_SEEDS, S2B_MAX_TOKENS = "demo", 2, 24
+S2B_PRESET, S2B_SEEDS, S2B_MAX_TOKENS = "demo", 2, 160
 LADDER_FAMILIES, LADDER_K, LADDER_MAX_TOKENS = 3, 1, 96
 
 

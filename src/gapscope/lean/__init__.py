@@ -2,5 +2,30 @@
 
 Backends: a pool of local Lean REPL processes in a user's Lean project, or a
 kimina-lean-server over HTTP. A proof is valid only with no errors, no sorries and only the
-standard axioms.
+standard axioms. ``open_backend(spec)`` is the entry point; see docs/lean.md.
 """
+
+from gapscope.lean.backend import CheckRequest, LeanBackend, LeanUnavailable
+from gapscope.lean.base import CachedBackend, check
+from gapscope.lean.cache import VerdictCache, default_cache_path
+from gapscope.lean.factory import open_backend
+from gapscope.lean.kimina import KiminaBackend
+from gapscope.lean.local import LocalBackend
+from gapscope.lean.verdict import STANDARD_AXIOMS, LeanMessage, LeanVerdict, Status
+
+__all__ = [
+    "STANDARD_AXIOMS",
+    "CachedBackend",
+    "CheckRequest",
+    "KiminaBackend",
+    "LeanBackend",
+    "LeanMessage",
+    "LeanUnavailable",
+    "LeanVerdict",
+    "LocalBackend",
+    "Status",
+    "VerdictCache",
+    "check",
+    "default_cache_path",
+    "open_backend",
+]

@@ -1,0 +1,114 @@
+"""``gapscope lean``: find the Lean tooling (doctor) and write a workspace for it (setup)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from gapscope.lean.doctor import Finding, kimina_finding, project_findings, tool_findings
+from gapscope.lean.factory import ENV_SPEC, parse_spec
+from gapscope.lean.workspace import (
+    DEFAULT_REPL_REV,
+    DEFAULT_TOOLCHAIN,
+    LIBRARY,
+    next_steps,
+    write_workspace,
+)
+
+ENV_KIMINA_URL = "GAPSCOPE_KIMINA_URL"
+
+lean_app = typer.Typer(
+    help="Lean 4 checking: diagnose the toolchain, write a workspace.", no_args_is_help=True
+)
+
+
+def _configured() -> tuple[Path | None, str | None]:
+    """Project and server named by $GAPSCOPE_LEAN, when it is set and well-formed."""
+    spec = os.environ.get(ENV_SPEC, "").strip()
+    try:
+        kind, target = parse_spec(spec) if spec else ("", "")
+    except ValueError:
+        return None, None
+    return (Path(target), None) if kind == "local" else (None, target or None)
+
+
+@lean_app.command()
+def doctor(
+    project: Annotated[
+        Path | None, typer.Option(help="Lean project to inspect (default: from $GAPSCOPE_LEAN).")
+    ] = None,
+    kimina_url: Annotated[
+        str | None,
+        typer.Option(
+            help=f"kimina-lean-server URL to probe (or ${ENV_KIMINA_URL}).", envvar=ENV_KIMINA_URL
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print findings as JSON.")] = False,
+) -> None:
+    """Report lean, lake, elan, the toolchain, a REPL binary and a kimina server. Exits 0."""
+    env_project, env_url = _configured()
+    project = project or env_project
+    kimina_url = kimina_url or env_url
+    findings: list[Finding] = tool_findings()
+    findings += (
+        project_findings(project)
+        if project
+        else [
+            Finding(
+                "project",
+                False,
+                "no project given",
+                f"--project DIR or {ENV_SPEC}=local:DIR (create one: gapscope lean setup DIR)",
+            )
+        ]
+    )
+    findings.append(
+        kimina_finding(kimina_url)
+        if kimina_url
+        else Finding(
+            "kimina", False, "no server URL given", f"--kimina-url or {ENV_KIMINA_URL} (optional)"
+        )
+    )
+    if as_json:
+        print(json.dumps([dataclasses.asdict(f) for f in findings], indent=2))
+        return
+    for f in findings:
+        typer.echo(f"{'ok' if f.ok else 'missing':<8} {f.name}: {f.found}")
+        if f.fix:
+            typer.echo(f"{'':<8} -> {f.fix}")
+
+
+@lean_app.command()
+def setup(
+    directory: Annotated[Path, typer.Argument(help="Where to write the Lean workspace.")],
+    force: Annotated[bool, typer.Option(help="Write into a non-empty directory.")] = False,
+    toolchain: Annotated[str, typer.Option(help="lean-toolchain pin.")] = DEFAULT_TOOLCHAIN,
+    repl_rev: Annotated[
+        str, typer.Option(help="leanprover-community/repl revision (must match the toolchain).")
+    ] = DEFAULT_REPL_REV,
+) -> None:
+    """Write lean-toolchain, lakefile.toml (REPL dependency) and the GapscopeNNG library."""
+    from gapscope.onng.problemset import load_problem_set
+    from gapscope.onng.render import library_file, obfuscation
+
+    problems = load_problem_set()
+    nng = {f"{LIBRARY}.lean": library_file(problems, obfuscation(problems, 0.0, 0))}
+    try:
+        written = write_workspace(
+            directory, force=force, toolchain=toolchain, repl_rev=repl_rev, extra_files=nng
+        )
+    except FileExistsError as exc:
+        Console(stderr=True).print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from None
+    for path in written:
+        typer.echo(f"wrote {path}")
+    typer.echo("\nNext, run:")
+    for step in next_steps(directory, have_elan=shutil.which("elan") is not None):
+        typer.echo(f"  {step}")

@@ -1,0 +1,76 @@
+"""Open a backend from a one-line spec, or say exactly what to install.
+
+Specs: ``local:/path/to/lean/project`` (REPL processes via ``lake env``) and
+``kimina:http://host:port`` (kimina-lean-server). With no spec, ``$GAPSCOPE_LEAN`` is used.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+from gapscope.lean.backend import LeanUnavailable
+from gapscope.lean.base import CachedBackend
+from gapscope.lean.kimina import KiminaBackend
+from gapscope.lean.local import LocalBackend
+
+ENV_SPEC = "GAPSCOPE_LEAN"
+ENV_REPL_COMMAND = "GAPSCOPE_LEAN_REPL_CMD"
+ENV_TOOLCHAIN = "GAPSCOPE_LEAN_TOOLCHAIN"
+ENV_API_KEY = "LEAN_SERVER_API_KEY"
+
+NOTHING_CONFIGURED = (
+    "No Lean backend is configured, so no proof can be checked. Either\n"
+    "  1. install elan (curl https://raw.githubusercontent.com/leanprover/elan/master/"
+    "elan-init.sh -sSf | sh), run `gapscope lean setup DIR` and the commands it prints, then "
+    f"set {ENV_SPEC}=local:DIR; or\n"
+    "  2. start a kimina-lean-server (https://github.com/project-numina/kimina-lean-server) "
+    f"and set {ENV_SPEC}=kimina:http://HOST:PORT.\n"
+    "`gapscope lean doctor` reports what it finds."
+)
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """``kind:target`` -> (kind, target); ValueError naming the accepted forms otherwise."""
+    kind, sep, target = spec.partition(":")
+    if not sep or kind not in {"local", "kimina"} or not target:
+        raise ValueError(
+            f"bad Lean backend spec {spec!r}; expected local:/path/to/project or "
+            "kimina:http://host:port"
+        )
+    if kind == "kimina" and not target.startswith(("http://", "https://")):
+        raise ValueError(f"kimina spec needs an http(s) URL, got {target!r}")
+    return kind, target
+
+
+def open_backend(
+    spec: str | None = None, *, health_check: bool = True, **options: Any
+) -> CachedBackend:
+    """The backend ``spec`` (or ``$GAPSCOPE_LEAN``) names; LeanUnavailable if there is none.
+
+    ``options`` go to the backend's constructor (``cache``, ``max_workers``, ...). A local
+    backend takes its REPL command from ``$GAPSCOPE_LEAN_REPL_CMD`` when set; a kimina backend
+    takes its API key from ``$LEAN_SERVER_API_KEY`` and its toolchain label from
+    ``$GAPSCOPE_LEAN_TOOLCHAIN``, and is health-checked unless ``health_check=False``.
+    """
+    spec = spec or os.environ.get(ENV_SPEC, "").strip() or None
+    if spec is None:
+        raise LeanUnavailable(NOTHING_CONFIGURED)
+    kind, target = parse_spec(spec)
+    if kind == "local":
+        command = os.environ.get(ENV_REPL_COMMAND)
+        if command and "repl_command" not in options:
+            options["repl_command"] = shlex.split(command)
+        return LocalBackend(Path(target).expanduser(), **options)
+    options.setdefault("api_key", os.environ.get(ENV_API_KEY))
+    options.setdefault("toolchain", os.environ.get(ENV_TOOLCHAIN))
+    backend = KiminaBackend(target, **options)
+    if health_check:
+        try:
+            backend.health()
+        except LeanUnavailable:
+            backend.close()
+            raise
+    return backend

@@ -1,0 +1,158 @@
+"""One Lean REPL child process with deadline-bounded I/O.
+
+Every read and write waits with ``select`` against a deadline, so a REPL that hangs, floods or
+dies can never block the caller. The child runs in its own session so that killing it also
+kills what ``lake env`` started underneath it. stderr goes to a temporary file (a pipe nobody
+drains could fill and stall the child) and its tail is quoted when the process crashes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from gapscope.lean.protocol import ProtocolError, decode_block
+
+
+class ReplTimeout(TimeoutError):
+    """The REPL did not answer before the deadline (the process is killed)."""
+
+
+class ReplCrashed(RuntimeError):
+    """The REPL process exited or closed its pipes."""
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError):
+                text = Path(f"/proc/{pid}/task/{task}/children").read_text()
+                found.extend(int(x) for x in text.split())
+    return found
+
+
+def tree_rss_bytes(pid: int) -> int:
+    """Resident memory of ``pid`` and its descendants (``lake env`` runs the REPL as a child)."""
+    total, todo = 0, [pid]
+    while todo:
+        current = todo.pop()
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{current}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+        todo.extend(_children(current))
+    return total
+
+
+class ReplProcess:
+    """A started REPL: send a command object, get the decoded answer object back."""
+
+    def __init__(
+        self, command: Sequence[str], cwd: Path | None = None, env: Mapping[str, str] | None = None
+    ) -> None:
+        # Lives as long as the process; closed by ``kill``.
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
+        try:
+            self._proc = subprocess.Popen(
+                list(command),
+                cwd=cwd,
+                env=None if env is None else {**os.environ, **env},
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+                bufsize=0,
+                start_new_session=True,
+            )
+        except OSError:
+            self._stderr.close()
+            raise
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._in, self._out = self._proc.stdin.fileno(), self._proc.stdout.fileno()
+        os.set_blocking(self._in, False)
+        self._buffer = b""
+        self._killed = False
+        self.uses = 0
+        self.header_env: int | None = None
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    def rss_bytes(self) -> int:
+        return tree_rss_bytes(self._proc.pid)
+
+    def request(self, payload: bytes, timeout_s: float) -> dict[str, Any]:
+        """Write one framed command and read one framed answer, both before the deadline."""
+        deadline = time.monotonic() + timeout_s
+        self._write(payload, deadline)
+        return decode_block(self._read_block(deadline))
+
+    def _remaining(self, deadline: float) -> float:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise ReplTimeout("the REPL did not answer in time")
+        return left
+
+    def _write(self, payload: bytes, deadline: float) -> None:
+        view = memoryview(payload)
+        while view:
+            _, ready, _ = select.select([], [self._in], [], self._remaining(deadline))
+            if not ready:
+                continue
+            try:
+                view = view[os.write(self._in, view) :]
+            except (BrokenPipeError, ConnectionResetError):
+                raise ReplCrashed(self._crash_detail()) from None
+
+    def _read_block(self, deadline: float) -> str:
+        while True:
+            # A frame ends at the first blank line after some content.
+            stripped = self._buffer.lstrip(b"\r\n")
+            cut = stripped.find(b"\n\n")
+            if cut >= 0:
+                self._buffer = stripped[cut + 2 :]
+                try:
+                    return stripped[:cut].decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ProtocolError(f"REPL output is not UTF-8: {exc}") from None
+            ready, _, _ = select.select([self._out], [], [], self._remaining(deadline))
+            if ready:
+                chunk = os.read(self._out, 1 << 16)
+                if not chunk:
+                    raise ReplCrashed(self._crash_detail())
+                self._buffer += chunk.replace(b"\r\n", b"\n")
+
+    def _crash_detail(self) -> str:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._proc.wait(timeout=1.0)
+        self._stderr.seek(0, os.SEEK_END)
+        size = self._stderr.tell()
+        self._stderr.seek(max(0, size - 2000))
+        tail = self._stderr.read().decode("utf-8", "replace").strip()
+        code = self._proc.returncode
+        status = "is still running" if code is None else f"exited with code {code}"
+        return f"the REPL {status}" + (f"; stderr: {tail}" if tail else "")
+
+    def kill(self) -> None:
+        """Kill the whole process group and reap it; safe to call more than once."""
+        if not self._killed:
+            # The group outlives its leader while ``lake env``'s child runs: kill it regardless.
+            self._killed = True
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._proc.wait(timeout=5.0)
+        for stream in (self._proc.stdin, self._proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        self._stderr.close()

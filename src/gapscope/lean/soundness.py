@@ -1,0 +1,188 @@
+"""The soundness rule: when a REPL response makes a proof VALID, and what else it is.
+
+Lean accepts code that uses ``sorry`` (a warning, not an error) and code that relies on any
+axiom in scope (``sorryAx``, a user ``axiom``, ``Lean.ofReduceBool`` from ``native_decide``).
+Absence of errors therefore proves nothing. The backend appends ``#print axioms <name>`` for
+every declaration the code makes and accepts only propext, Classical.choice and Quot.sound.
+
+Names: ``theorem``/``lemma``/``def``/``abbrev``/``axiom`` declarations found at the start of a
+line (after attributes and modifiers, outside comments), qualified by the open ``namespace``s
+(``_root_.`` strips the prefix). ``example`` has no name to print, so each one is rewritten
+to ``theorem gapscope_example_<k>`` (k = 1, 2, ... in order) before checking: an example must
+therefore state a proposition, and columns on its line shift by the inserted text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gapscope.lean.protocol import ReplResponse
+from gapscope.lean.verdict import STANDARD_AXIOMS, LeanMessage, LeanVerdict, Status
+
+EXAMPLE_PREFIX = "gapscope_example_"
+
+_MODIFIERS = r"(?:(?:private|protected|noncomputable|partial|unsafe|nonrec)\s+)*"
+_ATTRIBUTES = r"(?:@\[[^\]]*\]\s*)*"
+_NAME = r"(?:«[^»]+»|[^\s:({\[⦃]+)"
+_DECL = re.compile(
+    rf"^(?P<lead>\s*{_ATTRIBUTES}{_MODIFIERS})"
+    rf"(?P<kw>theorem|lemma|def|abbrev|axiom|example)\b(?P<name>\s+{_NAME})?"
+)
+_SCOPE = re.compile(r"^\s*(?:noncomputable\s+)?(namespace|section|mutual|end)\b\s*(\S*)")
+_AXIOMS = re.compile(r"^'(?P<name>.+)' depends on axioms: \[(?P<list>.*)\]\s*$", re.DOTALL)
+_NO_AXIOMS = re.compile(r"^'(?P<name>.+)' does not depend on any axioms\s*$", re.DOTALL)
+_SORRY_WARNING = re.compile(r"declaration uses ['`]sorry['`]")
+
+
+def strip_comments(code: str) -> str:
+    """``code`` with ``--`` and (nested) ``/- -/`` comments blanked to spaces.
+
+    Lines and columns are kept, so a match in the stripped text indexes the original.
+    """
+    out = list(code)
+    depth, i = 0, 0
+    while i < len(code):
+        two = code[i : i + 2]
+        if depth == 0 and two == "--":
+            end = code.find("\n", i)
+            end = len(code) if end < 0 else end
+            out[i:end] = " " * (end - i)
+            i = end
+        elif two == "/-" or (depth and two == "-/"):
+            depth += 1 if two == "/-" else -1
+            out[i : i + 2] = "  "
+            i += 2
+        else:
+            if depth and code[i] != "\n":
+                out[i] = " "
+            i += 1
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Code as sent to Lean: ``examples`` renamed, axiom queries appended after ``code_lines``."""
+
+    code: str
+    names: tuple[str, ...]
+    code_lines: int
+
+
+def _qualify(scopes: list[tuple[str, str]], name: str) -> str:
+    if name.startswith("_root_."):
+        return name.removeprefix("_root_.")
+    prefix = ".".join(ident for kind, ident in scopes if kind == "namespace")
+    return f"{prefix}.{name}" if prefix else name
+
+
+def prepare(code: str) -> Prepared:
+    """Rename examples, find declared names, append one ``#print axioms`` per name."""
+    stripped = strip_comments(code).split("\n")
+    lines = code.split("\n")
+    scopes: list[tuple[str, str]] = []
+    names: list[str] = []
+    examples = 0
+    for index, text in enumerate(stripped):
+        scope = _SCOPE.match(text)
+        if scope:
+            kind, ident = scope.groups()
+            if kind != "end":
+                scopes.append((kind, ident))
+            elif scopes:
+                scopes.pop()
+            continue
+        decl = _DECL.match(text)
+        if not decl:
+            continue
+        if decl["kw"] == "example":
+            examples += 1
+            name = f"{EXAMPLE_PREFIX}{examples}"
+            start = len(decl["lead"])
+            original = lines[index]
+            lines[index] = f"{original[:start]}theorem {name}{original[start + len('example') :]}"
+            names.append(_qualify(scopes, name))
+        elif decl["name"]:
+            names.append(_qualify(scopes, decl["name"].strip()))
+    unique = tuple(dict.fromkeys(names))
+    body = "\n".join(lines)
+    suffix = "".join(f"\n#print axioms {name}" for name in unique)
+    return Prepared(
+        code=body + ("\n" + suffix if suffix else ""), names=unique, code_lines=len(lines)
+    )
+
+
+def parse_axioms(data: str) -> tuple[str, tuple[str, ...]] | None:
+    """``#print axioms`` output -> (declaration, axioms); None if ``data`` is something else."""
+    match = _AXIOMS.match(data.strip())
+    if match:
+        axioms = tuple(a.strip() for a in match["list"].replace("\n", " ").split(",") if a.strip())
+        return match["name"], axioms
+    match = _NO_AXIOMS.match(data.strip())
+    return (match["name"], ()) if match else None
+
+
+def is_sorry_warning(message: LeanMessage) -> bool:
+    """Lean's "declaration uses `sorry`" warning (quotes in older versions, backticks now)."""
+    return message.severity == "warning" and bool(_SORRY_WARNING.search(message.data))
+
+
+def _strip_guillemets(name: str) -> str:
+    return name.replace("«", "").replace("»", "")
+
+
+def _is_query_error(message: LeanMessage, prepared: Prepared) -> bool:
+    """An error of one of our ``#print axioms`` lines: after the code, naming a declaration."""
+    return (
+        message.severity == "error"
+        and message.line is not None
+        and message.line > prepared.code_lines
+        and any(_strip_guillemets(n) in _strip_guillemets(message.data) for n in prepared.names)
+    )
+
+
+def judge(response: ReplResponse, prepared: Prepared, elapsed_s: float) -> LeanVerdict:
+    """The verdict for one response to ``prepared.code``; VALID only if every rule holds."""
+    if response.error is not None:
+        return LeanVerdict(
+            Status.SERVER_ERROR, elapsed_s=elapsed_s, detail=f"REPL error: {response.error}"
+        )
+    wanted = {_strip_guillemets(n): n for n in prepared.names}
+    reported: dict[str, tuple[str, ...]] = {}
+    kept: list[LeanMessage] = []
+    query_errors: list[LeanMessage] = []
+    for message in response.messages:
+        parsed = parse_axioms(message.data) if message.severity == "info" else None
+        if parsed and _strip_guillemets(parsed[0]) in wanted:
+            reported[wanted[_strip_guillemets(parsed[0])]] = parsed[1]
+        elif _is_query_error(message, prepared):
+            query_errors.append(message)
+        else:
+            kept.append(message)
+    messages = tuple(kept)
+    axioms = tuple(sorted({a for found in reported.values() for a in found}))
+    if any(m.severity == "error" for m in messages):
+        return LeanVerdict(
+            Status.LEAN_ERROR, messages, elapsed_s, axioms or None, "Lean reported an error"
+        )
+    if response.sorries or any(is_sorry_warning(m) for m in messages):
+        return LeanVerdict(Status.SORRY, messages, elapsed_s, axioms or None, "the code uses sorry")
+    missing = [n for n in prepared.names if n not in reported]
+    if missing:
+        errors = "; ".join(m.data for m in query_errors)
+        return LeanVerdict(
+            Status.SERVER_ERROR,
+            messages,
+            elapsed_s,
+            axioms or None,
+            f"axioms of {', '.join(missing)} not reported ({errors or 'no reply'});"
+            " validity not established",
+        )
+    bad = {n: sorted(set(a) - STANDARD_AXIOMS) for n, a in reported.items()}
+    bad = {n: a for n, a in bad.items() if a}
+    if bad:
+        detail = "; ".join(
+            f"'{n}' depends on non-standard axioms: {', '.join(a)}" for n, a in bad.items()
+        )
+        return LeanVerdict(Status.SORRY, messages, elapsed_s, axioms, detail)
+    return LeanVerdict(Status.VALID, messages, elapsed_s, axioms)

@@ -1,0 +1,133 @@
+"""Rendering the (obfuscated) library, the per-problem check files and the prompt set.
+
+The Lean file has three parts: tactic macros (aliases of renamed core tactics and the
+library's own ``use``), the renamed library preamble, and the renamed problems with their
+reference proofs. A check file for problem k holds problems 0..k-1 with their reference
+proofs, the candidate, and a guard ``example : <statement> := @<name>`` that fails unless the
+candidate proved exactly the target statement under the target name.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from gapscope.onng.lexicon import identifiers, rename
+from gapscope.onng.obfuscate import build_renaming
+from gapscope.onng.problemset import NAMESPACE, Problem, ProblemSet, load_problem_set
+from gapscope.onng.tactics import macros
+
+# A word in tactic position: first on its line (after an optional `| alt args =>`), after
+# `by`, or after `;`.
+_TACTIC_POSITION = re.compile(
+    r"(?m)(^[ \t]*(?:\|[^\n]*?=>[ \t]*)?|\bby[ \t]+|;[ \t]*)([^\W\d][\w']*)"
+)
+
+
+@dataclass(frozen=True)
+class Obfuscation:
+    """One consistent renaming of the whole problem set at (lam, seed)."""
+
+    lam: float
+    seed: int
+    renaming: dict[str, str]
+    tactics: frozenset[str]
+
+    def apply(self, text: str) -> str:
+        """``text`` with declared names renamed wherever they occur as tokens, and tactic
+        names renamed only in tactic position (``intro`` is also ``Exists.intro``'s case)."""
+
+        def tactic(match: re.Match[str]) -> str:
+            word = match.group(2)
+            return match.group(1) + (self.renaming[word] if word in self.tactics else word)
+
+        declared = {k: v for k, v in self.renaming.items() if k not in self.tactics}
+        return rename(_TACTIC_POSITION.sub(tactic, text), declared.get)
+
+    def name(self, original: str) -> str:
+        return self.renaming.get(original, original)
+
+
+def obfuscation(problem_set: ProblemSet, lam: float, seed: int) -> Obfuscation:
+    """The renaming of the set's names and tactics at noise ``lam``, seeded by ``seed``."""
+    renaming = build_renaming(
+        problem_set.vocabulary(), lam, seed, reserved=problem_set.all_identifiers()
+    )
+    return Obfuscation(lam, seed, renaming, frozenset(problem_set.tactics))
+
+
+def library_prefix(problem_set: ProblemSet, obf: Obfuscation, upto: int) -> str:
+    """Macros, library and the first ``upto`` problems with reference proofs (namespace open)."""
+    parts = [
+        *macros(problem_set.tactics, obf.renaming),
+        obf.apply(problem_set.library),
+        *(obf.apply(p.declaration()) for p in problem_set.problems[:upto]),
+    ]
+    return "\n\n".join(parts)
+
+
+def library_file(problem_set: ProblemSet, obf: Obfuscation) -> str:
+    """The whole library as one Lean file."""
+    body = library_prefix(problem_set, obf, len(problem_set.problems))
+    return f"{body}\n\nend {obf.name(NAMESPACE)}\n"
+
+
+def candidate_declaration(problem: Problem, obf: Obfuscation, code: str) -> str:
+    """The model's code as a declaration of the target.
+
+    Code that mentions the target's (renamed) name is taken as the full theorem; otherwise it
+    is a proof body and gets the target's header (``by`` added unless the code starts with it).
+    """
+    name = obf.name(problem.name)
+    code = code.strip("\n")
+    if name in set(identifiers(code)):
+        return code
+    header = obf.apply(problem.header())
+    if code.lstrip().startswith("by"):
+        return f"{header} :=\n{code}"
+    return f"{header} := by\n{_indent(code)}"
+
+
+def check_file(problem_set: ProblemSet, obf: Obfuscation, problem: Problem, code: str) -> str:
+    """The Lean file that decides the candidate ``code`` for ``problem``."""
+    guard = f"example : {obf.apply(problem.closed_statement())} := @{obf.name(problem.name)}"
+    return (
+        f"{library_prefix(problem_set, obf, problem.index)}\n\n"
+        f"{candidate_declaration(problem, obf, code)}\n\n{guard}\n\n"
+        f"end {obf.name(NAMESPACE)}\n"
+    )
+
+
+def _indent(code: str) -> str:
+    return "\n".join(f"  {line}" if line.strip() else "" for line in code.splitlines())
+
+
+def render(lam: float, seed: int, out_dir: Path) -> dict[str, object]:
+    """Write ``library.lean``, ``renaming.json`` and ``prompts/NN_<name>.txt`` under
+    ``out_dir``; returns a summary (counts and paths)."""
+    from gapscope.onng.prompting import build_prompt
+
+    problem_set = load_problem_set()
+    obf = obfuscation(problem_set, lam, seed)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "library.lean").write_text(library_file(problem_set, obf), encoding="utf-8")
+    (out_dir / "renaming.json").write_text(
+        json.dumps(obf.renaming, indent=2, ensure_ascii=False, sort_keys=True) + "\n",
+        encoding="utf-8",
+    )
+    prompt_dir = out_dir / "prompts"
+    prompt_dir.mkdir(exist_ok=True)
+    for p in problem_set.problems:
+        path = prompt_dir / f"{p.index:02d}_{p.name}.txt"
+        path.write_text(build_prompt(problem_set, obf, p) + "\n", encoding="utf-8")
+    changed = sum(1 for k, v in obf.renaming.items() if k != v)
+    return {
+        "lam": lam,
+        "seed": seed,
+        "problems": len(problem_set.problems),
+        "names": len(obf.renaming),
+        "renamed": changed,
+        "out_dir": str(out_dir),
+    }

@@ -1,0 +1,171 @@
+"""The O-NNG Inspect task: every problem at every noise level is a sample.
+
+The solver asks the model, extracts ``{"draft", "code"}``, builds the check file (renamed
+library, earlier theorems with their reference proofs, the candidate, a statement guard) and
+has the Lean backend decide it in a worker thread. The scorer counts a sample correct only
+when Lean returned ``valid``; without a Lean backend the task refuses to start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, grouped, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from gapscope.lean.backend import CheckRequest, LeanBackend, LeanUnavailable
+from gapscope.onng.problemset import ProblemSet, load_problem_set
+from gapscope.onng.prompting import build_prompt, extract_answer, system_prompt
+from gapscope.onng.render import Obfuscation, check_file, obfuscation
+
+
+def open_lean(spec: str | None) -> LeanBackend:
+    """The Lean backend for ``spec`` (e.g. ``local:DIR``); raises LeanUnavailable if none."""
+    try:
+        from gapscope.lean import open_backend  # type: ignore[attr-defined]
+    except ImportError as exc:
+        raise LeanUnavailable(
+            "gapscope.lean has no backends installed; run `gapscope lean setup DIR` and pass "
+            "-T lean=local:DIR"
+        ) from exc
+    backend: LeanBackend = open_backend(spec)
+    return backend
+
+
+def parse_lams(spec: str) -> tuple[float, ...]:
+    """``"0,0.25,1"`` -> (0.0, 0.25, 1.0); each in [0, 1], no repeats."""
+    try:
+        lams = tuple(float(s) for s in spec.split(",") if s.strip())
+    except ValueError:
+        raise ValueError(f"lams must be comma-separated numbers, got {spec!r}") from None
+    if not lams or any(not 0.0 <= x <= 1.0 for x in lams) or len(set(lams)) != len(lams):
+        raise ValueError(f"lams must be distinct values in [0, 1], got {spec!r}")
+    return lams
+
+
+def select_problems(problem_set: ProblemSet, modules: str, limit: int | None) -> list[int]:
+    """Indices of the problems of ``modules`` (``all`` or a comma list), first ``limit``."""
+    names = (
+        problem_set.module_names
+        if modules == "all"
+        else tuple(m.strip() for m in modules.split(",") if m.strip())
+    )
+    unknown = [n for n in names if n not in problem_set.module_names]
+    if unknown or not names:
+        raise ValueError(
+            f"unknown module(s) {unknown or modules!r}; choose from "
+            f"{', '.join(problem_set.module_names)} or 'all'"
+        )
+    chosen = [p.index for p in problem_set.problems if p.module in names]
+    return chosen[:limit] if limit is not None else chosen
+
+
+@task
+def onng(
+    lams: str = "0,0.25,0.5,0.75,1.0",
+    seed: int = 0,
+    modules: str = "all",
+    limit: int | None = None,
+    lean: str | None = None,
+    check_timeout: float = 60.0,
+    max_tokens: int = 8192,
+) -> Task:
+    """O-NNG: prove the Peano problem set under name obfuscation at each noise level.
+
+    Args:
+        lams: comma-separated noise levels lambda in [0, 1] (0 = original names).
+        seed: seed of the renaming (one renaming per (lambda, seed) for the whole set).
+        modules: ``all`` or a comma list of module names.
+        limit: only the first ``limit`` selected problems.
+        lean: Lean backend spec, e.g. ``local:DIR`` (see ``gapscope lean setup``).
+        check_timeout: wall-clock limit of one Lean check, seconds.
+        max_tokens: generation budget per answer.
+    """
+    problem_set = load_problem_set()
+    levels = parse_lams(lams)
+    indices = select_problems(problem_set, modules, limit)
+    backend = open_lean(lean)
+    obfs = {lam: obfuscation(problem_set, lam, seed) for lam in levels}
+    samples = [_sample(problem_set, obfs[lam], i) for lam in levels for i in indices]
+    return Task(
+        dataset=MemoryDataset(samples, name="onng"),
+        solver=prove(backend, obfs, check_timeout),
+        scorer=lean_verdict(),
+        config=GenerateConfig(max_tokens=max_tokens),
+        metadata={"seed": seed, "lams": list(levels), "toolchain": backend.toolchain},
+    )
+
+
+def _sample(problem_set: ProblemSet, obf: Obfuscation, index: int) -> Sample:
+    problem = problem_set.problems[index]
+    return Sample(
+        id=f"{problem.name}@{obf.lam}",
+        input=[
+            ChatMessageSystem(content=system_prompt()),
+            ChatMessageUser(content=build_prompt(problem_set, obf, problem)),
+        ],
+        metadata={
+            "problem": problem.name,
+            "module": problem.module,
+            "index": index,
+            "lam": obf.lam,
+            "seed": obf.seed,
+        },
+    )
+
+
+@solver
+def prove(backend: LeanBackend, obfs: dict[float, Obfuscation], timeout_s: float) -> Solver:
+    """Ask once, extract the code, check it with Lean; record verdict and latency."""
+    problem_set = load_problem_set()
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        problem = problem_set.problems[int(state.metadata["index"])]
+        obf = obfs[float(state.metadata["lam"])]
+        started = time.perf_counter()
+        output = await get_model().generate(state.messages)
+        inference_s = time.perf_counter() - started
+        state.output = output
+        answer = extract_answer(output.completion)
+        record: dict[str, Any] = {
+            "parse_status": answer.status.value,
+            "draft": answer.draft,
+            "code": answer.code,
+            "inference_s": inference_s,
+            "output_tokens": output.usage.output_tokens if output.usage else None,
+            "status": None,
+            "messages": [],
+        }
+        if answer.usable:
+            request = CheckRequest(
+                code=check_file(problem_set, obf, problem, answer.code), timeout_s=timeout_s
+            )
+            verdict = (await asyncio.to_thread(backend.check_many, [request]))[0]
+            record["status"] = verdict.status.value
+            record["messages"] = [m.data for m in verdict.messages if m.severity == "error"]
+            record["check_s"] = verdict.elapsed_s
+        state.store.set("onng", record)
+        return state
+
+    return solve
+
+
+@scorer(metrics=[accuracy(), grouped(accuracy(), "lam")])
+def lean_verdict() -> Scorer:
+    """Correct only when Lean's verdict is ``valid``."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        record: dict[str, Any] = state.store.get("onng", {})
+        status = record.get("status")
+        return Score(
+            value=CORRECT if status == "valid" else INCORRECT,
+            explanation=f"parse {record.get('parse_status')}, lean {status}",
+            metadata=record,
+        )
+
+    return score

@@ -1,0 +1,178 @@
+"""The ``prove`` Inspect task: whole-proof generation, ``n`` samples per problem, Lean-checked.
+
+One sample per problem and ``n`` epochs give the n attempts that pass@k is estimated from
+(``gapscope prove report``). The scorer extracts the proof, checks it with the Lean backend
+and records the verdict and the coherence class. The backend is opened when the task is
+created, so a machine without Lean fails there with the install message: no attempt is ever
+scored as if it had been checked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from typing import Any
+
+from inspect_ai import Epochs, Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import GenerateConfig
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer, stderr
+from inspect_ai.solver import TaskState, generate
+
+from gapscope.lean.backend import CheckRequest, LeanBackend
+from gapscope.lean.verdict import LeanVerdict, Status
+from gapscope.prove.coherence import classify
+from gapscope.prove.extract import extract_proof
+from gapscope.prove.problems import Problem, load_problems, select
+from gapscope.prove.templates import proof_prompt
+
+MAX_MESSAGES = 20
+"""Lean messages kept per attempt in the log (the first ones; the rest are counted)."""
+
+
+def parse_ks(spec: str, n: int) -> tuple[int, ...]:
+    """``"1,8,32"`` -> (1, 8, 32), each k in [1, n]."""
+    try:
+        ks = tuple(sorted({int(part) for part in spec.split(",") if part.strip()}))
+    except ValueError:
+        raise ValueError(
+            f"k must be a comma list of integers such as 1,8,32, got {spec!r}"
+        ) from None
+    if not ks:
+        raise ValueError("k lists no value; give e.g. 1,8,32")
+    bad = [k for k in ks if not 1 <= k <= n]
+    if bad:
+        raise ValueError(
+            f"pass@k needs 1 <= k <= n; k={bad} with n={n} samples per problem: raise n or drop k"
+        )
+    return ks
+
+
+def open_lean(spec: str | None) -> LeanBackend:
+    """The Lean backend named by ``spec``; raises ``LeanUnavailable`` with install help."""
+    from gapscope.lean import open_backend  # the backends start processes: only when asked
+
+    return open_backend(spec)
+
+
+def problem_sample(problem: Problem) -> Sample:
+    """A problem as an Inspect sample: the prompt, and the statement the scorer grafts onto."""
+    return Sample(
+        id=problem.name,
+        input=proof_prompt(problem),
+        metadata={
+            "name": problem.name,
+            "split": problem.split,
+            "header": problem.header,
+            "formal_statement": problem.formal_statement,
+        },
+    )
+
+
+@task
+def prove(
+    dataset: str,
+    subset: str = "all",
+    split: str = "test",
+    n: int = 32,
+    k: str = "1,8,32",
+    lean: str | None = None,
+    limit: int | None = None,
+    max_tokens: int = 4096,
+    temperature: float = 1.0,
+    check_timeout: float = 60.0,
+) -> Task:
+    """Whole-proof generation on miniF2F-style problems, n attempts per problem.
+
+    Args:
+        dataset: a JSONL path or a Hugging Face dataset id (records: name, split, header,
+            formal_statement).
+        subset: ``all``, ``aime`` (seed: 15 AIME test problems), ``amc``, ``imo``,
+            ``competition``, ``prefix:P`` or ``regex:R`` on the problem name.
+        split: the split to run (``test`` for miniF2F-test).
+        n: attempts per problem (the seed reports pass@32).
+        k: the k values the report shows, comma-separated, each <= n.
+        lean: the Lean backend spec (see ``gapscope lean``); None uses the configured one.
+        limit: run only the first ``limit`` selected problems.
+        max_tokens: generation budget per attempt.
+        temperature: sampling temperature (pass@k needs diverse samples).
+        check_timeout: wall-clock limit of one Lean check, seconds.
+    """
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    ks = parse_ks(k, n)
+    loaded = load_problems(dataset, split=split)
+    chosen = select(loaded.problems, split=split, subset=subset, limit=limit)
+    if not chosen:
+        skipped = "; ".join(map(str, loaded.skipped[:5]))
+        raise ValueError(
+            f"no problem in {dataset!r} for split {split!r} and subset {subset!r}"
+            + (f" (skipped records: {skipped})" if skipped else "")
+        )
+    return Task(
+        dataset=MemoryDataset([problem_sample(p) for p in chosen], name=f"prove-{subset}"),
+        solver=generate(),
+        scorer=lean_proof(lean, check_timeout),
+        epochs=Epochs(n),
+        config=GenerateConfig(max_tokens=max_tokens, temperature=temperature),
+        metadata={
+            "dataset": dataset,
+            "subset": subset,
+            "split": split,
+            "n": n,
+            "k": list(ks),
+            "problems": [p.name for p in chosen],
+            "load_problems": [str(p) for p in loaded.skipped],
+        },
+    )
+
+
+def _verdict_metadata(verdict: LeanVerdict) -> dict[str, Any]:
+    messages = [
+        {"severity": m.severity, "data": m.data, "line": m.line, "column": m.column}
+        for m in verdict.messages[:MAX_MESSAGES]
+    ]
+    return {
+        "status": verdict.status.value,
+        "messages": messages,
+        "messages_dropped": max(0, len(verdict.messages) - MAX_MESSAGES),
+        "elapsed_s": verdict.elapsed_s,
+        "axioms": list(verdict.axioms) if verdict.axioms is not None else None,
+        "detail": verdict.detail,
+    }
+
+
+@scorer(metrics=[accuracy(), stderr()])
+def lean_proof(lean: str | None = None, timeout_s: float = 60.0) -> Scorer:
+    """Extract the proof, check it with Lean, record verdict and coherence class.
+
+    The mean score is pass@1. A backend failure on one attempt is recorded as
+    ``server_error`` (scored incorrect here, excluded by the report) and the run goes on.
+    """
+    backend = open_lean(lean)
+
+    async def score(state: TaskState, target: Target) -> Score:
+        meta = state.metadata
+        problem = Problem(meta["name"], meta["split"], meta["header"], meta["formal_statement"])
+        extraction = extract_proof(state.output.completion, problem)
+        verdict: LeanVerdict | None = None
+        if extraction.code is not None:
+            request = CheckRequest(extraction.code, problem.header, timeout_s)
+            try:
+                verdict = (await asyncio.to_thread(backend.check_many, [request]))[0]
+            except Exception as err:  # a backend bug must cost one attempt, not the run
+                verdict = LeanVerdict(Status.SERVER_ERROR, detail=f"{type(err).__name__}: {err}")
+        coherence = classify(extraction.status, verdict)
+        return Score(
+            value=CORRECT if verdict is not None and verdict.valid else INCORRECT,
+            answer=extraction.code,
+            explanation=f"{coherence.value} ({extraction.status.value})",
+            metadata={
+                "coherence": coherence.value,
+                "extraction": extraction.status.value,
+                "verdict": _verdict_metadata(verdict) if verdict is not None else None,
+            },
+        )
+
+    weakref.finalize(score, backend.close)
+    return score

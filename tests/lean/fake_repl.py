@@ -1,0 +1,118 @@
+"""A stand-in for the Lean REPL: same stdin/stdout JSON framing, scripted answers.
+
+Run as a subprocess by the tests and the benchmark. A ``-- fake:<behaviour>`` comment in a
+command picks the answer: one of the entries in ``fixtures/repl_responses.json`` (their
+``#print axioms`` replies are generated per declaration), or ``timeout`` (sleeps),
+``crash`` (exits 3), ``malformed`` (prints broken JSON), ``big`` (holds 64 MiB, then answers
+valid), ``unknown_constant`` (``#print axioms`` fails). A command with an ``import`` line is a
+header: it sleeps ``FAKE_REPL_IMPORT_DELAY`` seconds (import cost) and returns a new env.
+Every command is appended to ``FAKE_REPL_LOG`` (JSON lines with the pid) when that is set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+FIXTURES = json.loads(
+    (Path(__file__).parent / "fixtures" / "repl_responses.json").read_text(encoding="utf-8")
+)
+MARKER = re.compile(r"-- fake:(\w+)")
+PRINT_AXIOMS = re.compile(r"^#print axioms (\S+)\s*$")
+HELD: list[bytearray] = []
+
+
+def _log(command: dict[str, Any]) -> None:
+    path = os.environ.get("FAKE_REPL_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"pid": os.getpid(), **command}) + "\n")
+
+
+def _send(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj, indent=1, ensure_ascii=False) + "\n\n")
+    sys.stdout.flush()
+
+
+def _axiom_messages(code: str, axioms: list[str] | None, behaviour: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for number, line in enumerate(code.split("\n"), start=1):
+        match = PRINT_AXIOMS.match(line)
+        if not match:
+            continue
+        name = match[1]
+        pos = {"line": number, "column": 0}
+        end = {"line": number, "column": len("#print axioms")}
+        if behaviour == "unknown_constant":
+            out.append(
+                {
+                    "severity": "error",
+                    "pos": pos,
+                    "endPos": end,
+                    "data": f"unknown constant '{name}'",
+                }
+            )
+        elif axioms is not None:
+            data = (
+                f"'{name}' depends on axioms: [{', '.join(axioms)}]"
+                if axioms
+                else f"'{name}' does not depend on any axioms"
+            )
+            out.append({"severity": "info", "pos": pos, "endPos": end, "data": data})
+    return out
+
+
+def _answer(code: str, env: int | None, next_env: int) -> dict[str, Any] | None:
+    if any(line.startswith("import ") for line in code.split("\n")):
+        time.sleep(float(os.environ.get("FAKE_REPL_IMPORT_DELAY", "0")))
+        return {"env": next_env}
+    if env is not None and env >= next_env:
+        return {"message": "Unknown environment."}
+    marker = MARKER.search(code)
+    behaviour = marker[1] if marker else "valid"
+    if behaviour == "timeout":
+        time.sleep(3600)
+    if behaviour == "crash":
+        sys.stderr.write("fake REPL: INTERNAL PANIC\n")
+        sys.exit(3)
+    if behaviour == "malformed":
+        sys.stdout.write('{"env": 0, "messages": [\n\n')
+        sys.stdout.flush()
+        return None
+    if behaviour == "big":
+        HELD.append(bytearray(64 * 2**20))
+        behaviour = "valid"
+    fixture = FIXTURES.get(behaviour, FIXTURES["valid"])
+    body = dict(fixture["body"])
+    if "message" in body:
+        return body
+    messages = list(body.get("messages", [])) + _axiom_messages(code, fixture["axioms"], behaviour)
+    return {**body, "messages": messages, "env": next_env}
+
+
+def main() -> None:
+    next_env = 0
+    buffer: list[str] = []
+    for line in sys.stdin:
+        if line.strip():
+            buffer.append(line)
+            continue
+        if not buffer:
+            continue
+        command = json.loads("".join(buffer))
+        buffer = []
+        _log(command)
+        answer = _answer(command["cmd"], command.get("env"), next_env)
+        if answer is not None:
+            if "env" in answer:
+                next_env += 1
+            _send(answer)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,153 @@
+"""The soundness rule on hand-written REPL responses: names, axiom parsing, verdicts."""
+
+from __future__ import annotations
+
+import pytest
+
+from gapscope.lean.base import split_imports
+from gapscope.lean.protocol import ReplResponse, Sorry
+from gapscope.lean.soundness import (
+    judge,
+    parse_axioms,
+    prepare,
+    strip_comments,
+)
+from gapscope.lean.verdict import LeanMessage, Status
+
+STD = "[propext, Classical.choice, Quot.sound]"
+
+
+def info(data: str, line: int = 9) -> LeanMessage:
+    return LeanMessage("info", data, line, 0)
+
+
+def test_names_are_qualified_by_namespaces_and_modifiers_are_skipped() -> None:
+    code = (
+        "namespace A.B\n"
+        "@[simp] protected theorem foo : True := trivial\n"
+        "end A.B\n"
+        "namespace C\n"
+        "private lemma bar : True := trivial\n"
+        "theorem _root_.baz : True := trivial\n"
+        "noncomputable def «weird name» : Nat := 1\n"
+        "end C\n"
+        "axiom my_axiom : False\n"
+        "structure S where\n  x : Nat\n"
+    )
+    assert prepare(code).names == ("A.B.foo", "C.bar", "baz", "C.«weird name»", "my_axiom")
+
+
+def test_comments_do_not_declare_anything() -> None:
+    code = (
+        "-- theorem ghost : True\n/- theorem ghost2 /- nested -/ : True -/\n"
+        "theorem real : True := trivial"
+    )
+    assert prepare(code).names == ("real",)
+    assert strip_comments("a -- b\nc /- d\ne -/ f") == "a     \nc     \n     f"
+    assert prepare("/- note -/ example : True := trivial").code.startswith(
+        "/- note -/ theorem gapscope_example_1 : True"
+    )
+
+
+def test_examples_are_renamed_to_numbered_theorems() -> None:
+    prepared = prepare("example : True := trivial\n  example : 1 = 1 := rfl")
+    assert prepared.names == ("gapscope_example_1", "gapscope_example_2")
+    assert prepared.code.startswith("theorem gapscope_example_1 : True := trivial\n  theorem ")
+    assert prepared.code.endswith(
+        "#print axioms gapscope_example_1\n#print axioms gapscope_example_2"
+    )
+    assert prepared.code_lines == 2
+
+
+def test_code_without_declarations_gets_no_query() -> None:
+    prepared = prepare("#check Nat")
+    assert prepared == prepare("#check Nat") and prepared.code == "#check Nat"
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (f"'foo' depends on axioms: {STD}", ("foo", ("propext", "Classical.choice", "Quot.sound"))),
+        ("'A.foo' does not depend on any axioms", ("A.foo", ())),
+        ("'foo' depends on axioms: [propext,\n sorryAx]", ("foo", ("propext", "sorryAx"))),
+        ("Nat : Type", None),
+    ],
+)
+def test_parse_axioms(data: str, expected: object) -> None:
+    assert parse_axioms(data) == expected
+
+
+def run(
+    messages: list[LeanMessage],
+    sorries: tuple[Sorry, ...] = (),
+    code: str = "theorem foo : True := trivial",
+) -> tuple[Status, str]:
+    verdict = judge(
+        ReplResponse(env=1, messages=tuple(messages), sorries=sorries), prepare(code), 0.1
+    )
+    return verdict.status, verdict.detail
+
+
+def test_valid_needs_standard_axioms_only() -> None:
+    assert run([info(f"'foo' depends on axioms: {STD}")])[0] is Status.VALID
+    assert run([info("'foo' does not depend on any axioms")])[0] is Status.VALID
+
+
+@pytest.mark.parametrize("axiom", ["sorryAx", "my_axiom", "Lean.ofReduceBool"])
+def test_non_standard_axiom_is_sorry_naming_it(axiom: str) -> None:
+    status, detail = run([info(f"'foo' depends on axioms: [propext, {axiom}]")])
+    assert status is Status.SORRY and axiom in detail
+
+
+@pytest.mark.parametrize("warning", ["declaration uses `sorry`", "declaration uses 'sorry'"])
+def test_sorry_warning_in_either_quoting(warning: str) -> None:
+    status, _ = run(
+        [LeanMessage("warning", warning, 1, 8), info(f"'foo' depends on axioms: {STD}")]
+    )
+    assert status is Status.SORRY
+
+
+def test_sorries_list_alone_is_sorry() -> None:
+    assert (
+        run([info(f"'foo' depends on axioms: {STD}")], (Sorry("⊢ True", 1, 20),))[0] is Status.SORRY
+    )
+
+
+def test_error_beats_everything() -> None:
+    status, _ = run(
+        [LeanMessage("error", "unsolved goals", 1, 20), info("'foo' depends on axioms: [sorryAx]")]
+    )
+    assert status is Status.LEAN_ERROR
+
+
+def test_missing_axiom_report_is_never_valid() -> None:
+    status, detail = run([LeanMessage("error", "unknown constant 'foo'", 3, 0)])
+    assert status is Status.SERVER_ERROR and "foo" in detail
+    assert run([])[0] is Status.SERVER_ERROR
+
+
+def test_repl_level_error_is_server_error() -> None:
+    verdict = judge(
+        ReplResponse(error="Unknown environment."), prepare("theorem foo : True := trivial"), 0.0
+    )
+    assert verdict.status is Status.SERVER_ERROR and "Unknown environment" in verdict.detail
+
+
+def test_axiom_messages_are_not_kept_and_axioms_are_recorded() -> None:
+    verdict = judge(
+        ReplResponse(messages=(info(f"'foo' depends on axioms: {STD}"), info("note", 1))),
+        prepare("theorem foo : True := trivial"),
+        0.0,
+    )
+    assert verdict.axioms == ("Classical.choice", "Quot.sound", "propext")
+    assert [m.data for m in verdict.messages] == ["note"]
+
+
+def test_split_imports_moves_leading_imports_into_header() -> None:
+    assert split_imports(
+        "import Mathlib", "import Mathlib\nimport Foo\n\ntheorem x : True := trivial"
+    ) == (
+        "import Foo\nimport Mathlib",
+        "theorem x : True := trivial",
+    )
+    assert split_imports("", "theorem x : True := trivial") == ("", "theorem x : True := trivial")
