@@ -66,7 +66,9 @@ def main() -> None:
         )
     print(f"\nOracleLadder, {LADDER_FAMILIES} bundled families, k = {LADDER_K}, embedded model:")
     if ladder.status == "success":
-        print_report(build_report([model_run(ladder, "SmolLM2-135M")]).to_dict(), Console())
+        print_report(
+            build_report([model_run(ladder, "SmolLM2-135M")]).to_dict(), Console(width=140)
+        )
     else:
         print(f"  FAILED ({ladder.status}); see {ladder.location}")
     print(f"\nLogs in {log_dir}; open them with: .venv/bin/inspect view --log-dir {log_dir}")

@@ -98,7 +98,9 @@ def test_setup_writes_workspace_and_refuses_to_overwrite(tmp_path: Path) -> None
     assert (target / "lean-toolchain").read_text().startswith("leanprover/lean4:v4.33.0")
     lakefile = (target / "lakefile.toml").read_text()
     assert "leanprover-community/repl" in lakefile and f'name = "{LIBRARY}"' in lakefile
-    assert (target / f"{LIBRARY}.lean").exists()
+    library = (target / f"{LIBRARY}.lean").read_text()
+    # the O-NNG Peano library with its original names (lambda = 0), not a placeholder
+    assert "inductive MyNat where" in library and "theorem add_succ" in library
     for command in ("lake update", "lake build", f"GAPSCOPE_LEAN=local:{target.resolve()}"):
         assert command in result.output
     again = CliRunner().invoke(lean_app, ["setup", str(target)])
