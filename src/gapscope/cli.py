@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from gapscope.clikit import fail, require_success, run_task
 from gapscope.ladder.cli import ladder_app, run_ladder
 from gapscope.ladder.verify.cli import verify_command
 from gapscope.lean.cli import lean_app
@@ -42,7 +41,6 @@ run_app.command("prove")(run_prove)
 run_app.command("onng")(run_onng)
 
 EMBEDDED_MODEL = "gapscope/embedded"
-_err = Console(stderr=True)
 
 
 def parse_overrides(pairs: list[str]) -> dict[str, Any]:
@@ -92,8 +90,6 @@ def run_s2b(
     ] = False,
 ) -> None:
     """Play S2B-LM episodes and report ZSCT and adj-ZSCT per seed and mean ± sd."""
-    from inspect_ai import eval as inspect_eval
-
     from gapscope.analysis.s2b import summarize
     from gapscope.s2b.task import LISTENERS, s2b_lm
 
@@ -103,8 +99,7 @@ def run_s2b(
     try:
         resolve(preset, **overrides)
     except ConfigError as exc:
-        _err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(exc)
     eval_model = model if listener == "lm" else "none"
     task = s2b_lm(
         preset=preset,
@@ -115,15 +110,13 @@ def run_s2b(
         **overrides,
     )
     # Inspect's progress display goes to stderr so that --json leaves stdout clean.
-    with contextlib.redirect_stdout(sys.stderr):
-        logs = inspect_eval(task, model=eval_model, log_dir=str(log_dir))
-    summary = summarize(logs[0])
+    log = run_task(task, eval_model, log_dir)
+    summary = summarize(log)
     if json_out:
         typer.echo(json.dumps(summary.to_dict(), indent=2))
     else:
         _print_s2b(summary.to_dict())
-    if summary.status != "success":
-        raise typer.Exit(1)
+    require_success(log)
 
 
 def _print_s2b(result: dict[str, Any]) -> None:
@@ -173,8 +166,7 @@ def episodes(
         config = resolve(preset, **parse_overrides(set_ or []))
         n = write_jsonl(build_episode(config, seed), out)
     except ConfigError as exc:
-        _err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(exc)
     typer.echo(f"wrote {n} games (+1 header) to {out}")
 
 

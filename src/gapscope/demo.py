@@ -7,19 +7,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from pathlib import Path
 
-from inspect_ai import Task
-from inspect_ai import eval as inspect_eval
-from inspect_ai.log import EvalLog
 from rich.console import Console
 
 from gapscope.analysis.ladder import build_report, model_run
 from gapscope.analysis.s2b import S2BRunSummary, summarize
 from gapscope.cli import EMBEDDED_MODEL
+from gapscope.clikit import run_task
 from gapscope.ladder.cli import print_report
 from gapscope.ladder.task import oracle_ladder
 from gapscope.s2b.task import s2b_lm
@@ -28,15 +25,9 @@ S2B_PRESET, S2B_SEEDS, S2B_MAX_TOKENS = "demo", 2, 160
 LADDER_FAMILIES, LADDER_K, LADDER_MAX_TOKENS = 3, 1, 96
 
 
-def _eval(task: Task, model: str, log_dir: Path, max_samples: int) -> EvalLog:
-    # Inspect's progress display goes to stderr; the results go to stdout.
-    with contextlib.redirect_stdout(sys.stderr):
-        return inspect_eval(task, model=model, log_dir=str(log_dir), max_samples=max_samples)[0]
-
-
 def _s2b(listener: str, model: str, log_dir: Path) -> S2BRunSummary:
     task = s2b_lm(preset=S2B_PRESET, seeds=S2B_SEEDS, listener=listener, max_tokens=S2B_MAX_TOKENS)
-    return summarize(_eval(task, model, log_dir, max_samples=S2B_SEEDS))
+    return summarize(run_task(task, model, log_dir, max_samples=S2B_SEEDS))
 
 
 def main() -> None:
@@ -45,7 +36,7 @@ def main() -> None:
         "SmolLM2-135M (embedded)": _s2b("lm", EMBEDDED_MODEL, log_dir),
         "rule listener (reference)": _s2b("rule", "none", log_dir),
     }
-    ladder = _eval(
+    ladder = run_task(
         oracle_ladder(
             families="bundled", k=LADDER_K, limit=LADDER_FAMILIES, max_tokens=LADDER_MAX_TOKENS
         ),

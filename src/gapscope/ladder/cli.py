@@ -3,9 +3,7 @@ and the analysis."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,13 +11,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from gapscope.clikit import fail, require_success, run_task
 from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER
 
 ladder_app = typer.Typer(
     help="OracleLadder: reports over finished runs, teacher compilation of new families.",
     no_args_is_help=True,
 )
-_err = Console(stderr=True)
 
 
 def run_ladder(
@@ -40,8 +38,6 @@ def run_ladder(
     json_out: Annotated[bool, typer.Option("--json", help="Summary as JSON on stdout.")] = False,
 ) -> None:
     """Run Stage 0, the C1/C2/C3 probes and the controls, then print the outcome tables."""
-    from inspect_ai import eval as inspect_eval
-
     from gapscope.analysis.ladder import build_report, model_run
     from gapscope.ladder.families import FamilySourceError
     from gapscope.ladder.task import oracle_ladder
@@ -58,14 +54,9 @@ def run_ladder(
             temperature=temperature,
         )
     except (ValueError, FamilySourceError) as exc:
-        _err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
-    with contextlib.redirect_stdout(sys.stderr):
-        logs = inspect_eval(task, model=model, log_dir=str(log_dir))
-    log = logs[0]
-    if log.status != "success":
-        _err.print(f"[red]run {log.status}[/red]: {log.error.message if log.error else ''}")
-        raise typer.Exit(1)
+        fail(exc)
+    log = run_task(task, model, log_dir)
+    require_success(log)
     report = build_report([model_run(log)], tau=tau)
     _emit(report.to_dict(), json_out)
 
@@ -95,8 +86,7 @@ def report(
         runs = [model_run(read_eval_log(str(p)), n) for p, n in zip(logs, labels, strict=True)]
         result = build_report(runs, tau=tau, n_resamples=resamples)
     except (ValueError, FileNotFoundError, KeyError) as exc:
-        _err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(exc)
     _emit(result.to_dict(), json_out)
 
 
@@ -192,18 +182,14 @@ def compile_families(
     json_out: Annotated[bool, typer.Option("--json", help="Funnel as JSON on stdout.")] = False,
 ) -> None:
     """Ask a teacher model to write milestone families; keep the valid, leak-free ones."""
-    from inspect_ai import eval as inspect_eval
-
     from gapscope.ladder.compile import Stage, funnel_counts
     from gapscope.ladder.compile_task import ladder_compile
 
     try:
         task = ladder_compile(problems=str(problems), max_attempts=max_attempts)
     except (ValueError, FileNotFoundError) as exc:
-        _err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
-    with contextlib.redirect_stdout(sys.stderr):
-        log = inspect_eval(task, model=teacher, log_dir=str(log_dir))[0]
+        fail(exc)
+    log = run_task(task, teacher, log_dir)
     kept: list[dict[str, Any]] = []
     reached: list[Stage | None] = []
     rejected_attempts = 0
@@ -230,5 +216,4 @@ def compile_families(
             table.add_row(stage, str(n))
         Console().print(table)
         Console().print(f"wrote {len(kept)} families to {out}; log: {log.location}")
-    if log.status != "success":
-        raise typer.Exit(1)
+    require_success(log)

@@ -5,9 +5,7 @@ The main CLI mounts ``onng_app`` as ``gapscope onng`` and ``run_onng`` as ``gaps
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,11 +13,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from gapscope.clikit import fail, require_success, run_task
+
 onng_app = typer.Typer(
     help="O-NNG: render the obfuscated problem set, report over finished runs.",
     no_args_is_help=True,
 )
-_err = Console(stderr=True)
 
 
 @onng_app.command("render")
@@ -54,8 +53,6 @@ def run_onng(
     Needs a Lean backend: without one it stops before asking the model anything and says what
     to install.
     """
-    from inspect_ai import eval as inspect_eval
-
     from gapscope.lean.backend import LeanUnavailable
     from gapscope.onng.analysis import records_from_log, summarize
     from gapscope.onng.task import onng
@@ -65,13 +62,9 @@ def run_onng(
             lams=lams, seed=seed, modules=modules, limit=limit, lean=lean, max_tokens=max_tokens
         )
     except (ValueError, LeanUnavailable) as exc:
-        _err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
-    with contextlib.redirect_stdout(sys.stderr):
-        log = inspect_eval(task, model=model, log_dir=str(log_dir))[0]
-    if log.status != "success":
-        _err.print(f"[red]run {log.status}[/red]: {log.error.message if log.error else ''}")
-        raise typer.Exit(1)
+        fail(exc)
+    log = run_task(task, model, log_dir)
+    require_success(log)
     summary = summarize(records_from_log(log))
     if json_out:
         typer.echo(json.dumps(summary, indent=2))
@@ -92,8 +85,7 @@ def report_command(
     try:
         records = [r for p in logs for r in records_from_log(read_eval_log(str(p)))]
     except (FileNotFoundError, KeyError, ValueError) as exc:
-        _err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(exc)
     summary = summarize(records)
     if json_out:
         typer.echo(json.dumps(summary, indent=2))

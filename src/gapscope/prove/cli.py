@@ -3,9 +3,7 @@ analysis."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,13 +11,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from gapscope.clikit import fail, require_success, run_task
 from gapscope.prove.coherence import Coherence
 
 prove_app = typer.Typer(
     help="Whole-proof generation (miniF2F): pass@k and coherence reports over finished runs.",
     no_args_is_help=True,
 )
-_err = Console(stderr=True)
 
 
 def _ks(spec: str | None) -> list[int] | None:
@@ -53,8 +51,6 @@ def run_prove(
     json_out: Annotated[bool, typer.Option("--json", help="Summary as JSON on stdout.")] = False,
 ) -> None:
     """Generate n whole proofs per problem, check them with Lean, print pass@k and coherence."""
-    from inspect_ai import eval as inspect_eval
-
     from gapscope.lean.backend import LeanUnavailable
     from gapscope.prove.analysis import read_run, summarize
     from gapscope.prove.problems import ProblemSourceError
@@ -73,13 +69,9 @@ def run_prove(
             temperature=temperature,
         )
     except (ValueError, ProblemSourceError, LeanUnavailable) as exc:
-        _err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
-    with contextlib.redirect_stdout(sys.stderr):
-        log = inspect_eval(task, model=model, log_dir=str(log_dir))[0]
-    if log.status != "success":
-        _err.print(f"[red]run {log.status}[/red]: {log.error.message if log.error else ''}")
-        raise typer.Exit(1)
+        fail(exc)
+    log = run_task(task, model, log_dir)
+    require_success(log)
     _emit([summarize(read_run(log))], json_out)
 
 
@@ -103,8 +95,7 @@ def report(
     try:
         summaries = [summarize(read_run(read_eval_log(str(p))), ks) for p in logs]
     except (ValueError, FileNotFoundError, KeyError) as exc:
-        _err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(exc)
     _emit(summaries, json_out, per_problem)
 
 
