@@ -121,7 +121,10 @@ def test_load_problems_reports_bad_lines(tmp_path: Path) -> None:
     path.write_text('{"problem": "1+1?", "answer": "2"}\nnot json\n{"problem": "x"}\n')
     problems, errors = load_problems(path)
     assert len(problems) == 1 and len(problems[0].pid) == 12
-    assert errors == ["line 2: invalid JSON (Expecting value)", "line 3: missing field(s) answer"]
+    assert errors == [
+        "line 2: not valid JSON (Expecting value, column 1)",
+        "line 3: answer: missing",
+    ]
 
 
 def test_compile_cli_regenerates_and_reports_the_funnel(tmp_path: Path) -> None:

@@ -144,7 +144,7 @@ def test_each_bad_field_is_named_and_only_its_record_is_skipped(
     assert [p.field for p in result.problems] == [field]
     (problem,) = result.problems
     assert problem.line == 2
-    assert problem.pid == ("bad" if field != "pid" else None)
+    assert problem.record == ("bad" if field != "pid" else None)
     assert field in str(problem)
 
 
@@ -171,7 +171,7 @@ def test_missing_pid_is_reported_by_line() -> None:
     record = family()
     del record["pid"]
     (problem,) = parse_jsonl(jsonl(family("a"), record)).problems
-    assert (problem.line, problem.pid, problem.field) == (2, None, "pid")
+    assert (problem.line, problem.record, problem.field) == (2, None, "pid")
     assert str(problem).startswith("line 2: pid")
 
 
@@ -194,7 +194,7 @@ def test_duplicate_pid_keeps_the_first() -> None:
     result = parse_jsonl(jsonl(first, second))
     assert [f.parent_answer for f in result.families] == ["100"]
     (problem,) = result.problems
-    assert (problem.line, problem.pid, problem.field) == (2, "dup", "pid")
+    assert (problem.line, problem.record, problem.field) == (2, "dup", "pid")
     assert "line 1" in problem.message
 
 
@@ -276,7 +276,7 @@ def test_hub_rows_are_validated_like_lines(monkeypatch: pytest.MonkeyPatch) -> N
     )
     result = load_families("someone/oracle-families", split="test")
     assert [f.pid for f in result.families] == ["a"]
-    assert [(p.line, p.pid, p.field) for p in result.problems] == [(2, "b", "milestones")]
+    assert [(p.line, p.record, p.field) for p in result.problems] == [(2, "b", "milestones")]
 
 
 def test_hub_failure_is_wrapped(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -52,7 +52,7 @@ def test_bad_records_are_skipped_with_line_and_field(tmp_path: Path) -> None:
     assert [p.name for p in result.problems] == ["aime_1983_p1"]
     faults = [str(p) for p in result.skipped]
     assert faults == [
-        "line 2: not valid JSON (Expecting property name enclosed in double quotes, col 2)",
+        "line 2: not valid JSON (Expecting property name enclosed in double quotes, column 2)",
         "line 3 (amc12a_2019_p21): formal_statement: must end with ':= by' (optionally + 'sorry')",
         "line 4 (imo_1959_p1): formal_statement: missing",
         "line 5: record: expected a JSON object, got list",

@@ -20,6 +20,7 @@ from typing import Any
 from gapscope.ladder.families import Family, RecordError, milestone_prompt, parent_prompt
 from gapscope.ladder.leak import check_family
 from gapscope.ladder.schema import AnswerSchema, MilestoneType
+from gapscope.records import RecordProblem, jsonl_rows
 from gapscope.templates import Templates
 
 template = Templates(Path(__file__).parent / "prompts")
@@ -59,27 +60,22 @@ class TeacherProblem:
 def load_problems(path: Path) -> tuple[list[TeacherProblem], list[str]]:
     """Problems from JSONL (``problem``, ``answer`` required; ``pid``, ``solution``
     optional); bad lines are reported by number and field and skipped."""
+    rows, bad = jsonl_rows(path.read_text(encoding="utf-8"))
     problems: list[TeacherProblem] = []
-    errors: list[str] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.append(f"line {number}: invalid JSON ({exc.msg})")
-            continue
+    errors = [str(p) for p in bad]
+    for number, record in rows:
         if not isinstance(record, dict):
-            errors.append(f"line {number}: expected a JSON object")
+            errors.append(str(RecordProblem(number, None, None, "expected a JSON object")))
             continue
         missing = [k for k in ("problem", "answer") if not str(record.get(k, "")).strip()]
         if missing:
-            errors.append(f"line {number}: missing field(s) {', '.join(missing)}")
+            problem = RecordProblem(number, None, ", ".join(missing), "missing")
+            errors.append(str(problem))
             continue
-        problem = str(record["problem"])
-        pid = str(record.get("pid") or hashlib.sha1(problem.encode()).hexdigest()[:12])
+        text = str(record["problem"])
+        pid = str(record.get("pid") or hashlib.sha1(text.encode()).hexdigest()[:12])
         problems.append(
-            TeacherProblem(pid, problem, str(record["answer"]), str(record.get("solution", "")))
+            TeacherProblem(pid, text, str(record["answer"]), str(record.get("solution", "")))
         )
     return problems, errors
 

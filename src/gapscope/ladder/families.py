@@ -12,7 +12,6 @@ reported with its line and pid, so one typo costs one family, not the run.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from gapscope.ladder.schema import AnswerSchema, MilestoneType
+from gapscope.records import RecordProblem, jsonl_rows
 
 PROMPT_HEAD = (
     "You are solving one milestone from a larger problem.\n"
@@ -183,27 +183,11 @@ class Family:
 
 
 @dataclass(frozen=True)
-class LoadProblem:
-    """Why a line or record was skipped. ``line`` is 1-based (a row number for Hub data)."""
-
-    line: int
-    pid: str | None
-    field: str | None
-    message: str
-
-    def __str__(self) -> str:
-        where = f"line {self.line}" + (f" (pid {self.pid})" if self.pid else "")
-        return (
-            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
-        )
-
-
-@dataclass(frozen=True)
 class LoadResult:
     """The families that validated and a problem for every fault in the ones that did not."""
 
     families: list[Family]
-    problems: list[LoadProblem]
+    problems: list[RecordProblem]
 
 
 class RecordError(ValueError):
@@ -418,18 +402,18 @@ def _pid_of(record: object) -> str | None:
 def read_records(rows: Iterable[tuple[int, object]]) -> LoadResult:
     """Validate numbered records; skip bad ones and duplicate pids (the first one is kept)."""
     families: list[Family] = []
-    problems: list[LoadProblem] = []
+    problems: list[RecordProblem] = []
     first_line: dict[str, int] = {}
     for line, record in rows:
         pid = _pid_of(record)
         try:
             family = Family.from_dict(record)
         except RecordError as err:
-            problems.extend(LoadProblem(line, pid, f, message) for f, message in err.faults)
+            problems.extend(RecordProblem(line, pid, f, message) for f, message in err.faults)
             continue
         if family.pid in first_line:
             message = f"duplicate pid (first seen on line {first_line[family.pid]}, kept there)"
-            problems.append(LoadProblem(line, family.pid, "pid", message))
+            problems.append(RecordProblem(line, family.pid, "pid", message))
             continue
         first_line[family.pid] = line
         families.append(family)
@@ -438,17 +422,7 @@ def read_records(rows: Iterable[tuple[int, object]]) -> LoadResult:
 
 def parse_jsonl(text: str) -> LoadResult:
     """Families from JSONL text; a line that is not JSON is a problem, blank lines are not."""
-    rows: list[tuple[int, object]] = []
-    bad: list[LoadProblem] = []
-    for line, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            rows.append((line, json.loads(raw)))
-        except json.JSONDecodeError as err:
-            bad.append(
-                LoadProblem(line, None, None, f"not valid JSON ({err.msg}, column {err.colno})")
-            )
+    rows, bad = jsonl_rows(text)
     result = read_records(rows)
     problems = sorted([*bad, *result.problems], key=lambda p: p.line)
     return LoadResult(families=result.families, problems=problems)

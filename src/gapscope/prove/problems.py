@@ -9,12 +9,13 @@ so one typo costs one problem, not the run.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from gapscope.records import RecordProblem, jsonl_rows
 
 FIELDS = ("name", "split", "header", "formal_statement")
 _PROOF_OPENER = re.compile(r":=\s*by\s*$")
@@ -48,27 +49,11 @@ class Problem:
 
 
 @dataclass(frozen=True)
-class LoadProblem:
-    """Why a record was skipped; ``line`` is 1-based (the row number for Hub data)."""
-
-    line: int
-    name: str | None
-    field: str | None
-    message: str
-
-    def __str__(self) -> str:
-        where = f"line {self.line}" + (f" ({self.name})" if self.name else "")
-        return (
-            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
-        )
-
-
-@dataclass(frozen=True)
 class LoadResult:
     """The problems that validated and one entry per fault of the records that did not."""
 
     problems: list[Problem]
-    skipped: list[LoadProblem]
+    skipped: list[RecordProblem]
 
 
 class ProblemSourceError(RuntimeError):
@@ -108,19 +93,19 @@ def read_records(
     A trailing ``sorry`` after ``:= by`` is dropped, since some conversions keep it.
     """
     problems: list[Problem] = []
-    skipped: list[LoadProblem] = []
+    skipped: list[RecordProblem] = []
     first_line: dict[str, int] = {}
     for line, record in rows:
         raw_name = record.get("name") if isinstance(record, Mapping) else None
         name = raw_name if isinstance(raw_name, str) and raw_name.strip() else None
         faults = _faults(record, default_split)
         if faults:
-            skipped.extend(LoadProblem(line, name, field, msg) for field, msg in faults)
+            skipped.extend(RecordProblem(line, name, field, msg) for field, msg in faults)
             continue
         assert isinstance(record, Mapping) and name is not None
         if name in first_line:
             message = f"duplicate name (first seen on line {first_line[name]}, kept there)"
-            skipped.append(LoadProblem(line, name, "name", message))
+            skipped.append(RecordProblem(line, name, "name", message))
             continue
         first_line[name] = line
         statement = _TRAILING_SORRY.sub("", record["formal_statement"])
@@ -131,17 +116,7 @@ def read_records(
 
 def parse_jsonl(text: str) -> LoadResult:
     """Problems from JSONL text; a line that is not JSON is skipped and reported."""
-    rows: list[tuple[int, object]] = []
-    bad: list[LoadProblem] = []
-    for line, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            rows.append((line, json.loads(raw)))
-        except json.JSONDecodeError as err:
-            bad.append(
-                LoadProblem(line, None, None, f"not valid JSON ({err.msg}, col {err.colno})")
-            )
+    rows, bad = jsonl_rows(text)
     result = read_records(rows)
     return LoadResult(result.problems, sorted([*bad, *result.skipped], key=lambda p: p.line))
 
