@@ -12,7 +12,6 @@ import pytest
 
 from gapscope.ladder.families import (
     Family,
-    FamilySourceError,
     LoadResult,
     RecordError,
     load_families,
@@ -21,6 +20,7 @@ from gapscope.ladder.families import (
     split_milestone_prompt,
 )
 from gapscope.ladder.schema import AnswerSchema, MilestoneType
+from gapscope.records import SourceError
 
 RELEASED = Path("/work/shared/data/oracleladder/data/diagnostic_354_families.jsonl")
 
@@ -232,11 +232,11 @@ def test_load_families_reads_a_local_file(tmp_path: Path) -> None:
 
 
 def test_load_families_missing_local_path(tmp_path: Path) -> None:
-    with pytest.raises(FamilySourceError, match="no such file"):
+    with pytest.raises(SourceError, match="no such file"):
         load_families(tmp_path / "missing.jsonl")
-    with pytest.raises(FamilySourceError, match="no such file"):
+    with pytest.raises(SourceError, match="no such file"):
         load_families("data/missing.jsonl")
-    with pytest.raises(FamilySourceError, match="directory"):
+    with pytest.raises(SourceError, match="directory"):
         load_families(tmp_path)
 
 
@@ -244,13 +244,13 @@ def test_hub_id_without_datasets_says_what_to_install(monkeypatch: pytest.Monkey
     for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setitem(sys.modules, "datasets", None)
-    with pytest.raises(FamilySourceError, match="pip install datasets"):
+    with pytest.raises(SourceError, match="pip install datasets"):
         load_families("someone/oracle-families")
 
 
 def test_hub_id_offline_says_to_use_a_local_copy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(FamilySourceError, match="offline"):
+    with pytest.raises(SourceError, match="offline"):
         load_families("someone/oracle-families")
 
 
@@ -283,7 +283,7 @@ def test_hub_failure_is_wrapped(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setitem(sys.modules, "datasets", _fake_datasets(ConnectionError("no route")))
-    with pytest.raises(FamilySourceError, match="no route"):
+    with pytest.raises(SourceError, match="no route"):
         load_families("someone/oracle-families", split="test")
 
 

@@ -11,12 +11,12 @@ import pytest
 
 from gapscope.prove.problems import (
     Problem,
-    ProblemSourceError,
     load_problems,
     parse_jsonl,
     read_records,
     select,
 )
+from gapscope.records import SourceError
 
 HEADER = "import Mathlib\n\n"
 REFERENCE = Path("/work/shared/data/minif2f/minif2f_lean4.jsonl")
@@ -76,12 +76,12 @@ def test_hub_rows_take_their_split_from_the_hub() -> None:
 
 
 def test_source_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(ProblemSourceError, match="no such file"):
+    with pytest.raises(SourceError, match="no such file"):
         load_problems(tmp_path / "missing.jsonl")
-    with pytest.raises(ProblemSourceError, match="is a directory"):
+    with pytest.raises(SourceError, match="is a directory"):
         load_problems(tmp_path)
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    with pytest.raises(ProblemSourceError, match="offline mode is on"):
+    with pytest.raises(SourceError, match="offline mode is on"):
         load_problems("some-org/minif2f")
 
 

@@ -39,8 +39,8 @@ def run_ladder(
 ) -> None:
     """Run Stage 0, the C1/C2/C3 probes and the controls, then print the outcome tables."""
     from gapscope.analysis.ladder import build_report, model_run
-    from gapscope.ladder.families import FamilySourceError
     from gapscope.ladder.task import oracle_ladder
+    from gapscope.records import SourceError
 
     if bundled == (families is not None):
         raise typer.BadParameter("give exactly one of --families F or --bundled")
@@ -53,7 +53,7 @@ def run_ladder(
             max_tokens=max_tokens,
             temperature=temperature,
         )
-    except (ValueError, FamilySourceError) as exc:
+    except (ValueError, SourceError) as exc:
         fail(exc)
     log = run_task(task, model, log_dir)
     require_success(log)

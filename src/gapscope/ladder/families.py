@@ -12,9 +12,7 @@ reported with its line and pid, so one typo costs one family, not the run.
 
 from __future__ import annotations
 
-import os
-import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from importlib import resources
@@ -22,7 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from gapscope.ladder.schema import AnswerSchema, MilestoneType
-from gapscope.records import RecordProblem, jsonl_rows
+from gapscope.records import RecordProblem, jsonl_rows, read_source
 
 PROMPT_HEAD = (
     "You are solving one milestone from a larger problem.\n"
@@ -33,9 +31,6 @@ _DESCRIPTION_MARK = "\n\nMilestone:\n"
 _INSTRUCTION_MARK = "\n\nOutput instruction: "
 
 PARENT_HEAD = "Solve the following problem. Provide your final answer clearly.\n\nProblem:\n"
-
-_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
-_OFFLINE_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 
 
 def milestone_prompt(problem: str, description: str, instruction: str) -> str:
@@ -196,10 +191,6 @@ class RecordError(ValueError):
     def __init__(self, faults: list[tuple[str, str]]) -> None:
         super().__init__("; ".join(f"{field}: {message}" for field, message in faults))
         self.faults = faults
-
-
-class FamilySourceError(RuntimeError):
-    """The source itself cannot be read (missing file, no ``datasets``, offline, bad id)."""
 
 
 _E = TypeVar("_E", bound=StrEnum)
@@ -428,54 +419,16 @@ def parse_jsonl(text: str) -> LoadResult:
     return LoadResult(families=result.families, problems=problems)
 
 
-def _offline() -> bool:
-    return any(
-        os.environ.get(var, "").lower() in {"1", "true", "yes", "on"} for var in _OFFLINE_VARS
-    )
-
-
-def _hub_rows(dataset_id: str, split: str) -> Iterator[tuple[int, object]]:
-    """Rows of a Hub dataset, numbered from 1; ``datasets`` is imported only here."""
-    if _offline():
-        raise FamilySourceError(
-            f"{dataset_id!r} is not a local file and Hugging Face offline mode is on"
-            f" ({' / '.join(_OFFLINE_VARS)}); pass the path of a local JSONL copy instead"
-        )
-    try:
-        import datasets
-    except ImportError as err:
-        raise FamilySourceError(
-            f"{dataset_id!r} is not a local file; loading it from the Hugging Face Hub needs"
-            " the `datasets` package: run `pip install datasets`, or pass a local JSONL path"
-        ) from err
-    try:
-        rows = datasets.load_dataset(dataset_id, split=split)
-    except Exception as err:  # the Hub client raises many types; all mean "cannot fetch"
-        raise FamilySourceError(
-            f"could not load {dataset_id!r} (split {split!r}) from the Hugging Face Hub: {err}."
-            " Check the dataset id, the split and your connection, or pass a local JSONL path"
-        ) from err
-    return enumerate(rows, start=1)
-
-
 def load_families(source: str | Path, *, split: str = "train") -> LoadResult:
     """Families from a local JSONL file or, when no such path exists, a Hub dataset id.
 
     Local first (the house rule is offline first); the Hub is tried only for a string shaped
     like ``owner/name`` that names no local path. ``split`` applies to Hub datasets only.
     """
-    path = Path(source)
-    if path.is_file():
-        return parse_jsonl(path.read_text(encoding="utf-8"))
-    if path.exists():
-        raise FamilySourceError(f"{path} is a directory; pass the .jsonl file of families")
-    if (
-        isinstance(source, Path)
-        or not _HUB_ID.fullmatch(source)
-        or path.suffix in {".json", ".jsonl"}
-    ):
-        raise FamilySourceError(f"no such file: {path}")
-    return read_records(_hub_rows(source, split))
+    found = read_source(source, split=split, what="families")
+    result = read_records(found.rows)
+    problems = sorted([*found.bad_lines, *result.problems], key=lambda p: p.line)
+    return LoadResult(families=result.families, problems=problems)
 
 
 def load_bundled() -> LoadResult:

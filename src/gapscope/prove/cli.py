@@ -53,8 +53,8 @@ def run_prove(
     """Generate n whole proofs per problem, check them with Lean, print pass@k and coherence."""
     from gapscope.lean.backend import LeanUnavailable
     from gapscope.prove.analysis import read_run, summarize
-    from gapscope.prove.problems import ProblemSourceError
     from gapscope.prove.task import prove
+    from gapscope.records import SourceError
 
     try:
         task = prove(
@@ -68,7 +68,7 @@ def run_prove(
             max_tokens=max_tokens,
             temperature=temperature,
         )
-    except (ValueError, ProblemSourceError, LeanUnavailable) as exc:
+    except (ValueError, SourceError, LeanUnavailable) as exc:
         fail(exc)
     log = run_task(task, model, log_dir)
     require_success(log)

@@ -9,19 +9,16 @@ so one typo costs one problem, not the run.
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gapscope.records import RecordProblem, jsonl_rows
+from gapscope.records import RecordProblem, jsonl_rows, read_source
 
 FIELDS = ("name", "split", "header", "formal_statement")
 _PROOF_OPENER = re.compile(r":=\s*by\s*$")
 _TRAILING_SORRY = re.compile(r"\s*sorry\s*$")
-_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
-_OFFLINE_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 
 NAMED_SUBSETS: dict[str, str] = {
     "aime": r"aime",
@@ -54,10 +51,6 @@ class LoadResult:
 
     problems: list[Problem]
     skipped: list[RecordProblem]
-
-
-class ProblemSourceError(RuntimeError):
-    """The source itself cannot be read (missing file, no ``datasets``, offline, bad id)."""
 
 
 def _faults(record: object, default_split: str | None) -> list[tuple[str, str]]:
@@ -121,44 +114,16 @@ def parse_jsonl(text: str) -> LoadResult:
     return LoadResult(result.problems, sorted([*bad, *result.skipped], key=lambda p: p.line))
 
 
-def _hub_rows(dataset_id: str, split: str) -> Iterator[tuple[int, object]]:
-    """Rows of one Hub split, numbered from 1; ``datasets`` is imported only here."""
-    if any(os.environ.get(v, "").lower() in {"1", "true", "yes", "on"} for v in _OFFLINE_VARS):
-        raise ProblemSourceError(
-            f"{dataset_id!r} is not a local file and Hugging Face offline mode is on"
-            f" ({' / '.join(_OFFLINE_VARS)}); pass the path of a local JSONL copy instead"
-        )
-    try:
-        import datasets
-    except ImportError as err:
-        raise ProblemSourceError(
-            f"{dataset_id!r} is not a local file; loading it from the Hugging Face Hub needs"
-            " the `datasets` package: run `pip install datasets`, or pass a local JSONL path"
-        ) from err
-    try:
-        rows = datasets.load_dataset(dataset_id, split=split)
-    except Exception as err:  # the Hub client raises many types; all mean "cannot fetch"
-        raise ProblemSourceError(
-            f"could not load {dataset_id!r} (split {split!r}) from the Hugging Face Hub: {err}."
-            " Check the dataset id, the split and your connection, or pass a local JSONL path"
-        ) from err
-    return enumerate(rows, start=1)
-
-
 def load_problems(source: str | Path, *, split: str = "test") -> LoadResult:
     """Problems from a local JSONL file or, when no such path exists, a Hub dataset id.
 
     A local file holds every split (filter with :func:`select`); from the Hub only ``split``
     is fetched, and rows without a ``split`` field get it.
     """
-    path = Path(source)
-    if path.is_file():
-        return parse_jsonl(path.read_text(encoding="utf-8"))
-    if path.exists():
-        raise ProblemSourceError(f"{path} is a directory; pass the .jsonl file of problems")
-    if isinstance(source, Path) or not _HUB_ID.fullmatch(source) or path.suffix == ".jsonl":
-        raise ProblemSourceError(f"no such file: {path}")
-    return read_records(_hub_rows(source, split), default_split=split)
+    found = read_source(source, split=split, what="problems")
+    result = read_records(found.rows, default_split=split if found.from_hub else None)
+    skipped = sorted([*found.bad_lines, *result.skipped], key=lambda p: p.line)
+    return LoadResult(result.problems, skipped)
 
 
 def subset_pattern(subset: str) -> re.Pattern[str] | None:
