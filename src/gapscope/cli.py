@@ -109,7 +109,6 @@ def run_s2b(
         max_tokens=max_tokens,
         **overrides,
     )
-    # Inspect's progress display goes to stderr so that --json leaves stdout clean.
     log = run_task(task, eval_model, log_dir)
     summary = summarize(log)
     if json_out:

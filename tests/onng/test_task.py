@@ -54,7 +54,7 @@ def _reply(messages: list[ChatMessage]) -> str:
 
 def test_task_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake = FakeLean()
-    monkeypatch.setattr(onng_task, "open_lean", lambda spec: fake)
+    monkeypatch.setattr(onng_task, "open_backend", lambda spec: fake)
     task = onng_task.onng(lams="0,1.0", modules="tutorial,addition", limit=10, lean="fake")
     log = inspect_eval(task, model=script("onng", _reply), log_dir=str(tmp_path), display="none")[0]
     assert log.status == "success", log.error
@@ -79,14 +79,14 @@ def test_task_refuses_without_lean(monkeypatch: pytest.MonkeyPatch) -> None:
     def unavailable(spec: str | None) -> FakeLean:
         raise LeanUnavailable("install Lean: gapscope lean setup DIR")
 
-    monkeypatch.setattr(onng_task, "open_lean", unavailable)
+    monkeypatch.setattr(onng_task, "open_backend", unavailable)
     with pytest.raises(LeanUnavailable, match="gapscope lean setup"):
         onng_task.onng(lams="0")
 
 
 def test_default_open_lean_raises_when_nothing_configured() -> None:
     with pytest.raises(LeanUnavailable):
-        onng_task.open_lean(None)
+        onng_task.open_backend(None)
 
 
 @pytest.mark.parametrize("bad", ["", "2", "0,0", "x"])
@@ -96,7 +96,7 @@ def test_bad_lams(bad: str) -> None:
 
 
 def test_bad_module(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(onng_task, "open_lean", lambda spec: FakeLean())
+    monkeypatch.setattr(onng_task, "open_backend", lambda spec: FakeLean())
     with pytest.raises(ValueError, match="unknown module"):
         onng_task.onng(modules="geometry")
 
@@ -116,7 +116,7 @@ def test_render_command(tmp_path: Path) -> None:
 def test_run_onng_cli_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from gapscope.cli import app
 
-    monkeypatch.setattr(onng_task, "open_lean", lambda spec: FakeLean())
+    monkeypatch.setattr(onng_task, "open_backend", lambda spec: FakeLean())
     args = ["run", "onng", "--model", script("onng-cli", _reply), "--lams", "0,1.0"]
     args += ["--modules", "tutorial", "--limit", "3", "--lean", "fake", "--json"]
     result = CliRunner().invoke(app, [*args, "--log-dir", str(tmp_path)])

@@ -130,7 +130,7 @@ def fake_lean(monkeypatch: pytest.MonkeyPatch) -> FakeLean:
         assert spec == "fake"
         return fake
 
-    monkeypatch.setattr(prove_task, "open_lean", open_fake)
+    monkeypatch.setattr(prove_task, "open_backend", open_fake)
     return fake
 
 
@@ -215,7 +215,7 @@ def test_no_lean_fails_at_creation(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     def unavailable(spec: str | None) -> LeanBackend:
         raise LeanUnavailable("no Lean found: install elan and build a Mathlib project")
 
-    monkeypatch.setattr(prove_task, "open_lean", unavailable)
+    monkeypatch.setattr(prove_task, "open_backend", unavailable)
     with pytest.raises(LeanUnavailable, match="install elan"):
         prove(dataset=str(_dataset(tmp_path)), n=1, k="1")
     result = CliRunner().invoke(

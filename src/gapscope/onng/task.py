@@ -18,23 +18,11 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig,
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, grouped, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from gapscope.lean.backend import CheckRequest, LeanBackend, LeanUnavailable
+from gapscope.lean import open_backend
+from gapscope.lean.backend import CheckRequest, LeanBackend
 from gapscope.onng.problemset import ProblemSet, load_problem_set
 from gapscope.onng.prompting import build_prompt, extract_answer, system_prompt
 from gapscope.onng.render import Obfuscation, check_file, obfuscation
-
-
-def open_lean(spec: str | None) -> LeanBackend:
-    """The Lean backend for ``spec`` (e.g. ``local:DIR``); raises LeanUnavailable if none."""
-    try:
-        from gapscope.lean import open_backend  # type: ignore[attr-defined]
-    except ImportError as exc:
-        raise LeanUnavailable(
-            "gapscope.lean has no backends installed; run `gapscope lean setup DIR` and pass "
-            "-T lean=local:DIR"
-        ) from exc
-    backend: LeanBackend = open_backend(spec)
-    return backend
 
 
 def parse_lams(spec: str) -> tuple[float, ...]:
@@ -89,7 +77,7 @@ def onng(
     problem_set = load_problem_set()
     levels = parse_lams(lams)
     indices = select_problems(problem_set, modules, limit)
-    backend = open_lean(lean)
+    backend = open_backend(lean)
     obfs = {lam: obfuscation(problem_set, lam, seed) for lam in levels}
     samples = [_sample(problem_set, obfs[lam], i) for lam in levels for i in indices]
     return Task(

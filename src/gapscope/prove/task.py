@@ -19,7 +19,8 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState, generate
 
-from gapscope.lean.backend import CheckRequest, LeanBackend
+from gapscope.lean import open_backend
+from gapscope.lean.backend import CheckRequest
 from gapscope.lean.verdict import LeanVerdict, Status
 from gapscope.prove.coherence import classify
 from gapscope.prove.extract import extract_proof
@@ -46,13 +47,6 @@ def parse_ks(spec: str, n: int) -> tuple[int, ...]:
             f"pass@k needs 1 <= k <= n; k={bad} with n={n} samples per problem: raise n or drop k"
         )
     return ks
-
-
-def open_lean(spec: str | None) -> LeanBackend:
-    """The Lean backend named by ``spec``; raises ``LeanUnavailable`` with install help."""
-    from gapscope.lean import open_backend  # the backends start processes: only when asked
-
-    return open_backend(spec)
 
 
 def problem_sample(problem: Problem) -> Sample:
@@ -149,7 +143,7 @@ def lean_proof(lean: str | None = None, timeout_s: float = 60.0) -> Scorer:
     The mean score is pass@1. A backend failure on one attempt is recorded as
     ``server_error`` (scored incorrect here, excluded by the report) and the run goes on.
     """
-    backend = open_lean(lean)
+    backend = open_backend(lean)
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
