@@ -15,7 +15,7 @@ from typing import Any
 
 from math_verify import parse, verify
 
-from gapscope.ladder.verify import Verifier, extract_boxed
+from gapscope.verify import Verifier, extract_boxed
 
 FIXTURE = Path(__file__).parent.parent / "tests" / "ladder" / "fixtures" / "verifier_labelled.jsonl"
 

@@ -13,12 +13,12 @@ from rich.table import Table
 
 from gapscope.clikit import fail, require_success, run_task
 from gapscope.ladder.cli import ladder_app, run_ladder
-from gapscope.ladder.verify.cli import verify_command
 from gapscope.lean.cli import lean_app
 from gapscope.onng.cli import onng_app, run_onng
 from gapscope.prove.cli import prove_app, run_prove
 from gapscope.s2b.config import ConfigError, S2BConfig, resolve
 from gapscope.stats.cli import stats_app
+from gapscope.verify.cli import verify_command
 
 app = typer.Typer(
     help="gapscope: diagnose where a language model's mathematical reasoning breaks.",

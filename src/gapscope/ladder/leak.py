@@ -47,7 +47,7 @@ from gapscope.ladder.schema import AnswerSchema, MilestoneType
 
 
 class Equivalence(Protocol):
-    """The verifier's equivalence test: ``gapscope.ladder.verify.equivalent``."""
+    """The verifier's equivalence test: ``gapscope.verify.equivalent``."""
 
     def __call__(self, answer: str, gold: str, schema: AnswerSchema | None = None) -> bool: ...
 
@@ -197,7 +197,7 @@ def trivial_transform(answer: str, parent: str) -> str | None:
 
 
 def _default_equivalence() -> Equivalence:
-    from gapscope.ladder.verify import equivalent
+    from gapscope.verify import equivalent
 
     return equivalent
 

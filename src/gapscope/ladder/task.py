@@ -27,7 +27,7 @@ from inspect_ai.solver import TaskState, generate
 
 from gapscope.ladder.families import Family, load_bundled, load_families
 from gapscope.ladder.probes import ALL_CONDITIONS, Condition, Probe, build_probes, template
-from gapscope.ladder.verify import Verifier
+from gapscope.verify import Verifier
 
 
 def parse_conditions(spec: str) -> tuple[Condition, ...]:

@@ -7,9 +7,9 @@ from collections import Counter
 from pathlib import Path
 
 from gapscope.ladder.schema import AnswerSchema
-from gapscope.ladder.verify import Verifier
+from gapscope.verify import Verifier
 
-FIXTURE = Path(__file__).parent.parent / "fixtures" / "verifier_labelled.jsonl"
+FIXTURE = Path(__file__).parent / "fixtures" / "verifier_labelled.jsonl"
 
 
 def _records() -> list[dict[str, str]]:

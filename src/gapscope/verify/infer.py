@@ -12,14 +12,14 @@ import re
 from fractions import Fraction
 
 from gapscope.ladder.schema import AnswerSchema
-from gapscope.ladder.verify.normalize import (
+from gapscope.verify.normalize import (
     clean,
     drop_thousands,
     strip_marks,
     strip_units,
     unwrap_text,
 )
-from gapscope.ladder.verify.split import has_top, split_top, wrapped
+from gapscope.verify.split import has_top, split_top, wrapped
 
 _MCQ = re.compile(r"^\(?([A-H])\)?(?:$|[.:)]|\s)")
 _MATRIX = re.compile(r"\\begin\{[pbBv]?matrix\}|\\begin\{array\}")

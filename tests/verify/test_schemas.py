@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gapscope.ladder.schema import AnswerSchema
-from gapscope.ladder.verify import Verifier, infer_schema
+from gapscope.verify import Verifier, infer_schema
 
 
 @pytest.mark.parametrize(

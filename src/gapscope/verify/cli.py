@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from gapscope.ladder.schema import AnswerSchema
-from gapscope.ladder.verify.verifier import Item, Verifier
+from gapscope.verify.verifier import Item, Verifier
 
 _SCHEMAS = ", ".join(s.value for s in AnswerSchema)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from gapscope.ladder.verify import Verifier
+from gapscope.verify import Verifier
 
 
 def test_pathological_power_times_out_and_pool_recovers() -> None:

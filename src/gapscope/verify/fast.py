@@ -12,9 +12,9 @@ import re
 from fractions import Fraction
 
 from gapscope.ladder.schema import AnswerSchema
-from gapscope.ladder.verify.normalize import Marks, canonical, clean, unwrap_text
-from gapscope.ladder.verify.split import split_top
-from gapscope.ladder.verify.verdict import (
+from gapscope.verify.normalize import Marks, canonical, clean, unwrap_text
+from gapscope.verify.split import split_top
+from gapscope.verify.verdict import (
     MISMATCH,
     NUMERIC_MATCH,
     STRING_MATCH,

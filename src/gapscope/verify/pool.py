@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Generic, TypeVar
 
-from gapscope.ladder.verify import worker
+from gapscope.verify import worker
 
 R = TypeVar("R")
 _WARM_TIMEOUT_S = 120.0

@@ -10,10 +10,10 @@ from __future__ import annotations
 import atexit
 import threading
 
-from gapscope.ladder.verify.extract import extract_boxed, strip_reasoning
-from gapscope.ladder.verify.infer import infer_schema
-from gapscope.ladder.verify.verdict import Verdict
-from gapscope.ladder.verify.verifier import SchemaLike, Verifier
+from gapscope.verify.extract import extract_boxed, strip_reasoning
+from gapscope.verify.infer import infer_schema
+from gapscope.verify.verdict import Verdict
+from gapscope.verify.verifier import SchemaLike, Verifier
 
 __all__ = [
     "Verdict",

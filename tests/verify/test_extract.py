@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gapscope.ladder.verify import extract_boxed, strip_reasoning
+from gapscope.verify import extract_boxed, strip_reasoning
 
 
 @pytest.mark.parametrize(

@@ -16,10 +16,10 @@ import sympy
 from sympy.solvers.inequalities import solve_univariate_inequality
 
 from gapscope.ladder.schema import AnswerSchema
-from gapscope.ladder.verify.normalize import Marks, canonical, strip_assignment
-from gapscope.ladder.verify.outcome import Outcome, all_of, any_of, bag_match
-from gapscope.ladder.verify.split import has_top, split_top, wrapped
-from gapscope.ladder.verify.sympy_eq import (
+from gapscope.verify.normalize import Marks, canonical, strip_assignment
+from gapscope.verify.outcome import Outcome, all_of, any_of, bag_match
+from gapscope.verify.split import has_top, split_top, wrapped
+from gapscope.verify.sympy_eq import (
     ParseFailure,
     constant_ratio,
     has_decimal,

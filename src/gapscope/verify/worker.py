@@ -12,7 +12,7 @@ import logging
 import re
 
 from gapscope.ladder.schema import AnswerSchema
-from gapscope.ladder.verify.verdict import (
+from gapscope.verify.verdict import (
     MATH_VERIFY_MATCH,
     MISMATCH,
     NUMERIC_MATCH,
@@ -40,7 +40,7 @@ def init_worker(memory_mb: int | None) -> None:
     logging.getLogger("latex2sympy2_extended").setLevel(logging.CRITICAL)
     import math_verify  # noqa: F401
 
-    from gapscope.ladder.verify import schemas
+    from gapscope.verify import schemas
 
     schemas.compare("1", "\\frac{2}{2}", AnswerSchema.NUMBER, 1e-6)
 
@@ -76,7 +76,7 @@ def math_verify_accepts(answer: str, gold: str, schema: AnswerSchema) -> bool | 
 
 def deep_check(answer: str, gold: str, schema: str, rel_tol: float) -> Result:
     """(label, reason, stage) for a pair the fast paths could not settle."""
-    from gapscope.ladder.verify import schemas
+    from gapscope.verify import schemas
 
     kind = AnswerSchema(schema)
     try:

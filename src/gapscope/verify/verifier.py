@@ -17,12 +17,12 @@ from types import TracebackType
 from typing import cast
 
 from gapscope.ladder.schema import AnswerSchema
-from gapscope.ladder.verify.extract import extract_boxed
-from gapscope.ladder.verify.fast import fast_check
-from gapscope.ladder.verify.infer import infer_schema
-from gapscope.ladder.verify.pool import TaskPool
-from gapscope.ladder.verify.verdict import NO_BOXED, TIMEOUT, Label, Verdict, reject
-from gapscope.ladder.verify.worker import Result, deep_check
+from gapscope.verify.extract import extract_boxed
+from gapscope.verify.fast import fast_check
+from gapscope.verify.infer import infer_schema
+from gapscope.verify.pool import TaskPool
+from gapscope.verify.verdict import NO_BOXED, TIMEOUT, Label, Verdict, reject
+from gapscope.verify.worker import Result, deep_check
 
 SchemaLike = AnswerSchema | str | None
 Item = tuple[str, str] | tuple[str, str, SchemaLike]

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from gapscope.ladder.verify import Verifier
+from gapscope.verify import Verifier
 
 
 @pytest.fixture(scope="session")

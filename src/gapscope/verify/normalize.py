@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from gapscope.ladder.schema import AnswerSchema
-from gapscope.ladder.verify.split import split_top, unwrap_braces
+from gapscope.verify.split import split_top, unwrap_braces
 
 _DELIMITERS = re.compile(r"^\s*(\$\$?|\\\(|\\\[)(.*?)(\$\$?|\\\)|\\\])\s*$", re.DOTALL)
 _SIMPLE = [

@@ -17,7 +17,7 @@ from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig
 from latex2sympy2_extended.math_normalization import NormalizationConfig
 
-from gapscope.ladder.verify.outcome import Outcome
+from gapscope.verify.outcome import Outcome
 
 _NORMALIZATION = NormalizationConfig(
     basic_latex=True,
