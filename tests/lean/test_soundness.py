@@ -6,12 +6,7 @@ import pytest
 
 from gapscope.lean.base import split_imports
 from gapscope.lean.protocol import ReplResponse, Sorry
-from gapscope.lean.soundness import (
-    judge,
-    parse_axioms,
-    prepare,
-    strip_comments,
-)
+from gapscope.lean.soundness import judge, parse_axioms, prepare
 from gapscope.lean.verdict import LeanMessage, Status
 
 STD = "[propext, Classical.choice, Quot.sound]"
@@ -43,7 +38,6 @@ def test_comments_do_not_declare_anything() -> None:
         "theorem real : True := trivial"
     )
     assert prepare(code).names == ("real",)
-    assert strip_comments("a -- b\nc /- d\ne -/ f") == "a     \nc     \n     f"
     assert prepare("/- note -/ example : True := trivial").code.startswith(
         "/- note -/ theorem gapscope_example_1 : True"
     )
@@ -151,3 +145,42 @@ def test_split_imports_moves_leading_imports_into_header() -> None:
         "theorem x : True := trivial",
     )
     assert split_imports("", "theorem x : True := trivial") == ("", "theorem x : True := trivial")
+
+
+def test_required_name_must_be_declared() -> None:
+    """Regression: a file that compiled only a helper was VALID for the problem."""
+    helper = "theorem helper : True := trivial\n/- theorem official : 1 = 1 := rfl -/"
+    prepared = prepare(helper, required=("official",))
+    assert prepared.names == ("helper",)
+    report = info(f"'helper' depends on axioms: {STD}", line=prepared.code_lines + 2)
+    verdict = judge(ReplResponse(env=1, messages=(report,)), prepared, 0.1)
+    assert verdict.status is Status.MISSING_DECLARATION and "official" in verdict.detail
+    both = prepare(
+        "theorem helper : True := trivial\ntheorem official : True := helper", ("official",)
+    )
+    reports = tuple(
+        info(f"'{n}' depends on axioms: {STD}", line=both.code_lines + 2 + k)
+        for k, n in enumerate(both.names)
+    )
+    assert judge(ReplResponse(env=1, messages=reports), both, 0.1).status is Status.VALID
+
+
+def test_axiom_report_printed_by_the_code_itself_does_not_count() -> None:
+    """Regression: an info message with the report's text from inside the code (``trace``)
+    counted as the axiom report of the declaration."""
+    prepared = prepare('theorem foo : True := by\n  trace "x"\n  exact trivial')
+    forged = info(f"'foo' depends on axioms: {STD}", line=2)
+    real = info("'foo' depends on axioms: [sorryAx]", line=prepared.code_lines + 2)
+    assert judge(ReplResponse(env=1, messages=(forged,)), prepared, 0.1).status is (
+        Status.SERVER_ERROR
+    )
+    verdict = judge(ReplResponse(env=1, messages=(forged, real)), prepared, 0.1)
+    assert verdict.status is Status.SORRY and "sorryAx" in verdict.detail
+
+
+def test_declarations_in_strings_are_not_names_and_open_in_prefix_is() -> None:
+    code = (
+        'def s : String := "\ntheorem ghost : True := trivial"\n'
+        "open Nat in theorem real : True := trivial"
+    )
+    assert prepare(code).names == ("s", "real")

@@ -5,7 +5,12 @@ checked."""
 
 from __future__ import annotations
 
-from gapscope.prove.extract import ExtractionStatus, extract_proof, last_lean_block
+from gapscope.prove.extract import (
+    ExtractionStatus,
+    extract_proof,
+    last_lean_block,
+    official_names,
+)
 from gapscope.prove.problems import Problem
 
 STATEMENT = "theorem sq_sum (a b : ℝ) (h₀ : 0 < a ∧ 0 < b) :\n    2 * a * b ≤ a ^ 2 + b ^ 2 := by"
@@ -75,3 +80,30 @@ def test_empty_replies() -> None:
         extraction = extract_proof(reply, PROBLEM)
         assert extraction.status is ExtractionStatus.EMPTY, reply
         assert extraction.file(PROBLEM) is None
+
+
+def test_statement_in_a_comment_or_string_is_not_a_restatement() -> None:
+    """Regression: the official statement inside ``/- -/`` or a string was grafted there, so
+    only ``helper`` was compiled and the reply was judged VALID."""
+    helper = "theorem helper : True := trivial"
+    for hidden in (
+        f"/- {STATEMENT}{PROOF} -/",
+        f"-- {STATEMENT}",
+        f'def note : String := "{STATEMENT}"',
+        f"/-- doc -/\n/- nested /- {STATEMENT} -/ -/",
+    ):
+        extraction = extract_proof(_fence(f"{helper}\n{hidden}"), PROBLEM)
+        assert extraction.status is ExtractionStatus.CHANGED, hidden
+        assert extraction.code is None
+
+
+def test_restatement_after_a_comment_mentioning_it_is_grafted_in_code() -> None:
+    code = f"-- we prove {STATEMENT}\n{STATEMENT}{PROOF}"
+    extraction = extract_proof(_fence(code), PROBLEM)
+    assert extraction.code == f"-- we prove {STATEMENT}\n{STATEMENT}{PROOF}\n"
+
+
+def test_import_lines_in_comments_stay_and_official_name_is_known() -> None:
+    code = f"/-\nimport Foo\n-/\n{STATEMENT}{PROOF}"
+    assert extract_proof(_fence(code), PROBLEM).code == f"{code}\n"
+    assert official_names(PROBLEM) == ("sq_sum",)

@@ -150,6 +150,7 @@ def test_task_end_to_end(tmp_path: Path, fake_lean: FakeLean) -> None:
     for request in fake_lean.requests:
         assert "import" not in request.code
         assert any(request.code.startswith(_statement(n)) for n in REPLIES)
+        assert request.required == (request.code.split()[1],)  # the official name
 
     summary = summarize(read_run(log))
     assert summary["problems"] == 3
@@ -170,6 +171,7 @@ def test_task_end_to_end(tmp_path: Path, fake_lean: FakeLean) -> None:
         "malformed": 1,
         "empty": 1,
         "changed": 1,
+        "forbidden": 0,
         "server_error": 1,
     }
     assert summary["coherent_fraction"] == pytest.approx(8 / 11)

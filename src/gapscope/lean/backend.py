@@ -15,11 +15,16 @@ class LeanUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class CheckRequest:
-    """Lean code to check. ``header`` (imports, options) is loaded once per REPL and reused."""
+    """Lean code to check. ``header`` (imports, options) is loaded once per REPL and reused.
+
+    ``required``: qualified names the code must declare to be VALID (e.g. a problem's official
+    theorem); a helper lemma that compiles must never stand in for the theorem asked for.
+    """
 
     code: str
     header: str = ""
     timeout_s: float = 60.0
+    required: tuple[str, ...] = ()
 
 
 class LeanBackend(Protocol):

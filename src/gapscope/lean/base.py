@@ -76,7 +76,9 @@ class CachedBackend(ABC):
         verdicts: list[LeanVerdict | None] = [None] * len(requests)
         if self.cache is not None:
             for i, request in enumerate(requests):
-                verdicts[i] = self.cache.get(self.toolchain, request.header, request.code)
+                verdicts[i] = self.cache.get(
+                    self.toolchain, request.header, request.code, request.required
+                )
         todo = [i for i, v in enumerate(verdicts) if v is None]
         with progress_bar(len(requests), self.progress) as advance:
             advance(len(requests) - len(todo))
@@ -85,7 +87,9 @@ class CachedBackend(ABC):
             verdicts[i] = verdict
             if self.cache is not None:
                 request = requests[i]
-                self.cache.put(self.toolchain, request.header, request.code, verdict)
+                self.cache.put(
+                    self.toolchain, request.header, request.code, verdict, request.required
+                )
         return [v for v in verdicts if v is not None]
 
     def __enter__(self) -> CachedBackend:

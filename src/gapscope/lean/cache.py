@@ -27,9 +27,11 @@ def default_cache_path() -> Path:
     return Path(platformdirs.user_cache_dir("gapscope")) / "lean" / "verdicts.jsonl"
 
 
-def cache_key(toolchain: str, header: str, code: str) -> str:
-    """A stable digest of what determines Lean's answer."""
-    blob = json.dumps([toolchain, header, code], ensure_ascii=False).encode("utf-8")
+def cache_key(toolchain: str, header: str, code: str, required: tuple[str, ...] = ()) -> str:
+    """A stable digest of what determines the verdict (``required`` only when set, so keys
+    written before it existed stay valid)."""
+    parts: list[object] = [toolchain, header, code] + ([list(required)] if required else [])
+    blob = json.dumps(parts, ensure_ascii=False).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()
 
 
@@ -71,15 +73,24 @@ class VerdictCache:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, toolchain: str, header: str, code: str) -> LeanVerdict | None:
+    def get(
+        self, toolchain: str, header: str, code: str, required: tuple[str, ...] = ()
+    ) -> LeanVerdict | None:
         with self._lock:
-            return self._entries.get(cache_key(toolchain, header, code))
+            return self._entries.get(cache_key(toolchain, header, code, required))
 
-    def put(self, toolchain: str, header: str, code: str, verdict: LeanVerdict) -> None:
+    def put(
+        self,
+        toolchain: str,
+        header: str,
+        code: str,
+        verdict: LeanVerdict,
+        required: tuple[str, ...] = (),
+    ) -> None:
         """Remember a settled verdict; TIMEOUT and SERVER_ERROR are ignored."""
         if verdict.status in UNCACHED:
             return
-        key = cache_key(toolchain, header, code)
+        key = cache_key(toolchain, header, code, required)
         with self._lock:
             self._entries[key] = verdict
             if self._path is not None:

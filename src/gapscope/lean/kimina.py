@@ -65,7 +65,7 @@ class _Snippet:
 
 def _snippet(index: int, request: CheckRequest) -> _Snippet:
     header, body = split_imports(request.header, request.code)
-    prepared = prepare(body)
+    prepared = prepare(body, request.required)
     prefix = f"{header}\n\n" if header else ""
     code = prefix + prepared.code
     # The server strips leading import/blank lines; count axiom-query lines from its body so

@@ -109,7 +109,7 @@ class LocalBackend(CachedBackend):
 
     def _run_one(self, request: CheckRequest) -> LeanVerdict:
         header, body = split_imports(request.header, request.code)
-        prepared = prepare(body)
+        prepared = prepare(body, request.required)
         start = time.monotonic()
         try:
             repl = self.pool.acquire(header)

@@ -6,10 +6,14 @@ Absence of errors therefore proves nothing. The backend appends ``#print axioms 
 every declaration the code makes and accepts only propext, Classical.choice and Quot.sound.
 
 Names: ``theorem``/``lemma``/``def``/``abbrev``/``axiom`` declarations found at the start of a
-line (after attributes and modifiers, outside comments), qualified by the open ``namespace``s
-(``_root_.`` strips the prefix). ``example`` has no name to print, so each one is rewritten
-to ``theorem gapscope_example_<k>`` (k = 1, 2, ... in order) before checking: an example must
-therefore state a proposition, and columns on its line shift by the inserted text.
+line (after ``open ... in``/``set_option ... in``, attributes and modifiers; outside comments
+and string literals), qualified by the open ``namespace``s (``_root_.`` strips the prefix).
+Only reports positioned after the code count, so text the code itself prints (``trace``) cannot
+pass for one. A request may name ``required`` declarations (a problem's official theorem):
+without them the verdict is MISSING_DECLARATION, never VALID. ``example`` has no name to
+print, so each one is rewritten to ``theorem gapscope_example_<k>`` (k = 1, 2, ... in order)
+before checking: an example must therefore state a proposition, and columns on its line shift
+by the inserted text.
 """
 
 from __future__ import annotations
@@ -18,15 +22,17 @@ import re
 from dataclasses import dataclass
 
 from gapscope.lean.protocol import ReplResponse
+from gapscope.lean.source import code_only
 from gapscope.lean.verdict import STANDARD_AXIOMS, LeanMessage, LeanVerdict, Status
 
 EXAMPLE_PREFIX = "gapscope_example_"
 
 _MODIFIERS = r"(?:(?:private|protected|noncomputable|partial|unsafe|nonrec)\s+)*"
 _ATTRIBUTES = r"(?:@\[[^\]]*\]\s*)*"
+_IN_PREFIXES = r"(?:(?:open|set_option)\b[^\n]*?\bin\s+)*"
 _NAME = r"(?:«[^»]+»|[^\s:({\[⦃]+)"
 _DECL = re.compile(
-    rf"^(?P<lead>\s*{_ATTRIBUTES}{_MODIFIERS})"
+    rf"^(?P<lead>\s*{_IN_PREFIXES}{_ATTRIBUTES}{_MODIFIERS})"
     rf"(?P<kw>theorem|lemma|def|abbrev|axiom|example)\b(?P<name>\s+{_NAME})?"
 )
 _SCOPE = re.compile(r"^\s*(?:noncomputable\s+)?(namespace|section|mutual|end)\b\s*(\S*)")
@@ -35,38 +41,18 @@ _NO_AXIOMS = re.compile(r"^'(?P<name>.+)' does not depend on any axioms\s*$", re
 _SORRY_WARNING = re.compile(r"declaration uses ['`]sorry['`]")
 
 
-def strip_comments(code: str) -> str:
-    """``code`` with ``--`` and (nested) ``/- -/`` comments blanked to spaces.
-
-    Lines and columns are kept, so a match in the stripped text indexes the original.
-    """
-    out = list(code)
-    depth, i = 0, 0
-    while i < len(code):
-        two = code[i : i + 2]
-        if depth == 0 and two == "--":
-            end = code.find("\n", i)
-            end = len(code) if end < 0 else end
-            out[i:end] = " " * (end - i)
-            i = end
-        elif two == "/-" or (depth and two == "-/"):
-            depth += 1 if two == "/-" else -1
-            out[i : i + 2] = "  "
-            i += 2
-        else:
-            if depth and code[i] != "\n":
-                out[i] = " "
-            i += 1
-    return "".join(out)
-
-
 @dataclass(frozen=True)
 class Prepared:
-    """Code as sent to Lean: ``examples`` renamed, axiom queries appended after ``code_lines``."""
+    """Code as sent to Lean: ``examples`` renamed, axiom queries appended after ``code_lines``.
+
+    ``required``: names the code must declare for a VALID verdict (the official theorem of a
+    problem), so that compiling only some helper can never pass for proving the problem.
+    """
 
     code: str
     names: tuple[str, ...]
     code_lines: int
+    required: tuple[str, ...] = ()
 
 
 def _qualify(scopes: list[tuple[str, str]], name: str) -> str:
@@ -76,9 +62,14 @@ def _qualify(scopes: list[tuple[str, str]], name: str) -> str:
     return f"{prefix}.{name}" if prefix else name
 
 
-def prepare(code: str) -> Prepared:
+def declared_names(code: str) -> tuple[str, ...]:
+    """The qualified names ``code`` declares, in order (examples excluded)."""
+    return tuple(n for n in prepare(code).names if not n.startswith(EXAMPLE_PREFIX))
+
+
+def prepare(code: str, required: tuple[str, ...] = ()) -> Prepared:
     """Rename examples, find declared names, append one ``#print axioms`` per name."""
-    stripped = strip_comments(code).split("\n")
+    stripped = code_only(code).split("\n")
     lines = code.split("\n")
     scopes: list[tuple[str, str]] = []
     names: list[str] = []
@@ -108,7 +99,10 @@ def prepare(code: str) -> Prepared:
     body = "\n".join(lines)
     suffix = "".join(f"\n#print axioms {name}" for name in unique)
     return Prepared(
-        code=body + ("\n" + suffix if suffix else ""), names=unique, code_lines=len(lines)
+        code=body + ("\n" + suffix if suffix else ""),
+        names=unique,
+        code_lines=len(lines),
+        required=required,
     )
 
 
@@ -131,12 +125,17 @@ def _strip_guillemets(name: str) -> str:
     return name.replace("«", "").replace("»", "")
 
 
+def _after_code(message: LeanMessage, prepared: Prepared) -> bool:
+    """Whether ``message`` is positioned on our appended query lines, not in the code: the
+    code cannot forge an axiom report (a ``trace`` of the same text sits inside the code)."""
+    return message.line is not None and message.line > prepared.code_lines
+
+
 def _is_query_error(message: LeanMessage, prepared: Prepared) -> bool:
     """An error of one of our ``#print axioms`` lines: after the code, naming a declaration."""
     return (
         message.severity == "error"
-        and message.line is not None
-        and message.line > prepared.code_lines
+        and _after_code(message, prepared)
         and any(_strip_guillemets(n) in _strip_guillemets(message.data) for n in prepared.names)
     )
 
@@ -152,7 +151,8 @@ def judge(response: ReplResponse, prepared: Prepared, elapsed_s: float) -> LeanV
     kept: list[LeanMessage] = []
     query_errors: list[LeanMessage] = []
     for message in response.messages:
-        parsed = parse_axioms(message.data) if message.severity == "info" else None
+        reports = message.severity == "info" and _after_code(message, prepared)
+        parsed = parse_axioms(message.data) if reports else None
         if parsed and _strip_guillemets(parsed[0]) in wanted:
             reported[wanted[_strip_guillemets(parsed[0])]] = parsed[1]
         elif _is_query_error(message, prepared):
@@ -167,6 +167,16 @@ def judge(response: ReplResponse, prepared: Prepared, elapsed_s: float) -> LeanV
         )
     if response.sorries or any(is_sorry_warning(m) for m in messages):
         return LeanVerdict(Status.SORRY, messages, elapsed_s, axioms or None, "the code uses sorry")
+    declared = {_strip_guillemets(n) for n in prepared.names}
+    absent = [r for r in prepared.required if _strip_guillemets(r) not in declared]
+    if absent:
+        return LeanVerdict(
+            Status.MISSING_DECLARATION,
+            messages,
+            elapsed_s,
+            axioms or None,
+            f"the code does not declare {', '.join(absent)}: the theorem asked for was not checked",
+        )
     missing = [n for n in prepared.names if n not in reported]
     if missing:
         errors = "; ".join(m.data for m in query_errors)

@@ -15,6 +15,10 @@ class Status(StrEnum):
     relies on ``sorry`` (or on a non-standard axiom). LEAN_ERROR: Lean reported an error.
     TIMEOUT: the wall-clock limit passed (the process was killed). SERVER_ERROR: the backend
     failed (crash, malformed reply, unreachable server) - nothing is known about the proof.
+    MISSING_DECLARATION: Lean accepted the code, but it does not declare a name the check
+    required (the problem's official theorem), so what it proves is not the problem.
+    FORBIDDEN: the model's code holds a command a proof never needs (``#eval``, ``macro``,
+    ``set_option debug...``; see ``gapscope.lean.screen``) and was not sent to Lean at all.
     """
 
     VALID = "valid"
@@ -22,6 +26,8 @@ class Status(StrEnum):
     LEAN_ERROR = "lean_error"
     TIMEOUT = "timeout"
     SERVER_ERROR = "server_error"
+    MISSING_DECLARATION = "missing_declaration"
+    FORBIDDEN = "forbidden_command"
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from gapscope.lean import open_backend
 from gapscope.lean.backend import CheckRequest, LeanBackend
+from gapscope.lean.screen import screen
 from gapscope.onng.problemset import ProblemSet, load_problem_set
 from gapscope.onng.prompting import build_prompt, extract_answer, system_prompt
 from gapscope.onng.render import Obfuscation, check_file, obfuscation
@@ -109,7 +110,11 @@ def _sample(problem_set: ProblemSet, obf: Obfuscation, index: int) -> Sample:
 
 @solver
 def prove(backend: LeanBackend, obfs: dict[float, Obfuscation], timeout_s: float) -> Solver:
-    """Ask once, extract the code, check it with Lean; record verdict and latency."""
+    """Ask once, extract the code, screen it, check it with Lean; record verdict and latency.
+
+    Code with a forbidden command (``gapscope.lean.screen``) is not checked: its status is
+    ``forbidden_command`` and its message names the command.
+    """
     problem_set = load_problem_set()
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -130,13 +135,20 @@ def prove(backend: LeanBackend, obfs: dict[float, Obfuscation], timeout_s: float
             "messages": [],
         }
         if answer.usable:
+            # Model-written code only: the library around it legitimately uses macros.
+            forbidden = screen(answer.code)
             request = CheckRequest(
                 code=check_file(problem_set, obf, problem, answer.code), timeout_s=timeout_s
             )
-            verdict = (await asyncio.to_thread(backend.check_many, [request]))[0]
+            verdict = (
+                forbidden.verdict()
+                if forbidden is not None
+                else (await asyncio.to_thread(backend.check_many, [request]))[0]
+            )
             record["status"] = verdict.status.value
             record["messages"] = [m.data for m in verdict.messages if m.severity == "error"]
             record["check_s"] = verdict.elapsed_s
+            record["detail"] = verdict.detail
         state.store.set("onng", record)
         return state
 

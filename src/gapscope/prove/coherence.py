@@ -12,8 +12,11 @@ so that a drop in solve rate can be told apart from garbled generations. Precise
   matching :data:`MALFORMED_PATTERNS` (syntax errors, unknown identifiers/constants/tactics,
   hallucinated fields). One such error is enough: the code is not well-formed Lean.
 - ``empty``: nothing was extracted from the reply.
-- ``changed``: the code never states the problem's theorem (see ``extract``); it is not a
-  candidate proof, so it is not coherent either.
+- ``changed``: the code never states the problem's theorem (see ``extract``), or Lean
+  accepted a file that does not declare it (MISSING_DECLARATION); it is not a candidate proof,
+  so it is not coherent either.
+- ``forbidden``: the code holds a command a proof never needs (``#eval``, ``macro``, ...; see
+  ``gapscope.lean.screen``) and was not checked.
 - ``server_error``: the checker failed; nothing is known, so these attempts are reported
   separately and left out of every fraction and of pass@k.
 
@@ -39,6 +42,7 @@ class Coherence(StrEnum):
     MALFORMED = "malformed"
     EMPTY = "empty"
     CHANGED = "changed"
+    FORBIDDEN = "forbidden"
     SERVER_ERROR = "server_error"
 
 
@@ -80,6 +84,10 @@ def classify(extraction: ExtractionStatus, verdict: LeanVerdict | None) -> Coher
         return Coherence.PROVEN
     if verdict.status is Status.SERVER_ERROR:
         return Coherence.SERVER_ERROR
+    if verdict.status is Status.MISSING_DECLARATION:
+        return Coherence.CHANGED
+    if verdict.status is Status.FORBIDDEN:
+        return Coherence.FORBIDDEN
     if verdict.status is Status.LEAN_ERROR and any(
         m.severity == "error" and is_malformed_message(m.data) for m in verdict.messages
     ):

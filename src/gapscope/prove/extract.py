@@ -15,6 +15,12 @@ grafted onto that statement:
 - ``changed``: the code declares theorems but none is the official statement (renamed,
   weakened, or reformulated); it is not checked, since nothing it proves is the problem.
 
+All matching is done on the code with comments and string literals blanked
+(``gapscope.lean.source.code_only``): the statement written inside ``/- -/`` or a string is not
+a restatement, so such a reply is never grafted into a file where the official theorem is never
+compiled. The checker is also told the official name (``Extraction.required``), so that a
+file that compiles without declaring it can never be VALID.
+
 ``import`` lines are dropped from the code: the problem's header carries the imports and Lean
 accepts them only at the top of a file.
 """
@@ -27,11 +33,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 
+from gapscope.lean.soundness import declared_names
+from gapscope.lean.source import code_only
 from gapscope.prove.problems import Problem
 
 _OPEN_FENCE = re.compile(r"```[ \t]*lean4?[ \t]*\r?\n", re.IGNORECASE)
 _CLOSE_FENCE = re.compile(r"^[ \t]*```", re.MULTILINE)
-_IMPORT_LINE = re.compile(r"^[ \t]*import[ \t]+\S.*(?:\r?\n|$)", re.MULTILINE)
+_IMPORT_LINE = re.compile(r"[ \t]*import[ \t]+\S")
 _DECLARATION = re.compile(r"^[ \t]*(?:@\[[^\]]*\][ \t]*)?(?:theorem|lemma|example)\b", re.MULTILINE)
 
 
@@ -54,6 +62,11 @@ class Extraction:
     def file(self, problem: Problem) -> str | None:
         """The whole Lean file: header + code."""
         return None if self.code is None else problem.header + self.code
+
+
+def official_names(problem: Problem) -> tuple[str, ...]:
+    """The name(s) the official statement declares: what a VALID check must have declared."""
+    return declared_names(problem.signature)
 
 
 def last_lean_block(reply: str) -> str | None:
@@ -79,15 +92,23 @@ def _restatement(signature: str) -> re.Pattern[str]:
     return re.compile(lead + chars + r"\s*:=")
 
 
+def _drop_imports(code: str) -> str:
+    """``code`` without its ``import`` lines (those in comments and strings stay)."""
+    lines, masked = code.split("\n"), code_only(code).split("\n")
+    kept = [line for line, bare in zip(lines, masked, strict=True) if not _IMPORT_LINE.match(bare)]
+    return "\n".join(kept)
+
+
 def _graft(problem: Problem, code: str) -> tuple[str, bool] | None:
     """(code with the official statement, whether the code restated it), or None if the code
-    declares other theorems but not this one."""
-    code = _IMPORT_LINE.sub("", code)
-    found = _restatement(problem.signature).search(code)
+    declares other theorems but not this one. Only code counts, not comments or strings."""
+    code = _drop_imports(code)
+    masked = code_only(code)
+    found = _restatement(problem.signature).search(masked)
     if found:
         before, proof = code[: found.start()], code[found.end() :].lstrip(" \t")
         return f"{before}{problem.signature} := {proof}", True
-    if _DECLARATION.search(code):
+    if _DECLARATION.search(masked):
         return None
     return code, False
 

@@ -20,10 +20,9 @@ from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accurac
 from inspect_ai.solver import TaskState, generate
 
 from gapscope.lean import open_backend
-from gapscope.lean.backend import CheckRequest
-from gapscope.lean.verdict import LeanVerdict, Status
+from gapscope.lean.verdict import LeanVerdict
+from gapscope.prove.checking import check_reply
 from gapscope.prove.coherence import classify
-from gapscope.prove.extract import extract_proof
 from gapscope.prove.problems import Problem, load_problems, select
 from gapscope.prove.templates import proof_prompt
 
@@ -138,24 +137,21 @@ def _verdict_metadata(verdict: LeanVerdict) -> dict[str, Any]:
 
 @scorer(metrics=[accuracy(), stderr()])
 def lean_proof(lean: str | None = None, timeout_s: float = 60.0) -> Scorer:
-    """Extract the proof, check it with Lean, record verdict and coherence class.
+    """Extract the proof, screen it, check it with Lean, record verdict and coherence class.
 
     The mean score is pass@1. A backend failure on one attempt is recorded as
-    ``server_error`` (scored incorrect here, excluded by the report) and the run goes on.
+    ``server_error`` (scored incorrect here, excluded by the report) and the run goes on; a
+    reply with a forbidden command is ``forbidden_command`` and never reaches Lean.
     """
     backend = open_backend(lean)
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
         problem = Problem(meta["name"], meta["split"], meta["header"], meta["formal_statement"])
-        extraction = extract_proof(state.output.completion, problem)
-        verdict: LeanVerdict | None = None
-        if extraction.code is not None:
-            request = CheckRequest(extraction.code, problem.header, timeout_s)
-            try:
-                verdict = (await asyncio.to_thread(backend.check_many, [request]))[0]
-            except Exception as err:  # a backend bug must cost one attempt, not the run
-                verdict = LeanVerdict(Status.SERVER_ERROR, detail=f"{type(err).__name__}: {err}")
+        attempt = await asyncio.to_thread(
+            check_reply, backend, state.output.completion, problem, timeout_s
+        )
+        extraction, verdict = attempt.extraction, attempt.verdict
         coherence = classify(extraction.status, verdict)
         return Score(
             value=CORRECT if verdict is not None and verdict.valid else INCORRECT,

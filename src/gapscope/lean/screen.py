@@ -1,0 +1,220 @@
+"""The command screen: model-written Lean holds only what a proof needs, or is not checked.
+
+Lean elaborates whatever a file says, and some commands run code or change the rules: ``#eval
+IO.Process.run ...`` runs programs on the checking host; ``set_option debug.skipKernelTC true``
+turns the kernel off; ``variable (h : False)`` + ``include h`` smuggles a hypothesis into the
+theorem; ``macro_rules``/``notation``/``syntax``/``elab`` (``local`` or not) change what the
+statement's symbols mean; an ``instance`` declared before the statement can change what its
+``≤`` or ``2`` mean; ``#exit`` stops before the axiom queries; ``run_cmd``/``by_elab`` run
+meta code. None of this belongs in a proof, so model output is screened before Lean sees it.
+
+Allowed (the whitelist): declarations (``theorem``, ``lemma``, ``def``, ``abbrev``,
+``example``, ``structure``, ``class``, ``inductive``, ``axiom``, ``opaque``, ``mutual``; with
+``private``/``protected``/``noncomputable``/``partial``/``nonrec`` and the attributes in
+:data:`ALLOWED_ATTRIBUTES`), ``open`` (also ``open ... in``), ``namespace``/``section``/
+``end`` (an ``end`` must close a scope the code itself opened), and ``set_option`` for the
+options in :data:`ALLOWED_OPTIONS` only (with a numeral value). ``axiom`` and ``sorry`` are
+let through: the axiom rule of ``gapscope.lean.soundness`` turns them into a ``sorry`` verdict.
+
+How: the code is scanned token by token with comments and string literals blanked
+(``gapscope.lean.source``), so keywords anywhere count (Lean starts a new command wherever a
+command keyword appears, not only at the start of a line; ``set_option ... in`` also works
+inside terms and tactics), and none in a comment or string does. Every Lean command keyword
+that is not on the whitelist is refused (:data:`FORBIDDEN_KEYWORDS`, and every ``#command``).
+Interpolated strings (``s!"..."``, ``throwError``) are refused too: a proof never needs them,
+and their ``{code}`` parts would otherwise be read as string text. A filter is never
+complete (an imported library can add commands), which is why local REPLs also run
+sandboxed (``gapscope.lean.sandbox``); see docs/lean.md for the threat model.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gapscope.lean.source import code_only, ends_inside_literal
+from gapscope.lean.verdict import LeanVerdict, Status
+
+ALLOWED_OPTIONS: frozenset[str] = frozenset(
+    {"maxHeartbeats", "synthInstance.maxHeartbeats", "maxRecDepth"}
+)
+"""``set_option`` names a proof may set: resource limits, which change no meaning."""
+
+ALLOWED_ATTRIBUTES: frozenset[str] = frozenset(
+    {
+        "simp",
+        "reducible",
+        "irreducible",
+        "inline",
+        "noinline",
+        "specialize",
+        "ext",
+        "norm_cast",
+        "push_cast",
+        "elab_as_elim",
+        "refl",
+        "symm",
+        "trans",
+    }
+)
+"""Attributes a helper lemma may carry: they steer tactics, never what a statement means."""
+
+_RUNS_CODE = "runs code on the checking host"
+_SYNTAX = "redefines syntax, which can change what the statement means"
+_CONTEXT = "adds hidden parameters or hypotheses to later declarations"
+_NOT_A_PROOF = "is not a command a proof needs"
+FORBIDDEN_KEYWORDS: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "run_cmd",
+            "run_elab",
+            "run_meta",
+            "run_tac",
+            "by_elab",
+            "initialize",
+            "builtin_initialize",
+        ),
+        _RUNS_CODE,
+    ),
+    **dict.fromkeys(
+        (
+            "macro",
+            "macro_rules",
+            "syntax",
+            "elab",
+            "elab_rules",
+            "notation",
+            "notation3",
+            "infix",
+            "infixl",
+            "infixr",
+            "prefix",
+            "postfix",
+            "declare_syntax_cat",
+            "binder_predicate",
+            "unif_hint",
+        ),
+        _SYNTAX,
+    ),
+    **dict.fromkeys(("variable", "include", "omit", "universe"), _CONTEXT),
+    "instance": "declares an instance, which can change what the statement's symbols mean",
+    "attribute": "changes attributes of existing declarations",
+    "export": "adds aliases that can change how the statement's names resolve",
+    "unsafe": "unsafe code escapes the kernel's checks",
+    "import": "imports belong to the header",
+    **dict.fromkeys(("throwError", "throwErrorAt", "dbg_trace"), _NOT_A_PROOF),
+    **dict.fromkeys(
+        (
+            "add_decl_doc",
+            "register_simp_attr",
+            "register_option",
+            "register_builtin_option",
+            "simproc",
+            "dsimproc",
+            "builtin_simproc",
+            "declare_simp_like_tactic",
+            "seal",
+            "unseal",
+        ),
+        _NOT_A_PROOF,
+    ),
+}
+"""Lean (core, Batteries, Mathlib) command keywords outside the whitelist, with the reason."""
+
+_TOKEN = re.compile(
+    r"«[^»\n]*»"
+    r"|@\["
+    r"|#[^\W\d][\w'!?]*"
+    r"|(?<![\w'!?.])[^\W\d][\w'!?]*(?:\.[^\W\d][\w'!?]*)*"
+)
+_OPTION = re.compile(r"\s+([^\W\d][\w.]*)\s+(\S+)")
+_STRING_AHEAD = re.compile(r'\s*"')
+_SCOPE_OPENERS = frozenset({"namespace", "section", "mutual"})
+
+
+@dataclass(frozen=True)
+class Forbidden:
+    """The first command of the code that the screen refuses, where it is, and why."""
+
+    command: str
+    line: int
+    reason: str
+
+    def verdict(self) -> LeanVerdict:
+        """The ``forbidden_command`` verdict that stands for the unchecked code."""
+        return LeanVerdict(
+            Status.FORBIDDEN,
+            detail=f"forbidden command `{self.command}` (line {self.line}): {self.reason}",
+        )
+
+
+def _attributes(masked: str, start: int) -> tuple[list[str], int]:
+    """The attribute names of the ``@[...]`` opening at ``start``, and the index after it."""
+    depth, i = 0, start + 1
+    while i < len(masked):
+        depth += {"[": 1, "]": -1}.get(masked[i], 0)
+        if depth == 0:
+            break
+        i += 1
+    names = []
+    for entry in masked[start + 2 : i].split(","):
+        words = [w for w in entry.replace("-", " ").split() if w not in ("local", "scoped")]
+        names.append(words[0] if words else "")
+    return names, i + 1
+
+
+def _check_option(masked: str, end: int) -> str | None:
+    """None when the ``set_option`` ending at ``end`` is allowed, else what it sets."""
+    option = _OPTION.match(masked, end)
+    if option is None:
+        return "set_option"
+    name, value = option.groups()
+    if name in ALLOWED_OPTIONS and value.isdigit():
+        return None
+    return f"set_option {name} {value}"
+
+
+def screen(code: str) -> Forbidden | None:
+    """The first forbidden command in model-written ``code``, or None if it may be checked.
+
+    Apply it to what the model wrote (a reply's proof, a generated statement), not to
+    trusted text around it (library preambles may use macros). Lines are 1-based in ``code``.
+    """
+    masked = code_only(code)
+
+    def line_of(index: int) -> int:
+        return code.count("\n", 0, index) + 1
+
+    if ends_inside_literal(code):
+        return Forbidden(
+            "unterminated comment or string", line_of(len(code)), "it would hide what follows"
+        )
+    scopes = 0
+    position = 0
+    while (token := _TOKEN.search(masked, position)) is not None:
+        word, position = token[0], token.end()
+        found: tuple[str, str] | None = None
+        if word.startswith("#"):
+            found = word, "`#` commands evaluate or print at check time"
+        elif word == "@[":
+            names, position = _attributes(masked, token.start())
+            bad = [n for n in names if n not in ALLOWED_ATTRIBUTES]
+            if bad:
+                found = f"@[{bad[0]}]", "only attributes that steer tactics are allowed"
+        elif word in FORBIDDEN_KEYWORDS:
+            found = word, FORBIDDEN_KEYWORDS[word]
+        elif word.endswith("!") and _STRING_AHEAD.match(code, position):
+            found = f'{word}"..."', "interpolated strings are not needed in a proof"
+        elif word == "set_option":
+            option = _check_option(masked, position)
+            if option is not None:
+                found = option, f"only {', '.join(sorted(ALLOWED_OPTIONS))} may be set"
+        elif word in _SCOPE_OPENERS:
+            scopes += 1
+        elif word == "end":
+            if scopes == 0:
+                found = "end", "closes a namespace or section the code did not open"
+            scopes = max(0, scopes - 1)
+        if found is not None:
+            return Forbidden(found[0], line_of(token.start()), found[1])
+    return None

@@ -1,0 +1,95 @@
+"""The command screen: what model-written Lean may contain, and the verdict when it may not."""
+
+# ruff: noqa: RUF001  (Lean's double-struck N and R are meant, not look-alike letters)
+
+from __future__ import annotations
+
+import pytest
+
+from gapscope.lean.screen import FORBIDDEN_KEYWORDS, Forbidden, screen
+from gapscope.lean.verdict import Status
+
+ALLOWED = [
+    "theorem t (n : ℕ) : n + 0 = n := by simp",
+    "lemma helper : (1 : ℝ) = 1 := rfl\n\ntheorem t : True := trivial",
+    "open Real in\ntheorem t : True := trivial",
+    "open scoped BigOperators\nopen Nat hiding add_comm",
+    "namespace Foo\nsection\nprivate def f : ℕ := 1\nend\nend Foo",
+    "noncomputable section\nnoncomputable def g : ℝ := 1\nend",
+    "set_option maxHeartbeats 400000 in\ntheorem t : True := by\n"
+    "  set_option maxRecDepth 2000 in trivial",
+    "set_option synthInstance.maxHeartbeats 40000",
+    "@[simp] lemma a : 1 = 1 := rfl\n@[local simp, reducible] def b := 1",
+    "structure P where\n  x : ℕ\nderiving Repr",
+    "inductive T | a | b\nclass C (α : Type) where\n  op : α",
+    "axiom cheat : False",
+    "theorem t : True := by\n  sorry",
+    "mutual\ndef even : ℕ → Bool\n  | 0 => true\n  | n+1 => odd n\n"
+    "def odd : ℕ → Bool\n  | 0 => false\n  | n+1 => even n\nend",
+    '-- #eval IO.Process.run\n/- macro_rules | `(x) => `(y) -/\ndef s : String := "#exit"',
+    "theorem t (h' : x.prefix = 1) (α : Type) : True := trivial",
+    "example : #[1, 2].size = 2 := rfl",
+    "theorem «weird #eval name» : True := trivial",
+]
+
+
+@pytest.mark.parametrize("code", ALLOWED)
+def test_what_a_proof_needs_passes(code: str) -> None:
+    assert screen(code) is None
+
+
+@pytest.mark.parametrize(
+    ("code", "command"),
+    [
+        ('#eval IO.Process.run { cmd := "curl", args := #["evil"] }', "#eval"),
+        ("theorem t : True := trivial #exit", "#exit"),
+        ("#print axioms t", "#print"),
+        ("#check Nat", "#check"),
+        ("set_option debug.skipKernelTC true", "set_option debug.skipKernelTC true"),
+        ("theorem t : False := by\n  set_option debug.skipKernelTC true in sorry", "set_option"),
+        ("set_option maxHeartbeats true", "set_option maxHeartbeats true"),
+        ("set_option autoImplicit true", "set_option autoImplicit true"),
+        ("variable (h : False)\ninclude h\ntheorem t : False := h", "variable"),
+        ("include h", "include"),
+        ("macro_rules | `(tactic| trivial) => `(tactic| sorry)", "macro_rules"),
+        ('macro "triv" : tactic => `(tactic| sorry)', "macro"),
+        ('local notation "ℝ" => ℕ', "notation"),
+        ('infixl:65 " + " => HMul.hMul', "infixl"),
+        ('syntax (name := s) "s" : tactic', "syntax"),
+        ('elab "e" : tactic => pure ()', "elab"),
+        ('run_cmd Lean.logInfo "hi"', "run_cmd"),
+        ("theorem t : True := by\n  run_tac pure ()", "run_tac"),
+        ("def x : Nat := by_elab pure (Lean.mkNatLit 1)", "by_elab"),
+        ('initialize IO.println "x"', "initialize"),
+        ("instance : LE ℝ := ⟨fun _ _ => True⟩", "instance"),
+        ("@[implemented_by evil] def f : Nat := 1", "@[implemented_by]"),
+        ("@[simp, instance] def f : Inhabited Nat := ⟨1⟩", "@[instance]"),
+        ("attribute [local instance] Classical.propDecidable", "attribute"),
+        ("unsafe def f : Nat := 1", "unsafe"),
+        ("export Nat (succ)", "export"),
+        ("universe u", "universe"),
+        ("import Mathlib.Tactic", "import"),
+        ('def s := s!"{1}"', 's!"..."'),
+        ('def m := throwError "no"', "throwError"),
+        ("end MyNat\ntheorem escape : True := trivial", "end"),
+        ("theorem t : True := by\n  trivial\n/- the rest is hidden", "unterminated comment"),
+    ],
+)
+def test_forbidden_commands_are_named(code: str, command: str) -> None:
+    found = screen(code)
+    assert isinstance(found, Forbidden)
+    assert found.command.startswith(command)
+    verdict = found.verdict()
+    assert verdict.status is Status.FORBIDDEN and not verdict.valid
+    assert f"`{found.command}`" in verdict.detail and f"line {found.line}" in verdict.detail
+
+
+def test_every_forbidden_keyword_is_caught_wherever_it_stands() -> None:
+    for keyword in FORBIDDEN_KEYWORDS:
+        found = screen(f"theorem t : True := by\n  trivial\n  {keyword} x")
+        assert found is not None and found.command == keyword and found.line == 3, keyword
+
+
+def test_first_forbidden_command_is_reported_with_its_line() -> None:
+    found = screen("theorem t : True := trivial\n\n#eval 1\nmacro x")
+    assert found == Forbidden("#eval", 3, "`#` commands evaluate or print at check time")
