@@ -4,7 +4,8 @@ Run as a subprocess by the tests and the benchmark. A ``-- fake:<behaviour>`` co
 command picks the answer: one of the entries in ``fixtures/repl_responses.json`` (their
 ``#print axioms`` replies are generated per declaration), or ``timeout`` (sleeps),
 ``crash`` (exits 3), ``malformed`` (prints broken JSON), ``big`` (holds 64 MiB, then answers
-valid), ``unknown_constant`` (``#print axioms`` fails). A command with an ``import`` line is a
+valid), ``unknown_constant`` (``#print axioms`` fails), ``twice`` (answers valid, then the same
+answer again a moment later, as a desynchronised REPL would). A command with an ``import`` line is a
 header: it sleeps ``FAKE_REPL_IMPORT_DELAY`` seconds (import cost) and returns a new env.
 Every command is appended to ``FAKE_REPL_LOG`` (JSON lines with the pid) when that is set.
 """
@@ -112,6 +113,9 @@ def main() -> None:
             if "env" in answer:
                 next_env += 1
             _send(answer)
+            if "-- fake:twice" in command["cmd"]:
+                time.sleep(0.05)
+                _send(answer)
 
 
 if __name__ == "__main__":

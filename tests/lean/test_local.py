@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -191,3 +192,17 @@ def test_progress_bar_goes_to_stderr(
     backend.check_many([CheckRequest(proof(name=f"t{i}")) for i in range(3)])
     captured = capsys.readouterr()
     assert "Lean checks" in captured.err and captured.out == ""
+
+
+def test_a_repl_that_answers_twice_does_not_desync_the_next_check(
+    make_backend: Make, repl_log: Path
+) -> None:
+    """Regression: the second answer stayed buffered and became the next check's verdict."""
+    backend = make_backend(max_workers=1)
+    assert backend.check(proof("twice"), header=HEADER).valid
+    time.sleep(0.2)  # the extra answer has arrived
+    verdict = backend.check(proof("error", name="bar"), header=HEADER)
+    assert verdict.status is Status.LEAN_ERROR, verdict
+    assert backend.pool.stats.discarded == 1
+    pids = [e["pid"] for e in read_log(repl_log) if e["cmd"] != HEADER]
+    assert pids[0] != pids[1]  # the desynchronised REPL was replaced

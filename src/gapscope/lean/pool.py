@@ -4,7 +4,9 @@ Loading a header (``import Mathlib``) costs seconds to minutes, running a proof 
 loaded environment milliseconds; so a process is kept per header, the header is sent once and
 its env id remembered. Processes are recycled after ``max_uses`` checks (REPL memory grows
 with every command) or once their resident memory passes ``max_rss_mb``; a process that timed
-out, crashed or answered garbage is killed, and the next acquire starts a fresh one.
+out, crashed or answered garbage is killed, and the next acquire starts a fresh one. So is a
+process that wrote output nobody asked for (a REPL answering twice), found when it is released
+or picked again: reusing it would hand the stray answer to the next check.
 """
 
 from __future__ import annotations
@@ -74,8 +76,11 @@ class ReplPool:
                 self._slots.release()
                 raise PoolError("the REPL pool is closed")
             if self._state.idle[header]:
-                return self._state.idle[header].pop()
-            if self._state.count >= self.config.max_procs:
+                victim = self._state.idle[header].pop()
+                if not victim.has_stray_output():
+                    return victim
+                self.stats.discarded += 1
+            elif self._state.count >= self.config.max_procs:
                 # A free slot with every process alive means one idles under another header.
                 other = next(h for h, repls in self._state.idle.items() if repls)
                 victim = self._state.idle[other].pop()
@@ -123,7 +128,7 @@ class ReplPool:
         repl.uses += 1
         limit = self.config.max_rss_mb
         retire = True
-        if not healthy:
+        if not healthy or repl.has_stray_output():
             self.stats.discarded += 1
         elif repl.uses >= self.config.max_uses:
             self.stats.retired_uses += 1

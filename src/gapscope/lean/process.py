@@ -96,6 +96,17 @@ class ReplProcess:
         self._write(payload, deadline)
         return decode_block(self._read_block(deadline))
 
+    def has_stray_output(self) -> bool:
+        """Whether the REPL wrote something nobody asked for (or closed its output) since its
+        last answer. Such a REPL is out of step - its next reply would be the stray one, not
+        the answer to the next command - and must not be reused."""
+        while select.select([self._out], [], [], 0)[0]:
+            chunk = os.read(self._out, 1 << 16)
+            if not chunk:
+                return True
+            self._buffer += chunk
+        return bool(self._buffer.strip())
+
     def _remaining(self, deadline: float) -> float:
         left = deadline - time.monotonic()
         if left <= 0:
