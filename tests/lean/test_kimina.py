@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -59,7 +63,7 @@ def server(
     return httpx.MockTransport(handle), seen
 
 
-def backend(transport: httpx.BaseTransport, sleeps: list[float], **kw: Any) -> KiminaBackend:
+def backend(transport: httpx.AsyncBaseTransport, sleeps: list[float], **kw: Any) -> KiminaBackend:
     record: Callable[[float], None] = sleeps.append
     return KiminaBackend("http://kimina.test:8000", transport=transport, sleep=record, **kw)
 
@@ -145,3 +149,67 @@ def test_health_and_api_key_header() -> None:
     with KiminaBackend("http://k:1", api_key="s3cret", transport=httpx.MockTransport(handle)) as k:
         k.health()
     assert keys == ["s3cret"]
+
+
+@contextmanager
+def trickling_server(bytes_per_s: float = 20.0) -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 that sends its (long) reply one byte at a time."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.1)
+    stop = threading.Event()
+    reply = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n"
+        + b" " * 200
+    )
+
+    def trickle(conn: socket.socket) -> None:
+        with conn:
+            conn.recv(1 << 16)
+            for byte in reply:
+                if stop.is_set():
+                    return
+                try:
+                    conn.sendall(bytes([byte]))
+                except OSError:
+                    return
+                time.sleep(1 / bytes_per_s)
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            threading.Thread(target=trickle, args=(conn,), daemon=True).start()
+
+    server_thread = threading.Thread(target=serve, daemon=True)
+    server_thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        server_thread.join()
+        listener.close()
+
+
+def test_a_trickling_reply_is_cut_at_the_request_deadline() -> None:
+    """Regression: httpx timeouts are per read, so a reply trickling in (each read well under
+    the timeout) held the request until the server finished (~14 s here)."""
+    sleeps: list[float] = []
+    with (
+        trickling_server() as url,
+        KiminaBackend(url, max_retries=0, http_slack_s=0.5, sleep=sleeps.append) as kimina,
+    ):
+        start = time.monotonic()
+        verdict = kimina.check(thm(), timeout_s=0.5)
+        elapsed = time.monotonic() - start
+    assert verdict.status is Status.SERVER_ERROR and "no complete reply" in verdict.detail
+    assert elapsed < 3.0
+
+
+def test_health_check_has_a_deadline_too() -> None:
+    with trickling_server() as url, KiminaBackend(url) as kimina:
+        start = time.monotonic()
+        with pytest.raises(LeanUnavailable, match="did not answer"):
+            kimina.health(deadline_s=0.5)
+        assert time.monotonic() - start < 3.0

@@ -206,3 +206,13 @@ def test_a_repl_that_answers_twice_does_not_desync_the_next_check(
     assert backend.pool.stats.discarded == 1
     pids = [e["pid"] for e in read_log(repl_log) if e["cmd"] != HEADER]
     assert pids[0] != pids[1]  # the desynchronised REPL was replaced
+
+
+def test_a_header_that_hangs_respects_the_check_timeout(make_backend: Make) -> None:
+    """Regression: the header load waited ``header_timeout_s`` (600 s by default), whatever
+    the check's own timeout."""
+    backend = make_backend(max_workers=1, env={"FAKE_REPL_IMPORT_DELAY": "8"})
+    start = time.monotonic()
+    verdict = backend.check(proof(), header=HEADER, timeout_s=0.5)
+    assert time.monotonic() - start < 3.0
+    assert verdict.status is Status.SERVER_ERROR and "within 0.5 s" in verdict.detail

@@ -10,10 +10,16 @@ when the server has one, goes in the ``X-Auth-Token`` header.
 The server splits leading ``import`` lines off as its own header and pools REPLs per header,
 so the header is sent inline; the soundness rule (axioms) is applied here, not trusted to the
 server, whose own notion of "valid" ignores axioms.
+
+Every HTTP exchange has a deadline for the whole exchange (connect, send, every read), not
+per read as httpx timeouts are: a server trickling its reply a byte at a time would otherwise
+hold a request forever. The exchange runs as a coroutine under ``asyncio.wait_for``, which
+cancels it at the deadline wherever it is.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import email.utils
 import math
@@ -114,7 +120,7 @@ class KiminaBackend(CachedBackend):
         http_slack_s: float = 30.0,
         cache: VerdictCache | None = None,
         progress: bool | None = None,
-        transport: httpx.BaseTransport | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         super().__init__(cache, progress)
@@ -129,18 +135,43 @@ class KiminaBackend(CachedBackend):
             http_slack_s,
         )
         self._sleep = sleep
-        headers = {"X-Auth-Token": api_key} if api_key else {}
-        self._client = httpx.Client(base_url=self.url, headers=headers, transport=transport)
+        self._headers = {"X-Auth-Token": api_key} if api_key else {}
+        self._transport = transport
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="kimina")
 
     @property
     def toolchain(self) -> str:
         return self._toolchain
 
-    def health(self) -> None:
-        """Raise LeanUnavailable unless the server answers its health check."""
+    def _exchange(
+        self, method: str, path: str, deadline_s: float, body: Any = None
+    ) -> httpx.Response:
+        """One HTTP request whose whole exchange ends within ``deadline_s``; TimeoutError if
+        it does not. Runs its own event loop, so call it from a worker thread (as
+        ``_check_uncached`` and ``health`` do), never from a running loop."""
+
+        async def go() -> httpx.Response:
+            async with httpx.AsyncClient(
+                base_url=self.url, headers=self._headers, transport=self._transport
+            ) as client:
+                return await client.request(method, path, json=body, timeout=deadline_s)
+
+        async def bounded() -> httpx.Response:
+            return await asyncio.wait_for(go(), deadline_s)
+
+        return asyncio.run(bounded())
+
+    def health(self, deadline_s: float = 10.0) -> None:
+        """Raise LeanUnavailable unless the server answers its health check in time."""
         try:
-            response = self._client.get(HEALTH_PATH, timeout=10.0)
+            response = self._executor.submit(
+                self._exchange, "GET", HEALTH_PATH, deadline_s
+            ).result()
+        except TimeoutError:
+            raise LeanUnavailable(
+                f"kimina-lean-server at {self.url} did not answer {HEALTH_PATH} within "
+                f"{deadline_s} s; is it overloaded, or is the URL right?"
+            ) from None
         except httpx.HTTPError as exc:
             raise LeanUnavailable(
                 f"kimina-lean-server at {self.url} is unreachable ({exc}); start it (see "
@@ -204,7 +235,9 @@ class KiminaBackend(CachedBackend):
         for attempt in range(self.max_retries + 1):
             wait = min(self.max_backoff_s, self.backoff_s * 2**attempt)
             try:
-                response = self._client.post(CHECK_PATH, json=payload, timeout=http_timeout_s)
+                response = self._exchange("POST", CHECK_PATH, http_timeout_s, payload)
+            except TimeoutError:
+                reason = f"no complete reply from {self.url} within {http_timeout_s:.1f} s"
             except httpx.TransportError as exc:
                 reason = f"cannot reach {self.url}: {exc!r}"
             else:
@@ -227,4 +260,3 @@ class KiminaBackend(CachedBackend):
 
     def close(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)
-        self._client.close()

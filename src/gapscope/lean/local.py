@@ -112,7 +112,7 @@ class LocalBackend(CachedBackend):
         prepared = prepare(body, request.required)
         start = time.monotonic()
         try:
-            repl = self.pool.acquire(header)
+            repl = self.pool.acquire(header, request.timeout_s)
         except PoolError as exc:
             return LeanVerdict(
                 Status.SERVER_ERROR, elapsed_s=time.monotonic() - start, detail=str(exc)

@@ -67,8 +67,13 @@ class ReplPool:
         self._lock = threading.Lock()
         self._state = _State()
 
-    def acquire(self, header: str) -> ReplProcess:
-        """A REPL whose ``header_env`` holds ``header`` loaded; release it when done."""
+    def acquire(self, header: str, timeout_s: float | None = None) -> ReplProcess:
+        """A REPL whose ``header_env`` holds ``header`` loaded; release it when done.
+
+        A header loaded for this call waits at most ``timeout_s`` (the check's own limit) or
+        ``header_timeout_s``, whichever is shorter: a REPL hanging in its imports must not
+        hold a check past its timeout.
+        """
         self._slots.acquire()
         victim: ReplProcess | None = None
         with self._lock:
@@ -88,15 +93,16 @@ class ReplPool:
                 self._state.count += 1
         if victim is not None:
             victim.kill()
+        limit = self.config.header_timeout_s
         try:
-            return self._start(header)
+            return self._start(header, limit if timeout_s is None else min(limit, timeout_s))
         except PoolError:
             with self._lock:
                 self._state.count -= 1
             self._slots.release()
             raise
 
-    def _start(self, header: str) -> ReplProcess:
+    def _start(self, header: str, load_timeout_s: float) -> ReplProcess:
         try:
             repl = ReplProcess(self.config.command, self.config.cwd, self.config.env)
         except OSError as exc:
@@ -105,13 +111,11 @@ class ReplPool:
         if not header:
             return repl
         try:
-            raw = repl.request(encode_command(header), self.config.header_timeout_s)
+            raw = repl.request(encode_command(header), load_timeout_s)
             response = parse_response(raw)
         except ReplTimeout:
             repl.kill()
-            raise PoolError(
-                f"the header did not load within {self.config.header_timeout_s} s"
-            ) from None
+            raise PoolError(f"the header did not load within {load_timeout_s} s") from None
         except (ReplCrashed, ProtocolError) as exc:
             repl.kill()
             raise PoolError(f"loading the header failed: {exc}") from None
