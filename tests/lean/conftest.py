@@ -41,6 +41,7 @@ def make_backend(project: Path, repl_log: Path) -> Iterator[Callable[..., LocalB
 
     def make(**kwargs: Any) -> LocalBackend:
         env = {"FAKE_REPL_LOG": str(repl_log), **kwargs.pop("env", {})}
+        kwargs.setdefault("sandbox", False)  # a sandbox would hide the log in its own /tmp
         backend = LocalBackend(
             project, repl_command=(sys.executable, str(FAKE_REPL)), env=env, **kwargs
         )

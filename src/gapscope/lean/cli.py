@@ -12,7 +12,13 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from gapscope.lean.doctor import Finding, kimina_finding, project_findings, tool_findings
+from gapscope.lean.doctor import (
+    Finding,
+    kimina_finding,
+    project_findings,
+    sandbox_finding,
+    tool_findings,
+)
 from gapscope.lean.factory import ENV_SPEC, parse_spec
 from gapscope.lean.workspace import (
     DEFAULT_REPL_REV,
@@ -52,11 +58,13 @@ def doctor(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print findings as JSON.")] = False,
 ) -> None:
-    """Report lean, lake, elan, the toolchain, a REPL binary and a kimina server. Exits 0."""
+    """Report lean, lake, elan, the sandbox, the toolchain, a REPL binary and a kimina server.
+
+    Exits 0."""
     env_project, env_url = _configured()
     project = project or env_project
     kimina_url = kimina_url or env_url
-    findings: list[Finding] = tool_findings()
+    findings: list[Finding] = [*tool_findings(), sandbox_finding()]
     findings += (
         project_findings(project)
         if project

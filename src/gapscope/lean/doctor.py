@@ -10,6 +10,7 @@ from pathlib import Path
 from gapscope.lean.backend import LeanUnavailable
 from gapscope.lean.kimina import KiminaBackend
 from gapscope.lean.local import REPL_BINARY_CANDIDATES, find_repl_binary, read_toolchain
+from gapscope.lean.sandbox import INSTALL_HINT, sandbox_status
 
 ELAN_INSTALL = (
     "curl https://raw.githubusercontent.com/leanprover/elan/master/elan-init.sh -sSf | sh"
@@ -46,6 +47,13 @@ def tool_findings() -> list[Finding]:
             Finding(tool, path is not None, found, "" if path else f"install elan: {ELAN_INSTALL}")
         )
     return findings
+
+
+def sandbox_finding() -> Finding:
+    """Whether local REPLs will run sandboxed (bubblewrap installed and working)."""
+    status = sandbox_status()
+    fix = "" if status.available else INSTALL_HINT
+    return Finding("sandbox", status.available, status.detail, fix)
 
 
 def project_findings(project: Path) -> list[Finding]:

@@ -20,6 +20,8 @@ ENV_SPEC = "GAPSCOPE_LEAN"
 ENV_REPL_COMMAND = "GAPSCOPE_LEAN_REPL_CMD"
 ENV_TOOLCHAIN = "GAPSCOPE_LEAN_TOOLCHAIN"
 ENV_API_KEY = "LEAN_SERVER_API_KEY"
+ENV_SANDBOX = "GAPSCOPE_LEAN_SANDBOX"
+_SANDBOX_VALUES = {"on": True, "1": True, "off": False, "0": False, "auto": None}
 
 NOTHING_CONFIGURED = (
     "No Lean backend is configured, so no proof can be checked. Either\n"
@@ -51,7 +53,8 @@ def open_backend(
     """The backend ``spec`` (or ``$GAPSCOPE_LEAN``) names; LeanUnavailable if there is none.
 
     ``options`` go to the backend's constructor (``cache``, ``max_workers``, ...). A local
-    backend takes its REPL command from ``$GAPSCOPE_LEAN_REPL_CMD`` when set; a kimina backend
+    backend takes its REPL command from ``$GAPSCOPE_LEAN_REPL_CMD`` when set and its sandbox
+    choice from ``$GAPSCOPE_LEAN_SANDBOX`` (``on``, ``off``, ``auto``); a kimina backend
     takes its API key from ``$LEAN_SERVER_API_KEY`` and its toolchain label from
     ``$GAPSCOPE_LEAN_TOOLCHAIN``, and is health-checked unless ``health_check=False``.
     """
@@ -63,6 +66,10 @@ def open_backend(
         command = os.environ.get(ENV_REPL_COMMAND)
         if command and "repl_command" not in options:
             options["repl_command"] = shlex.split(command)
+        choice = os.environ.get(ENV_SANDBOX, "auto").strip().lower()
+        if choice not in _SANDBOX_VALUES:
+            raise ValueError(f"{ENV_SANDBOX} must be on, off or auto, got {choice!r}")
+        options.setdefault("sandbox", _SANDBOX_VALUES[choice])
         return LocalBackend(Path(target).expanduser(), **options)
     options.setdefault("api_key", os.environ.get(ENV_API_KEY))
     options.setdefault("toolchain", os.environ.get(ENV_TOOLCHAIN))

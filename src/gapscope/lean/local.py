@@ -5,10 +5,14 @@ toolchain on first use (against this project's offline-first rule), it cannot be
 without a Lean installation, and the pieces gapscope needs - per-header reuse, recycling by
 use count and RSS, hard kills on timeout, typed verdicts with the axiom rule - are a few
 hundred lines that are fully testable against a fake REPL.
+
+The REPLs run sandboxed (``gapscope.lean.sandbox``: no network, read-only filesystem) when
+bubblewrap works here; ``sandbox=True`` insists on it, ``sandbox=False`` turns it off.
 """
 
 from __future__ import annotations
 
+import logging
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -21,6 +25,7 @@ from gapscope.lean.cache import VerdictCache
 from gapscope.lean.pool import PoolConfig, PoolError, ReplPool
 from gapscope.lean.process import ReplCrashed, ReplTimeout
 from gapscope.lean.protocol import ProtocolError, encode_command, parse_response
+from gapscope.lean.sandbox import INSTALL_HINT, sandbox_argv, sandbox_status
 from gapscope.lean.soundness import judge, prepare
 from gapscope.lean.verdict import LeanVerdict, Status
 
@@ -48,6 +53,21 @@ def read_toolchain(project: Path) -> str:
     return text or f"unpinned@{project.resolve()}"
 
 
+def _use_sandbox(requested: bool | None) -> bool:
+    """Whether to sandbox: as ``requested``, or when it works here if None (with a warning
+    when it does not); LeanUnavailable if it is required and does not work."""
+    if requested is False:
+        return False
+    status = sandbox_status()
+    if requested and not status.available:
+        raise LeanUnavailable(f"a sandbox was required but {status.detail}; {INSTALL_HINT}.")
+    if not status.available:
+        logging.getLogger(__name__).warning(
+            "Lean REPLs run without a sandbox (%s); %s.", status.detail, INSTALL_HINT
+        )
+    return status.available
+
+
 def default_repl_command(project: Path) -> tuple[str, ...]:
     """``lake env <repl>`` so the REPL sees the project's packages; LeanUnavailable if absent."""
     if shutil.which("lake") is None:
@@ -66,7 +86,11 @@ def default_repl_command(project: Path) -> tuple[str, ...]:
 
 
 class LocalBackend(CachedBackend):
-    """Checks code with REPL processes started in ``project``; ``max_workers`` run at once."""
+    """Checks code with REPL processes started in ``project``; ``max_workers`` run at once.
+
+    ``sandbox``: None runs the REPLs under bubblewrap when it works here, True requires it,
+    False never uses it (``self.sandboxed`` says which happened).
+    """
 
     def __init__(
         self,
@@ -80,6 +104,7 @@ class LocalBackend(CachedBackend):
         env: Mapping[str, str] | None = None,
         cache: VerdictCache | None = None,
         progress: bool | None = None,
+        sandbox: bool | None = None,
     ) -> None:
         super().__init__(cache, progress)
         project = Path(project)
@@ -89,6 +114,9 @@ class LocalBackend(CachedBackend):
                 f"{project}`."
             )
         command = tuple(repl_command) if repl_command else default_repl_command(project)
+        self.sandboxed = _use_sandbox(sandbox)
+        if self.sandboxed:
+            command = tuple(sandbox_argv(command, project))
         self._toolchain = read_toolchain(project)
         self.pool = ReplPool(
             PoolConfig(command, project, env, max_workers, max_uses, max_rss_mb, header_timeout_s)

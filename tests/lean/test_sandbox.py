@@ -1,0 +1,124 @@
+"""The bubblewrap sandbox: the argv, the choice a backend makes, the doctor line, and (where
+bwrap works) that a sandboxed process has no network and cannot write outside /tmp."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gapscope.lean import local
+from gapscope.lean.backend import LeanUnavailable
+from gapscope.lean.cli import lean_app
+from gapscope.lean.local import LocalBackend
+from gapscope.lean.sandbox import SandboxStatus, sandbox_argv, sandbox_status
+from gapscope.lean.verdict import Status
+from tests.lean.conftest import FAKE_REPL
+
+MISSING = SandboxStatus(False, "bubblewrap (bwrap) not found")
+WORKING = SandboxStatus(True, "/usr/bin/bwrap: no network, read-only filesystem, private /tmp")
+
+
+def test_argv_unshares_everything_and_mounts_read_only(tmp_path: Path) -> None:
+    argv = sandbox_argv(["lake", "env", "repl"], tmp_path)
+    assert argv[0] == "bwrap" and argv[-4:] == ["--", "lake", "env", "repl"]
+    text = " ".join(argv)
+    assert "--unshare-all" in argv and "--share-net" not in argv  # no network
+    assert "--ro-bind / /" in text and "--bind " not in text  # nothing writable ...
+    assert text.index("--tmpfs /tmp") < text.index(f"--ro-bind {tmp_path} {tmp_path}")
+    assert "--die-with-parent" in argv and f"--chdir {tmp_path}" in text
+
+
+def _fake_status(monkeypatch: pytest.MonkeyPatch, status: SandboxStatus) -> None:
+    monkeypatch.setattr(local, "sandbox_status", lambda: status)
+
+
+def test_backend_wraps_the_command_when_the_sandbox_works(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_status(monkeypatch, WORKING)
+    with LocalBackend(project, repl_command=["repl"]) as backend:
+        assert backend.sandboxed
+        assert backend.pool.config.command[0] == "bwrap"
+        assert backend.pool.config.command[-2:] == ("--", "repl")
+    with LocalBackend(project, repl_command=["repl"], sandbox=False) as backend:
+        assert not backend.sandboxed and backend.pool.config.command == ("repl",)
+
+
+def test_backend_without_bwrap_runs_unsandboxed_or_refuses_when_required(
+    project: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    _fake_status(monkeypatch, MISSING)
+    with LocalBackend(project, repl_command=["repl"]) as backend:
+        assert not backend.sandboxed and backend.pool.config.command == ("repl",)
+    assert "without a sandbox" in caplog.text and "apt-get install bubblewrap" in caplog.text
+    with pytest.raises(LeanUnavailable, match="sandbox was required"):
+        LocalBackend(project, repl_command=["repl"], sandbox=True)
+
+
+@pytest.mark.parametrize(("status", "word"), [(WORKING, "ok"), (MISSING, "missing")])
+def test_doctor_says_whether_the_sandbox_is_available(
+    monkeypatch: pytest.MonkeyPatch, status: SandboxStatus, word: str
+) -> None:
+    monkeypatch.setattr("gapscope.lean.doctor.sandbox_status", lambda: status)
+    monkeypatch.delenv("GAPSCOPE_LEAN", raising=False)
+    result = CliRunner().invoke(lean_app, ["doctor"])
+    assert result.exit_code == 0
+    line = next(x for x in result.output.splitlines() if " sandbox:" in x)
+    assert line.split()[0] == word and status.detail in line
+    assert ("apt-get install bubblewrap" in result.output) is (not status.available)
+
+
+needs_bwrap = pytest.mark.skipif(
+    not sandbox_status().available, reason=f"no working bubblewrap: {sandbox_status().detail}"
+)
+
+PROBE = """
+import socket, sys
+from pathlib import Path
+outcome = []
+for target in (Path(sys.argv[1]) / "escaped", Path("/tmp/inside")):
+    try:
+        target.write_text("x")
+        outcome.append("wrote")
+    except OSError:
+        outcome.append("denied")
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=2).close()
+    outcome.append("connected")
+except OSError:
+    outcome.append("no-network")
+print(" ".join(outcome))
+"""
+
+
+@needs_bwrap
+def test_sandboxed_process_cannot_write_outside_tmp_nor_reach_the_network(
+    project: Path,
+) -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    try:
+        argv = sandbox_argv([sys.executable, "-c", PROBE, str(project), str(port)], project)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    finally:
+        listener.close()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["denied", "wrote", "no-network"]
+    assert not (project / "escaped").exists() and not Path("/tmp/inside").exists()
+
+
+@needs_bwrap
+def test_fake_repl_checks_and_times_out_inside_the_sandbox(project: Path) -> None:
+    with LocalBackend(
+        project, repl_command=(sys.executable, str(FAKE_REPL)), sandbox=True, max_workers=1
+    ) as backend:
+        assert backend.sandboxed
+        assert backend.check("theorem t : True := trivial", header="import X").valid
+        slow = backend.check("theorem u : True := trivial -- fake:timeout", "import X", 0.5)
+        assert slow.status is Status.TIMEOUT
+        assert backend.check("theorem v : True := trivial", header="import X").valid
