@@ -80,7 +80,7 @@ def test_doctor_json_exits_zero_and_names_every_check(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0
     findings = {f["name"]: f for f in json.loads(result.output)}
-    assert set(findings) == {"elan", "lean", "lake", "toolchain", "repl", "kimina"}
+    assert set(findings) == {"elan", "lean", "lake", "sandbox", "toolchain", "repl", "kimina"}
     assert not findings["repl"]["ok"] and "lake build" in findings["repl"]["fix"]
 
 

@@ -178,7 +178,8 @@ def test_header_that_fails_is_a_server_error(make_backend: Make) -> None:
 def test_unstartable_command_is_a_server_error(project: Path) -> None:
     with LocalBackend(project, repl_command=["/nonexistent/repl"]) as backend:
         verdict = backend.check(proof())
-    assert verdict.status is Status.SERVER_ERROR and "cannot start" in verdict.detail
+    # unsandboxed: Popen fails; sandboxed: bwrap starts, then cannot exec the command
+    assert verdict.status is Status.SERVER_ERROR and "/nonexistent/repl" in verdict.detail
 
 
 def test_toolchain_comes_from_the_project(make_backend: Make) -> None:
