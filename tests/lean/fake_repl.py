@@ -5,7 +5,13 @@ command picks the answer: one of the entries in ``fixtures/repl_responses.json``
 ``#print axioms`` replies are generated per declaration), or ``timeout`` (sleeps),
 ``crash`` (exits 3), ``malformed`` (prints broken JSON), ``big`` (holds 64 MiB, then answers
 valid), ``unknown_constant`` (``#print axioms`` fails), ``twice`` (answers valid, then the same
-answer again a moment later, as a desynchronised REPL would). A command with an ``import`` line is a
+answer again a moment later, as a desynchronised REPL would). Without a marker the fake
+reads the code as Lean would report it, roughly: a declaration right after ``:= by`` (an
+empty tactic block: Lean's parser rejects it) -> ``parse_error``, ``sorryAx`` ->
+``hidden_sorry``,
+``sorry``/``admit`` -> ``sorry``, ``native_decide`` -> ``native_decide``, an ``axiom``
+declaration -> ``user_axiom``, anything else ``valid`` (a credulous Lean: no errors ever,
+which is what the hostile-output tests need). A command with an ``import`` line is a
 header: it sleeps ``FAKE_REPL_IMPORT_DELAY`` seconds (import cost) and returns a new env.
 Every command is appended to ``FAKE_REPL_LOG`` (JSON lines with the pid) when that is set.
 """
@@ -24,6 +30,19 @@ FIXTURES = json.loads(
     (Path(__file__).parent / "fixtures" / "repl_responses.json").read_text(encoding="utf-8")
 )
 MARKER = re.compile(r"-- fake:(\w+)")
+CONTENT = (
+    (
+        re.compile(
+            r":=\s*by\s*(?:--[^\n]*\n\s*|/-.*?-/\s*)*(?:theorem|lemma|def|example|axiom)\b",
+            re.DOTALL,
+        ),
+        "parse_error",
+    ),
+    (re.compile(r"\bsorryAx\b"), "hidden_sorry"),
+    (re.compile(r"\b(?:sorry|admit)\b"), "sorry"),
+    (re.compile(r"\bnative_decide\b"), "native_decide"),
+    (re.compile(r"(?m)^\s*axiom\s"), "user_axiom"),
+)
 PRINT_AXIOMS = re.compile(r"^#print axioms (\S+)\s*$")
 HELD: list[bytearray] = []
 
@@ -75,7 +94,8 @@ def _answer(code: str, env: int | None, next_env: int) -> dict[str, Any] | None:
     if env is not None and env >= next_env:
         return {"message": "Unknown environment."}
     marker = MARKER.search(code)
-    behaviour = marker[1] if marker else "valid"
+    implied = (b for pattern, b in CONTENT if pattern.search(code))
+    behaviour = marker[1] if marker else next(implied, "valid")
     if behaviour == "timeout":
         time.sleep(3600)
     if behaviour == "crash":

@@ -21,7 +21,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from gapscope.lean import open_backend
 from gapscope.lean.backend import CheckRequest, LeanBackend
 from gapscope.lean.screen import screen
-from gapscope.onng.problemset import ProblemSet, load_problem_set
+from gapscope.onng.problemset import NAMESPACE, ProblemSet, load_problem_set
 from gapscope.onng.prompting import build_prompt, extract_answer, system_prompt
 from gapscope.onng.render import Obfuscation, check_file, obfuscation
 
@@ -113,7 +113,7 @@ def prove(backend: LeanBackend, obfs: dict[float, Obfuscation], timeout_s: float
     """Ask once, extract the code, screen it, check it with Lean; record verdict and latency.
 
     Code with a forbidden command (``gapscope.lean.screen``) is not checked: its status is
-    ``forbidden_command`` and its message names the command.
+    ``forbidden_command`` and its ``detail`` names the command.
     """
     problem_set = load_problem_set()
 
@@ -138,7 +138,9 @@ def prove(backend: LeanBackend, obfs: dict[float, Obfuscation], timeout_s: float
             # Model-written code only: the library around it legitimately uses macros.
             forbidden = screen(answer.code)
             request = CheckRequest(
-                code=check_file(problem_set, obf, problem, answer.code), timeout_s=timeout_s
+                code=check_file(problem_set, obf, problem, answer.code),
+                timeout_s=timeout_s,
+                required=(f"{obf.name(NAMESPACE)}.{obf.name(problem.name)}",),
             )
             verdict = (
                 forbidden.verdict()

@@ -1,0 +1,2 @@
+#eval IO.FS.writeFile "/tmp/x" "owned"
+theorem t2 : True := by sorry

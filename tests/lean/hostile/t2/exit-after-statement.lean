@@ -1,0 +1,2 @@
+theorem t2 : 1 = 2 := by sorry
+#exit

@@ -1,0 +1,2 @@
+syntax "⟪" term "⟫" : term
+theorem t2 : True := by sorry

@@ -1,0 +1,2 @@
+unsafe def cast' : ℕ := unsafeCast ()
+theorem t2 : True := by sorry
