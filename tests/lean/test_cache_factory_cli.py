@@ -113,3 +113,13 @@ def test_workspace_takes_extra_files(tmp_path: Path) -> None:
     assert (tmp_path / LIBRARY / "Peano.lean").read_text() == "-- nng"
     with pytest.raises(ValueError, match="relative"):
         write_workspace(tmp_path / "x", extra_files={"../escape.lean": ""})
+
+
+def test_required_names_are_part_of_the_cache_key() -> None:
+    cache = VerdictCache()
+    cache.put("v4", "", "code", VALID)
+    assert cache.get("v4", "", "code", ("official",)) is None
+    cache.put("v4", "", "code", LeanVerdict(Status.MISSING_DECLARATION), ("official",))
+    assert cache.get("v4", "", "code") == VALID
+    missing = cache.get("v4", "", "code", ("official",))
+    assert missing is not None and missing.status is Status.MISSING_DECLARATION

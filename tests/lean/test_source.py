@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gapscope.lean.source import code_only, ends_inside_literal
+from gapscope.lean.source import code_only, mask_literals
 
 
 @pytest.mark.parametrize(
@@ -29,4 +29,4 @@ def test_comments_and_literals_are_blanked_keeping_offsets(code: str, expected: 
     [("/- open", True), ('"open', True), ('r#"open"', True), ("ok -- x", False), ("'a'", False)],
 )
 def test_unterminated_comments_and_strings_are_reported(code: str, unterminated: bool) -> None:
-    assert ends_inside_literal(code) is unterminated
+    assert mask_literals(code) == (code_only(code), unterminated)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gapscope.lean.source import code_only, ends_inside_literal
+from gapscope.lean.source import mask_literals
 from gapscope.lean.verdict import LeanVerdict, Status
 
 ALLOWED_OPTIONS: frozenset[str] = frozenset(
@@ -180,12 +180,12 @@ def screen(code: str) -> Forbidden | None:
     Apply it to what the model wrote (a reply's proof, a generated statement), not to
     trusted text around it (library preambles may use macros). Lines are 1-based in ``code``.
     """
-    masked = code_only(code)
+    masked, unterminated = mask_literals(code)
 
     def line_of(index: int) -> int:
         return code.count("\n", 0, index) + 1
 
-    if ends_inside_literal(code):
+    if unterminated:
         return Forbidden(
             "unterminated comment or string", line_of(len(code)), "it would hide what follows"
         )

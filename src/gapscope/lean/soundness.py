@@ -29,7 +29,9 @@ EXAMPLE_PREFIX = "gapscope_example_"
 
 _MODIFIERS = r"(?:(?:private|protected|noncomputable|partial|unsafe|nonrec)\s+)*"
 _ATTRIBUTES = r"(?:@\[[^\]]*\]\s*)*"
-_IN_PREFIXES = r"(?:(?:open|set_option)\b[^\n]*?\bin\s+)*"
+# ``open A B in`` / ``set_option o v in`` before a declaration; words are split so that
+# there is one way to match a chain of them (a lazy ``.*?`` here backtracks exponentially).
+_IN_PREFIXES = r"(?:(?:open|set_option)(?:[ \t]+(?!in\b)\S+)*[ \t]+in\s+)*"
 _NAME = r"(?:«[^»]+»|[^\s:({\[⦃]+)"
 _DECL = re.compile(
     rf"^(?P<lead>\s*{_IN_PREFIXES}{_ATTRIBUTES}{_MODIFIERS})"

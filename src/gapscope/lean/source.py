@@ -56,8 +56,10 @@ def _literal_or_comment_end(code: str, i: int) -> int | None:
     return literal.end() if literal else i
 
 
-def _mask(code: str) -> tuple[str, bool]:
-    """(``code`` with comments and literals blanked, whether it ended inside one)."""
+def mask_literals(code: str) -> tuple[str, bool]:
+    """(``code_only(code)``, whether ``code`` ends inside a comment or string). Code that
+    ends inside one hides everything after the opening from a scan, so the screen refuses it
+    (Lean rejects it anyway)."""
     out = list(code)
     in_string = unclosed = False
     i = 0
@@ -85,10 +87,4 @@ def code_only(code: str) -> str:
     Lean strings: ``{`` is not special (interpolating forms such as ``s!"..."`` are refused by
     the screen instead). An unterminated comment or string runs to the end.
     """
-    return _mask(code)[0]
-
-
-def ends_inside_literal(code: str) -> bool:
-    """Whether ``code`` ends inside a comment or string: everything after the opening is
-    hidden from a scan, so the screen refuses such code (Lean rejects it anyway)."""
-    return _mask(code)[1]
+    return mask_literals(code)[0]
