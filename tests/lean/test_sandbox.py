@@ -3,6 +3,7 @@ bwrap works) that a sandboxed process has no network and cannot write outside /t
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -81,7 +82,7 @@ PROBE = """
 import socket, sys
 from pathlib import Path
 outcome = []
-for target in (Path(sys.argv[1]) / "escaped", Path("/tmp/inside")):
+for target in (Path(sys.argv[1]) / "escaped", Path(sys.argv[3])):
     try:
         target.write_text("x")
         outcome.append("wrote")
@@ -102,14 +103,16 @@ def test_sandboxed_process_cannot_write_outside_tmp_nor_reach_the_network(
 ) -> None:
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
+    inside = Path("/tmp") / f"gapscope-sandbox-probe-{os.getpid()}"
     try:
-        argv = sandbox_argv([sys.executable, "-c", PROBE, str(project), str(port)], project)
+        probe = [sys.executable, "-c", PROBE, str(project), str(port), str(inside)]
+        argv = sandbox_argv(probe, project)
         done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     finally:
         listener.close()
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["denied", "wrote", "no-network"]
-    assert not (project / "escaped").exists() and not Path("/tmp/inside").exists()
+    assert not (project / "escaped").exists() and not inside.exists()  # /tmp was private
 
 
 @needs_bwrap
