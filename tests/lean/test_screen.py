@@ -64,6 +64,7 @@ def test_what_a_proof_needs_passes(code: str) -> None:
         ("instance : LE ℝ := ⟨fun _ _ => True⟩", "instance"),
         ("@[implemented_by evil] def f : Nat := 1", "@[implemented_by]"),
         ("@[simp, instance] def f : Inhabited Nat := ⟨1⟩", "@[instance]"),
+        ("@[simp\n#eval IO.Process.run x", "#eval"),  # an unclosed @[ hides nothing
         ("attribute [local instance] Classical.propDecidable", "attribute"),
         ("unsafe def f : Nat := 1", "unsafe"),
         ("export Nat (succ)", "export"),

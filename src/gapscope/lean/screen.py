@@ -148,8 +148,10 @@ class Forbidden:
         )
 
 
-def _attributes(masked: str, start: int) -> tuple[list[str], int]:
-    """The attribute names of the ``@[...]`` opening at ``start``, and the index after it."""
+def _attributes(masked: str, start: int) -> list[str]:
+    """The attribute names of the ``@[...]`` opening at ``start``. The scan then goes on
+    inside it: an unclosed ``@[`` must not hide what follows (Lean recovers from the parse
+    error and elaborates the next command)."""
     depth, i = 0, start + 1
     while i < len(masked):
         depth += {"[": 1, "]": -1}.get(masked[i], 0)
@@ -160,7 +162,7 @@ def _attributes(masked: str, start: int) -> tuple[list[str], int]:
     for entry in masked[start + 2 : i].split(","):
         words = [w for w in entry.replace("-", " ").split() if w not in ("local", "scoped")]
         names.append(words[0] if words else "")
-    return names, i + 1
+    return names
 
 
 def _check_option(masked: str, end: int) -> str | None:
@@ -197,8 +199,7 @@ def screen(code: str) -> Forbidden | None:
         if word.startswith("#"):
             found = word, "`#` commands evaluate or print at check time"
         elif word == "@[":
-            names, position = _attributes(masked, token.start())
-            bad = [n for n in names if n not in ALLOWED_ATTRIBUTES]
+            bad = [n for n in _attributes(masked, token.start()) if n not in ALLOWED_ATTRIBUTES]
             if bad:
                 found = f"@[{bad[0]}]", "only attributes that steer tactics are allowed"
         elif word in FORBIDDEN_KEYWORDS:
