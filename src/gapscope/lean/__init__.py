@@ -3,6 +3,10 @@
 Backends: a pool of local Lean REPL processes in a user's Lean project, or a
 kimina-lean-server over HTTP. A proof is valid only with no errors, no sorries and only the
 standard axioms. ``open_backend(spec)`` is the entry point; see docs/lean.md.
+
+Model-written code goes through ``gapscope.lean.screen.screen`` before any backend (commands a
+proof never needs get a ``forbidden_command`` verdict), and local REPLs run sandboxed
+(``gapscope.lean.sandbox``) where bubblewrap works: see the threat model in docs/lean.md.
 """
 
 from gapscope.lean.backend import CheckRequest, LeanBackend, LeanUnavailable
