@@ -41,8 +41,14 @@ _COMMAND_START = re.compile(
 _ONLY_ATTRIBUTES = re.compile(r"^\s*(?:@\[[^\]]*\]\s*)+$")
 _SORRY = re.compile(r"(?<![\w'.])(?:sorry|admit)(?![\w'!?])")
 
-THEOREM_LIKE = frozenset({"theorem", "lemma"})
+THEOREM_LIKE_KINDS = frozenset({"theorem", "lemma"})
 """Kinds that are interchangeable for T2's renamed check (Mathlib's ``lemma`` is ``theorem``)."""
+DEFINITION_LIKE_KINDS = frozenset({"def", "abbrev"})
+
+
+def same_kind(a: str, b: str) -> bool:
+    """Whether an answer of kind ``a`` can stand in for a target of kind ``b``."""
+    return a == b or {a, b} <= THEOREM_LIKE_KINDS or {a, b} <= DEFINITION_LIKE_KINDS
 
 
 @dataclass(frozen=True)
