@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lean"))
-import fake_repl  # noqa: E402
+import fake_repl
 
 STANDARD = ["propext", "Classical.choice", "Quot.sound"]
 HEAD = re.compile(r"^(?:@\[[^\]]*\]\s*)*(?:theorem|lemma|def|abbrev|instance|example)\s+(\S+)")
@@ -63,7 +63,7 @@ def _t2_answer(code: str, next_env: int) -> dict[str, Any]:
             if name in decls:
                 messages.append(_message("error", decls[name][0], f"type mismatch in {name}"))
     sorries = []
-    for name, (line, text) in decls.items():
+    for line, text in decls.values():
         if re.search(r"\bsorry\b", text):
             messages.append(_message("warning", line, "declaration uses `sorry`"))
             sorries.append({"pos": {"line": line, "column": 0}, "goal": "⊢ False"})
@@ -73,7 +73,8 @@ def _t2_answer(code: str, next_env: int) -> dict[str, Any]:
             name = match[1]
             uses = re.search(r"\bsorry\b", decls.get(name, (0, ""))[1])
             axioms = STANDARD + (["sorryAx"] if uses else [])
-            messages.append(_message("info", n, f"'{name}' depends on axioms: [{', '.join(axioms)}]"))
+            data = f"'{name}' depends on axioms: [{', '.join(axioms)}]"
+            messages.append(_message("info", n, data))
     return {"env": next_env, "messages": messages, "sorries": sorries}
 
 

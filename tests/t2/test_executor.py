@@ -40,9 +40,7 @@ def test_unknown_executor_is_refused(project: Path) -> None:
         open_checker(f"local:{project}", executor="dask")
 
 
-def test_ray_missing_names_the_install_line(
-    project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_ray_missing_names_the_install_line(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(LeanUnavailable, match=r"pip install 'gapscope\[ray\]'"):
         open_checker(f"local:{project}", executor="ray", **fake_options())
@@ -73,6 +71,7 @@ def _kill_first_actor_soon(backend: RayBackend, ray: Any, after_s: float) -> thr
     return thread
 
 
+@pytest.mark.slow  # ~5 s: the replacement actor starts a fresh process and reloads its header
 def test_a_killed_actor_loses_no_check(project: Path, ray_session: Any) -> None:
     requests = [CheckRequest(f"theorem t{i} : True := trivial", "import M") for i in range(16)]
     backend = open_checker(

@@ -121,10 +121,14 @@ def evaluate_answer(
         return SampleResult(Outcome.REJECTED, detail=refusal)
     programs = build_programs(record, answer.code, timeout_s)
     compiled, full = check([programs.compile, programs.full])
-    statuses = {"compile_status": compiled.status.value, "full_status": full.status.value}
     broken = [v for v in (compiled, full) if v.status is Status.SERVER_ERROR]
     if broken:
-        return SampleResult(Outcome.SERVER_ERROR, detail=broken[0].detail, **statuses)
+        return SampleResult(
+            Outcome.SERVER_ERROR,
+            compile_status=compiled.status.value,
+            full_status=full.status.value,
+            detail=broken[0].detail,
+        )
     total = len(programs.successors)
     compiles, ta = _no_error(compiled), _no_error(full)
     if full.status is Status.TIMEOUT:
@@ -134,7 +138,8 @@ def evaluate_answer(
         where = attribute(full.messages, programs)
         ok = [n == 0 and where.unplaced == 0 for n in where.successors]
         passed = sum(ok)
-        failing = tuple(s.name or "?" for s, good in zip(programs.successors, ok) if not good)
+        pairs = zip(programs.successors, ok, strict=True)
+        failing = tuple(s.name or "?" for s, good in pairs if not good)
         errors = {
             "before": where.before,
             "generated": where.generated,
@@ -155,6 +160,7 @@ def evaluate_answer(
         successors=total,
         successors_passed=passed,
         failing_successors=failing,
+        compile_status=compiled.status.value,
+        full_status=full.status.value,
         errors=errors,
-        **statuses,
     )

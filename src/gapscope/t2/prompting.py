@@ -12,8 +12,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from gapscope.t2.records import T2Record
 from gapscope.t2.declarations import THEOREM_LIKE_KINDS
+from gapscope.t2.records import T2Record
 from gapscope.t2.successors import TargetIdentity
 from gapscope.templates import Templates
 
