@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -87,14 +87,42 @@ def _squash(text: str) -> str:
     return _SPACE.sub("", text)
 
 
-def record_defects(record: T2Record) -> list[tuple[Defect, str]]:
-    """The defects one record has on its own (duplicates need the whole file)."""
+FileText = Callable[[T2Record], "str | None"]
+"""The repository file a record's target lives in (None when there is no such file)."""
+
+
+def record_defects(record: T2Record, file_text: FileText | None = None) -> list[tuple[Defect, str]]:
+    """The defects one record has on its own (duplicates need the whole file).
+
+    With ``file_text`` (the repository track) the target must be found once in its real file;
+    ``formal_language`` is then not the file and is not compared.
+    """
     found: list[tuple[Defect, str]] = []
     if not has_body(record.target_code):
         found.append((Defect.TARGET_NO_BODY, "target_code has no ':=', 'where' or '|' body"))
     bracket = unbalanced_bracket(record.target_code)
     if bracket is not None:
         found.append((Defect.TARGET_UNBALANCED, f"target_code: {bracket}"))
+    if file_text is not None:
+        text = file_text(record)
+        if text is None:
+            found.append((Defect.TARGET_NOT_FOUND_ONCE, "its file is not in the repository"))
+        elif text.count(record.target_code) != 1:
+            count = text.count(record.target_code)
+            found.append(
+                (Defect.TARGET_NOT_FOUND_ONCE, f"target_code occurs {count} times in its file")
+            )
+    else:
+        found.extend(_formal_language_defects(record))
+    if not any(s.mentions_target for s in successors(record)):
+        found.append(
+            (Defect.NO_MENTIONING_SUCCESSOR, "no declaration after the target mentions it")
+        )
+    return found
+
+
+def _formal_language_defects(record: T2Record) -> list[tuple[Defect, str]]:
+    found: list[tuple[Defect, str]] = []
     parts = (
         record.header + record.before_target_code + record.target_code + record.after_target_code
     )
@@ -113,14 +141,14 @@ def record_defects(record: T2Record) -> list[tuple[Defect, str]]:
                 f"target_code occurs {occurrences} times in formal_language",
             )
         )
-    if not any(s.mentions_target for s in successors(record)):
-        found.append(
-            (Defect.NO_MENTIONING_SUCCESSOR, "no declaration after the target mentions it")
-        )
     return found
 
 
-def audit(records: Sequence[T2Record], problems: Sequence[RecordProblem] = ()) -> Audit:
+def audit(
+    records: Sequence[T2Record],
+    problems: Sequence[RecordProblem] = (),
+    file_text: FileText | None = None,
+) -> Audit:
     """Audit loaded records; ``problems`` (the loader's) count as ``invalid_record``.
 
     Of records sharing an id, the first is kept and every later one is a ``duplicate_id``
@@ -133,7 +161,7 @@ def audit(records: Sequence[T2Record], problems: Sequence[RecordProblem] = ()) -
         )
     first: dict[str, T2Record] = {}
     for record in records:
-        own = record_defects(record)
+        own = record_defects(record, file_text)
         kept = first.get(record.id)
         if kept is None:
             first[record.id] = record
