@@ -51,7 +51,9 @@ def summarize_log(log: EvalLog, *, n_resamples: int = 2000, seed: int = 0) -> di
         "evaluated_records": meta.get("evaluated_records"),
         "skipped": {reason: len(ids) for reason, ids in skipped.items()},
         "skipped_ids": skipped,
-        "contexts": summarize(samples, n_resamples=n_resamples, seed=seed),
+        "contexts": summarize(
+            samples, order=meta.get("contexts", ()), n_resamples=n_resamples, seed=seed
+        ),
     }
     if meta.get("ground_truth"):
         failed = Counter(s.record for s in samples if s.outcome == Outcome.CHECKED and not s.ta)

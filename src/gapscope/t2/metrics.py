@@ -139,10 +139,18 @@ def _ta_by_successors(samples: Sequence[ScoredSample]) -> list[dict[str, Any]]:
 
 
 def summarize(
-    samples: Sequence[ScoredSample], *, n_resamples: int = 2000, seed: int = 0
+    samples: Sequence[ScoredSample],
+    *,
+    order: Sequence[str] = (),
+    n_resamples: int = 2000,
+    seed: int = 0,
 ) -> dict[str, dict[str, Any]]:
-    """``summarize_context`` for each context setting, in first-seen order."""
+    """``summarize_context`` for each context setting: those in ``order`` first, in that
+    order, then any other in first-seen order."""
     contexts: dict[str, list[ScoredSample]] = {}
+    for name in order:
+        if any(s.context == name for s in samples):
+            contexts[name] = []
     for s in samples:
         contexts.setdefault(s.context, []).append(s)
     return {
