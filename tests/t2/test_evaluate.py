@@ -1,5 +1,7 @@
 """Sample verdicts against the fake REPL: renamed, sorry, failing successors, attribution."""
 
+# ruff: noqa: RUF001  (Lean's double-struck N and Z are meant, not look-alike letters)
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
@@ -123,9 +125,7 @@ def test_the_screen_refuses_before_lean(record: T2Record) -> None:
         raise AssertionError("a screened answer must not reach Lean")
 
     answer = extract_answer(_reply(GOOD + "\n#eval 1"), target_identity(record))
-    result = evaluate_answer(
-        record, answer, never, timeout_s=10, screen=lambda code: "uses #eval"
-    )
+    result = evaluate_answer(record, answer, never, timeout_s=10, screen=lambda code: "uses #eval")
     assert (result.outcome, result.detail) == (Outcome.REJECTED, "uses #eval")
 
 

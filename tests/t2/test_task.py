@@ -1,5 +1,7 @@
 """The t2 task end to end (scripted model, fake REPL), its report, and the commands."""
 
+# ruff: noqa: RUF001  (Lean's double-struck N and Z are meant, not look-alike letters)
+
 from __future__ import annotations
 
 import json
