@@ -109,3 +109,25 @@ def test_a_check_out_of_actors_is_a_server_error_not_a_proof(
     assert statuses[-1] is Status.SERVER_ERROR
     assert "died" in verdicts[-1].detail or "no live Ray actor" in verdicts[-1].detail
     assert set(statuses) == {Status.VALID, Status.SERVER_ERROR}
+
+
+@pytest.mark.parametrize("command", ["prove", "onng"])
+def test_prove_and_onng_take_the_executor_option(
+    command: str, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from gapscope.cli import app
+
+    monkeypatch.setitem(sys.modules, "ray", None)
+    problems = tmp_path / "p.jsonl"
+    problems.write_text(
+        '{"name": "p1", "split": "test", "header": "import Mathlib\\n",'
+        ' "formal_statement": "theorem p1 : True := by"}\n'
+    )
+    args = ["run", command, "--lean", f"local:{project}", "--executor", "ray"]
+    if command == "prove":
+        args += ["--dataset", str(problems)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert "pip install 'gapscope[ray]'" in result.output
