@@ -108,6 +108,14 @@ def test_ground_truth_mode_lists_failing_records_for_exclusion(
     assert later["contexts"]["st"]["records"] == 1
 
 
+def test_the_task_is_registered_for_inspect() -> None:
+    from inspect_ai._util.registry import registry_lookup
+
+    import gapscope._registry  # noqa: F401
+
+    assert registry_lookup("task", "gapscope/t2") is not None
+
+
 def test_bad_context_is_refused() -> None:
     with pytest.raises(ValueError, match="context must be 'all'"):
         t2(data=str(FIXTURE), context="nl+code")
