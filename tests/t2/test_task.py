@@ -166,3 +166,14 @@ def test_audit_command_counts_and_ids() -> None:
     assert data["ids"]["no_mentioning_successor"] == ["fixture-5.lonely"]
     table = CliRunner().invoke(app, ["t2", "audit", str(FIXTURE)])
     assert "target_not_found_once" in table.stdout
+
+
+def test_nl_file_supplies_missing_descriptions(fake_lean: str, tmp_path: Path) -> None:
+    nl = tmp_path / "nl.json"
+    nl.write_text(json.dumps({"fixture-2.sq_nonneg'": ["A square is never negative."]}))
+    model = script("t2-nl", _answer)
+    args = {"data": str(FIXTURE), "lean": fake_lean, "nl": str(nl), "context": "nl"}
+    log = _run(args, model, tmp_path)
+    summary = summarize_log(log, n_resamples=50)
+    assert summary["contexts"]["nl"]["records"] == 2 and "missing_nl" not in summary["skipped"]
+    assert any("never negative" in m[-1].text for m in REQUESTS["t2-nl"])
