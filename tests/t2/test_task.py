@@ -177,3 +177,9 @@ def test_nl_file_supplies_missing_descriptions(fake_lean: str, tmp_path: Path) -
     summary = summarize_log(log, n_resamples=50)
     assert summary["contexts"]["nl"]["records"] == 2 and "missing_nl" not in summary["skipped"]
     assert any("never negative" in m[-1].text for m in REQUESTS["t2-nl"])
+
+
+def test_help_shows_the_install_line_and_paper_defaults() -> None:
+    result = CliRunner().invoke(app, ["run", "t2", "--help"], env={"COLUMNS": "200"})
+    assert "gapscope[ray]" in result.output
+    assert "paper: 0.6" in result.output and "paper: 0.95" in result.output

@@ -1,4 +1,7 @@
-"""The ``--executor`` options every Lean-backed ``gapscope run`` command shares."""
+"""The ``--executor`` options every Lean-backed ``gapscope run`` command shares.
+
+Help texts are rich markup (typer renders them so): ``\\[`` keeps a literal bracket.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ ExecutorOption = Annotated[
     typer.Option(
         "--executor",
         help="Where Lean checks run: local (a REPL pool here) or ray (Ray actors; needs "
-        "pip install 'gapscope[ray]').",
+        "pip install 'gapscope\\[ray]').",
     ),
 ]
 RayAddressOption = Annotated[

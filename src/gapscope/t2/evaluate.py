@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from gapscope.lean.backend import CheckRequest
@@ -47,7 +48,9 @@ which calls it.
 """
 
 
-class Outcome:
+class Outcome(StrEnum):
+    """What happened to a sample: checked by Lean, or why not."""
+
     CHECKED = "checked"
     RENAMED = AnswerStatus.RENAMED.value
     NO_ANSWER = AnswerStatus.NO_ANSWER.value

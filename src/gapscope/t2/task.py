@@ -29,7 +29,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 from gapscope.lean.cache import VerdictCache
 from gapscope.lean.executor import RayOptions, open_checker
 from gapscope.t2.audit import audit
-from gapscope.t2.evaluate import SampleResult, evaluate_answer
+from gapscope.t2.evaluate import Outcome, SampleResult, evaluate_answer
 from gapscope.t2.extract import Answer, extract_answer
 from gapscope.t2.prompting import load_nl_file, parse_contexts, system_prompt, user_prompt
 from gapscope.t2.records import FIELDS, T2Record, load_records
@@ -231,7 +231,7 @@ def t2_scorer(evaluate: Evaluate) -> Scorer:
         try:
             result = await asyncio.to_thread(evaluate, record, answer)
         except Exception as err:  # a checker bug costs one sample, not the run
-            result = SampleResult("server_error", detail=f"{type(err).__name__}: {err}")
+            result = SampleResult(Outcome.SERVER_ERROR, detail=f"{type(err).__name__}: {err}")
         return Score(
             value=CORRECT if result.ta else INCORRECT,
             answer=answer.code,
