@@ -178,7 +178,8 @@ class RayBackend(CachedBackend):
             ready, _ = ray.wait(list(running), num_returns=1)
             ref = ready[0]
             index, actor = running.pop(ref)
-            load[id(actor)] = load.get(id(actor), 1) - 1
+            if id(actor) in load:  # a replaced actor's slots are gone with it
+                load[id(actor)] -= 1
             try:
                 settle(index, ray.get(ref))
             except ray.exceptions.RayActorError as exc:
