@@ -14,7 +14,7 @@ from gapscope.records import SourceError
 from gapscope.t2.audit import Defect, audit
 from gapscope.t2.declarations import has_body, split_declarations, unbalanced_bracket
 from gapscope.t2.records import load_records
-from gapscope.t2.successors import successors, target_identity
+from gapscope.t2.successors import successor_profile, successors, target_identity
 
 FIXTURE = Path(__file__).parent / "fixtures" / "records.jsonl"
 
@@ -105,3 +105,11 @@ def test_truncation_detectors() -> None:
     assert unbalanced_bracket('def s : String := "(" -- )') is None
     assert has_body("inductive T\n| a : T")
     assert has_body("structure P where\n  x : ℕ")
+
+
+def test_profile_counts_records_whose_successors_are_all_sorry_stubs() -> None:
+    record = load_records(FIXTURE).records[1]
+    stubs = replace(record, after_target_code="\ntheorem uses : 0 ≤ 1 := by\n  sorry")
+    profile = successor_profile([record, stubs])
+    assert profile["no_theorem_proved_without_sorry"] == 1
+    assert profile["records_by_successors"] == {1: 1, 2: 1}

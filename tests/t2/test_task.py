@@ -164,6 +164,11 @@ def test_audit_command_counts_and_ids() -> None:
     data = json.loads(result.stdout)
     assert data["counts"]["duplicate_id"] == 1 and data["valid"] == 2
     assert data["ids"]["no_mentioning_successor"] == ["fixture-5.lonely"]
+    assert data["successors"] == {
+        "records_by_successors": {"1": 3, "2": 2, "5": 2},
+        "records_by_mentioning_successors": {"0": 1, "1": 4, "5": 2},
+        "no_theorem_proved_without_sorry": 0,
+    }
     table = CliRunner().invoke(app, ["t2", "audit", str(FIXTURE)])
     assert "target_not_found_once" in table.stdout
 

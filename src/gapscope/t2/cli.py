@@ -32,6 +32,7 @@ def audit_command(
     from gapscope.t2.audit import audit
     from gapscope.t2.records import load_records
     from gapscope.t2.repo import file_text_of
+    from gapscope.t2.successors import successor_profile
 
     try:
         loaded = load_records(data)
@@ -42,8 +43,10 @@ def audit_command(
         loaded.problems,
         (lambda r: file_text_of(repo, r)) if repo is not None else None,
     )
+    profile = successor_profile(loaded.records)
     if json_out:
-        typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        data = result.to_dict() | {"successors": profile}
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
     console = Console()
     table = Table(title=f"T2 audit of {data}: {len(result.valid)} of {result.total} records valid")
@@ -56,6 +59,9 @@ def audit_command(
         more = f" (+{len(shown) - 5} more)" if len(shown) > 5 else ""
         table.add_row(defect, str(count), ", ".join(shown[:5]) + more)
     console.print(table)
+    console.print(f"skipped by run t2: {result.skipped()} of {result.total} records")
+    for key, value in profile.items():
+        console.print(f"{key.replace('_', ' ')}: {value}")
 
 
 def run_t2(

@@ -9,9 +9,11 @@ statements still elaborate).
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gapscope.t2.declarations import Declaration, head, split_declarations
+from gapscope.t2.declarations import THEOREM_LIKE_KINDS, Declaration, head, split_declarations
 from gapscope.t2.records import T2Record
 
 
@@ -77,3 +79,20 @@ def successors(record: T2Record) -> list[Successor]:
         for d in split_declarations(record.after_target_code)
         if d.is_declaration
     ]
+
+
+def successor_profile(records: Sequence[T2Record]) -> dict[str, object]:
+    """How strong each record's tests are: records per number of successors, per number of
+    successors that mention the target, and how many records have no successor theorem
+    proved without ``sorry`` (their TA only checks that statements elaborate)."""
+    found = [successors(r) for r in records]
+    by_count = Counter(len(s) for s in found)
+    by_mentions = Counter(sum(x.mentions_target for x in s) for s in found)
+    only_stubs = sum(
+        not any(x.kind in THEOREM_LIKE_KINDS and x.proved_without_sorry for x in s) for s in found
+    )
+    return {
+        "records_by_successors": dict(sorted(by_count.items())),
+        "records_by_mentioning_successors": dict(sorted(by_mentions.items())),
+        "no_theorem_proved_without_sorry": only_stubs,
+    }
