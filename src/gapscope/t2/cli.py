@@ -45,8 +45,8 @@ def audit_command(
     )
     profile = successor_profile(loaded.records)
     if json_out:
-        data = result.to_dict() | {"successors": profile}
-        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        report = result.to_dict() | {"successors": profile}
+        typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
         return
     console = Console()
     table = Table(title=f"T2 audit of {data}: {len(result.valid)} of {result.total} records valid")
