@@ -10,3 +10,4 @@ from gapscope.models import providers  # noqa: F401
 from gapscope.onng.task import onng  # noqa: F401
 from gapscope.prove.task import prove  # noqa: F401
 from gapscope.s2b.task import s2b_lm  # noqa: F401
+from gapscope.t2.task import t2  # noqa: F401

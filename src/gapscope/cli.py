@@ -18,6 +18,7 @@ from gapscope.onng.cli import onng_app, run_onng
 from gapscope.prove.cli import prove_app, run_prove
 from gapscope.s2b.config import ConfigError, S2BConfig, resolve
 from gapscope.stats.cli import stats_app
+from gapscope.t2.cli import run_t2, t2_app
 from gapscope.verify.cli import verify_command
 
 app = typer.Typer(
@@ -35,10 +36,12 @@ app.add_typer(ladder_app, name="ladder")
 app.add_typer(lean_app, name="lean")
 app.add_typer(prove_app, name="prove")
 app.add_typer(onng_app, name="onng")
+app.add_typer(t2_app, name="t2")
 app.command("verify")(verify_command)
 run_app.command("ladder")(run_ladder)
 run_app.command("prove")(run_prove)
 run_app.command("onng")(run_onng)
+run_app.command("t2")(run_t2)
 
 EMBEDDED_MODEL = "gapscope/embedded"
 

@@ -12,13 +12,15 @@ from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 from rich.console import Console
+from rich.markup import escape
 
 _err = Console(stderr=True)
 
 
 def fail(message: object, code: int = 2) -> NoReturn:
     """Print ``error: message`` on stderr and exit with ``code`` (2: bad input, 1: failed run)."""
-    _err.print(f"[red]error:[/red] {message}", markup=True, highlight=False)
+    # The message is plain text: escaped, so that "gapscope[ray]" is not read as markup.
+    _err.print(f"[red]error:[/red] {escape(str(message))}", markup=True, highlight=False)
     raise typer.Exit(code)
 
 

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gapscope.clikit import fail, require_success, run_task
+from gapscope.lean.executor_cli import ExecutorOption, RayActorsOption, RayAddressOption
 
 onng_app = typer.Typer(
     help="O-NNG: render the obfuscated problem set, report over finished runs.",
@@ -45,6 +46,9 @@ def run_onng(
         str | None, typer.Option(help="Lean backend spec, e.g. local:DIR (default: configured).")
     ] = None,
     max_tokens: Annotated[int, typer.Option(min=1, help="Tokens per answer.")] = 8192,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    ray_actors: RayActorsOption = None,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: Annotated[bool, typer.Option("--json", help="Summary as JSON on stdout.")] = False,
 ) -> None:
@@ -59,7 +63,15 @@ def run_onng(
 
     try:
         task = onng(
-            lams=lams, seed=seed, modules=modules, limit=limit, lean=lean, max_tokens=max_tokens
+            lams=lams,
+            seed=seed,
+            modules=modules,
+            limit=limit,
+            lean=lean,
+            max_tokens=max_tokens,
+            executor=executor,
+            ray_address=ray_address,
+            ray_actors=ray_actors,
         )
     except (ValueError, LeanUnavailable) as exc:
         fail(exc)

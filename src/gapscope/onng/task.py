@@ -20,6 +20,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from gapscope.lean import open_backend
 from gapscope.lean.backend import CheckRequest, LeanBackend
+from gapscope.lean.executor import RayOptions, open_checker
 from gapscope.lean.screen import screen
 from gapscope.onng.problemset import NAMESPACE, ProblemSet, load_problem_set
 from gapscope.onng.prompting import build_prompt, extract_answer, system_prompt
@@ -63,6 +64,9 @@ def onng(
     lean: str | None = None,
     check_timeout: float = 60.0,
     max_tokens: int = 8192,
+    executor: str = "local",
+    ray_address: str | None = None,
+    ray_actors: int | None = None,
 ) -> Task:
     """O-NNG: prove the Peano problem set under name obfuscation at each noise level.
 
@@ -74,11 +78,18 @@ def onng(
         lean: Lean backend spec, e.g. ``local:DIR`` (see ``gapscope lean setup``).
         check_timeout: wall-clock limit of one Lean check, seconds.
         max_tokens: generation budget per answer.
+        executor: where checks run: ``local`` or ``ray`` (see ``gapscope.lean.executor``).
+        ray_address: with ``ray``: ``auto``, ``ray://HOST:PORT``, or None to start Ray here.
+        ray_actors: with ``ray``: actors to start (None: one per CPU).
     """
     problem_set = load_problem_set()
     levels = parse_lams(lams)
     indices = select_problems(problem_set, modules, limit)
-    backend = open_backend(lean)
+    backend = (
+        open_backend(lean)
+        if executor == "local"
+        else open_checker(lean, executor=executor, ray=RayOptions(ray_address, ray_actors))
+    )
     obfs = {lam: obfuscation(problem_set, lam, seed) for lam in levels}
     samples = [_sample(problem_set, obfs[lam], i) for lam in levels for i in indices]
     return Task(

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gapscope.clikit import fail, require_success, run_task
+from gapscope.lean.executor_cli import ExecutorOption, RayActorsOption, RayAddressOption
 from gapscope.prove.coherence import Coherence
 
 prove_app = typer.Typer(
@@ -47,6 +48,9 @@ def run_prove(
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N problems.")] = None,
     max_tokens: Annotated[int, typer.Option(min=1, help="Tokens per attempt.")] = 4096,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 1.0,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    ray_actors: RayActorsOption = None,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: Annotated[bool, typer.Option("--json", help="Summary as JSON on stdout.")] = False,
 ) -> None:
@@ -67,6 +71,9 @@ def run_prove(
             limit=limit,
             max_tokens=max_tokens,
             temperature=temperature,
+            executor=executor,
+            ray_address=ray_address,
+            ray_actors=ray_actors,
         )
     except (ValueError, SourceError, LeanUnavailable) as exc:
         fail(exc)

@@ -20,6 +20,7 @@ from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accurac
 from inspect_ai.solver import TaskState, generate
 
 from gapscope.lean import open_backend
+from gapscope.lean.executor import RayOptions, open_checker
 from gapscope.lean.verdict import LeanVerdict
 from gapscope.prove.checking import check_reply
 from gapscope.prove.coherence import classify
@@ -74,6 +75,9 @@ def prove(
     max_tokens: int = 4096,
     temperature: float = 1.0,
     check_timeout: float = 60.0,
+    executor: str = "local",
+    ray_address: str | None = None,
+    ray_actors: int | None = None,
 ) -> Task:
     """Whole-proof generation on miniF2F-style problems, n attempts per problem.
 
@@ -90,6 +94,9 @@ def prove(
         max_tokens: generation budget per attempt.
         temperature: sampling temperature (pass@k needs diverse samples).
         check_timeout: wall-clock limit of one Lean check, seconds.
+        executor: where checks run: ``local`` or ``ray`` (see ``gapscope.lean.executor``).
+        ray_address: with ``ray``: ``auto``, ``ray://HOST:PORT``, or None to start Ray here.
+        ray_actors: with ``ray``: actors to start (None: one per CPU).
     """
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
@@ -105,7 +112,7 @@ def prove(
     return Task(
         dataset=MemoryDataset([problem_sample(p) for p in chosen], name=f"prove-{subset}"),
         solver=generate(),
-        scorer=lean_proof(lean, check_timeout),
+        scorer=lean_proof(lean, check_timeout, executor, RayOptions(ray_address, ray_actors)),
         epochs=Epochs(n),
         config=GenerateConfig(max_tokens=max_tokens, temperature=temperature),
         metadata={
@@ -136,14 +143,23 @@ def _verdict_metadata(verdict: LeanVerdict) -> dict[str, Any]:
 
 
 @scorer(metrics=[accuracy(), stderr()])
-def lean_proof(lean: str | None = None, timeout_s: float = 60.0) -> Scorer:
+def lean_proof(
+    lean: str | None = None,
+    timeout_s: float = 60.0,
+    executor: str = "local",
+    ray: RayOptions | None = None,
+) -> Scorer:
     """Extract the proof, screen it, check it with Lean, record verdict and coherence class.
 
     The mean score is pass@1. A backend failure on one attempt is recorded as
     ``server_error`` (scored incorrect here, excluded by the report) and the run goes on; a
     reply with a forbidden command is ``forbidden_command`` and never reaches Lean.
     """
-    backend = open_backend(lean)
+    backend = (
+        open_backend(lean)
+        if executor == "local"
+        else open_checker(lean, executor=executor, ray=ray)
+    )
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata

@@ -1,0 +1,221 @@
+"""One job-runner interface for Lean checks: a local pool (default) or Ray actors.
+
+Checking is the cost of every Lean-backed diagnostic (a Mathlib import per Lean process,
+project builds of minutes), so ``run t2``, ``run prove`` and ``run onng`` open their checker
+through ``open_checker``: ``executor="local"`` is today's backend on this machine
+(``open_backend``); ``executor="ray"`` spreads the same checks over Ray actors, each owning
+one Lean backend (a REPL pool or a kimina client) whose imports load once and then serve many
+checks. Both are ``LeanBackend``s: verdicts come back in submission order, with progress and
+the verdict cache handled once on the driver (``CachedBackend``).
+
+A check whose actor dies is retried on another actor, at most ``max_retries`` times; the dead
+actor is replaced while the restart budget lasts. A check that runs out of retries, or of
+actors, comes back as ``server_error`` - never lost, never reported as a proof.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gapscope.lean.backend import CheckRequest, LeanUnavailable
+from gapscope.lean.base import CachedBackend
+from gapscope.lean.cache import VerdictCache
+from gapscope.lean.factory import open_backend
+from gapscope.lean.verdict import LeanVerdict, Status
+
+EXECUTORS = ("local", "ray")
+RAY_INSTALL = "Ray is not installed; install the extra with: pip install 'gapscope[ray]'"
+
+
+@dataclass(frozen=True)
+class RayOptions:
+    """Where and how wide: ``address`` None starts a local Ray, ``auto`` joins the running
+    cluster, ``ray://H:P`` a remote one. ``actors`` None = one per CPU Ray reports."""
+
+    address: str | None = None
+    actors: int | None = None
+    cpus_per_actor: float = 1.0
+    checks_per_actor: int = 1
+    max_retries: int = 2
+    max_restarts: int | None = None
+
+
+def open_checker(
+    spec: str | None = None,
+    *,
+    executor: str = "local",
+    ray: RayOptions | None = None,
+    cache: VerdictCache | None = None,
+    progress: bool | None = None,
+    **backend_options: Any,
+) -> CachedBackend:
+    """The checker ``executor`` names, for the Lean backend ``spec``.
+
+    ``backend_options`` go to each backend's constructor (``max_workers``, ``repl_command``,
+    ``env`` ...). LeanUnavailable when there is no backend, or no Ray for ``executor="ray"``.
+    """
+    if executor == "local":
+        return open_backend(spec, cache=cache, progress=progress, **backend_options)
+    if executor == "ray":
+        return RayBackend(
+            spec, ray or RayOptions(), backend_options, cache=cache, progress=progress
+        )
+    raise ValueError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}")
+
+
+class LeanActor:
+    """Runs inside a Ray actor: one Lean backend, opened once, checking one request per call."""
+
+    def __init__(self, spec: str | None, options: dict[str, Any]) -> None:
+        self.backend = open_backend(spec, progress=False, **options)
+
+    def toolchain(self) -> str:
+        return self.backend.toolchain
+
+    def check(self, request: CheckRequest) -> LeanVerdict:
+        return self.backend.check_many([request])[0]
+
+    def pid(self) -> int:
+        import os
+
+        return os.getpid()
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise LeanUnavailable(RAY_INSTALL) from None
+    return ray
+
+
+@dataclass
+class RayStats:
+    """Observable behaviour: retried checks, actors replaced, checks given up on."""
+
+    retries: int = 0
+    restarts: int = 0
+    abandoned: int = 0
+
+
+class RayBackend(CachedBackend):
+    """Lean checks on Ray actors; a ``LeanBackend`` like the local one."""
+
+    def __init__(
+        self,
+        spec: str | None,
+        options: RayOptions,
+        backend_options: dict[str, Any],
+        *,
+        cache: VerdictCache | None = None,
+        progress: bool | None = None,
+    ) -> None:
+        super().__init__(cache, progress)
+        self._ray = _import_ray()
+        if options.max_retries < 0 or options.checks_per_actor < 1:
+            raise ValueError("max_retries must be >= 0 and checks_per_actor >= 1")
+        if not self._ray.is_initialized():
+            self._ray.init(address=options.address, include_dashboard=False, log_to_driver=False)
+        self.options = options
+        count = options.actors or max(1, int(self._ray.cluster_resources().get("CPU", 1)))
+        self.stats = RayStats()
+        self._restarts_left = count if options.max_restarts is None else options.max_restarts
+        self._actor_class = self._ray.remote(
+            num_cpus=options.cpus_per_actor, max_concurrency=options.checks_per_actor
+        )(LeanActor)
+        self._spec, self._backend_options = spec, backend_options
+        self._lock = threading.Lock()
+        self.actors: list[Any] = [self._start_actor() for _ in range(count)]
+        try:
+            self._toolchain = str(self._ray.get(self.actors[0].toolchain.remote()))
+        except self._ray.exceptions.RayActorError as exc:
+            self.close()
+            raise LeanUnavailable(f"the Lean backend did not start on a Ray actor: {exc}") from None
+
+    def _start_actor(self) -> Any:
+        return self._actor_class.remote(self._spec, self._backend_options)
+
+    @property
+    def toolchain(self) -> str:
+        return self._toolchain
+
+    def _check_uncached(
+        self, requests: Sequence[CheckRequest], done: Callable[[int], None]
+    ) -> list[LeanVerdict]:
+        with self._lock:  # one batch at a time owns the actors' slots
+            return self._dispatch(requests, done)
+
+    def _dispatch(
+        self, requests: Sequence[CheckRequest], done: Callable[[int], None]
+    ) -> list[LeanVerdict]:
+        ray = self._ray
+        results: list[LeanVerdict | None] = [None] * len(requests)
+        attempts = [0] * len(requests)
+        todo: deque[int] = deque(range(len(requests)))
+        running: dict[Any, tuple[int, Any]] = {}
+        load = {id(a): 0 for a in self.actors}
+
+        def settle(index: int, verdict: LeanVerdict) -> None:
+            results[index] = verdict
+            done(1)
+
+        while todo or running:
+            for actor in list(self.actors):
+                while todo and load[id(actor)] < self.options.checks_per_actor:
+                    index = todo.popleft()
+                    running[actor.check.remote(requests[index])] = (index, actor)
+                    load[id(actor)] += 1
+            if not running:  # no actor is left to take the remaining checks
+                for index in todo:
+                    self.stats.abandoned += 1
+                    settle(index, _lost(attempts[index], "no live Ray actor is left"))
+                todo.clear()
+                break
+            ready, _ = ray.wait(list(running), num_returns=1)
+            ref = ready[0]
+            index, actor = running.pop(ref)
+            if id(actor) in load:  # a replaced actor's slots are gone with it
+                load[id(actor)] -= 1
+            try:
+                settle(index, ray.get(ref))
+            except ray.exceptions.RayActorError as exc:
+                attempts[index] += 1
+                self._replace(actor, load)
+                if attempts[index] > self.options.max_retries:
+                    self.stats.abandoned += 1
+                    settle(index, _lost(attempts[index], str(exc).splitlines()[0]))
+                else:
+                    self.stats.retries += 1
+                    todo.appendleft(index)
+            except ray.exceptions.RayError as exc:
+                settle(index, LeanVerdict(Status.SERVER_ERROR, detail=f"Ray: {exc}"))
+        return [v for v in results if v is not None]
+
+    def _replace(self, dead: Any, load: dict[int, int]) -> None:
+        """Drop a dead actor (once) and start a replacement while the budget lasts."""
+        if not any(a is dead for a in self.actors):
+            return
+        self.actors = [a for a in self.actors if a is not dead]
+        load.pop(id(dead), None)
+        if self._restarts_left > 0:
+            self._restarts_left -= 1
+            self.stats.restarts += 1
+            fresh = self._start_actor()
+            self.actors.append(fresh)
+            load[id(fresh)] = 0
+
+    def close(self) -> None:
+        for actor in self.actors:
+            self._ray.kill(actor)
+        self.actors = []
+
+
+def _lost(attempts: int, why: str) -> LeanVerdict:
+    return LeanVerdict(
+        Status.SERVER_ERROR,
+        detail=f"the Ray actor checking this died {attempts} time(s) ({why}); not checked",
+    )

@@ -1,0 +1,184 @@
+"""The defect audit: what is wrong with T2 records, found before anything is evaluated.
+
+The released records have defects (docs/t2.md): targets cut off before their body, duplicate
+ids, ``formal_language`` that is not its parts, targets that occur more than once, rows whose
+successors never mention the target. A record with any defect is reported and skipped, never
+evaluated silently; ``gapscope t2 audit`` prints the counts and ids, ``run t2`` says how many
+it skipped and why.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from gapscope.records import RecordProblem
+from gapscope.t2.declarations import has_body, unbalanced_bracket
+from gapscope.t2.records import T2Record
+from gapscope.t2.successors import successors
+
+
+class Defect(StrEnum):
+    """One class of record defect (see docs/t2.md for each)."""
+
+    INVALID_RECORD = "invalid_record"
+    TARGET_NO_BODY = "target_no_body"
+    TARGET_UNBALANCED = "target_unbalanced"
+    DUPLICATE_ID = "duplicate_id"
+    FORMAL_LANGUAGE_MISMATCH = "formal_language_mismatch"
+    TARGET_NOT_FOUND_ONCE = "target_not_found_once"
+    NO_MENTIONING_SUCCESSOR = "no_mentioning_successor"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One defect of one record: ``line`` and ``id`` say which, ``detail`` says how."""
+
+    defect: Defect
+    line: int
+    id: str | None
+    detail: str
+
+
+@dataclass
+class Audit:
+    """Every finding, and the records that have none (the ones ``run t2`` evaluates)."""
+
+    total: int
+    findings: list[Finding] = field(default_factory=list)
+    valid: list[T2Record] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        """Records per defect class (a record with two defects counts in both)."""
+        counted = Counter(f.defect.value for f in self.findings)
+        return {d.value: counted.get(d.value, 0) for d in Defect}
+
+    def ids(self) -> dict[str, list[str]]:
+        """The offending ids per defect class, in file order (a line number when no id)."""
+        out: defaultdict[str, list[str]] = defaultdict(list)
+        for f in self.findings:
+            out[f.defect.value].append(f.id if f.id is not None else f"line {f.line}")
+        return dict(out)
+
+    def skipped(self) -> int:
+        return self.total - len(self.valid)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "records": self.total,
+            "valid": len(self.valid),
+            "skipped": self.skipped(),
+            "counts": self.counts(),
+            "ids": self.ids(),
+            "findings": [
+                {"defect": f.defect.value, "line": f.line, "id": f.id, "detail": f.detail}
+                for f in self.findings
+            ],
+        }
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def _squash(text: str) -> str:
+    return _SPACE.sub("", text)
+
+
+FileText = Callable[[T2Record], "str | None"]
+"""The repository file a record's target lives in (None when there is no such file)."""
+
+
+def record_defects(record: T2Record, file_text: FileText | None = None) -> list[tuple[Defect, str]]:
+    """The defects one record has on its own (duplicates need the whole file).
+
+    With ``file_text`` (the repository track) the target must be found once in its real file;
+    ``formal_language`` is then not the file and is not compared.
+    """
+    found: list[tuple[Defect, str]] = []
+    if not has_body(record.target_code):
+        found.append((Defect.TARGET_NO_BODY, "target_code has no ':=', 'where' or '|' body"))
+    bracket = unbalanced_bracket(record.target_code)
+    if bracket is not None:
+        found.append((Defect.TARGET_UNBALANCED, f"target_code: {bracket}"))
+    if file_text is not None:
+        text = file_text(record)
+        if text is None:
+            found.append((Defect.TARGET_NOT_FOUND_ONCE, "its file is not in the repository"))
+        elif text.count(record.target_code) != 1:
+            count = text.count(record.target_code)
+            found.append(
+                (Defect.TARGET_NOT_FOUND_ONCE, f"target_code occurs {count} times in its file")
+            )
+    else:
+        found.extend(_formal_language_defects(record))
+    if not any(s.mentions_target for s in successors(record)):
+        found.append(
+            (Defect.NO_MENTIONING_SUCCESSOR, "no declaration after the target mentions it")
+        )
+    return found
+
+
+def _formal_language_defects(record: T2Record) -> list[tuple[Defect, str]]:
+    found: list[tuple[Defect, str]] = []
+    parts = (
+        record.header + record.before_target_code + record.target_code + record.after_target_code
+    )
+    if _squash(parts) != _squash(record.formal_language):
+        found.append(
+            (
+                Defect.FORMAL_LANGUAGE_MISMATCH,
+                "formal_language != header + before + target + after (whitespace ignored)",
+            )
+        )
+    occurrences = record.formal_language.count(record.target_code)
+    if occurrences != 1:
+        found.append(
+            (
+                Defect.TARGET_NOT_FOUND_ONCE,
+                f"target_code occurs {occurrences} times in formal_language",
+            )
+        )
+    return found
+
+
+def audit(
+    records: Sequence[T2Record],
+    problems: Sequence[RecordProblem] = (),
+    file_text: FileText | None = None,
+) -> Audit:
+    """Audit loaded records; ``problems`` (the loader's) count as ``invalid_record``.
+
+    Of records sharing an id, the first is kept and every later one is a ``duplicate_id``
+    (the released evaluator also keeps one per id); whether the copies differ is in the detail.
+    """
+    result = Audit(total=len(records) + len(problems))
+    for problem in problems:
+        result.findings.append(
+            Finding(Defect.INVALID_RECORD, problem.line, problem.record, str(problem))
+        )
+    first: dict[str, T2Record] = {}
+    for record in records:
+        own = record_defects(record, file_text)
+        kept = first.get(record.id)
+        if kept is None:
+            first[record.id] = record
+        else:
+            same = "identical" if _same(kept, record) else "different content"
+            own.append((Defect.DUPLICATE_ID, f"id first seen on line {kept.line} ({same})"))
+        for defect, detail in own:
+            result.findings.append(Finding(defect, record.line, record.id, detail))
+        if not own:
+            result.valid.append(record)
+    result.findings.sort(key=lambda f: (f.line, list(Defect).index(f.defect)))
+    return result
+
+
+def _same(a: T2Record, b: T2Record) -> bool:
+    return (a.target_code, a.before_target_code, a.after_target_code) == (
+        b.target_code,
+        b.before_target_code,
+        b.after_target_code,
+    )

@@ -1,0 +1,171 @@
+"""One sample's verdicts: compile, TA (parity), TA (strict), graded TA.
+
+- compile: the compile program has no error-severity message (``sorry`` is a warning).
+- TA (parity): the full program has no error-severity message - the released evaluator's
+  rule, ``sorry`` accepted anywhere.
+- TA (strict): TA, and the generated declaration itself has no ``sorry``/``admit`` and uses
+  only the standard axioms. Successors' own ``sorry`` stays allowed: they are the tests.
+- graded TA: the share of successors with no error of their own in the full program.
+
+A timeout fails every verdict (as in T2); a backend failure (``server_error``) establishes
+nothing and the sample is left out of every denominator and listed. The generated code passes
+``screen`` before Lean sees it; a refused answer is ``forbidden_command`` and never checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from gapscope.lean.backend import CheckRequest
+from gapscope.lean.screen import screen
+from gapscope.lean.soundness import is_sorry_warning
+from gapscope.lean.verdict import STANDARD_AXIOMS, LeanVerdict, Status
+from gapscope.t2.declarations import split_declarations
+from gapscope.t2.extract import Answer, AnswerStatus
+from gapscope.t2.programs import Programs, attribute, build_programs
+from gapscope.t2.records import T2Record
+
+Checker = Callable[[Sequence[CheckRequest]], list[LeanVerdict]]
+"""Verdicts for requests, in order (``LeanBackend.check_many`` of any executor)."""
+
+Screen = Callable[[str], str | None]
+"""A screen of model-written Lean: the reason to refuse ``code``, or None to let it through."""
+
+
+def lean_screen(code: str) -> str | None:
+    """The Lean layer's screen of model-written commands, as T2's refusal reason.
+
+    The same whitelist as prove and O-NNG (``gapscope.lean.screen``): a generated declaration
+    that carries ``#eval``, ``macro``, ``set_option debug...`` and the like never reaches Lean.
+    """
+    forbidden = screen(code)
+    return None if forbidden is None else forbidden.verdict().detail
+
+
+SCREEN: Screen = lean_screen
+"""THE place where T2 screens a generated declaration before Lean sees it; every T2 check
+goes through ``evaluate_answer`` (or the repository track), which calls it."""
+
+
+class Outcome(StrEnum):
+    """What happened to a sample: checked by Lean, or why not."""
+
+    CHECKED = "checked"
+    RENAMED = AnswerStatus.RENAMED.value
+    NO_ANSWER = AnswerStatus.NO_ANSWER.value
+    FORBIDDEN = Status.FORBIDDEN.value
+    SERVER_ERROR = "server_error"
+
+
+@dataclass(frozen=True)
+class SampleResult:
+    """Everything the metrics need about one sample."""
+
+    outcome: str
+    compiles: bool = False
+    ta: bool = False
+    ta_strict: bool = False
+    graded: float | None = None
+    successors: int = 0
+    successors_passed: int = 0
+    failing_successors: tuple[str, ...] = ()
+    compile_status: str | None = None
+    full_status: str | None = None
+    detail: str = ""
+    errors: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["failing_successors"] = list(self.failing_successors)
+        return data
+
+
+def _no_error(verdict: LeanVerdict) -> bool:
+    return verdict.status in (Status.VALID, Status.SORRY)
+
+
+def _generated_sorry(code: str, compile_verdict: LeanVerdict, programs: Programs) -> bool:
+    """A ``sorry``/``admit`` in the generated code, or a sorry warning Lean placed on it."""
+    if any(d.uses_sorry() for d in split_declarations(code)):
+        return True
+    return any(
+        is_sorry_warning(m) and m.line is not None and m.line in programs.generated
+        for m in compile_verdict.messages
+    )
+
+
+def _nonstandard_axioms(record: T2Record, compile_verdict: LeanVerdict) -> list[str]:
+    """Non-standard axioms of the compile program that the code before cannot explain.
+
+    The backend reports the union over every declaration of the program, so a ``sorry`` in a
+    declaration before the target (a few released records have one) puts ``sorryAx`` there
+    without the generated declaration using it; that one is discounted (the generated code's
+    own ``sorry`` is caught by position and text). Any other non-standard axiom counts.
+    """
+    found = set(compile_verdict.axioms or ()) - STANDARD_AXIOMS
+    if any(d.uses_sorry() for d in split_declarations(record.before_target_code)):
+        found.discard("sorryAx")
+    return sorted(found)
+
+
+def evaluate_answer(
+    record: T2Record,
+    answer: Answer,
+    check: Checker,
+    timeout_s: float,
+    screen: Screen | None = None,
+) -> SampleResult:
+    """Screen, build both programs, check them, and settle every verdict of the sample."""
+    if answer.status is not AnswerStatus.OK or answer.code is None:
+        return SampleResult(answer.status.value, detail=answer.detail)
+    refusal = (screen or SCREEN)(answer.code)
+    if refusal is not None:
+        return SampleResult(Outcome.FORBIDDEN, detail=refusal)
+    programs = build_programs(record, answer.code, timeout_s)
+    compiled, full = check([programs.compile, programs.full])
+    broken = [v for v in (compiled, full) if v.status is Status.SERVER_ERROR]
+    if broken:
+        return SampleResult(
+            Outcome.SERVER_ERROR,
+            compile_status=compiled.status.value,
+            full_status=full.status.value,
+            detail=broken[0].detail,
+        )
+    total = len(programs.successors)
+    compiles, ta = _no_error(compiled), _no_error(full)
+    if full.status is Status.TIMEOUT:
+        passed, failing = 0, tuple(s.name or "?" for s in programs.successors)
+        errors: dict[str, Any] = {"timeout": True}
+    else:
+        where = attribute(full.messages, programs)
+        ok = [n == 0 and where.unplaced == 0 for n in where.successors]
+        passed = sum(ok)
+        pairs = zip(programs.successors, ok, strict=True)
+        failing = tuple(s.name or "?" for s, good in pairs if not good)
+        errors = {
+            "before": where.before,
+            "generated": where.generated,
+            "successors": list(where.successors),
+            "unplaced": where.unplaced,
+        }
+    strict = (
+        ta
+        and not _generated_sorry(answer.code, compiled, programs)
+        and not _nonstandard_axioms(record, compiled)
+    )
+    return SampleResult(
+        Outcome.CHECKED,
+        compiles=compiles,
+        ta=ta,
+        ta_strict=strict,
+        graded=passed / total if total else None,
+        successors=total,
+        successors_passed=passed,
+        failing_successors=failing,
+        compile_status=compiled.status.value,
+        full_status=full.status.value,
+        errors=errors,
+    )

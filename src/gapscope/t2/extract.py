@@ -1,0 +1,89 @@
+"""From a model's reply to the declaration that replaces the target.
+
+- The code is the LAST fenced block tagged ``lean``/``lean4`` (any case); when no block has
+  such a tag, the last fenced block of any tag. An unclosed final block (a reply cut by
+  ``max_tokens``) runs to the end. ``import`` lines are dropped: the record's header carries
+  the imports, and Lean accepts them only at the top of a file.
+- The answer must declare the target's name with a compatible kind (``lemma`` for
+  ``theorem``, ``abbrev`` for ``def``); otherwise it is ``renamed`` and is not checked: the
+  successors would fail on the missing name, which says nothing about meaning. Renamed
+  answers are counted separately in the report.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from gapscope.t2.declarations import same_kind, split_declarations
+from gapscope.t2.successors import TargetIdentity
+
+_FENCE = re.compile(r"^[ \t]*```[ \t]*(?P<tag>[^\s`]*)[^\n]*$", re.MULTILINE)
+_IMPORT_LINE = re.compile(r"^[ \t]*import[ \t]+\S.*(?:\n|$)", re.MULTILINE)
+
+
+class AnswerStatus(StrEnum):
+    OK = "ok"
+    NO_ANSWER = "no_answer"
+    RENAMED = "renamed"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The extracted code (None when there is none) and why it is or is not checked."""
+
+    status: AnswerStatus
+    code: str | None
+    detail: str = ""
+
+
+def _blocks(reply: str) -> list[tuple[str, str]]:
+    """(tag, body) of every fenced block, in order; an unclosed last one runs to the end."""
+    fences = list(_FENCE.finditer(reply.replace("\r\n", "\n")))
+    text = reply.replace("\r\n", "\n")
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i < len(fences):
+        opening = fences[i]
+        closing = fences[i + 1] if i + 1 < len(fences) else None
+        end = closing.start() if closing else len(text)
+        out.append((opening["tag"].lower(), text[opening.end() + 1 : end]))
+        i += 2
+    return out
+
+
+def last_lean_block(reply: str) -> str | None:
+    """The body of the last ``lean``-tagged block, else of the last block of any tag."""
+    blocks = _blocks(reply)
+    lean = [body for tag, body in blocks if tag.startswith("lean")]
+    if lean:
+        return lean[-1]
+    return blocks[-1][1] if blocks else None
+
+
+def extract_answer(reply: str, target: TargetIdentity) -> Answer:
+    """The declaration to put in the target's place, or why there is none."""
+    block = last_lean_block(reply)
+    if block is None:
+        return Answer(AnswerStatus.NO_ANSWER, None, "no fenced code block in the reply")
+    code = _IMPORT_LINE.sub("", block).strip("\n")
+    if not code.strip():
+        return Answer(AnswerStatus.NO_ANSWER, None, "the last code block is empty")
+    declared = [d for d in split_declarations(code) if d.is_declaration]
+    wanted = _plain(target.name)
+    named = [d for d in declared if d.name is not None and _plain(d.name) == wanted]
+    if not named:
+        names = ", ".join(f"{d.kind} {d.name}" for d in declared) or "nothing"
+        return Answer(AnswerStatus.RENAMED, code, f"declares {names}; target is {target.name}")
+    if target.kind is not None and not any(same_kind(d.kind, target.kind) for d in named):
+        return Answer(
+            AnswerStatus.RENAMED,
+            code,
+            f"declares {target.name} as {named[0].kind}; target is a {target.kind}",
+        )
+    return Answer(AnswerStatus.OK, code)
+
+
+def _plain(name: str) -> str:
+    return name.replace("«", "").replace("»", "")

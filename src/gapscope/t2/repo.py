@@ -1,0 +1,255 @@
+"""The repository track: test a generated declaration inside a real Lean project.
+
+For records of a Lean project (T2's research track) the tests are the project itself: the
+target is substituted in its file and the modules that import that file, directly or not,
+are rebuilt with ``lake build``. Every worker owns a private copy of the project (build
+outputs included, so only what changed is rebuilt); the user's checkout is never written to,
+and the worker puts the original file back in its own copy after each sample.
+
+- compile: the file cut right after the generated declaration, checked with
+  ``lake env lean FILE`` (T2 writes ``#exit`` there; cutting the file is the same program).
+- TA (parity): ``lake build`` of the target's module and every module that depends on it
+  exits 0.
+- graded TA: the share of test units with no error - each declaration after the target in
+  its own file, and each dependent module.
+- TA (strict): TA and no ``sorry``/``admit`` in the generated text and no sorry warning on its
+  lines. Axioms are not queried in this track (``lake build`` does not print them).
+A timeout fails every verdict; a missing tool or project is a ``server_error``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gapscope.t2.declarations import split_declarations
+from gapscope.t2.evaluate import SCREEN, Outcome, SampleResult, Screen
+from gapscope.t2.extract import Answer, AnswerStatus
+from gapscope.t2.records import T2Record
+
+_IMPORT = re.compile(r"^import\s+(.+)$", re.MULTILINE)
+_DIAGNOSTIC = re.compile(
+    r"^(?:(?P<sev1>error|warning): )?(?:\./)?(?P<path>[^\s:][^:\n]*\.lean):(?P<line>\d+):\d+:"
+    r"(?: (?P<sev2>error|warning):)?(?P<text>.*)$",
+    re.MULTILINE,
+)
+_SORRY_WARNING = re.compile(r"declaration uses ['`]sorry['`]")
+_SORRY = re.compile(r"(?<![\w'.])(?:sorry|admit)(?![\w'!?])")
+_SKIP_DIRS = {".lake", "lake-packages", ".git"}
+
+
+@dataclass(frozen=True)
+class RepoConfig:
+    """Where the project is and how ``lake`` is run (``lake`` may be any command line)."""
+
+    root: Path
+    lake: tuple[str, ...] = ("lake",)
+    build_timeout_s: float = 1200.0
+    compile_timeout_s: float = 600.0
+    workers: int = 2
+
+
+def target_file(record: T2Record) -> str:
+    """The file of a research-track record: its id up to the first ``.lean``."""
+    cut = record.id.find(".lean")
+    if cut < 0:
+        raise ValueError(f"record {record.id}: id names no .lean file")
+    return record.id[: cut + len(".lean")]
+
+
+def project_dir(root: Path, record: T2Record) -> Path:
+    """``root/<dataset_name>`` when that is a directory (one root holding many projects),
+    else ``root`` itself."""
+    candidate = root / record.dataset_name
+    return candidate if record.dataset_name and candidate.is_dir() else root
+
+
+def module_of(path: str) -> str:
+    """``Math2001/Homework/hw2.lean`` -> ``Math2001.Homework.hw2``."""
+    return path.removesuffix(".lean").replace("/", ".")
+
+
+def lean_files(project: Path) -> Iterator[Path]:
+    for path in sorted(project.rglob("*.lean")):
+        if not _SKIP_DIRS.intersection(path.relative_to(project).parts):
+            yield path
+
+
+def dependents(project: Path, module: str) -> list[str]:
+    """Modules of ``project`` that import ``module``, directly or through others, sorted."""
+    imports: dict[str, set[str]] = {}
+    for path in lean_files(project):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        names = {n for line in _IMPORT.findall(text) for n in line.split()}
+        imports[module_of(path.relative_to(project).as_posix())] = names
+    found: set[str] = set()
+    frontier = {module}
+    while frontier:
+        frontier = {m for m, deps in imports.items() if deps & frontier and m not in found}
+        found |= frontier
+    found.discard(module)
+    return sorted(found)
+
+
+def file_text_of(root: Path, record: T2Record) -> str | None:
+    """The text of the record's file in the project, or None when there is none."""
+    try:
+        path = project_dir(root, record) / target_file(record)
+    except ValueError:
+        return None
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+@dataclass
+class Workspaces:
+    """Private copies of projects, one set per worker, handed out one at a time."""
+
+    config: RepoConfig
+    _free: queue.Queue[Path] = field(default_factory=queue.Queue)
+    _base: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="gapscope-t2-")))
+
+    def __post_init__(self) -> None:
+        for n in range(self.config.workers):
+            slot = self._base / f"worker_{n}"
+            slot.mkdir()
+            self._free.put(slot)
+
+    @contextlib.contextmanager
+    def project(self, record: T2Record) -> Iterator[Path]:
+        """This worker's copy of the record's project (copied on first use)."""
+        source = project_dir(self.config.root, record)
+        slot = self._free.get()
+        try:
+            copy = slot / source.name
+            if not copy.exists():
+                shutil.copytree(source, copy, symlinks=True)
+            yield copy
+        finally:
+            self._free.put(slot)
+
+    def close(self) -> None:
+        shutil.rmtree(self._base, ignore_errors=True)
+
+
+def run_command(command: Sequence[str], cwd: Path, timeout_s: float) -> tuple[int | None, str]:
+    """(exit code, stdout+stderr); exit code None when the timeout killed the process group."""
+    with subprocess.Popen(
+        list(command),
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    ) as proc:
+        try:
+            output, _ = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            output, _ = proc.communicate()
+            return None, output
+    return proc.returncode, output
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    path: str
+    line: int
+    severity: str
+    text: str
+
+
+def parse_diagnostics(output: str) -> list[Diagnostic]:
+    """``path:line:col: error: ...`` (and lake's ``error: path:line:col: ...``) lines."""
+    out: list[Diagnostic] = []
+    for m in _DIAGNOSTIC.finditer(output):
+        severity = m["sev1"] or m["sev2"]
+        if severity:
+            out.append(Diagnostic(m["path"], int(m["line"]), severity, m["text"].strip()))
+    return out
+
+
+def evaluate_in_repo(
+    record: T2Record,
+    answer: Answer,
+    workspaces: Workspaces,
+    screen: Screen | None = None,
+) -> SampleResult:
+    """Substitute, compile, build; settle the sample's verdicts (module docstring)."""
+    if answer.status is not AnswerStatus.OK or answer.code is None:
+        return SampleResult(answer.status.value, detail=answer.detail)
+    refusal = (screen or SCREEN)(answer.code)
+    if refusal is not None:
+        return SampleResult(Outcome.FORBIDDEN, detail=refusal)
+    config = workspaces.config
+    relative = target_file(record)
+    with workspaces.project(record) as project:
+        path = project / relative
+        original = path.read_text(encoding="utf-8")
+        if original.count(record.target_code) != 1:
+            detail = f"target_code occurs {original.count(record.target_code)} times in {relative}"
+            return SampleResult(Outcome.SERVER_ERROR, detail=detail)
+        start = original.index(record.target_code)
+        prefix, suffix = original[:start], original[start + len(record.target_code) :]
+        code = answer.code.strip("\n")
+        try:
+            path.write_text(prefix + code + "\n", encoding="utf-8")
+            compile_rc, _ = run_command(
+                (*config.lake, "env", "lean", relative), project, config.compile_timeout_s
+            )
+            path.write_text(prefix + code + suffix, encoding="utf-8")
+            module = module_of(relative)
+            tests = dependents(project, module)
+            build_rc, output = run_command(
+                (*config.lake, "build", module, *tests), project, config.build_timeout_s
+            )
+        except OSError as exc:
+            return SampleResult(Outcome.SERVER_ERROR, detail=f"cannot run lake: {exc}")
+        finally:
+            path.write_text(original, encoding="utf-8")
+    first = prefix.count("\n") + 1
+    generated = range(first, first + code.count("\n") + 1)
+    shift = first + code.count("\n")  # the suffix starts on the generated code's last line
+    in_file = [d for d in split_declarations(suffix) if d.is_declaration]
+    diagnostics = parse_diagnostics(output)
+    errors = [d for d in diagnostics if d.severity == "error"]
+
+    def broken_declaration(start: int, end: int) -> bool:
+        return any(
+            d.path.endswith(relative) and shift + start <= d.line < shift + end for d in errors
+        )
+
+    units = [(d.name or "?", broken_declaration(d.start_line, d.end_line)) for d in in_file]
+    units += [
+        (m, any(d.path.endswith(m.replace(".", "/") + ".lean") for d in errors)) for m in tests
+    ]
+    if build_rc is None:
+        units = [(name, True) for name, _ in units]
+    sorry_here = bool(_SORRY.search(code)) or any(
+        d.path.endswith(relative) and d.line in generated and _SORRY_WARNING.search(d.text)
+        for d in diagnostics
+    )
+    ta = build_rc == 0
+    passed = sum(not bad for _, bad in units)
+    return SampleResult(
+        Outcome.CHECKED,
+        compiles=compile_rc == 0,
+        ta=ta,
+        ta_strict=ta and not sorry_here,
+        graded=passed / len(units) if units else None,
+        successors=len(units),
+        successors_passed=passed,
+        failing_successors=tuple(name for name, bad in units if bad),
+        compile_status="timeout" if compile_rc is None else f"exit {compile_rc}",
+        full_status="timeout" if build_rc is None else f"exit {build_rc}",
+        errors={"build_errors": len(errors), "modules_built": [module_of(relative), *tests]},
+    )

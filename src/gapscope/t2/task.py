@@ -1,0 +1,247 @@
+"""The ``gapscope/t2`` Inspect task: one sample per (valid record, context setting).
+
+Records are audited first; only records with no defect become samples, and the task's
+metadata lists every skipped id with its reason (``gapscope.t2.analysis`` reports them). The
+scorer extracts the last lean block, screens it, checks both programs (or builds the
+project, in the repository track) and records every verdict. The Lean checker is opened when
+the task is created, so without one the run stops before the model is asked anything.
+
+Generation defaults are the paper's: zero-shot, temperature 0.6, top_p 0.95, one sample per
+problem (``k`` for more), max_tokens 8192 (the released configs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import weakref
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Epochs, Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, ModelOutput
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
+
+from gapscope.lean.cache import VerdictCache
+from gapscope.lean.executor import RayOptions, open_checker
+from gapscope.t2.audit import audit
+from gapscope.t2.evaluate import Outcome, SampleResult, evaluate_answer
+from gapscope.t2.extract import Answer, extract_answer
+from gapscope.t2.prompting import load_nl_file, parse_contexts, system_prompt, user_prompt
+from gapscope.t2.records import FIELDS, T2Record, load_records
+from gapscope.t2.repo import RepoConfig, Workspaces, evaluate_in_repo, file_text_of
+from gapscope.t2.successors import successors, target_identity
+
+GROUND_TRUTH = "ground-truth"
+"""The context label of ground-truth samples (the record's own target, no model)."""
+
+
+def read_id_list(path: Path) -> set[str]:
+    """Ids to exclude: a ground-truth run's ``--json`` output (its ``invalid`` list) or one
+    id per line."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return {line.strip() for line in text.splitlines() if line.strip()}
+    if isinstance(data, dict) and isinstance(data.get("ground_truth_invalid"), list):
+        return {str(x) for x in data["ground_truth_invalid"]}
+    raise ValueError(f"{path}: expected one id per line or a ground-truth run's --json output")
+
+
+def _metadata(record: T2Record, context: str) -> dict[str, Any]:
+    data: dict[str, Any] = {field: getattr(record, field) for field in FIELDS}
+    data.update(line=record.line, context=context, successors=len(successors(record)))
+    return data
+
+
+def _record(meta: dict[str, Any]) -> T2Record:
+    return T2Record(**{field: meta[field] for field in FIELDS}, line=int(meta["line"]))
+
+
+@task
+def t2(
+    data: str,
+    context: str = "all",
+    nl: str | None = None,
+    lean: str | None = None,
+    ground_truth: bool = False,
+    exclude: str | None = None,
+    limit: int | None = None,
+    k: int = 1,
+    temperature: float = 0.6,
+    top_p: float = 0.95,
+    max_tokens: int = 8192,
+    check_timeout: float = 600.0,
+    executor: str = "local",
+    ray_address: str | None = None,
+    ray_actors: int | None = None,
+    repo: str | None = None,
+    build_timeout: float = 1200.0,
+    workers: int = 2,
+    split: str = "train",
+) -> Task:
+    """T2 testing accuracy: generate the target declaration, test it with its successors.
+
+    Args:
+        data: T2 records (JSONL path or Hugging Face dataset id), the released format.
+        context: ``all`` or a comma list of ``nl+st``, ``nl``, ``st``, ``none`` (NL shown x
+            successor code shown; header and code before are always shown).
+        nl: informalization file (id -> NL); default: the records' ``natural_language``.
+        lean: Lean backend spec (``local:DIR`` or ``kimina:URL``); None uses the configured.
+        ground_truth: evaluate each record's own ``target_code`` instead of asking a model.
+        exclude: file of ids to leave out (e.g. a ground-truth run's invalid records).
+        limit: only the first ``limit`` valid records.
+        k: samples per problem (paper: 1).
+        temperature: sampling temperature (paper: 0.6).
+        top_p: nucleus sampling (paper: 0.95).
+        max_tokens: generation budget (released configs: 8192).
+        check_timeout: seconds per Lean check (paper: 600 s compile timeout).
+        executor: ``local`` (a REPL pool on this machine) or ``ray`` (Ray actors).
+        ray_address: ``auto``, ``ray://HOST:PORT``, or None to start Ray locally.
+        ray_actors: Ray actors to start (None: one per CPU of the cluster).
+        repo: a Lean project (or a folder of projects named by ``dataset_name``): test in the
+            project with ``lake build`` instead of the record's own file.
+        build_timeout: seconds per ``lake build`` in the repository track (T2: 1200 s).
+        workers: private project copies, i.e. parallel builds, in the repository track.
+        split: the Hub split, for a Hub dataset id.
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    contexts = parse_contexts(context)
+    loaded = load_records(data, split=split)
+    repo_config = (
+        RepoConfig(Path(repo), build_timeout_s=build_timeout, workers=workers) if repo else None
+    )
+    report = audit(
+        loaded.records,
+        loaded.problems,
+        partial(file_text_of, repo_config.root) if repo_config else None,
+    )
+    skipped: dict[str, list[str]] = report.ids()
+    excluded = read_id_list(Path(exclude)) if exclude else set()
+    chosen = [r for r in report.valid if r.id not in excluded]
+    if excluded:
+        skipped["ground_truth_fails"] = [r.id for r in report.valid if r.id in excluded]
+    chosen = chosen[:limit] if limit is not None else chosen
+    nl_texts = load_nl_file(Path(nl)) if nl else {}
+    samples: list[Sample] = []
+    missing_nl: list[str] = []
+    for record in chosen:
+        target = target_identity(record)
+        if ground_truth:
+            meta = _metadata(record, GROUND_TRUTH)
+            samples.append(Sample(id=f"{record.id}@{GROUND_TRUTH}", input="-", metadata=meta))
+            continue
+        text = nl_texts.get(record.id, record.natural_language)
+        for setting in contexts:
+            if setting.nl and not text.strip():
+                missing_nl.append(f"{record.id}@{setting.name}")
+                continue
+            samples.append(
+                Sample(
+                    id=f"{record.id}@{setting.name}",
+                    input=[
+                        ChatMessageSystem(content=system_prompt()),
+                        ChatMessageUser(content=user_prompt(record, target, setting, text)),
+                    ],
+                    metadata=_metadata(record, setting.name),
+                )
+            )
+    if missing_nl:
+        skipped["missing_nl"] = missing_nl
+    if not samples:
+        raise ValueError(
+            f"no sample to run from {data!r}: {report.skipped()} of {report.total} records have"
+            f" defects (see `gapscope t2 audit {data}`)"
+            + (f", {len(missing_nl)} samples lack NL (give --nl FILE)" if missing_nl else "")
+        )
+    evaluate = _evaluator(lean, check_timeout, executor, ray_address, ray_actors, repo_config)
+    return Task(
+        dataset=MemoryDataset(samples, name="t2"),
+        solver=ground_truth_answer() if ground_truth else generate(),
+        scorer=t2_scorer(evaluate),
+        epochs=Epochs(1 if ground_truth else k),
+        config=GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens),
+        metadata={
+            "data": data,
+            "contexts": [GROUND_TRUTH] if ground_truth else [c.name for c in contexts],
+            "ground_truth": ground_truth,
+            "k": k,
+            "records": report.total,
+            "evaluated_records": len(chosen),
+            "skipped": skipped,
+            "executor": executor,
+            "repo": repo,
+        },
+    )
+
+
+Evaluate = Callable[[T2Record, Answer], SampleResult]
+
+
+def _evaluator(
+    lean: str | None,
+    timeout_s: float,
+    executor: str,
+    ray_address: str | None,
+    ray_actors: int | None,
+    repo: RepoConfig | None,
+) -> Evaluate:
+    """Open what checks (a Lean checker, or project copies) and close it with the scorer."""
+    if repo is not None:
+        workspaces = Workspaces(repo)
+        in_repo: Evaluate = partial(evaluate_in_repo, workspaces=workspaces)
+        weakref.finalize(in_repo, workspaces.close)
+        return in_repo
+    checker = open_checker(
+        lean,
+        executor=executor,
+        ray=RayOptions(address=ray_address, actors=ray_actors),
+        cache=VerdictCache(),
+    )
+    in_lean: Evaluate = partial(evaluate_answer, check=checker.check_many, timeout_s=timeout_s)
+    weakref.finalize(in_lean, checker.close)
+    return in_lean
+
+
+@solver
+def ground_truth_answer() -> Solver:
+    """The record's own target as the answer: no model is asked."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        code = state.metadata["target_code"]
+        state.output = ModelOutput.from_content("ground-truth", f"```lean\n{code}\n```")
+        return state
+
+    return solve
+
+
+@scorer(metrics=[accuracy()])
+def t2_scorer(evaluate: Evaluate) -> Scorer:
+    """CORRECT when TA (parity) holds; every verdict is in the score's metadata."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        record = _record(state.metadata)
+        answer = extract_answer(state.output.completion, target_identity(record))
+        try:
+            result = await asyncio.to_thread(evaluate, record, answer)
+        except Exception as err:  # a checker bug costs one sample, not the run
+            result = SampleResult(Outcome.SERVER_ERROR, detail=f"{type(err).__name__}: {err}")
+        return Score(
+            value=CORRECT if result.ta else INCORRECT,
+            answer=answer.code,
+            explanation=f"{result.outcome}: {result.detail}" if result.detail else result.outcome,
+            metadata={
+                "record": record.id,
+                "context": state.metadata["context"],
+                **result.to_dict(),
+                "successors": result.successors or state.metadata["successors"],
+            },
+        )
+
+    return score

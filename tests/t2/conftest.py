@@ -1,0 +1,38 @@
+"""Fixtures for T2 and the executors: a fake Lean project, backends on the fake REPL, Ray."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FAKE_LEAN = Path(__file__).parent / "fake_lean.py"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "lean-toolchain").write_text("leanprover/lean4:v4.33.0-fake\n", encoding="utf-8")
+    return root
+
+
+def fake_options(delay: float = 0.0, t2: bool = False, workers: int = 1) -> dict[str, Any]:
+    """Backend options that run the fake REPL (tests/t2/fake_lean.py)."""
+    env = {"FAKE_LEAN_CHECK_DELAY": str(delay)}
+    if t2:
+        env["FAKE_LEAN_T2"] = "1"
+    return {"repl_command": (sys.executable, str(FAKE_LEAN)), "env": env, "max_workers": workers}
+
+
+@pytest.fixture(scope="session")
+def ray_session() -> Iterator[Any]:
+    """One local Ray (2 CPUs) for every Ray test: start-up costs seconds, not per test."""
+    ray = pytest.importorskip("ray")
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()

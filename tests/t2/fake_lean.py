@@ -1,0 +1,92 @@
+"""The fake REPL of tests/lean with two additions for T2 and the executors.
+
+``FAKE_LEAN_CHECK_DELAY`` (seconds) makes every non-header command take that long, as a Lean
+check would. ``FAKE_LEAN_T2=1`` switches from scripted fixture answers to a small model of
+Lean that T2's attribution can be tested against:
+
+- a line containing ``-- fake-error`` gets an error at that line;
+- ``-- fake-breaks: a, b`` anywhere makes the declarations named ``a`` and ``b`` fail with an
+  error at their head line (a wrong generated statement breaking those successors);
+- every declaration whose text contains ``sorry`` gets Lean's sorry warning at its head;
+- ``#print axioms X`` reports the standard axioms, plus ``sorryAx`` when X uses ``sorry``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lean"))
+import fake_repl
+
+STANDARD = ["propext", "Classical.choice", "Quot.sound"]
+HEAD = re.compile(r"^(?:@\[[^\]]*\]\s*)*(?:theorem|lemma|def|abbrev|instance|example)\s+(\S+)")
+BREAKS = re.compile(r"-- fake-breaks:([^\n]*)")
+ORIGINAL = fake_repl._answer
+
+
+def _declarations(lines: list[str]) -> dict[str, tuple[int, str]]:
+    """name -> (1-based head line, text up to the next column-0 line)."""
+    heads = [(i, m[1]) for i, line in enumerate(lines) if (m := HEAD.match(line))]
+    out: dict[str, tuple[int, str]] = {}
+    for n, (i, name) in enumerate(heads):
+        end = next((j for j in range(i + 1, len(lines)) if lines[j][:1].strip()), len(lines))
+        if n + 1 < len(heads):
+            end = min(end, heads[n + 1][0])
+        out[name] = (i + 1, "\n".join(lines[i:end]))
+    return out
+
+
+def _message(severity: str, line: int, data: str) -> dict[str, Any]:
+    return {
+        "severity": severity,
+        "pos": {"line": line, "column": 0},
+        "endPos": {"line": line, "column": 1},
+        "data": data,
+    }
+
+
+def _t2_answer(code: str, next_env: int) -> dict[str, Any]:
+    lines = code.split("\n")
+    decls = _declarations(lines)
+    messages = [
+        _message("error", n, "fake error")
+        for n, line in enumerate(lines, 1)
+        if "-- fake-error" in line
+    ]
+    for match in BREAKS.finditer(code):
+        for name in (x.strip() for x in match[1].split(",")):
+            if name in decls:
+                messages.append(_message("error", decls[name][0], f"type mismatch in {name}"))
+    sorries = []
+    for line, text in decls.values():
+        if re.search(r"\bsorry\b", text):
+            messages.append(_message("warning", line, "declaration uses `sorry`"))
+            sorries.append({"pos": {"line": line, "column": 0}, "goal": "⊢ False"})
+    for n, line in enumerate(lines, 1):
+        match = fake_repl.PRINT_AXIOMS.match(line)
+        if match:
+            name = match[1]
+            uses = re.search(r"\bsorry\b", decls.get(name, (0, ""))[1])
+            axioms = STANDARD + (["sorryAx"] if uses else [])
+            data = f"'{name}' depends on axioms: [{', '.join(axioms)}]"
+            messages.append(_message("info", n, data))
+    return {"env": next_env, "messages": messages, "sorries": sorries}
+
+
+def _answer(code: str, env: int | None, next_env: int) -> dict[str, Any] | None:
+    header = any(line.startswith("import ") for line in code.split("\n"))
+    if not header:
+        time.sleep(float(os.environ.get("FAKE_LEAN_CHECK_DELAY", "0")))
+        if os.environ.get("FAKE_LEAN_T2"):
+            return _t2_answer(code, next_env)
+    return ORIGINAL(code, env, next_env)
+
+
+if __name__ == "__main__":
+    fake_repl._answer = _answer
+    fake_repl.main()

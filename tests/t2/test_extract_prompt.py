@@ -1,0 +1,74 @@
+"""Answer extraction, context settings and the NL file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gapscope.t2.extract import AnswerStatus, extract_answer, last_lean_block
+from gapscope.t2.prompting import load_nl_file, parse_contexts
+from gapscope.t2.successors import TargetIdentity
+
+TARGET = TargetIdentity("theorem", "foo")
+
+
+def test_the_last_lean_block_wins_over_earlier_and_other_tags() -> None:
+    reply = (
+        "```lean\ntheorem foo : False := sorry\n```\n"
+        "```Lean4\nlemma foo : True := trivial\n```\n"
+        "```text\nnot code\n```\n"
+    )
+    assert last_lean_block(reply) == "lemma foo : True := trivial\n"
+
+
+def test_any_tag_when_no_block_is_tagged_lean() -> None:
+    assert last_lean_block("```\ntheorem foo : True := trivial\n```") == (
+        "theorem foo : True := trivial\n"
+    )
+
+
+def test_an_unclosed_last_block_runs_to_the_end() -> None:
+    answer = extract_answer("```lean\nimport Mathlib\ntheorem foo : True := by\n  trivial", TARGET)
+    assert answer.status is AnswerStatus.OK
+    assert answer.code == "theorem foo : True := by\n  trivial"
+
+
+def test_helpers_are_kept_but_the_target_must_be_declared() -> None:
+    code = "lemma helper : True := trivial\ntheorem foo : True := helper"
+    assert extract_answer(f"```lean\n{code}\n```", TARGET).code == code
+    renamed = extract_answer("```lean\nlemma helper : True := trivial\n```", TARGET)
+    assert renamed.status is AnswerStatus.RENAMED and "lemma helper" in renamed.detail
+
+
+def test_unknown_kind_accepts_any_declaration_of_the_name() -> None:
+    target = TargetIdentity(None, "Stromino")
+    answer = extract_answer("```lean\ninductive Stromino\n| a : Stromino\n```", target)
+    assert answer.status is AnswerStatus.OK
+
+
+def test_nothing_to_check() -> None:
+    assert extract_answer("I cannot do this.", TARGET).status is AnswerStatus.NO_ANSWER
+    assert extract_answer("```lean\n\n```", TARGET).status is AnswerStatus.NO_ANSWER
+
+
+def test_contexts() -> None:
+    assert [c.name for c in parse_contexts("all")] == ["nl+st", "nl", "st", "none"]
+    (st,) = parse_contexts("st")
+    assert (st.nl, st.successors) == (False, True)
+    with pytest.raises(ValueError, match="distinct names"):
+        parse_contexts("nl,nl")
+
+
+def test_nl_file_forms(tmp_path: Path) -> None:
+    mapping = tmp_path / "nl.json"
+    mapping.write_text(json.dumps({"a": ["first", "second"], "b": "plain"}))
+    assert load_nl_file(mapping) == {"a": "first", "b": "plain"}
+    lines = tmp_path / "nl.jsonl"
+    lines.write_text('{"id": "a", "target_natural_language": ["x"]}\n{"id": "b", "nl": "y"}\n')
+    assert load_nl_file(lines) == {"a": "x", "b": "y"}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "nl": "x"}\n{"id": "b"}\n')
+    with pytest.raises(ValueError, match=r"line 2 \(b\): no natural_language"):
+        load_nl_file(bad)

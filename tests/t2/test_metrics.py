@@ -1,0 +1,74 @@
+"""Metrics per context: rates, precision of compile as a predictor of TA, denominators."""
+
+from __future__ import annotations
+
+import pytest
+
+from gapscope.t2.metrics import ScoredSample, summarize
+
+
+def _s(
+    record: str,
+    compiles: bool,
+    ta: bool,
+    *,
+    context: str = "nl+st",
+    outcome: str = "checked",
+    strict: bool | None = None,
+    graded: float | None = None,
+    successors: int = 2,
+) -> ScoredSample:
+    return ScoredSample(
+        record,
+        context,
+        outcome,
+        compiles,
+        ta,
+        ta if strict is None else strict,
+        (1.0 if ta else 0.0) if graded is None else graded,
+        successors,
+    )
+
+
+def test_rates_precision_and_exclusions() -> None:
+    samples = [
+        _s("a", True, True),
+        _s("b", True, False, graded=0.5, successors=4),
+        _s("c", True, True, strict=False),
+        _s("d", False, False, outcome="renamed"),
+        _s("e", False, False, outcome="server_error"),
+        _s("a", True, False, context="none"),
+    ]
+    summary = summarize(samples, n_resamples=200)
+    assert list(summary) == ["nl+st", "none"]
+    main = summary["nl+st"]
+    assert main["records"] == 4 and main["server_error_records"] == ["e"]
+    assert main["outcomes"]["renamed"] == 1 and main["outcomes"]["server_error"] == 1
+    assert main["compile"]["estimate"] == pytest.approx(3 / 4)
+    assert main["ta"]["estimate"] == pytest.approx(2 / 4)
+    assert main["ta_strict"]["estimate"] == pytest.approx(1 / 4)
+    assert main["graded"]["estimate"] == pytest.approx((1 + 0.5 + 1 + 0) / 4)
+    assert main["compile_precision"]["estimate"] == pytest.approx(2 / 3)
+    assert 0.0 <= main["ta"]["low"] <= 0.5 <= main["ta"]["high"] <= 1.0
+    assert main["ta_by_successors"] == [
+        {"successors": 2, "samples": 3, "records": 3, "ta": 2 / 3, "graded": 2 / 3},
+        {"successors": 4, "samples": 1, "records": 1, "ta": 0.0, "graded": 0.5},
+    ]
+    assert summary["none"]["ta"]["estimate"] == 0.0
+
+
+def test_k_samples_of_a_record_are_averaged_first() -> None:
+    samples = [_s("a", True, True), _s("a", True, False), _s("b", True, True)]
+    main = summarize(samples, n_resamples=100)["nl+st"]
+    assert main["ta"]["estimate"] == pytest.approx((0.5 + 1.0) / 2)
+    assert main["compile_precision"]["estimate"] == pytest.approx(2 / 3)
+
+
+def test_no_compiled_sample_has_no_precision() -> None:
+    main = summarize([_s("a", False, False)], n_resamples=50)["nl+st"]
+    assert main["compile_precision"] is None and main["compile"]["estimate"] == 0.0
+
+
+def test_only_server_errors_leave_no_rate() -> None:
+    main = summarize([_s("a", False, False, outcome="server_error")])["nl+st"]
+    assert main["ta"] is None and main["records"] == 0

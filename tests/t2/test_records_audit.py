@@ -1,0 +1,115 @@
+"""Loading T2 records and auditing their defects (fixtures in the released format)."""
+
+# ruff: noqa: RUF001  (Lean's double-struck N and Z are meant, not look-alike letters)
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from gapscope.records import SourceError
+from gapscope.t2.audit import Defect, audit
+from gapscope.t2.declarations import has_body, split_declarations, unbalanced_bracket
+from gapscope.t2.records import load_records
+from gapscope.t2.successors import successor_profile, successors, target_identity
+
+FIXTURE = Path(__file__).parent / "fixtures" / "records.jsonl"
+
+
+def test_loader_names_line_id_and_field() -> None:
+    loaded = load_records(FIXTURE)
+    assert len(loaded.records) == 7
+    messages = [str(p) for p in loaded.problems]
+    assert "line 8 (fixture-7.bad): target_code: must be a string, got int" in messages
+    assert any(m.startswith("line 9: not valid JSON") for m in messages)
+
+
+def test_missing_field_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps({"id": "x", "target_code": "def x := 1"}) + "\n")
+    (problem,) = load_records(path).problems
+    assert (problem.line, problem.record, problem.field) == (1, "x", "formal_language")
+
+
+def test_missing_file_is_a_source_error(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="no such file"):
+        load_records(tmp_path / "absent.jsonl")
+
+
+def test_audit_counts_every_defect_class_and_keeps_the_clean_records() -> None:
+    loaded = load_records(FIXTURE)
+    result = audit(loaded.records, loaded.problems)
+    assert result.counts() == {
+        "invalid_record": 2,
+        "target_no_body": 1,
+        "target_unbalanced": 1,
+        "duplicate_id": 1,
+        "formal_language_mismatch": 1,
+        "target_not_found_once": 2,
+        "no_mentioning_successor": 1,
+    }
+    assert [r.id for r in result.valid] == ["fixture-1.double_eq", "fixture-2.sq_nonneg'"]
+    assert result.ids()[Defect.TARGET_NOT_FOUND_ONCE] == ["fixture-4.mismatch", "fixture-6.twice"]
+    assert result.skipped() == 7
+    duplicate = next(f for f in result.findings if f.defect is Defect.DUPLICATE_ID)
+    assert duplicate.line == 4 and "first seen on line 1 (different content)" in duplicate.detail
+
+
+def test_whitespace_alone_is_not_a_formal_language_mismatch() -> None:
+    record = load_records(FIXTURE).records[0]
+    shifted = replace(record, formal_language="\n" + record.formal_language)
+    assert audit([shifted]).valid == [shifted]
+
+
+def test_successors_mention_and_sorry() -> None:
+    records = load_records(FIXTURE).records
+    five = successors(records[0])
+    assert [s.name for s in five] == ["s1", "s2", "s3", "s4", "s5"]
+    assert all(s.mentions_target and s.proved_without_sorry for s in five)
+    two = successors(records[1])
+    assert [(s.name, s.mentions_target, s.uses_sorry) for s in two] == [
+        ("uses_sq", True, False),
+        ("other", False, True),
+    ]
+
+
+def test_mention_is_a_whole_identifier() -> None:
+    lonely = load_records(FIXTURE).records[5]
+    # ``lonely₂`` only extends the name: not a mention.
+    assert not any(s.mentions_target for s in successors(lonely))
+
+
+def test_target_identity_from_head_or_name_field() -> None:
+    records = load_records(FIXTURE).records
+    assert target_identity(records[0]).name == "double_eq"
+    assert target_identity(records[0]).kind == "theorem"
+
+
+def test_declaration_splitting_keeps_attributes_docs_and_alternatives_together() -> None:
+    text = (
+        "open Nat\n/-- doc\ntheorem inside -/\n@[simp]\ntheorem a : 1 = 1 := rfl\n"
+        "def f : ℕ → ℕ\n| 0 => 1\n| n + 1 => f n\ntermination_by n => n\n"
+    )
+    parts = split_declarations(text)
+    assert [(d.kind, d.name) for d in parts] == [("command", None), ("theorem", "a"), ("def", "f")]
+    assert (parts[1].start_line, parts[1].end_line) == (3, 5)
+    assert (parts[2].start_line, parts[2].end_line) == (5, 9)
+
+
+def test_truncation_detectors() -> None:
+    assert not has_body("theorem t {f g : D")
+    assert unbalanced_bracket("theorem t (h : ∀ x, f x") == "unclosed '('"
+    assert unbalanced_bracket('def s : String := "(" -- )') is None
+    assert has_body("inductive T\n| a : T")
+    assert has_body("structure P where\n  x : ℕ")
+
+
+def test_profile_counts_records_whose_successors_are_all_sorry_stubs() -> None:
+    record = load_records(FIXTURE).records[1]
+    stubs = replace(record, after_target_code="\ntheorem uses : 0 ≤ 1 := by\n  sorry")
+    profile = successor_profile([record, stubs])
+    assert profile["no_theorem_proved_without_sorry"] == 1
+    assert profile["records_by_successors"] == {1: 1, 2: 1}

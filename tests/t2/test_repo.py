@@ -1,0 +1,159 @@
+"""The repository track against a fake ``lake``: private copies, dependents, verdicts."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gapscope.cli import app
+from gapscope.t2.audit import Defect, audit
+from gapscope.t2.evaluate import SampleResult
+from gapscope.t2.extract import extract_answer
+from gapscope.t2.records import T2Record
+from gapscope.t2.repo import RepoConfig, Workspaces, dependents, evaluate_in_repo, file_text_of
+from gapscope.t2.successors import target_identity
+
+FAKE_LAKE = Path(__file__).parent / "fake_lake.py"
+TARGET = "theorem base_eq (n : Nat) : n + 0 = n := by\n  simp"
+BASE = f"def helper : Nat := 1\n\n{TARGET}\n\ntheorem base_use : 2 + 0 = 2 := base_eq 2\n"
+USER = (
+    "import Lib.Base\n\ntheorem user_thm (m : Nat) : m + 0 + 0 = m := by\n  rw [base_eq, base_eq]\n"
+)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "checkout"
+    (root / "Lib").mkdir(parents=True)
+    (root / "lakefile.lean").write_text("-- fake project\n")
+    (root / "Lib" / "Base.lean").write_text(BASE)
+    (root / "Lib" / "User.lean").write_text(USER)
+    (root / "Lib" / "Top.lean").write_text("import Lib.User\n")
+    (root / "Lib" / "Other.lean").write_text("theorem other : True := trivial\n")
+    return root
+
+
+def _record(target: str = TARGET) -> T2Record:
+    after = "\ntheorem user_thm (m : Nat) : m + 0 + 0 = m := by\n  rw [base_eq, base_eq]"
+    return T2Record(
+        id="Lib/Base.lean/base_eq.after_target_code=Lib/User.lean/user_thm",
+        target_code=target,
+        formal_language=target,
+        natural_language="",
+        target_code_name="Lib/Base.lean/base_eq",
+        before_target_code="def helper : Nat := 1",
+        after_target_code=after,
+        header="import Lib.Base",
+        dataset_name="checkout",
+        line=1,
+    )
+
+
+@pytest.fixture
+def lake_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    log = tmp_path / "lake.jsonl"
+    monkeypatch.setenv("FAKE_LAKE_LOG", str(log))
+    return log
+
+
+def _evaluate(workspaces: Workspaces, code: str) -> SampleResult:
+    record = _record()
+    answer = extract_answer(f"```lean\n{code}\n```", target_identity(record))
+    return evaluate_in_repo(record, answer, workspaces)
+
+
+def _workspaces(repo: Path, **kwargs: float) -> Workspaces:
+    return Workspaces(RepoConfig(repo, lake=(sys.executable, str(FAKE_LAKE)), workers=1, **kwargs))  # type: ignore[arg-type]
+
+
+def test_dependents_are_transitive(repo: Path) -> None:
+    assert dependents(repo, "Lib.Base") == ["Lib.Top", "Lib.User"]
+
+
+def test_right_answer_builds_on_a_private_copy(repo: Path, lake_log: Path) -> None:
+    workspaces = _workspaces(repo)
+    try:
+        result = _evaluate(workspaces, TARGET)
+    finally:
+        workspaces.close()
+    assert (result.compiles, result.ta, result.ta_strict, result.graded) == (True, True, True, 1.0)
+    assert result.errors["modules_built"] == ["Lib.Base", "Lib.Top", "Lib.User"]
+    calls = [json.loads(line) for line in lake_log.read_text().splitlines()]
+    assert [c["args"][:2] for c in calls] == [["env", "lean"], ["build", "Lib.Base"]]
+    assert all(not Path(c["cwd"]).is_relative_to(repo) for c in calls)
+    assert (repo / "Lib" / "Base.lean").read_text() == BASE  # the user's checkout untouched
+
+
+def test_a_broken_dependent_fails_ta_and_is_named(repo: Path, lake_log: Path) -> None:
+    workspaces = _workspaces(repo)
+    try:
+        broken = _evaluate(workspaces, TARGET + " -- fake-breaks: user_thm, base_use")
+        again = _evaluate(workspaces, TARGET)  # same private copy, restored in between
+    finally:
+        workspaces.close()
+    assert (broken.compiles, broken.ta) == (True, False)
+    assert broken.failing_successors == ("base_use", "Lib.User")
+    assert broken.graded == pytest.approx(1 / 3)
+    assert again.ta and again.graded == 1.0
+
+
+def test_sorry_passes_parity_not_strict(repo: Path, lake_log: Path) -> None:
+    workspaces = _workspaces(repo)
+    try:
+        result = _evaluate(workspaces, "theorem base_eq (n : Nat) : n + 0 = n := by\n  sorry")
+    finally:
+        workspaces.close()
+    assert (result.ta, result.ta_strict) == (True, False)
+
+
+def test_a_build_past_its_timeout_fails(
+    repo: Path, lake_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_LAKE_DELAY", "5")
+    workspaces = _workspaces(repo, build_timeout_s=0.3, compile_timeout_s=0.3)
+    try:
+        result = _evaluate(workspaces, TARGET)
+    finally:
+        workspaces.close()
+    assert (result.compiles, result.ta, result.graded) == (False, False, 0.0)
+    assert result.full_status == "timeout"
+
+
+def test_audit_looks_for_the_target_in_its_file(repo: Path) -> None:
+    missing = _record("theorem base_eq (n : Nat) : n + 0 = n := by\n  omega")
+    result = audit([_record(), missing], file_text=lambda r: file_text_of(repo.parent, r))
+    assert [f.defect for f in result.findings] == [
+        Defect.DUPLICATE_ID,
+        Defect.TARGET_NOT_FOUND_ONCE,
+    ]
+    assert result.valid == [_record()]
+
+
+def test_run_t2_repo_with_a_lake_on_path(
+    repo: Path, lake_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import script
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    lake = bin_dir / "lake"
+    lake.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_LAKE}" "$@"\n')
+    lake.chmod(lake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    data = tmp_path / "repo.jsonl"
+    fields = {k: v for k, v in _record().__dict__.items() if k != "line"}
+    data.write_text(json.dumps(fields) + "\n")
+    model = script("t2-repo", lambda messages: f"```lean\n{TARGET}\n```")
+    args = ["run", "t2", "--data", str(data), "--repo", str(repo.parent), "--context", "st"]
+    result = CliRunner().invoke(
+        app, [*args, "--model", model, "--log-dir", str(tmp_path / "logs"), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["contexts"]["st"]["ta"]["estimate"] == 1.0
