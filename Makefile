@@ -40,4 +40,5 @@ bench: $(STAMP)
 	$(PY) -m benchmarks
 
 clean:
-	rm -rf $(VENV) logs .pytest_cache .mypy_cache .ruff_cache
+	# logs/ holds finished runs: never deleted here.
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -113,3 +113,29 @@ def test_run_ladder_cli_prints_the_outcome_table_as_json(tmp_path: Path) -> None
     assert both.exit_code == 2 and "exactly one of --families F or --bundled" in both.output
     missing = runner.invoke(app, ["run", "ladder", "--families", str(tmp_path / "none.jsonl")])
     assert missing.exit_code == 2
+
+
+def test_scores_carry_the_graded_answer_and_noanswer_without_a_box(tmp_path: Path) -> None:
+    families = load_bundled().families[:1]
+    gold = {p.prompt: p.gold for p in build_probes(families, (Condition.C1, Condition.S0))}
+
+    def reply(messages: list[ChatMessage]) -> str:
+        answer = gold[messages[-1].text]
+        # Stage 0 answers boxed and right; parent probes give the right value unboxed
+        return f"\\boxed{{{answer}}}" if "milestone" in messages[-1].text[:80] else answer
+
+    log = inspect_eval(
+        oracle_ladder(families="bundled", k=1, conditions="C1,S0", limit=1, verify_timeout=20),
+        model=script("format-failure", reply),
+        log_dir=str(tmp_path),
+        display="none",
+    )[0]
+    assert log.status == "success" and log.samples
+    for sample in log.samples:
+        score = next(iter((sample.scores or {}).values()))
+        if sample.metadata["condition"] == "S0":
+            assert score.value == "C" and score.answer == sample.target
+        else:
+            assert score.value == "N" and score.answer is None
+            assert score.metadata == {"reason": "no_boxed", "stage": "extract"}
+    assert log.plan.config.max_tokens == 16384  # the paper's budget is the default

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from gapscope.clikit import fail, require_success, run_task
 from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER
+from gapscope.ladder.probes import PAPER_MAX_TOKENS
 
 ladder_app = typer.Typer(
     help="OracleLadder: reports over finished runs, teacher compilation of new families.",
@@ -31,7 +32,9 @@ def run_ladder(
         str, typer.Option(help="all | ladder | comma list, e.g. C1,C2,C3,S0")
     ] = "all",
     limit: Annotated[int | None, typer.Option(help="Probe only the first N families.")] = None,
-    max_tokens: Annotated[int, typer.Option(help="Tokens per rollout (paper: 16384).")] = 4096,
+    max_tokens: Annotated[
+        int, typer.Option(help="Tokens per rollout (default: the paper's 16384 for every probe).")
+    ] = PAPER_MAX_TOKENS,
     temperature: Annotated[float, typer.Option(help="Rollout sampling temperature.")] = 0.7,
     tau: Annotated[int, typer.Option(min=1, help="Outcome threshold for the report.")] = 1,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
