@@ -39,6 +39,6 @@ test-all: lint
 bench: $(STAMP)
 	$(PY) -m benchmarks
 
+# logs/ holds finished runs (Inspect .eval logs): clean never deletes results.
 clean:
-	# logs/ holds finished runs: never deleted here.
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -120,9 +120,7 @@ def test_c2_random_borrows_a_roadmap_of_the_same_length(families: list[Family]) 
     others = [_family("other3", ["6", "7", "8"]), _family("other2", ["9", "10"])]
     for target, donor in ((two, "other2"), (three, "other3")):
         for seed in range(5):
-            borrowed, pids = random_roadmap(
-                len(target.milestones), others, random.Random(seed)
-            )
+            borrowed, pids = random_roadmap(len(target.milestones), others, random.Random(seed))
             assert pids == [donor] * len(target.milestones)
             assert [m.answer for m in borrowed] == [
                 m.answer for m in next(o for o in others if o.pid == donor).milestones

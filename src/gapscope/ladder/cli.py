@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.table import Table
 
 from gapscope.clikit import fail, require_success, run_task
-from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER
 from gapscope.ladder.probes import PAPER_MAX_TOKENS
+from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER
 
 ladder_app = typer.Typer(
     help="OracleLadder: reports over finished runs, teacher compilation of new families.",

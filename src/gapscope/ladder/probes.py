@@ -179,7 +179,8 @@ def mismatched_answers(
 ) -> tuple[list[str], list[str]]:
     """One answer per tested milestone, borrowed from another family's milestones and never
     equivalent to that milestone's gold answer (nor to the parent answer); with donor pids."""
-    pool = [(d.pid, m.answer) for d in _need(donors, Condition.C3_MISMATCHED) for m in d.tested_milestones]
+    _need(donors, Condition.C3_MISMATCHED)
+    pool = [(d.pid, m.answer) for d in donors for m in d.tested_milestones]
     answers: list[str] = []
     pids: list[str] = []
     for milestone in family.tested_milestones:
