@@ -139,3 +139,32 @@ def test_scores_carry_the_graded_answer_and_noanswer_without_a_box(tmp_path: Pat
             assert score.value == "N" and score.answer is None
             assert score.metadata == {"reason": "no_boxed", "stage": "extract"}
     assert log.plan.config.max_tokens == 16384  # the paper's budget is the default
+
+
+def test_ladder_screen_keeps_what_the_anchor_fails_but_can_decompose(tmp_path: Path) -> None:
+    families = load_bundled().families[:LIMIT]
+    compiled = tmp_path / "compiled.jsonl"
+    compiled.write_text("".join(json.dumps(f.to_dict()) + "\n" for f in families), "utf-8")
+    failing = families[0].pid  # the anchor solves every family directly except this one
+    gold = {p.prompt: (p.pid, p.condition, p.gold) for p in build_probes(families)}
+
+    def reply(messages: list[ChatMessage]) -> str:
+        pid, condition, answer = gold[messages[-1].text]
+        wrong = condition is Condition.C1 and pid == failing
+        return f"\\boxed{{{'-987654321' if wrong else answer}}}"
+
+    log = inspect_eval(
+        oracle_ladder(families=str(compiled), k=1, conditions="C1,S0", verify_timeout=20),
+        model=script("anchor", reply),
+        log_dir=str(tmp_path),
+        display="none",
+    )[0]
+    out = tmp_path / "screened.jsonl"
+    args = ["ladder", "screen", log.location, "--families", str(compiled), "--out", str(out)]
+    result = CliRunner().invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    funnel = json.loads(result.stdout)["funnel"]
+    assert funnel["compiled"] == LIMIT and funnel["anchor_fails_parent"] == 1
+    assert funnel["kept"] == (len(families[0].tested_milestones) >= 2)
+    kept = [json.loads(line)["pid"] for line in out.read_text().splitlines()]
+    assert kept == [failing] * funnel["kept"]

@@ -251,3 +251,42 @@ def compile_families(
         Console().print(table)
         Console().print(f"wrote {len(kept)} families to {out}; log: {log.location}")
     require_success(log)
+
+
+@ladder_app.command("screen")
+def screen_families(
+    anchor_log: Annotated[
+        Path, typer.Argument(help="The anchor student's oracle_ladder log (conditions C1,S0).")
+    ],
+    families: Annotated[Path, typer.Option(help="The compiled families (JSONL) it ran on.")],
+    out: Annotated[Path, typer.Option(help="Where to write the screened families (JSONL).")],
+    json_out: Annotated[bool, typer.Option("--json", help="Funnel as JSON on stdout.")] = False,
+) -> None:
+    """The paper's anchor screen: keep families the anchor fails directly in every rollout
+    but whose every milestone it solves alone, with at least two tested milestones."""
+    from inspect_ai.log import read_eval_log
+
+    from gapscope.analysis.ladder import model_run
+    from gapscope.ladder.anchors import screen
+    from gapscope.ladder.families import load_families
+
+    try:
+        funnel = screen(model_run(read_eval_log(str(anchor_log))).families())
+        loaded = load_families(families)
+    except (ValueError, FileNotFoundError, KeyError) as exc:
+        fail(exc)
+    kept = set(funnel.kept)
+    chosen = [f.to_dict() for f in loaded.families if f.pid in kept]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in chosen), "utf-8")
+    result = {"funnel": funnel.counts(), "out": str(out)}
+    if json_out:
+        typer.echo(json.dumps(result, indent=2))
+        return
+    table = Table(title="Anchor screen")
+    table.add_column("stage")
+    table.add_column("families", justify="right")
+    for stage, n in funnel.counts().items():
+        table.add_row(stage, str(n))
+    Console().print(table)
+    Console().print(f"wrote {len(chosen)} families to {out}")
