@@ -56,7 +56,8 @@ def test_real_names_of_renamed_tactics_are_rejected() -> None:
             ["cases", "simp", "omega"],
         ),
         (
-            "theorem t : P := by\n  induction n with\n    | zero => tauto\n    | succ n ih => exact ih",
+            "theorem t : P := by\n  induction n with\n    | zero => tauto\n"
+            "    | succ n ih => exact ih",
             ["induction", "tauto", "exact"],
         ),
         (

@@ -22,23 +22,24 @@ from collections.abc import Iterable
 
 KNOWN_TACTICS: frozenset[str] = frozenset(
     """
-    abel absurd ac_nf ac_rfl admit aesop all_goals and_intros any_goals apply apply? apply_assumption
-    apply_fun apply_rules assumption bv_decide bv_omega by_cases by_contra by_contra! calc case
-    case' cases cases' casesm change classical clear congr constructor constructorm contradiction
-    contrapose contrapose! conv decide delta dsimp done dsimp? eq_refl erw exact exact? exacts
-    exact_mod_cast exfalso exists ext fail field_simp first focus fun_induction funext gcongr
-    generalize grind guard_hyp guard_target have hint induction induction' infer_instance
-    injection injections interval_cases intro intros iterate left let linarith match
-    native_decide next nlinarith nofun nomatch norm_cast norm_num norm_num1 nth_rewrite nth_rw
-    obtain omega polyrith positivity push_cast push_neg rcases refine refine' rename rename_i
-    repeat repeat' replace revert rewrite rfl rfl' right ring ring_nf rintro rw rw? rwa set show
-    simp simp? simp_all simp_all? simp_arith simp_wf simpa simpa? skip solve_by_elim sorry
-    specialize split split_ands stop subst subst_eqs subst_vars suffices symm tauto trans
-    trivial try unfold unfold_let use use! xyzzy zify
-    """.split()
+    abel absurd ac_nf ac_rfl aesop all_goals and_intros any_goals apply apply?
+    apply_assumption apply_fun apply_rules assumption bv_decide bv_omega by_cases by_contra
+    by_contra! calc case case' cases cases' casesm change classical clear congr constructor
+    constructorm contradiction contrapose contrapose! conv decide delta dsimp done dsimp?
+    eq_refl erw exact exact? exacts exact_mod_cast exfalso exists ext fail field_simp first
+    focus fun_induction funext gcongr generalize grind guard_hyp guard_target have hint
+    induction induction' infer_instance injection injections interval_cases intro intros
+    iterate left let linarith match native_decide next nlinarith nofun nomatch norm_cast
+    norm_num norm_num1 nth_rewrite nth_rw obtain omega polyrith positivity push_cast push_neg
+    rcases refine refine' rename rename_i repeat repeat' replace revert rewrite rfl rfl' right
+    ring ring_nf rintro rw rw? rwa set show simp simp? simp_all simp_all? simp_arith simp_wf
+    simpa simpa? skip solve_by_elim specialize split split_ands stop subst subst_eqs
+    subst_vars suffices symm tauto trans trivial try unfold unfold_let use use! xyzzy zify
+    """.split()  # noqa: SIM905 (a word list reads better than 150 quoted strings)
 )
 """Tactics a proof could use in a file with no imports, and common Mathlib ones (which fail
-in Lean anyway, but are reported here as what they are)."""
+in Lean anyway, but are reported here as what they are). ``sorry`` and ``admit`` are left to
+Lean, whose ``sorry`` verdict already says what they are."""
 
 _COMMENT_LINE = re.compile(r"--.*")
 _COMMENT_BLOCK = re.compile(r"/-.*?-/", re.S)
