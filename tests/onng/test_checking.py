@@ -91,3 +91,15 @@ def test_check_with_lean_gives_lean_verdict(
     monkeypatch.setattr(gapscope.lean, "open_backend", lambda spec: BrokenLean())
     broken = CliRunner().invoke(onng_app, [*args, _answer(tmp_path, {"code": "rfl"})])
     assert broken.exit_code == 1 and json.loads(broken.stdout)["status"] == "server_error"
+
+
+def test_onng_supplies_its_library_to_the_lean_workspace(tmp_path: Path) -> None:
+    target = tmp_path / "ws"
+    result = CliRunner().invoke(onng_app, ["setup-lean", str(target)])
+    assert result.exit_code == 0, result.output
+    assert 'name = "GapscopeNNG"' in (target / "lakefile.toml").read_text()
+    library = (target / "GapscopeNNG.lean").read_text()
+    # the Peano library with its original names (lambda = 0), every problem proved
+    assert "inductive MyNat where" in library and "theorem add_succ" in library
+    assert "theorem zero_add" in library
+    assert "lake build" in result.output

@@ -33,6 +33,18 @@ def render_command(
     typer.echo(json.dumps(render(lam, seed, out), indent=2))
 
 
+@onng_app.command("setup-lean")
+def setup_lean_command(
+    directory: Annotated[Path, typer.Argument(help="Where to write the Lean workspace.")],
+    force: Annotated[bool, typer.Option(help="Write into a non-empty directory.")] = False,
+) -> None:
+    """A Lean workspace (toolchain, REPL) with O-NNG's Peano library installed in it."""
+    from gapscope.lean.cli import write_and_explain
+    from gapscope.onng.render import workspace_libraries
+
+    write_and_explain(directory, workspace_libraries(), force=force)
+
+
 @onng_app.command("check")
 def check_command(
     answer_file: Annotated[
