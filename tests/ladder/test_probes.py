@@ -17,6 +17,7 @@ from gapscope.ladder.probes import (
     parent_probes,
     random_roadmap,
     stage0_probes,
+    template,
 )
 from gapscope.ladder.schema import MilestoneType
 
@@ -161,3 +162,11 @@ def test_bundled_controls_match_the_targets_count(families: list[Family]) -> Non
     for probe in probes:
         family = by_pid[probe.pid]
         assert len(probe.donors) == len(family.tested_milestones)
+
+
+def test_the_student_instruction_states_every_rule_of_the_papers() -> None:
+    system = template("system")
+    assert "\\boxed{}" in system  # one boxed final answer
+    assert "\\frac{3}{4}" in system and "\\sqrt{2}" in system  # LaTeX answer examples
+    assert "\\{1, 2\\}" in system and "[0, 1)" in system and "(2, -1)" in system
+    assert "letter" in system and "\\boxed{B}" in system  # multiple-choice rule
