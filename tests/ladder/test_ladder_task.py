@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -12,11 +13,13 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
+import gapscope.ladder.task as ladder_task
 from gapscope.analysis.ladder import build_report, model_run
 from gapscope.cli import app
 from gapscope.ladder.families import load_bundled
 from gapscope.ladder.probes import Condition, build_probes
 from gapscope.ladder.task import oracle_ladder, parse_conditions
+from gapscope.verify import Verifier
 from tests.conftest import script
 
 LIMIT = 4
@@ -168,3 +171,24 @@ def test_ladder_screen_keeps_what_the_anchor_fails_but_can_decompose(tmp_path: P
     assert funnel["kept"] == (len(families[0].tested_milestones) >= 2)
     kept = [json.loads(line)["pid"] for line in out.read_text().splitlines()]
     assert kept == [failing] * funnel["kept"]
+
+
+def test_the_verifier_pool_is_closed_when_the_task_is_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    closed: list[bool] = []
+
+    class RecordingVerifier(Verifier):
+        def close(self) -> None:
+            closed.append(True)
+            super().close()
+
+    monkeypatch.setattr(ladder_task, "Verifier", RecordingVerifier)
+    task = oracle_ladder(families="bundled", k=1, conditions="C1", limit=1, verify_timeout=20)
+    log = inspect_eval(
+        task, model=script("closer", lambda m: "\\boxed{1}"), log_dir=str(tmp_path), display="none"
+    )[0]
+    assert log.status == "success"
+    del task, log
+    gc.collect()
+    assert closed == [True]

@@ -179,3 +179,15 @@ def test_ladder_report_reads_panels_next_to_logs(tmp_path: Path) -> None:
     assert bad.exit_code != 0 and "--panel needs --families" in bad.output
     empty = CliRunner().invoke(app, ["ladder", "report"])
     assert empty.exit_code == 2 and "--panel" in empty.output
+
+
+def test_ladder_report_prints_the_anchor_table(tmp_path: Path) -> None:
+    families = _write(tmp_path / "families.jsonl", [f.to_dict() for f in _families()])
+    args = ["ladder", "report", "--families", str(families), "--resamples", "100"]
+    for model in ("alpha", "beta", "gamma"):
+        parent, stage0 = _panel(tmp_path, model)
+        args += ["--panel", str(parent), "--stage0", str(stage0)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    # three anchor pairs; identical models make every ranking a tie, so tau is undefined
+    assert result.output.count("undefined") == 3

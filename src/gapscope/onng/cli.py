@@ -176,10 +176,11 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
     """The per-lambda table and the tests of each model."""
     for model, m in summary["models"].items():
         table = Table(title=f"O-NNG {model}")
-        for col in ("lambda", "n", "correct rate", "mean s", "mean tokens", "parse"):
+        for col in ("lambda", "n", "correct rate", "mean s", "mean tokens", "parse", "verdicts"):
             table.add_column(col, justify="right")
         for row in m["by_lam"]:
             parse = ", ".join(f"{k} {v}" for k, v in row["parse_status"].items())
+            verdicts = ", ".join(f"{k} {v}" for k, v in row["verdicts"].items())
             table.add_row(
                 f"{row['lam']:g}",
                 str(row["n"]),
@@ -187,6 +188,7 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
                 _fmt(row["mean_inference_s"]),
                 _fmt(row["mean_output_tokens"], 4),
                 parse,
+                verdicts,
             )
         console.print(table)
         tests = Table(title=f"{model}: effect of lambda")
