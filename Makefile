@@ -39,5 +39,6 @@ test-all: lint
 bench: $(STAMP)
 	$(PY) -m benchmarks
 
+# logs/ holds finished runs (Inspect .eval logs): clean never deletes results.
 clean:
-	rm -rf $(VENV) logs .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -12,11 +13,13 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
+import gapscope.ladder.task as ladder_task
 from gapscope.analysis.ladder import build_report, model_run
 from gapscope.cli import app
 from gapscope.ladder.families import load_bundled
 from gapscope.ladder.probes import Condition, build_probes
 from gapscope.ladder.task import oracle_ladder, parse_conditions
+from gapscope.verify import Verifier
 from tests.conftest import script
 
 LIMIT = 4
@@ -113,3 +116,79 @@ def test_run_ladder_cli_prints_the_outcome_table_as_json(tmp_path: Path) -> None
     assert both.exit_code == 2 and "exactly one of --families F or --bundled" in both.output
     missing = runner.invoke(app, ["run", "ladder", "--families", str(tmp_path / "none.jsonl")])
     assert missing.exit_code == 2
+
+
+def test_scores_carry_the_graded_answer_and_noanswer_without_a_box(tmp_path: Path) -> None:
+    families = load_bundled().families[:1]
+    gold = {p.prompt: p.gold for p in build_probes(families, (Condition.C1, Condition.S0))}
+
+    def reply(messages: list[ChatMessage]) -> str:
+        answer = gold[messages[-1].text]
+        # Stage 0 answers boxed and right; parent probes give the right value unboxed
+        return f"\\boxed{{{answer}}}" if "milestone" in messages[-1].text[:80] else answer
+
+    log = inspect_eval(
+        oracle_ladder(families="bundled", k=1, conditions="C1,S0", limit=1, verify_timeout=20),
+        model=script("format-failure", reply),
+        log_dir=str(tmp_path),
+        display="none",
+    )[0]
+    assert log.status == "success" and log.samples
+    for sample in log.samples:
+        score = next(iter((sample.scores or {}).values()))
+        if sample.metadata["condition"] == "S0":
+            assert score.value == "C" and score.answer == sample.target
+        else:
+            assert score.value == "N" and score.answer is None
+            assert score.metadata == {"reason": "no_boxed", "stage": "extract"}
+    assert log.plan.config.max_tokens == 16384  # the paper's budget is the default
+
+
+def test_ladder_screen_keeps_what_the_anchor_fails_but_can_decompose(tmp_path: Path) -> None:
+    families = load_bundled().families[:LIMIT]
+    compiled = tmp_path / "compiled.jsonl"
+    compiled.write_text("".join(json.dumps(f.to_dict()) + "\n" for f in families), "utf-8")
+    failing = families[0].pid  # the anchor solves every family directly except this one
+    gold = {p.prompt: (p.pid, p.condition, p.gold) for p in build_probes(families)}
+
+    def reply(messages: list[ChatMessage]) -> str:
+        pid, condition, answer = gold[messages[-1].text]
+        wrong = condition is Condition.C1 and pid == failing
+        return f"\\boxed{{{'-987654321' if wrong else answer}}}"
+
+    log = inspect_eval(
+        oracle_ladder(families=str(compiled), k=1, conditions="C1,S0", verify_timeout=20),
+        model=script("anchor", reply),
+        log_dir=str(tmp_path),
+        display="none",
+    )[0]
+    out = tmp_path / "screened.jsonl"
+    args = ["ladder", "screen", log.location, "--families", str(compiled), "--out", str(out)]
+    result = CliRunner().invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    funnel = json.loads(result.stdout)["funnel"]
+    assert funnel["compiled"] == LIMIT and funnel["anchor_fails_parent"] == 1
+    assert funnel["kept"] == (len(families[0].tested_milestones) >= 2)
+    kept = [json.loads(line)["pid"] for line in out.read_text().splitlines()]
+    assert kept == [failing] * funnel["kept"]
+
+
+def test_the_verifier_pool_is_closed_when_the_task_is_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    closed: list[bool] = []
+
+    class RecordingVerifier(Verifier):
+        def close(self) -> None:
+            closed.append(True)
+            super().close()
+
+    monkeypatch.setattr(ladder_task, "Verifier", RecordingVerifier)
+    task = oracle_ladder(families="bundled", k=1, conditions="C1", limit=1, verify_timeout=20)
+    log = inspect_eval(
+        task, model=script("closer", lambda m: "\\boxed{1}"), log_dir=str(tmp_path), display="none"
+    )[0]
+    assert log.status == "success"
+    del task, log
+    gc.collect()
+    assert closed == [True]

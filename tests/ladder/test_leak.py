@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from gapscope.ladder.families import Family, Milestone
-from gapscope.ladder.leak import LeakKind, check_family, check_leaks, trivial_transform
+from gapscope.ladder.leak import (
+    GuardedTransform,
+    LeakKind,
+    check_family,
+    check_leaks,
+    trivial_transform,
+)
 from gapscope.ladder.schema import AnswerSchema, MilestoneType
 
 
@@ -147,3 +155,26 @@ def test_default_equivalence_is_the_verifier() -> None:
     fam = make_family("\\frac{3}{2}", "1.5", "4")
     (flag,) = check_family(fam)
     assert flag.kind is LeakKind.EQUIVALENT
+
+
+def test_a_transform_check_that_never_ends_is_flagged_undecided_in_time() -> None:
+    # sympy never finishes evaluating this tower; unguarded, the check hung the caller
+    family = make_family("2", "9^{9^{9^{9}}}", "5")
+    guarded = GuardedTransform(timeout_s=3.0)
+    try:
+        started = time.monotonic()
+        flags = check_family(family, same_string, guarded)
+        assert time.monotonic() - started < 30
+    finally:
+        guarded.close()
+    assert [(f.milestone_index, f.kind) for f in flags] == [(0, LeakKind.UNDECIDED)]
+    assert "ran out of time" in flags[0].detail
+
+
+def test_the_guarded_transform_gives_the_same_answers() -> None:
+    guarded = GuardedTransform()
+    try:
+        assert guarded("8", "7") == "plus one"
+        assert guarded("3", "7") is None
+    finally:
+        guarded.close()

@@ -16,7 +16,7 @@ from gapscope.lean.cli import lean_app
 from gapscope.lean.factory import open_backend, parse_spec
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.verdict import LeanMessage, LeanVerdict, Status
-from gapscope.lean.workspace import LIBRARY, write_workspace
+from gapscope.lean.workspace import workspace_files, write_workspace
 from tests.lean.conftest import FAKE_REPL
 
 VALID = LeanVerdict(Status.VALID, (LeanMessage("info", "ok", 1, 0),), 0.2, ("propext",))
@@ -93,24 +93,35 @@ def test_doctor_plain_text() -> None:
 
 def test_setup_writes_workspace_and_refuses_to_overwrite(tmp_path: Path) -> None:
     target = tmp_path / "ws"
-    result = CliRunner().invoke(lean_app, ["setup", str(target)])
+    peano = tmp_path / "peano.lean"
+    peano.write_text("inductive N where\n  | z : N\n")
+    result = CliRunner().invoke(lean_app, ["setup", str(target), "--library", f"Peano={peano}"])
     assert result.exit_code == 0, result.output
     assert (target / "lean-toolchain").read_text().startswith("leanprover/lean4:v4.33.0")
     lakefile = (target / "lakefile.toml").read_text()
-    assert "leanprover-community/repl" in lakefile and f'name = "{LIBRARY}"' in lakefile
-    library = (target / f"{LIBRARY}.lean").read_text()
-    # the O-NNG Peano library with its original names (lambda = 0), not a placeholder
-    assert "inductive MyNat where" in library and "theorem add_succ" in library
+    assert "leanprover-community/repl" in lakefile and 'name = "Peano"' in lakefile
+    assert 'defaultTargets = ["Peano"]' in lakefile
+    assert (target / "Peano.lean").read_text() == peano.read_text()
     for command in ("lake update", "lake build", f"GAPSCOPE_LEAN=local:{target.resolve()}"):
         assert command in result.output
     again = CliRunner().invoke(lean_app, ["setup", str(target)])
     assert again.exit_code == 1 and "--force" in again.output
     assert CliRunner().invoke(lean_app, ["setup", str(target), "--force"]).exit_code == 0
+    bad = CliRunner().invoke(lean_app, ["setup", str(tmp_path / "b"), "--library", "peano"])
+    assert bad.exit_code == 2 and "NAME=FILE" in bad.output
+
+
+def test_a_bare_workspace_has_no_library_and_names_are_checked(tmp_path: Path) -> None:
+    files = workspace_files()
+    assert "defaultTargets = []" in files["lakefile.toml"]
+    assert "lean_lib" not in files["lakefile.toml"]
+    with pytest.raises(ValueError, match="Lean module name"):
+        workspace_files(libraries={"bad-name": ""})
 
 
 def test_workspace_takes_extra_files(tmp_path: Path) -> None:
-    write_workspace(tmp_path, extra_files={f"{LIBRARY}/Peano.lean": "-- nng"})
-    assert (tmp_path / LIBRARY / "Peano.lean").read_text() == "-- nng"
+    write_workspace(tmp_path, extra_files={"Lib/Peano.lean": "-- nng"})
+    assert (tmp_path / "Lib" / "Peano.lean").read_text() == "-- nng"
     with pytest.raises(ValueError, match="relative"):
         write_workspace(tmp_path / "x", extra_files={"../escape.lean": ""})
 

@@ -43,3 +43,13 @@ def test_missing_tokens_are_skipped() -> None:
     records = [_rec(0.0, True, 1.0, None), _rec(0.0, True, 2.0, 30)]
     row = summarize(records)["models"]["m"]["by_lam"][0]
     assert row["mean_output_tokens"] == 30
+
+
+def test_verdicts_are_counted_per_lambda() -> None:
+    records = [
+        _rec(0.0, True, 1.0),
+        Record("m", "p2", "mod", 0.0, False, "disallowed_tactic", "ok", 1.0, 5),
+        Record("m", "p3", "mod", 0.0, False, None, "no_json", 1.0, 5),
+    ]
+    row = summarize(records)["models"]["m"]["by_lam"][0]
+    assert row["verdicts"] == {"disallowed_tactic": 1, "unchecked": 1, "valid": 1}

@@ -58,6 +58,15 @@ def test_extraction_status(reply: str, status: ParseStatus) -> None:
         assert answer.code == CODE
 
 
+@pytest.mark.parametrize("keys", [("Draft", "Code"), ("DRAFT", "CODE"), ("draft", "Code")])
+def test_answer_keys_in_any_case(keys: tuple[str, str]) -> None:
+    # the paper's models answer with "Draft" and "Code"
+    answer = extract_answer(json.dumps({keys[0]: "the plan", keys[1]: CODE}))
+    assert (answer.status, answer.draft, answer.code) == (ParseStatus.OK, "the plan", CODE)
+    lenient = extract_answer(f'{{"{keys[0]}": "p", "{keys[1]}": "by\n  rfl" }}')
+    assert (lenient.status, lenient.draft, lenient.code) == (ParseStatus.REPAIRED, "p", "by\n  rfl")
+
+
 def test_extraction_strips_lean_fence_inside_code() -> None:
     reply = json.dumps({"draft": "", "code": "```lean\ntheorem t : True := trivial\n```"})
     assert extract_answer(reply).code == "theorem t : True := trivial"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +17,7 @@ from gapscope.lean.backend import CheckRequest, LeanUnavailable
 from gapscope.lean.verdict import LeanMessage, LeanVerdict, Status
 from gapscope.onng.analysis import records_from_log, summarize
 from gapscope.onng.cli import onng_app
+from gapscope.onng.problemset import load_problem_set
 from tests.conftest import script
 
 
@@ -39,7 +41,16 @@ class FakeLean:
         ]
 
     def close(self) -> None:
-        pass
+        self.closed = True
+
+    closed = False
+
+
+class BrokenLean(FakeLean):
+    """A backend whose every check raises (a crashed server, a protocol bug)."""
+
+    def check_many(self, requests: Sequence[CheckRequest]) -> list[LeanVerdict]:
+        raise ConnectionError("REPL died")
 
 
 def _reply(messages: list[ChatMessage]) -> str:
@@ -110,7 +121,7 @@ def test_render_command(tmp_path: Path) -> None:
     renaming = json.loads((out / "renaming.json").read_text(encoding="utf-8"))
     assert "add_comm" in renaming
     assert (out / "library.lean").read_text(encoding="utf-8").startswith("macro")
-    assert len(list((out / "prompts").glob("*.txt"))) == 71
+    assert len(list((out / "prompts").glob("*.txt"))) == len(load_problem_set().problems)
 
 
 def test_run_onng_cli_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -133,3 +144,44 @@ def test_run_onng_without_lean_says_what_to_install(monkeypatch: pytest.MonkeyPa
     result = CliRunner().invoke(app, ["run", "onng", "--model", "none"])
     assert result.exit_code == 2
     assert "gapscope lean setup" in result.output
+
+
+def _automation(messages: list[ChatMessage]) -> str:
+    """Proves everything with core automation, keys as the paper writes them."""
+    return json.dumps({"Draft": "automation", "Code": "simp <;> decide"})
+
+
+def test_automation_is_rejected_before_lean_at_every_lambda(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeLean()
+    monkeypatch.setattr(onng_task, "open_backend", lambda spec: fake)
+    task = onng_task.onng(lams="0,0.5,1.0", modules="tutorial", limit=3, lean="fake")
+    log = inspect_eval(
+        task, model=script("simp", _automation), log_dir=str(tmp_path), display="none"
+    )[0]
+    assert log.status == "success" and log.samples
+    assert fake.requests == []  # nothing reached Lean
+    for sample in log.samples:
+        record = sample.store["onng"]
+        assert record["status"] == "disallowed_tactic"
+        assert record["detail"] == "tactics outside the closed theory: simp, decide"
+        assert next(iter((sample.scores or {}).values())).value == "I"
+
+
+def test_a_backend_failure_is_a_server_error_for_that_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = BrokenLean()
+    monkeypatch.setattr(onng_task, "open_backend", lambda spec: broken)
+    task = onng_task.onng(lams="0", modules="tutorial", limit=2, lean="fake")
+    log = inspect_eval(
+        task, model=script("onng-broken", _reply), log_dir=str(tmp_path), display="none"
+    )[0]
+    assert log.status == "success" and log.samples and len(log.samples) == 2
+    for sample in log.samples:
+        assert sample.store["onng"]["status"] == "server_error"
+        assert "ConnectionError: REPL died" in sample.store["onng"]["detail"]
+    del task, log
+    gc.collect()
+    assert broken.closed  # the backend is closed once the task is done with it

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from inspect_ai.log import EvalLog
 
+from gapscope.ladder.anchors import AnchorAgreement, anchor_agreement
 from gapscope.ladder.probes import CONTROLS, LADDER, Condition
 from gapscope.ladder.taxonomy import (
     OUTCOME_ORDER,
@@ -128,6 +129,7 @@ class LadderReport:
     stability: list[dict[str, Any]]
     kendall_accuracy_vs_any_probe: float | None
     transitions: dict[Outcome, dict[Outcome, int]] | None
+    anchors: AnchorAgreement | None = None
 
     def to_dict(self) -> dict[str, Any]:
         def ci(c: BootstrapCI) -> dict[str, float]:
@@ -157,6 +159,17 @@ class LadderReport:
             },
             "ranking_stability": self.stability,
             "kendall_tau_direct_accuracy_vs_any_probe": self.kendall_accuracy_vs_any_probe,
+            "kendall_tau_composition_gap_across_anchors": (
+                {
+                    "pairs": [
+                        {"a": a, "b": b, "tau": t} for (a, b), t in self.anchors.pairs.items()
+                    ],
+                    "mean": self.anchors.mean,
+                    "screened": self.anchors.screened,
+                }
+                if self.anchors
+                else None
+            ),
             "transition_matrix": (
                 {
                     a.value: {b.value: n for b, n in row.items()}
@@ -223,4 +236,5 @@ def build_report(
             if len(runs) == 2
             else None
         ),
+        anchors=anchor_agreement(families, tau),
     )

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gapscope.clikit import fail, require_success, run_task
+from gapscope.ladder.probes import PAPER_MAX_TOKENS
 from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER
 
 ladder_app = typer.Typer(
@@ -31,7 +32,9 @@ def run_ladder(
         str, typer.Option(help="all | ladder | comma list, e.g. C1,C2,C3,S0")
     ] = "all",
     limit: Annotated[int | None, typer.Option(help="Probe only the first N families.")] = None,
-    max_tokens: Annotated[int, typer.Option(help="Tokens per rollout (paper: 16384).")] = 4096,
+    max_tokens: Annotated[
+        int, typer.Option(help="Tokens per rollout (default: the paper's 16384 for every probe).")
+    ] = PAPER_MAX_TOKENS,
     temperature: Annotated[float, typer.Option(help="Rollout sampling temperature.")] = 0.7,
     tau: Annotated[int, typer.Option(min=1, help="Outcome threshold for the report.")] = 1,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
@@ -63,9 +66,22 @@ def run_ladder(
 
 @ladder_app.command("report")
 def report(
-    logs: Annotated[list[Path], typer.Argument(help="oracle_ladder .eval logs, one per model.")],
+    logs: Annotated[
+        list[Path] | None, typer.Argument(help="oracle_ladder .eval logs, one per model.")
+    ] = None,
     names: Annotated[
         str | None, typer.Option(help="Comma-separated display names, one per log.")
+    ] = None,
+    panel: Annotated[
+        list[Path] | None,
+        typer.Option(help="Released parent-probe counts (JSONL), one file per model."),
+    ] = None,
+    stage0: Annotated[
+        list[Path] | None,
+        typer.Option(help="Released Stage 0 counts (JSONL), one per --panel, same order."),
+    ] = None,
+    families: Annotated[
+        Path | None, typer.Option(help="Families JSONL the --panel results are over.")
     ] = None,
     tau: Annotated[int, typer.Option(min=1, help="Outcome threshold.")] = 1,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
@@ -73,17 +89,24 @@ def report(
 ) -> None:
     """Outcome, gap, control, tau-sensitivity and ranking tables over finished runs.
 
-    With two logs (e.g. two checkpoints) it adds the transition matrix between them.
+    Runs are our logs and/or results in the format the OracleLadder authors released
+    (``--panel P.jsonl --stage0 S.jsonl``, repeatable, the model named by the records, with
+    ``--families``). With two runs (e.g. two checkpoints) it adds the transition matrix.
     """
     from inspect_ai.log import read_eval_log
 
     from gapscope.analysis.ladder import build_report, model_run
+    from gapscope.ladder.panel import read_panels
 
+    logs = logs or []
     labels = names.split(",") if names else [None] * len(logs)
     if len(labels) != len(logs):
         raise typer.BadParameter(f"{len(labels)} names for {len(logs)} logs", param_hint="--names")
+    if not logs and not panel:
+        raise typer.BadParameter("give .eval logs and/or --panel/--stage0 pairs")
     try:
         runs = [model_run(read_eval_log(str(p)), n) for p, n in zip(logs, labels, strict=True)]
+        runs += read_panels(panel or [], stage0 or [], families)
         result = build_report(runs, tau=tau, n_resamples=resamples)
     except (ValueError, FileNotFoundError, KeyError) as exc:
         fail(exc)
@@ -157,6 +180,17 @@ def print_report(result: dict[str, Any], console: Console) -> None:
             "Kendall tau (C1 accuracy vs any-probe ranking): "
             f"{result['kendall_tau_direct_accuracy_vs_any_probe']:+.2f}"
         )
+    anchors = result["kendall_tau_composition_gap_across_anchors"]
+    if anchors is not None:
+        table = Table(title="Composition-gap ranking agreement between anchors (Kendall tau)")
+        for col in ("anchor A", "anchor B", "tau"):
+            table.add_column(col)
+        for pair in anchors["pairs"]:
+            tau = "undefined" if pair["tau"] is None else f"{pair['tau']:+.2f}"
+            table.add_row(pair["a"], pair["b"], tau)
+        console.print(table)
+        if anchors["mean"] is not None:
+            console.print(f"mean over anchor pairs: {anchors['mean']:+.2f}")
     if result["transition_matrix"]:
         names = list(models)
         trans = Table(title=f"Transitions {names[0]} (rows) -> {names[1]} (columns)")
@@ -217,3 +251,42 @@ def compile_families(
         Console().print(table)
         Console().print(f"wrote {len(kept)} families to {out}; log: {log.location}")
     require_success(log)
+
+
+@ladder_app.command("screen")
+def screen_families(
+    anchor_log: Annotated[
+        Path, typer.Argument(help="The anchor student's oracle_ladder log (conditions C1,S0).")
+    ],
+    families: Annotated[Path, typer.Option(help="The compiled families (JSONL) it ran on.")],
+    out: Annotated[Path, typer.Option(help="Where to write the screened families (JSONL).")],
+    json_out: Annotated[bool, typer.Option("--json", help="Funnel as JSON on stdout.")] = False,
+) -> None:
+    """The paper's anchor screen: keep families the anchor fails directly in every rollout
+    but whose every milestone it solves alone, with at least two tested milestones."""
+    from inspect_ai.log import read_eval_log
+
+    from gapscope.analysis.ladder import model_run
+    from gapscope.ladder.anchors import screen
+    from gapscope.ladder.families import load_families
+
+    try:
+        funnel = screen(model_run(read_eval_log(str(anchor_log))).families())
+        loaded = load_families(families)
+    except (ValueError, FileNotFoundError, KeyError) as exc:
+        fail(exc)
+    kept = set(funnel.kept)
+    chosen = [f.to_dict() for f in loaded.families if f.pid in kept]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in chosen), "utf-8")
+    result = {"funnel": funnel.counts(), "out": str(out)}
+    if json_out:
+        typer.echo(json.dumps(result, indent=2))
+        return
+    table = Table(title="Anchor screen")
+    table.add_column("stage")
+    table.add_column("families", justify="right")
+    for stage, n in funnel.counts().items():
+        table.add_row(stage, str(n))
+    Console().print(table)
+    Console().print(f"wrote {len(chosen)} families to {out}")

@@ -22,6 +22,11 @@ C3 success says nothing about composition (seed Appendix T). Two kinds of leak a
   derivatives, and sets, tuples, intervals, matrices and relations, are only checked for
   equivalence (by the verifier, which isolates slow checks).
 
+Parsing and evaluating an answer can take unbounded time (``9^{9^{9^{9}}}`` never returns), so
+the transform check runs in the verifier's killable worker pool under a wall-clock deadline; a
+check past it flags the milestone ``undecided``, for a human to look at (compilation rejects it
+like any other flag, so the teacher regenerates).
+
 INTEGRATE milestones are withheld from every probe and from Stage 0 (they are not in
 ``Family.tested_milestones``), so they are not checked; the report lists them separately.
 The parent answer checked against is ``Family.gold_answer`` (the corrected one when present).
@@ -29,8 +34,10 @@ The parent answer checked against is ``Family.gold_answer`` (the corrected one w
 
 from __future__ import annotations
 
+import atexit
 import cmath
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -44,6 +51,7 @@ from latex2sympy2_extended.math_normalization import NormalizationConfig
 
 from gapscope.ladder.families import Family
 from gapscope.ladder.schema import AnswerSchema, MilestoneType
+from gapscope.verify.pool import TaskPool
 
 
 class Equivalence(Protocol):
@@ -52,9 +60,16 @@ class Equivalence(Protocol):
     def __call__(self, answer: str, gold: str, schema: AnswerSchema | None = None) -> bool: ...
 
 
+class Transform(Protocol):
+    """Finds the trivial transform between a milestone and the parent answer (or None)."""
+
+    def __call__(self, answer: str, parent: str) -> str | None: ...
+
+
 class LeakKind(StrEnum):
     EQUIVALENT = "equivalent"
     TRIVIAL_TRANSFORM = "trivial_transform"
+    UNDECIDED = "undecided"
 
 
 @dataclass(frozen=True)
@@ -196,15 +211,56 @@ def trivial_transform(answer: str, parent: str) -> str | None:
     return None
 
 
+UNDECIDED = "undecided"
+"""What a guarded transform check returns when it ran past its deadline."""
+
+TRANSFORM_TIMEOUT_S = 5.0
+
+
+class GuardedTransform:
+    """:func:`trivial_transform` in a killable worker process with a wall-clock deadline
+    (the verifier's pool); returns :data:`UNDECIDED` for a check past ``timeout_s``."""
+
+    def __init__(self, timeout_s: float = TRANSFORM_TIMEOUT_S, memory_mb: int | None = 4096):
+        self.timeout_s = timeout_s
+        self._pool: TaskPool[str | None] = TaskPool(trivial_transform, 1, memory_mb)
+
+    def __call__(self, answer: str, parent: str) -> str | None:
+        return self._pool.run([(answer, parent)], self.timeout_s, UNDECIDED)[0]
+
+    def close(self) -> None:
+        """Stop the worker; it restarts on the next call."""
+        self._pool.close()
+
+
+_shared: GuardedTransform | None = None
+_lock = threading.Lock()
+
+
+def _default_transform() -> Transform:
+    global _shared
+    with _lock:
+        if _shared is None:
+            _shared = GuardedTransform()
+            atexit.register(_shared.close)
+        return _shared
+
+
 def _default_equivalence() -> Equivalence:
     from gapscope.verify import equivalent
 
     return equivalent
 
 
-def check_family(family: Family, equivalent: Equivalence | None = None) -> list[LeakFlag]:
-    """Flags for the tested milestones of one family (at most one flag per milestone)."""
+def check_family(
+    family: Family, equivalent: Equivalence | None = None, transform: Transform | None = None
+) -> list[LeakFlag]:
+    """Flags for the tested milestones of one family (at most one flag per milestone).
+
+    ``transform`` defaults to the guarded (deadline-bounded) :func:`trivial_transform`.
+    """
     same = equivalent if equivalent is not None else _default_equivalence()
+    find = transform if transform is not None else _default_transform()
     gold = family.gold_answer
     flags: list[LeakFlag] = []
     for index in family.tested_indices:
@@ -213,17 +269,25 @@ def check_family(family: Family, equivalent: Equivalence | None = None) -> list[
             detail = f"milestone answer {answer!r} is equivalent to the parent answer {gold!r}"
             flags.append(LeakFlag(family.pid, index, LeakKind.EQUIVALENT, detail))
             continue
-        transform = trivial_transform(answer, gold)
-        if transform is not None:
-            detail = f"{transform}: milestone answer {answer!r}, parent answer {gold!r}"
+        found = find(answer, gold)
+        if found == UNDECIDED:
+            detail = f"transform check of {answer!r} against {gold!r} ran out of time"
+            flags.append(LeakFlag(family.pid, index, LeakKind.UNDECIDED, detail))
+        elif found is not None:
+            detail = f"{found}: milestone answer {answer!r}, parent answer {gold!r}"
             flags.append(LeakFlag(family.pid, index, LeakKind.TRIVIAL_TRANSFORM, detail))
     return flags
 
 
-def check_leaks(families: Sequence[Family], equivalent: Equivalence | None = None) -> LeakReport:
+def check_leaks(
+    families: Sequence[Family],
+    equivalent: Equivalence | None = None,
+    transform: Transform | None = None,
+) -> LeakReport:
     """Leak flags for every family, plus the INTEGRATE milestones that were not checked."""
     same = equivalent if equivalent is not None else _default_equivalence()
-    flags = [flag for family in families for flag in check_family(family, same)]
+    find = transform if transform is not None else _default_transform()
+    flags = [flag for family in families for flag in check_family(family, same, find)]
     withheld = tuple(
         (family.pid, i)
         for family in families

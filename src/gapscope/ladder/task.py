@@ -8,6 +8,7 @@ epochs give the k rollouts. The scorer is the deterministic verifier cascade; th
 from __future__ import annotations
 
 import asyncio
+import weakref
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
@@ -16,6 +17,7 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig
 from inspect_ai.scorer import (
     CORRECT,
     INCORRECT,
+    NOANSWER,
     Score,
     Scorer,
     Target,
@@ -26,8 +28,15 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState, generate
 
 from gapscope.ladder.families import Family, load_bundled, load_families
-from gapscope.ladder.probes import ALL_CONDITIONS, Condition, Probe, build_probes, template
-from gapscope.verify import Verifier
+from gapscope.ladder.probes import (
+    ALL_CONDITIONS,
+    PAPER_MAX_TOKENS,
+    Condition,
+    Probe,
+    build_probes,
+    template,
+)
+from gapscope.verify import Verifier, extract_boxed
 
 
 def parse_conditions(spec: str) -> tuple[Condition, ...]:
@@ -83,7 +92,7 @@ def oracle_ladder(
     conditions: str = "all",
     seed: int = 0,
     limit: int | None = None,
-    max_tokens: int = 4096,
+    max_tokens: int = PAPER_MAX_TOKENS,
     temperature: float = 0.7,
     verify_timeout: float = 5.0,
 ) -> Task:
@@ -96,7 +105,7 @@ def oracle_ladder(
             C3-mismatched,S0).
         seed: seed of the controls' donor choices.
         limit: probe only the first ``limit`` families.
-        max_tokens: generation budget per rollout (the paper: 16384).
+        max_tokens: generation budget per rollout (default: the paper's 16384).
         temperature: sampling temperature of the rollouts.
         verify_timeout: wall-clock limit of one verifier check, seconds.
     """
@@ -121,18 +130,32 @@ def oracle_ladder(
 
 @scorer(metrics=[grouped(accuracy(), "condition")])
 def ladder_verifier(timeout_s: float = 5.0) -> Scorer:
-    """Grade a rollout with the verifier cascade (no LLM judge)."""
+    """Grade a rollout with the verifier cascade (no LLM judge).
+
+    The score's ``answer`` is the extracted final answer, so the viewer shows what was graded;
+    a rollout without a ``\\boxed{}`` answer scores NOANSWER (a format failure, countable
+    apart from a wrong answer, and never correct). The verifier's worker pool is closed when
+    the task lets go of the scorer.
+    """
     verifier = Verifier(timeout_s=timeout_s)
 
     async def score(state: TaskState, target: Target) -> Score:
+        completion = state.output.completion
+        answer = extract_boxed(completion)
+        if answer is None:
+            return Score(
+                value=NOANSWER,
+                explanation="no \\boxed{} answer found",
+                metadata={"reason": "no_boxed", "stage": "extract"},
+            )
         schema: Any = state.metadata.get("schema")
-        verdict = await asyncio.to_thread(
-            verifier.check, state.output.completion, target.text, schema
-        )
+        verdict = await asyncio.to_thread(verifier.check, completion, target.text, schema)
         return Score(
-            value=CORRECT if verdict.label == "ACCEPT" else INCORRECT,
+            value=CORRECT if verdict.accepted else INCORRECT,
+            answer=answer,
             explanation=verdict.reason,
             metadata={"reason": verdict.reason, "stage": verdict.stage},
         )
 
+    weakref.finalize(score, verifier.close)
     return score

@@ -23,7 +23,6 @@ from gapscope.lean.factory import ENV_SPEC, parse_spec
 from gapscope.lean.workspace import (
     DEFAULT_REPL_REV,
     DEFAULT_TOOLCHAIN,
-    LIBRARY,
     next_steps,
     write_workspace,
 )
@@ -96,23 +95,47 @@ def doctor(
 @lean_app.command()
 def setup(
     directory: Annotated[Path, typer.Argument(help="Where to write the Lean workspace.")],
+    library: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="NAME=FILE: install the Lean file FILE as library NAME (repeatable). "
+            "O-NNG's own: gapscope onng setup-lean DIR."
+        ),
+    ] = None,
     force: Annotated[bool, typer.Option(help="Write into a non-empty directory.")] = False,
     toolchain: Annotated[str, typer.Option(help="lean-toolchain pin.")] = DEFAULT_TOOLCHAIN,
     repl_rev: Annotated[
         str, typer.Option(help="leanprover-community/repl revision (must match the toolchain).")
     ] = DEFAULT_REPL_REV,
 ) -> None:
-    """Write lean-toolchain, lakefile.toml (REPL dependency) and the GapscopeNNG library."""
-    from gapscope.onng.problemset import load_problem_set
-    from gapscope.onng.render import library_file, obfuscation
+    """Write lean-toolchain, lakefile.toml (REPL dependency) and the given libraries."""
+    libraries: dict[str, str] = {}
+    for spec in library or []:
+        name, sep, file = spec.partition("=")
+        if not sep or not name or not file:
+            raise typer.BadParameter(f"expected NAME=FILE, got {spec!r}", param_hint="--library")
+        try:
+            libraries[name] = Path(file).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--library") from None
+    write_and_explain(directory, libraries, force=force, toolchain=toolchain, repl_rev=repl_rev)
 
-    problems = load_problem_set()
-    nng = {f"{LIBRARY}.lean": library_file(problems, obfuscation(problems, 0.0, 0))}
+
+def write_and_explain(
+    directory: Path,
+    libraries: dict[str, str],
+    *,
+    force: bool = False,
+    toolchain: str = DEFAULT_TOOLCHAIN,
+    repl_rev: str = DEFAULT_REPL_REV,
+) -> None:
+    """Write the workspace, list the files and print the commands that finish the setup
+    (shared by ``gapscope lean setup`` and each diagnostic's own setup command)."""
     try:
         written = write_workspace(
-            directory, force=force, toolchain=toolchain, repl_rev=repl_rev, extra_files=nng
+            directory, force=force, toolchain=toolchain, repl_rev=repl_rev, libraries=libraries
         )
-    except FileExistsError as exc:
+    except (FileExistsError, ValueError) as exc:
         Console(stderr=True).print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from None
     for path in written:

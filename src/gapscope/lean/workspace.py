@@ -1,54 +1,66 @@
-"""Write a Lean workspace gapscope can check in: pinned toolchain, the REPL, our library.
+"""Write a Lean workspace gapscope can check in: pinned toolchain, the REPL, given libraries.
 
 The pins are the ones the REPL transcripts used in development came from (REPL commit
-8948401, toolchain v4.33.0-rc2); both are parameters. ``extra_files`` lets the O-NNG layer
-put its Peano-arithmetic library into ``GapscopeNNG/`` without this module knowing about it.
+8948401, toolchain v4.33.0-rc2); both are parameters. This layer knows no diagnostic: a
+diagnostic that wants a Lean library in the workspace (O-NNG its Peano arithmetic) passes it
+in ``libraries`` (name -> source of its root module ``<name>.lean``), and checks can then send
+``import <name>`` as their header. ``extra_files`` adds further files (e.g. submodules).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 DEFAULT_TOOLCHAIN = "leanprover/lean4:v4.33.0-rc2"
 DEFAULT_REPL_REV = "8948401"
-LIBRARY = "GapscopeNNG"
+
+_LIBRARY_NAME = re.compile(r"[A-Z][A-Za-z0-9_]*")
 
 _LAKEFILE = """\
 name = "gapscope_lean"
-defaultTargets = ["{library}"]
+defaultTargets = [{targets}]
 
 [[require]]
 name = "REPL"
 git = "https://github.com/leanprover-community/repl"
 rev = "{repl_rev}"
+"""
 
+_LEAN_LIB = """
 [[lean_lib]]
 name = "{library}"
 """
 
-_PLACEHOLDER = f"""\
-/-!
-# {LIBRARY}
 
-Placeholder written by `gapscope lean setup`. The O-NNG diagnostic replaces it with its own
-Peano-arithmetic library; checks that use it send `import {LIBRARY}` as their header.
--/
-"""
+def _check_library_name(name: str) -> None:
+    if not _LIBRARY_NAME.fullmatch(name):
+        raise ValueError(
+            f"library name {name!r} must be a Lean module name: a capital letter, then letters, "
+            "digits or underscores"
+        )
 
 
 def workspace_files(
     toolchain: str = DEFAULT_TOOLCHAIN,
     repl_rev: str = DEFAULT_REPL_REV,
+    libraries: Mapping[str, str] | None = None,
     extra_files: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """Relative path -> content of every file of the workspace (extra files override)."""
+    libraries = dict(libraries or {})
+    for name in libraries:
+        _check_library_name(name)
+    lakefile = _LAKEFILE.format(
+        targets=", ".join(f'"{name}"' for name in libraries), repl_rev=repl_rev
+    ) + "".join(_LEAN_LIB.format(library=name) for name in libraries)
     files = {
         "lean-toolchain": toolchain.strip() + "\n",
-        "lakefile.toml": _LAKEFILE.format(library=LIBRARY, repl_rev=repl_rev),
-        f"{LIBRARY}.lean": _PLACEHOLDER,
+        "lakefile.toml": lakefile,
         ".gitignore": "/.lake\n",
     }
+    files.update({f"{name}.lean": source for name, source in libraries.items()})
     for name, content in (extra_files or {}).items():
         path = PurePosixPath(name)
         if path.is_absolute() or ".." in path.parts or not path.parts:
@@ -63,6 +75,7 @@ def write_workspace(
     force: bool = False,
     toolchain: str = DEFAULT_TOOLCHAIN,
     repl_rev: str = DEFAULT_REPL_REV,
+    libraries: Mapping[str, str] | None = None,
     extra_files: Mapping[str, str] | None = None,
 ) -> list[Path]:
     """Write the workspace into ``directory``; FileExistsError if it is non-empty w/o force."""
@@ -71,7 +84,7 @@ def write_workspace(
     if directory.is_dir() and any(directory.iterdir()) and not force:
         raise FileExistsError(f"{directory} is not empty; pass --force to write into it anyway")
     written: list[Path] = []
-    for name, content in workspace_files(toolchain, repl_rev, extra_files).items():
+    for name, content in workspace_files(toolchain, repl_rev, libraries, extra_files).items():
         path = directory / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content, encoding="utf-8")

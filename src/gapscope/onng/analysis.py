@@ -72,8 +72,10 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def summarize(records: Sequence[Record]) -> dict[str, Any]:
-    """Per model: a row per lambda (n, correct rate, mean latency and tokens, parse
-    statuses), the robustness curve, and ANOVA/Kruskal-Wallis per outcome across lambda."""
+    """Per model: a row per lambda (n, correct rate, mean latency and tokens, parse statuses,
+    verdicts - Lean's, ``disallowed_tactic``/``statement_changed`` from the checks before
+    Lean, ``unchecked`` without a usable answer), the robustness curve, and
+    ANOVA/Kruskal-Wallis per outcome across lambda."""
     by_model: dict[str, dict[float, list[Record]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
         by_model[r.model][r.lam].append(r)
@@ -84,8 +86,10 @@ def summarize(records: Sequence[Record]) -> dict[str, Any]:
         for lam in lams:
             group = by_lam[lam]
             parse: dict[str, int] = defaultdict(int)
+            verdicts: dict[str, int] = defaultdict(int)
             for r in group:
                 parse[r.parse_status] += 1
+                verdicts[r.status or "unchecked"] += 1
             rows.append(
                 {
                     "lam": lam,
@@ -94,6 +98,7 @@ def summarize(records: Sequence[Record]) -> dict[str, Any]:
                     "mean_inference_s": _mean(_values(group, "inference_s")),
                     "mean_output_tokens": _mean(_values(group, "output_tokens")),
                     "parse_status": dict(sorted(parse.items())),
+                    "verdicts": dict(sorted(verdicts.items())),
                 }
             )
         tests: dict[str, Any] = {}

@@ -73,8 +73,15 @@ class Answer:
 
 
 _FENCE = re.compile(r"```[ \t]*([\w-]*)[ \t]*\n(.*?)```", re.S)
-_CODE_FIELD = re.compile(r'"code"\s*:\s*"(.*)"\s*}', re.S)
-_DRAFT_FIELD = re.compile(r'"draft"\s*:\s*"(.*?)"\s*,', re.S)
+_CODE_FIELD = re.compile(r'"code"\s*:\s*"(.*)"\s*}', re.S | re.I)
+_DRAFT_FIELD = re.compile(r'"draft"\s*:\s*"(.*?)"\s*,', re.S | re.I)
+
+
+def _field(obj: dict[str, Any], name: str) -> object:
+    """``obj[name]`` with the key in any case (the paper writes ``Draft`` and ``Code``)."""
+    if name in obj:
+        return obj[name]
+    return next((v for k, v in obj.items() if k.lower() == name), None)
 
 
 def _objects(text: str, strict: bool) -> list[dict[str, Any]]:
@@ -92,8 +99,8 @@ def _objects(text: str, strict: bool) -> list[dict[str, Any]]:
 
 
 def _answer(obj: dict[str, Any], status: ParseStatus) -> Answer:
-    draft = obj.get("draft")
-    code = obj.get("code")
+    draft = _field(obj, "draft")
+    code = _field(obj, "code")
     draft_text = draft if isinstance(draft, str) else ""
     if not isinstance(code, str) or not code.strip():
         return Answer(draft_text, "", ParseStatus.MISSING_CODE)
@@ -117,7 +124,7 @@ def extract_answer(text: str) -> Answer:
     fenced = [body for lang, body in _FENCE.findall(text) if lang in ("json", "")]
     for strict, status in ((True, ParseStatus.OK), (False, ParseStatus.REPAIRED)):
         objects = [o for body in fenced for o in _objects(body, strict)] + _objects(text, strict)
-        with_code = [o for o in objects if "code" in o]
+        with_code = [o for o in objects if _field(o, "code") is not None]
         if with_code:
             return _answer(with_code[0], status)
     field = _CODE_FIELD.search(text)

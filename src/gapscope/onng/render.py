@@ -74,6 +74,20 @@ def library_file(problem_set: ProblemSet, obf: Obfuscation) -> str:
     return f"{body}\n\nend {obf.name(NAMESPACE)}\n"
 
 
+LEAN_LIBRARY = "GapscopeNNG"
+"""The name O-NNG's library gets in a Lean workspace (``import GapscopeNNG``)."""
+
+
+def workspace_libraries() -> dict[str, str]:
+    """What O-NNG installs into a Lean workspace: its library with the original names.
+
+    Checks do not need it (each check file carries the renamed library); it is there to read
+    and to try proofs in by hand.
+    """
+    problem_set = load_problem_set()
+    return {LEAN_LIBRARY: library_file(problem_set, obfuscation(problem_set, 0.0, 0))}
+
+
 def candidate_declaration(problem: Problem, obf: Obfuscation, code: str) -> str:
     """The model's code as a declaration of the target.
 

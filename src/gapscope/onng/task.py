@@ -1,15 +1,19 @@
 """The O-NNG Inspect task: every problem at every noise level is a sample.
 
-The solver asks the model, extracts ``{"draft", "code"}``, builds the check file (renamed
-library, earlier theorems with their reference proofs, the candidate, a statement guard) and
-has the Lean backend decide it in a worker thread. The scorer counts a sample correct only
-when Lean returned ``valid``; without a Lean backend the task refuses to start.
+The solver asks the model, extracts ``{"draft", "code"}``, runs the static checks (statement
+kept, closed-theory tactics: a failure is its own verdict and never reaches Lean), builds the
+check file (renamed library, earlier theorems with their reference proofs, the candidate, a
+statement guard) and has the Lean backend decide it in a worker thread. A backend failure is
+``server_error`` for that sample; the backend is closed when the task lets go of the solver.
+The scorer counts a sample correct only when Lean returned ``valid``; without a Lean backend
+the task refuses to start.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from typing import Any
 
 from inspect_ai import Task, task
@@ -19,12 +23,12 @@ from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accurac
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from gapscope.lean import open_backend
-from gapscope.lean.backend import CheckRequest, LeanBackend
+from gapscope.lean.backend import LeanBackend
 from gapscope.lean.executor import RayOptions, open_checker
-from gapscope.lean.screen import screen
-from gapscope.onng.problemset import NAMESPACE, ProblemSet, load_problem_set
-from gapscope.onng.prompting import build_prompt, extract_answer, system_prompt
-from gapscope.onng.render import Obfuscation, check_file, obfuscation
+from gapscope.onng.checking import lean_check, static_check
+from gapscope.onng.problemset import ProblemSet, load_problem_set
+from gapscope.onng.prompting import build_prompt, system_prompt
+from gapscope.onng.render import Obfuscation, obfuscation
 
 
 def parse_lams(spec: str) -> tuple[float, ...]:
@@ -135,36 +139,30 @@ def prove(backend: LeanBackend, obfs: dict[float, Obfuscation], timeout_s: float
         output = await get_model().generate(state.messages)
         inference_s = time.perf_counter() - started
         state.output = output
-        answer = extract_answer(output.completion)
+        static = static_check(problem_set, obf, problem, output.completion)
+        answer = static.answer
         record: dict[str, Any] = {
             "parse_status": answer.status.value,
             "draft": answer.draft,
             "code": answer.code,
             "inference_s": inference_s,
             "output_tokens": output.usage.output_tokens if output.usage else None,
-            "status": None,
+            "status": static.status,
+            "detail": static.detail,
             "messages": [],
         }
-        if answer.usable:
-            # Model-written code only: the library around it legitimately uses macros.
-            forbidden = screen(answer.code)
-            request = CheckRequest(
-                code=check_file(problem_set, obf, problem, answer.code),
-                timeout_s=timeout_s,
-                required=(f"{obf.name(NAMESPACE)}.{obf.name(problem.name)}",),
-            )
-            verdict = (
-                forbidden.verdict()
-                if forbidden is not None
-                else (await asyncio.to_thread(backend.check_many, [request]))[0]
+        if static.needs_lean:
+            verdict = await asyncio.to_thread(
+                lean_check, backend, problem_set, obf, problem, answer.code, timeout_s
             )
             record["status"] = verdict.status.value
+            record["detail"] = verdict.detail
             record["messages"] = [m.data for m in verdict.messages if m.severity == "error"]
             record["check_s"] = verdict.elapsed_s
-            record["detail"] = verdict.detail
         state.store.set("onng", record)
         return state
 
+    weakref.finalize(solve, backend.close)
     return solve
 
 
