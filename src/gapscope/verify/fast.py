@@ -9,6 +9,7 @@ on to the isolated symbolic stage.
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from fractions import Fraction
 
 from gapscope.ladder.schema import AnswerSchema
@@ -32,24 +33,29 @@ _OTHER_CHOICE = re.compile(r"(?<![A-Za-z\\])\(?([A-H])\)(?![A-Za-z])|\b(?:and|or
 _SET_WRAP = re.compile(r"^\\\{(.*)\\\}$", re.DOTALL)
 
 
+def _exact(digits: str) -> Fraction:
+    """A decimal literal as a Fraction, through Decimal: ``int()`` refuses >= 4,301 digits."""
+    return Fraction(Decimal(digits))
+
+
 def plain_number(text: str) -> Fraction | None:
     """An integer, a decimal, ``\\frac{p}{q}`` or ``p/q`` as an exact Fraction, else None."""
     text = text.replace(" ", "")
     try:
         if _INT_OR_DEC.match(text):
-            return Fraction(text)
+            return _exact(text)
         if (m := _FRAC.match(text)) is not None:
-            value = Fraction(int(m.group(2)), int(m.group(3)))
+            value = _exact(m.group(2)) / _exact(m.group(3))
             return -value if m.group(1) == "-" else value
         if (m := _SLASH.match(text)) is not None:
-            return Fraction(int(m.group(1)), int(m.group(2)))
+            return _exact(m.group(1)) / _exact(m.group(2))
     except ZeroDivisionError:
         return None
     return None
 
 
 def numbers_match(answer: Fraction, gold: Fraction, approx: bool, rel_tol: float) -> bool:
-    """Exact equality; within ``rel_tol`` only when the response wrote a decimal."""
+    """Exact equality; within ``rel_tol`` only when a decimal was written."""
     if answer == gold:
         return True
     return approx and abs(answer - gold) <= Fraction(rel_tol) * max(abs(gold), Fraction(1, 10**9))
@@ -115,7 +121,8 @@ def fast_check(answer: str, gold: str, schema: AnswerSchema, rel_tol: float) -> 
     same_text = a_text.replace(" ", "") == g_text.replace(" ", "")
     if same_text and (a_marks.percent == g_marks.percent or schema is not AnswerSchema.NUMBER):
         return accept(STRING_MATCH, STAGE)
-    approx = "." in a_text
+    # A decimal on either side licenses the relative tolerance: a gold 0.333333 is 1/3.
+    approx = "." in a_text or "." in g_text
     if schema is AnswerSchema.NUMBER:
         a_num, g_num = plain_number(a_text), plain_number(g_text)
         if a_num is None or g_num is None:

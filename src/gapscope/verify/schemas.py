@@ -65,6 +65,7 @@ def compare_number(
     """NUMBER and EXPR: one scalar, with percent/degree readings."""
     a, approx = _leaf(a_text)
     g = parse(g_text)
+    approx = approx or has_decimal(g_text)  # tolerance both ways: a decimal gold is rounded too
     return any_of(
         scalar_eq(x, y, approx, rel_tol)
         for x in _scaled(a, a_marks, g_marks)

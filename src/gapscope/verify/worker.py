@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import logging
 import re
+import signal
+from multiprocessing.connection import Connection
 
 from gapscope.ladder.schema import AnswerSchema
 from gapscope.verify.verdict import (
+    INTERNAL_ERROR,
     MATH_VERIFY_MATCH,
     MISMATCH,
     NUMERIC_MATCH,
@@ -45,11 +48,22 @@ def init_worker(memory_mb: int | None) -> None:
     schemas.compare("1", "\\frac{2}{2}", AnswerSchema.NUMBER, 1e-6)
 
 
-def ready() -> int:
-    """A no-op task; the parent runs one per worker to know the pool is warm."""
-    import os
+def serve(conn: Connection, memory_mb: int | None) -> None:
+    """A worker's main loop: warm up, say so, then run ``(fn, args)`` tasks until ``None``.
 
-    return os.getpid()
+    A task that raises answers ``None`` (the parent counts it as lost); one that hangs or
+    crashes the process is the parent's to kill.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    init_worker(memory_mb)
+    conn.send("ready")
+    while (message := conn.recv()) is not None:
+        fn, args = message
+        try:
+            result = fn(*args)
+        except Exception:
+            result = None
+        conn.send(result)
 
 
 def _strictness(text: str) -> tuple[int, int]:
@@ -90,6 +104,8 @@ def deep_check(answer: str, gold: str, schema: str, rel_tol: float) -> Result:
         verdict = math_verify_accepts(answer, gold, kind)
     except (RecursionError, MemoryError):
         return ("NOT_ACCEPT", TIMEOUT, "budget")
+    except Exception:  # a library bug on odd input must cost this pair, not the run
+        return ("NOT_ACCEPT", INTERNAL_ERROR, "symbolic")
     if verdict:
         return ("ACCEPT", MATH_VERIFY_MATCH, "math_verify")
     unparsed = outcome is None and verdict is None
