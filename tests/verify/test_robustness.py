@@ -123,4 +123,4 @@ def test_interrupt_keeps_every_verdict_written_so_far(tmp_path: Path) -> None:
     assert proc.returncode == 130
     assert [json.loads(x)["label"] for x in lines] == ["ACCEPT"] * 3
     assert rest == b""
-    assert b"interrupted: 3 verdicts written" in err and b"Traceback" not in err
+    assert b"interrupted:" in err and b"Traceback" not in err

@@ -36,14 +36,26 @@ _STATEMENT = re.compile(
     r"|(?:therefore|thus|hence|so)\b[^.\n$]{0,80}?\s(?:is|are|equals)\b)\s*[:\uff1a]?\s*",
     re.IGNORECASE,
 )
+# Only an explicit final answer may overrule an earlier box ("Final Answer: ... is $10,455$").
+_FINAL = re.compile(
+    r"(?:final\s+answer\s*(?:is)?|the\s+(?:final\s+)?answer\s+(?:is|should\s+be))\s*[:\uff1a]?\s*",
+    re.IGNORECASE,
+)
+_VERB = re.compile(r"\s(?:is|are|equals|was)\s", re.IGNORECASE)
+_LEADING_NUMBER = re.compile(r"^\$?(-?\d[\d,]*(?:\.\d+)?)\$?\s+[A-Za-z]")
+_CHAT_TOKENS = re.compile(r"(?:\s*<\|[a-z_]+\|>\s*(?:user|assistant|system)?)+\s*$")
 _MATH_SPAN = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
 _SENTENCE_END = re.compile(r"\.(?:\s|$)|\n")
 _EMPHASIS = re.compile(r"^[*_\s]+|[*_\s]+$")
 # What may follow the last math span for it to count as "trailing": punctuation, a closing word.
-_TRAILER = re.compile(r"^[\s.,;:!*)\]}]*$")
-_MAX_TRAILER_CHARS = 3
+_TRAILER = re.compile(r"^[\s.,;:!*)\]}]*(?:[A-Za-z][A-Za-z ]*[.!]?)?[\s.*]*$")
+_MAX_TRAILER_CHARS = 40
 _MAX_STATEMENT_CHARS = 400
 _MAX_BARE_CHARS = 80
+# Boxes joined by one of these ("\\boxed{1} and \\boxed{2}") may form one answer; boxes with
+# only prose between them ("\\boxed{1} no no \\boxed{2}") are separate statements.
+_BOX_TAIL = re.compile(r"\\(?:boxed|fbox)\s*\{$")
+_CONNECTOR = re.compile(r"[,;]|\b(?:and|or)\b|\\q?quad")
 # Boxes closer than this (no blank line between) form one group: one answer split over boxes.
 _MAX_BOX_GAP_CHARS = 80
 
@@ -118,7 +130,8 @@ def _box_group(body: str, spans: list[tuple[int, int]]) -> tuple[str, ...]:
     """The last run of boxes written close together (``x_1=\\boxed{1}, x_2=\\boxed{2}``).
 
     Boxes nested in a later box, or separated by a blank line or a long stretch of prose, are
-    not part of the run: those are intermediate results, not pieces of the answer.
+    not part of the run: those are intermediate results, not pieces of the answer. Neither are
+    boxes with no connector (a comma, "and", "or", a ``\\quad``) between them.
     """
     outer: list[tuple[int, int]] = []
     for span in spans:  # spans come in opening order, so a nested one starts before the last end
@@ -126,8 +139,11 @@ def _box_group(body: str, spans: list[tuple[int, int]]) -> tuple[str, ...]:
             outer.append(span)
     group = [outer[-1]]
     for prev in reversed(outer[:-1]):
-        gap = body[prev[1] + 1 : group[0][0]]
+        gap = _BOX_TAIL.sub("", body[prev[1] + 1 : group[0][0]])
+        adjacent = not gap.strip(" $\\()")  # ``$\\boxed{1}\\boxed{2}$``
         if len(gap) > _MAX_BOX_GAP_CHARS or "\n\n" in gap:
+            break
+        if not (adjacent or _CONNECTOR.search(gap)):
             break
         group.insert(0, prev)
     return tuple(text_of(body, s, e) for s, e in group)
@@ -140,18 +156,37 @@ def _last(matches: Iterator[re.Match[str]]) -> re.Match[str] | None:
     return found
 
 
-def _statement(body: str) -> str | None:
-    """The answer of the last explicit final-answer statement, else None."""
-    last = _last(_STATEMENT.finditer(body))
+def _phrase_answer(phrase: str) -> str | None:
+    """The answer inside a statement's phrase: ``The volume of $V$ is 120`` -> ``120``,
+    ``12 distinct sequences`` -> ``12``, ``$x = 3$ is the solution`` -> ``x = 3``."""
+    verbs = list(_VERB.finditer(phrase))
+    if verbs and not _MATH_SPAN.fullmatch(phrase.strip()):
+        phrase = phrase[verbs[-1].end() :]
+    phrase = phrase.strip()
+    if (span := _MATH_SPAN.match(phrase)) is not None:
+        return next(g for g in span.groups() if g is not None).strip() or None
+    if (number := _LEADING_NUMBER.match(phrase)) is not None:
+        return number.group(1)
+    return _EMPHASIS.sub("", phrase).strip() or None
+
+
+def _statement_match(body: str, pattern: re.Pattern[str]) -> tuple[int, str] | None:
+    """(where it starts, the answer) of the last statement matching ``pattern``."""
+    last = _last(pattern.finditer(body))
     if last is None:
         return None
     rest = body[last.end() : last.end() + _MAX_STATEMENT_CHARS]
     span = _MATH_SPAN.match(rest)
     if span is not None:
-        return next(g for g in span.groups() if g is not None).strip() or None
-    stop = _SENTENCE_END.search(rest)
-    answer = _EMPHASIS.sub("", rest[: stop.start()] if stop else rest)
-    return answer.strip() or None
+        phrase = rest[: span.end()]
+        tail = rest[span.end() :]
+        stop = _SENTENCE_END.search(tail)
+        phrase += tail[: stop.start()] if stop else tail
+    else:
+        stop = _SENTENCE_END.search(rest)
+        phrase = rest[: stop.start()] if stop else rest
+    answer = _phrase_answer(_EMPHASIS.sub("", phrase))
+    return None if answer is None else (last.start(), answer)
 
 
 def _trailing_math(body: str) -> str | None:
@@ -167,16 +202,19 @@ def _trailing_math(body: str) -> str | None:
 
 def find_answer(response: str) -> Extracted | None:
     """The answer and the stage that found it (boxed, statement, trailing math, bare)."""
-    body = strip_reasoning(response)
+    body = _CHAT_TOKENS.sub("", strip_reasoning(response))
     spans = _boxes(body)
     if spans:
+        final = _statement_match(body, _FINAL)
+        if final is not None and final[0] > spans[-1][1]:
+            return Extracted(final[1], STATEMENT)  # the model's last word came after its box
         group = _box_group(body, spans)
         start, end = spans[-1]
         return Extracted(text_of(body, start, end), BOXED, group)
     if _BOX_START.search(body):
         return None  # the response was cut off inside its box: it committed to no answer
-    if (answer := _statement(body)) is not None:
-        return Extracted(answer, STATEMENT)
+    if (statement := _statement_match(body, _STATEMENT)) is not None:
+        return Extracted(statement[1], STATEMENT)
     if (answer := _trailing_math(body)) is not None:
         return Extracted(answer, TRAILING_MATH)
     stripped = body.strip()

@@ -68,6 +68,39 @@ def scaled_candidates(value: Fraction, marks: Marks, other: Marks) -> list[Fract
     return [value]
 
 
+def ratio(text: str) -> tuple[Fraction, Fraction] | None:
+    """``p:q`` with plain numbers on both sides, else None."""
+    parts = text.replace(" ", "").split(":")
+    if len(parts) != 2:
+        return None
+    p, q = plain_number(parts[0]), plain_number(parts[1])
+    return None if p is None or q is None else (p, q)
+
+
+def _same_ratio(a_text: str, g_text: str) -> bool | None:
+    """Whether two answers are the same ratio; None when neither side is a ratio.
+
+    ``a:b`` is never a division: ``1:0`` is not ``2:0`` and ``12:00`` (a time) is not
+    ``1:00``. With a zero, or a two-digit ``0x`` second part (a clock time), the parts must be
+    equal; otherwise ratios are equal when cross products are (``3:5`` is ``6:10``). A ratio
+    against a number compares ``a/b``.
+    """
+    a_r, g_r = ratio(a_text), ratio(g_text)
+    if a_r is None and g_r is None:
+        return None
+    if a_r is not None and g_r is not None:
+        clock = any(re.search(r":0\d$", t.replace(" ", "")) for t in (a_text, g_text))
+        if clock or 0 in (*a_r, *g_r):
+            return a_r == g_r
+        return a_r[0] * g_r[1] == a_r[1] * g_r[0]
+    r, other = (a_r, g_text) if a_r is not None else (g_r, a_text)
+    assert r is not None
+    value = plain_number(other)
+    if value is None:
+        return None if ":" in other else False
+    return r[1] != 0 and r[0] / r[1] == value
+
+
 def choice_letter(text: str) -> str | None:
     """The single option letter of an MCQ answer (``(D)``, ``D.``, ``D) 7``), else None."""
     text = unwrap_text(clean(text)).strip()
@@ -124,6 +157,8 @@ def fast_check(answer: str, gold: str, schema: AnswerSchema, rel_tol: float) -> 
     # A decimal on either side licenses the relative tolerance: a gold 0.333333 is 1/3.
     approx = "." in a_text or "." in g_text
     if schema is AnswerSchema.NUMBER:
+        if (same := _same_ratio(a_text, g_text)) is not None:
+            return accept(NUMERIC_MATCH, STAGE) if same else reject(MISMATCH, STAGE)
         a_num, g_num = plain_number(a_text), plain_number(g_text)
         if a_num is None or g_num is None:
             return None

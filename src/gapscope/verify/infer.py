@@ -15,6 +15,7 @@ from gapscope.ladder.schema import AnswerSchema
 from gapscope.verify.normalize import (
     clean,
     drop_thousands,
+    strip_assignment,
     strip_marks,
     strip_units,
     unwrap_text,
@@ -59,7 +60,7 @@ def infer_schema(gold: str) -> AnswerSchema:
     """The schema a gold answer is written in; EXPR when nothing more specific fits."""
     text = clean(gold)
     bare = unwrap_text(text)
-    if _MCQ.match(bare) and not re.match(r"^[A-H]\s*[=+\-*/^<>]", bare):
+    if _MCQ.match(bare) and not re.match(r"^[A-H]\s*[=+\-*/^<>]", bare) and "=" not in bare:
         return AnswerSchema.MCQ_STRING
     if _WORD.match(bare) and bare.lower() not in {"or", "and"}:
         return AnswerSchema.MCQ_STRING
@@ -75,6 +76,9 @@ def infer_schema(gold: str) -> AnswerSchema:
     if _RELATION.search(text):
         return AnswerSchema.INEQUALITY
     if has_top(text, "="):
+        value = strip_assignment(text)  # ``a = 4, -8, -10`` is the set of values of a
+        if value != text and not has_top(value, "=") and len(split_top(value, _LIST_WORDS)) > 1:
+            return infer_schema(value)
         return AnswerSchema.EQUATION
     if _is_set_braces(text) and "(" not in text:
         return AnswerSchema.SET

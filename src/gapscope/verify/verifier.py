@@ -29,6 +29,7 @@ from gapscope.verify.extract import BOXES, NONE, Extracted, find_answer
 from gapscope.verify.fast import fast_check
 from gapscope.verify.infer import infer_schema
 from gapscope.verify.limits import screen_pair, screen_response
+from gapscope.verify.normalize import clean
 from gapscope.verify.pool import TaskPool
 from gapscope.verify.split import split_top, wrapped
 from gapscope.verify.verdict import NO_BOXED, TIMEOUT, Label, Verdict, reject
@@ -40,7 +41,7 @@ Key = tuple[str, str, AnswerSchema]
 _TIMEOUT: Result = ("NOT_ACCEPT", TIMEOUT, "pool")
 MAX_TIMEOUT_S = 3600.0
 _WINDOW = 256
-_MULTI_ANSWER = (AnswerSchema.SET, AnswerSchema.TUPLE_LIST)
+_MULTI_ANSWER = (AnswerSchema.SET, AnswerSchema.TUPLE_LIST, AnswerSchema.EQUATION)
 _ELEMENT_SEPARATORS = (",", ";", " or ", " and ")
 
 
@@ -61,7 +62,7 @@ def check_timeout(timeout_s: float) -> float:
 
 
 def _elements(text: str) -> int:
-    body = text.strip()
+    body = clean(text)
     if body.startswith("\\{") and body.endswith("\\}"):
         body = body[2:-2]
     return len(split_top(body, _ELEMENT_SEPARATORS))
@@ -71,7 +72,8 @@ def combined_answer(found: Extracted, gold: str, schema: AnswerSchema) -> tuple[
     """(answer, extraction stage): the final group of boxes as one answer where that is meant.
 
     ``\\boxed{1}`` and ``\\boxed{2}`` against ``{1,2}``, or one box per unknown, are one answer
-    when the gold is a set/tuple/list with more elements than the last box holds.
+    when the gold is a set/tuple/list (or a system of equations) with more elements than the
+    last box holds.
     """
     if schema not in _MULTI_ANSWER or len(found.group) < 2:
         return found.answer, found.stage
