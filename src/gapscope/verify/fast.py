@@ -30,6 +30,7 @@ _FRAC = re.compile(r"^([-+]?)\\frac\{([-+]?\d+)\}\{([-+]?\d+)\}$")
 _SLASH = re.compile(r"^([-+]?\d+)\s*/\s*(\d+)$")
 _CHOICE = re.compile(r"^(?:option|answer|choice)?\s*:?\s*\(?([A-Ha-h])\)?(?=$|[.:)\s,])")
 _OTHER_CHOICE = re.compile(r"(?<![A-Za-z\\])\(?([A-H])\)(?![A-Za-z])|\b(?:and|or)\s+\(?[A-H]\b")
+_FINE_PRECISION = Fraction(1, 10**4)
 _SET_WRAP = re.compile(r"^\\\{(.*)\\\}$", re.DOTALL)
 
 
@@ -52,6 +53,20 @@ def plain_number(text: str) -> Fraction | None:
     except ZeroDivisionError:
         return None
     return None
+
+
+def rounds_to(value: Fraction, gold_text: str) -> bool:
+    """Whether an exact value rounds to a decimal gold written to a fine precision.
+
+    A gold ``0.333333`` stands for ``1/3`` rounded to its last written digit; a coarse gold
+    (``0.33``: half a unit of the last digit is over 1e-4 of the value) grants nothing.
+    """
+    text = gold_text.replace(" ", "")
+    gold = plain_number(text)
+    if gold is None or gold == 0 or "." not in text or not _INT_OR_DEC.match(text):
+        return False
+    half_unit = Fraction(1, 2 * 10 ** (len(text) - text.index(".") - 1))
+    return half_unit <= _FINE_PRECISION * abs(gold) and abs(value - gold) <= half_unit
 
 
 def numbers_match(answer: Fraction, gold: Fraction, approx: bool, rel_tol: float) -> bool:
@@ -166,6 +181,8 @@ def fast_check(answer: str, gold: str, schema: AnswerSchema, rel_tol: float) -> 
             for g in scaled_candidates(g_num, g_marks, a_marks):
                 if numbers_match(a, g, approx, rel_tol):
                     return accept(NUMERIC_MATCH, STAGE)
+        if "." not in a_text and rounds_to(a_num, g_text):
+            return accept(NUMERIC_MATCH, STAGE)
         return reject(MISMATCH, STAGE)
     if schema is AnswerSchema.SET:
         return _number_lists(a_text, g_text, rel_tol, approx)

@@ -23,6 +23,8 @@ from gapscope.verify.normalize import (
 from gapscope.verify.split import has_top, split_top, wrapped
 
 _MCQ = re.compile(r"^\(?([A-H])\)?(?:$|[.:)]|\s)")
+# ``A = 3``, ``B+C``, or a ratio label ``A:B = 1`` start with a capital but are not options.
+_NOT_MCQ = re.compile(r"^[A-H]\s*(?:[=+\-*/^<>]|:\s*[A-Za-z]\w*\s*=)")
 _MATRIX = re.compile(r"\\begin\{[pbBv]?matrix\}|\\begin\{array\}")
 _RELATION = re.compile(r"\\le |\\ge |\\ne |<|>")
 _WORD = re.compile(r"^[A-Za-z][A-Za-z ]{3,}$")
@@ -60,7 +62,7 @@ def infer_schema(gold: str) -> AnswerSchema:
     """The schema a gold answer is written in; EXPR when nothing more specific fits."""
     text = clean(gold)
     bare = unwrap_text(text)
-    if _MCQ.match(bare) and not re.match(r"^[A-H]\s*[=+\-*/^<>]", bare) and "=" not in bare:
+    if _MCQ.match(bare) and not _NOT_MCQ.match(bare):
         return AnswerSchema.MCQ_STRING
     if _WORD.match(bare) and bare.lower() not in {"or", "and"}:
         return AnswerSchema.MCQ_STRING

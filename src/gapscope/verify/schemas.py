@@ -276,10 +276,14 @@ def _labelled_eq(a: tuple[str, str], g: tuple[str, str], rel_tol: float) -> Outc
     both left sides are plain variables (then the equations are compared as equations)."""
     if not (is_label(a[0]) and is_label(g[0])):
         return None
-    same_name = a[0].replace(" ", "") == g[0].replace(" ", "")
-    if not same_name:
-        return None if is_variable(a[0]) and is_variable(g[0]) else "no"
-    return _scalar(a[1], g[1], rel_tol)
+    name = a[0].replace(" ", "")
+    if name == g[0].replace(" ", ""):
+        return _scalar(a[1], g[1], rel_tol)
+    if a[1].replace(" ", "") == g[0].replace(
+        " ", ""
+    ):  # ``\\frac{x}{b} = r`` for ``r = \\frac{x}{b}``
+        return _scalar(a[0], g[1], rel_tol)
+    return None if is_variable(a[0]) and is_variable(g[0]) else "no"
 
 
 def _equation_eq(a: tuple[str, str], g: tuple[str, str], rel_tol: float) -> Outcome:
@@ -288,7 +292,7 @@ def _equation_eq(a: tuple[str, str], g: tuple[str, str], rel_tol: float) -> Outc
     al, ar, gl, gr = parse(a[0]), parse(a[1]), parse(g[0]), parse(g[1])
     if not all(isinstance(x, sympy.Expr) for x in (al, ar, gl, gr)):
         return "unknown"
-    if al == gl and ar == gr:
+    if (al, ar) in ((gl, gr), (gr, gl)):  # same or swapped sides: no identity test needed
         return "symbolic"
     if scalar_eq(gl, gr, False, rel_tol) in ("symbolic", "numeric"):
         return any_of(

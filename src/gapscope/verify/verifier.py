@@ -61,29 +61,36 @@ def check_timeout(timeout_s: float) -> float:
     return float(timeout_s)
 
 
-def _elements(text: str) -> int:
+def _items(text: str) -> list[str]:
+    """The top-level items of an answer (set braces dropped)."""
     body = clean(text)
     if body.startswith("\\{") and body.endswith("\\}"):
         body = body[2:-2]
-    return len(split_top(body, _ELEMENT_SEPARATORS))
+    return split_top(body, _ELEMENT_SEPARATORS)
+
+
+def _tuple_size(text: str) -> int:
+    """Components of an answer that is one parenthesised tuple, else 0."""
+    w = wrapped(clean(text))
+    return len(split_top(w[1], (",",))) if w is not None and w[0] == "(" else 0
 
 
 def combined_answer(found: Extracted, gold: str, schema: AnswerSchema) -> tuple[str, str]:
     """(answer, extraction stage): the final group of boxes as one answer where that is meant.
 
-    ``\\boxed{1}`` and ``\\boxed{2}`` against ``{1,2}``, or one box per unknown, are one answer
-    when the gold is a set/tuple/list (or a system of equations) with more elements than the
-    last box holds.
+    ``\\boxed{1}`` and ``\\boxed{2}`` against ``{1,2}``, or one box per unknown (against a
+    tuple ``(x, y)`` or a system), are one answer when the gold is a set/tuple/list or a system
+    of equations with more values than the last box holds.
     """
     if schema not in _MULTI_ANSWER or len(found.group) < 2:
         return found.answer, found.stage
-    if _elements(found.answer) >= _elements(gold):
-        return found.answer, found.stage
-    joined = ", ".join(found.group)
-    w = wrapped(gold.strip())
-    if w is not None and w[0] == "(" and len(split_top(w[1], (",",))) == len(found.group):
-        joined = "(" + joined + ")"
-    return joined, BOXES
+    gold_items, answer_items = len(_items(gold)), len(_items(found.answer))
+    if gold_items > answer_items:
+        return ", ".join(found.group), BOXES
+    size = _tuple_size(gold)
+    if gold_items == 1 and size == len(found.group) and not _tuple_size(found.answer):
+        return "(" + ", ".join(found.group) + ")", BOXES
+    return found.answer, found.stage
 
 
 @dataclass(frozen=True, slots=True)
