@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 
 from gapscope.verify import Verifier
+from gapscope.verify.pool import TaskPool
+from tests.verify.pool_tasks import pid_after
 
 # Not caught by the input bounds (symbolic base), and sympy cannot expand it in seconds.
 SLOW = "\\boxed{(1+x)^{(1+x)^{(1+x)^{100}}}}"
@@ -71,3 +73,16 @@ def test_check_each_emits_fast_verdicts_before_slow_ones_finish() -> None:
         )
     assert [r for _, r in seen] == ["string_match", "mismatch", "timeout", "string_match"]
     assert seen[1][0] < 1.0 <= seen[2][0]
+
+
+def test_a_late_task_kills_its_worker_only() -> None:
+    """The other worker keeps its process (and its warm imports) across a timeout."""
+    pool: TaskPool[int] = TaskPool(pid_after, workers=2, memory_mb=None)
+    try:
+        before = set(pool.run([(0.3,), (0.3,), (0.3,), (0.3,)], 10.0, -1))
+        assert len(before) == 2
+        assert pool.run([(60.0,), (0.0,)], 1.0, -1)[0] == -1
+        after = set(pool.run([(0.3,), (0.3,), (0.3,), (0.3,)], 10.0, -1))
+        assert len(before & after) == 1 and pool.recycles == 1
+    finally:
+        pool.close()

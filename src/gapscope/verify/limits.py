@@ -23,7 +23,7 @@ MAX_NESTING = 64
 MAX_VALUE_DIGITS = 100_000
 
 _TOWER = re.compile(r"^\s*\d+(?:\s*\^\s*\{?\s*\d+)+\s*\}*\s*$")
-_FACTORIAL = re.compile(r"(\d+)\s*!")
+_FACTORIAL = re.compile(r"(?<!\d)(\d+)\s*!")  # the lookbehind keeps it linear
 
 
 def _tower_digits(text: str) -> float:
