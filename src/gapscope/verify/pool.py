@@ -74,6 +74,8 @@ class TaskPool(Generic[R]):
         self._size = max(1, workers)
         self._memory_mb = memory_mb
         self._workers: list[_Worker] = []
+        self._queue: deque[tuple[int, tuple[Any, ...]]] = deque()
+        self._next_ticket = 0
         self._failed_starts = 0
         self.recycles = 0
 
@@ -145,38 +147,66 @@ class TaskPool(Generic[R]):
                 on_lost(w.task)
             self._replace(w)
 
+    @property
+    def outstanding(self) -> int:
+        """Tasks submitted and not yet collected (queued or running)."""
+        return len(self._queue) + sum(w.task is not None for w in self._workers)
+
+    def submit(self, args: tuple[Any, ...]) -> int:
+        """Queue ``fn(*args)``; the returned ticket identifies its result in ``collect``."""
+        self._fill()
+        ticket = self._next_ticket
+        self._next_ticket += 1
+        self._queue.append((ticket, args))
+        return ticket
+
+    def _dispatch(self, timeout_s: float) -> None:
+        for w in self._workers:
+            if self._queue and w.ready and w.task is None:
+                ticket, args = self._queue.popleft()
+                w.send(ticket, (self._fn, args), timeout_s)
+
+    def collect(self, timeout_s: float, on_timeout: R, wait_s: float | None) -> list[tuple[int, R]]:
+        """Run queued tasks (deadline ``timeout_s`` each) and return the finished ones.
+
+        Waits up to ``wait_s`` seconds, or until at least one task finishes when None.
+        ``on_timeout`` stands for the result of a task that ran late or crashed its worker.
+        """
+        finished: list[tuple[int, R]] = []
+        while True:
+            self._dispatch(timeout_s)
+            busy = [w.deadline for w in self._workers if w.task is not None]
+            if not busy and not self._queue:
+                return finished
+            horizon = min(busy) - time.monotonic() if busy else timeout_s
+            self._poll(
+                horizon if wait_s is None else min(horizon, wait_s),
+                lambda ticket, result: finished.append((ticket, result)),
+                lambda ticket: finished.append((ticket, on_timeout)),
+            )
+            if finished or wait_s is not None:
+                self._dispatch(timeout_s)  # keep every worker busy while the caller works
+                return finished
+
+    def cancel(self) -> None:
+        """Forget queued tasks and kill workers still running one (their caller gave up)."""
+        self._queue.clear()
+        for w in [w for w in self._workers if w.task is not None]:
+            w.kill()
+            self._workers.remove(w)
+
     def imap(
         self, tasks: Sequence[tuple[Any, ...]], timeout_s: float, on_timeout: R
     ) -> Iterator[tuple[int, R]]:
         """(index, result) pairs as tasks finish; ``on_timeout`` for late or crashed tasks."""
-        pending: deque[int] = deque(range(len(tasks)))
-        finished: deque[tuple[int, R]] = deque()
-        remaining = len(tasks)
-        self._fill()
+        index = {self.submit(args): i for i, args in enumerate(tasks)}
         try:
-            while remaining:
-                for w in self._workers:
-                    if pending and w.ready and w.task is None:
-                        idx = pending.popleft()
-                        w.send(idx, (self._fn, tasks[idx]), timeout_s)
-                busy = [w.deadline for w in self._workers if w.task is not None]
-                horizon = min(busy) - time.monotonic() if busy else timeout_s
-                self._poll(
-                    horizon,
-                    lambda idx, result: finished.append((idx, result)),
-                    lambda idx: finished.append((idx, on_timeout)),
-                )
-                while finished:
-                    remaining -= 1
-                    yield finished.popleft()
+            while index:
+                for ticket, result in self.collect(timeout_s, on_timeout, None):
+                    yield index.pop(ticket), result
         finally:
-            self._drop_busy()
-
-    def _drop_busy(self) -> None:
-        """Kill workers still running a task nobody waits for (the caller stopped early)."""
-        for w in [w for w in self._workers if w.task is not None]:
-            w.kill()
-            self._workers.remove(w)
+            if index:
+                self.cancel()
 
     def run(self, tasks: Sequence[tuple[Any, ...]], timeout_s: float, on_timeout: R) -> list[R]:
         """Results in task order."""
@@ -185,6 +215,7 @@ class TaskPool(Generic[R]):
 
     def close(self) -> None:
         """Stop every worker; the pool starts again on the next task."""
+        self._queue.clear()
         workers, self._workers = self._workers, []
         for w in workers:
             if w.task is not None or not w.ready:

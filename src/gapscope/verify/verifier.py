@@ -15,10 +15,9 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from itertools import islice
 from pathlib import Path
 from types import TracebackType
 from typing import cast
@@ -40,7 +39,7 @@ Item = tuple[str, str] | tuple[str, str, SchemaLike]
 Key = tuple[str, str, AnswerSchema]
 _TIMEOUT: Result = ("NOT_ACCEPT", TIMEOUT, "pool")
 MAX_TIMEOUT_S = 3600.0
-_WINDOW = 256
+_MAX_PENDING = 4096
 _MULTI_ANSWER = (AnswerSchema.SET, AnswerSchema.TUPLE_LIST, AnswerSchema.EQUATION)
 _ELEMENT_SEPARATORS = (",", ";", " or ", " and ")
 
@@ -192,7 +191,7 @@ class Verifier:
         plan = self._pair_plan(answer, gold, as_schema(schema, gold), "bare")
         out: list[Verdict] = []
         with self._lock:
-            self._run([plan], out.append)
+            _Stream(self, out.append).run_plans([plan])
         return out[0]
 
     def check_many(self, items: Iterable[Item]) -> list[Verdict]:
@@ -204,13 +203,21 @@ class Verifier:
     def check_each(self, items: Iterable[Item], on_verdict: Callable[[Verdict], None]) -> None:
         """Call ``on_verdict`` once per item, in input order, as soon as each is decided.
 
-        Items are read lazily, a window at a time, so a long file streams through.
+        Items are read lazily and slow pairs go to the pool as they are read, so a long file
+        streams through and one slow pair holds back only the lines after it (at most
+        ``_MAX_PENDING`` of them are read ahead), never the workers.
         """
-        iterator = iter(items)
-        while window := list(islice(iterator, _WINDOW)):
-            plans = [self._plan(item) for item in window]
-            with self._lock:
-                self._run(plans, on_verdict)
+        with self._lock:
+            _Stream(self, on_verdict).run(items)
+
+    def _settle(self, key: Key) -> Verdict | None:
+        """The verdict from the caches or the fast paths, else None (the pair needs a worker)."""
+        if (cached := self._cached(key)) is not None:
+            self._hits += 1
+            return cached
+        self._misses += 1
+        verdict = fast_check(key[0], key[1], key[2], self.rel_tol)
+        return None if verdict is None else self._remember(key, verdict)
 
     def _plan(self, item: Item) -> _Planned:
         response, gold = item[0], item[1]
@@ -240,47 +247,6 @@ class Verifier:
                 return self._remember(key, stored)
         return None
 
-    def _run(self, plans: Sequence[_Planned], on_verdict: Callable[[Verdict], None]) -> None:
-        """Settle every plan (cache, fast paths, then the pool) and emit verdicts in order."""
-        decided: dict[Key, Verdict] = {}
-        slow: list[Key] = []
-        for plan in plans:
-            key = plan.key
-            if key is None or key in decided or key in slow:
-                continue
-            if (cached := self._cached(key)) is not None:
-                self._hits += 1
-                decided[key] = cached
-                continue
-            self._misses += 1
-            verdict = fast_check(key[0], key[1], key[2], self.rel_tol)
-            if verdict is None:
-                slow.append(key)
-            else:
-                decided[key] = self._remember(key, verdict)
-        emitted = 0
-
-        def emit_ready() -> None:
-            nonlocal emitted
-            while emitted < len(plans):
-                plan = plans[emitted]
-                verdict = plan.verdict
-                if verdict is None:
-                    assert plan.key is not None
-                    if plan.key not in decided:
-                        return
-                    verdict = replace(decided[plan.key], extraction=plan.extraction)
-                emitted += 1
-                on_verdict(verdict)
-
-        emit_ready()
-        if slow:
-            args = [(a, g, s.value, self.rel_tol) for a, g, s in slow]
-            for idx, (label, reason, stage) in self._pool.imap(args, self.timeout_s, _TIMEOUT):
-                key = slow[idx]
-                decided[key] = self._remember(key, Verdict(cast(Label, label), reason, stage))
-                emit_ready()
-
     def _remember(self, key: Key, verdict: Verdict) -> Verdict:
         self._cache[key] = verdict
         if len(self._cache) > self._cache_size:
@@ -288,3 +254,72 @@ class Verifier:
         if self._disk is not None:
             self._disk.put(cache_key(key[0], key[1], key[2].value, self.rel_tol), verdict)
         return verdict
+
+
+class _Stream:
+    """One ordered pass over items: cheap verdicts at once, slow pairs to the pool as read.
+
+    Verdicts leave in input order: a plan waits in ``pending`` until every plan before it is
+    decided. The same (answer, gold, schema) is sent to the pool once, however often it occurs.
+    """
+
+    def __init__(self, verifier: Verifier, on_verdict: Callable[[Verdict], None]) -> None:
+        self._verifier = verifier
+        self._pool = verifier._pool
+        self._on_verdict = on_verdict
+        self._pending: deque[_Planned] = deque()
+        self._decided: dict[Key, Verdict] = {}
+        self._tickets: dict[int, Key] = {}
+        self._asked: set[Key] = set()
+
+    def run(self, items: Iterable[Item]) -> None:
+        self.run_plans(self._verifier._plan(item) for item in items)
+
+    def run_plans(self, plans: Iterable[_Planned]) -> None:
+        try:
+            for plan in plans:
+                self._add(plan)
+                self._emit()
+                if self._tickets:
+                    self._collect(0.0)
+                while len(self._pending) >= _MAX_PENDING:
+                    self._collect(None)
+            while self._tickets:
+                self._collect(None)
+            self._emit()
+        finally:
+            if self._tickets:  # the caller stopped (Ctrl-C, an error): free the workers
+                self._pool.cancel()
+
+    def _add(self, plan: _Planned) -> None:
+        key = plan.key
+        self._pending.append(plan)
+        if key is None or key in self._decided or key in self._asked:
+            return
+        verdict = self._verifier._settle(key)
+        if verdict is not None:
+            self._decided[key] = verdict
+            return
+        self._asked.add(key)
+        args = (key[0], key[1], key[2].value, self._verifier.rel_tol)
+        self._tickets[self._pool.submit(args)] = key
+
+    def _collect(self, wait_s: float | None) -> None:
+        timeout_s = self._verifier.timeout_s
+        for ticket, (label, reason, stage) in self._pool.collect(timeout_s, _TIMEOUT, wait_s):
+            key = self._tickets.pop(ticket)
+            verdict = Verdict(cast(Label, label), reason, stage)
+            self._decided[key] = self._verifier._remember(key, verdict)
+        self._emit()
+
+    def _emit(self) -> None:
+        while self._pending:
+            plan = self._pending[0]
+            verdict = plan.verdict
+            if verdict is None:
+                assert plan.key is not None
+                if plan.key not in self._decided:
+                    return
+                verdict = replace(self._decided[plan.key], extraction=plan.extraction)
+            self._pending.popleft()
+            self._on_verdict(verdict)
