@@ -11,7 +11,9 @@ Three measurements (``python -m benchmarks.bench_verifier``):
    Target: >= 3x.
 2. **Math-Verify's own suite** (``tests/verify/fixtures/math_verify_cases.jsonl``), same two
    loops. Target: not slower than math-verify.
-3. **Hostile lines** (issue 10): 2,000 lines of the mix with 5 % pathological vs the same
+3. **Start-up**: one answer graded by a fresh ``python -m gapscope.verify`` vs a fresh
+   ``python -c`` running math-verify once (the pool never starts for an easy pair).
+4. **Hostile lines** (issue 10): 2,000 lines of the mix with 5 % pathological vs the same
    clean lines alone, through ``python -m gapscope.verify --jsonl`` (start-up included).
    Target: within 2x of the clean time.
 """
@@ -209,6 +211,21 @@ def bench_hostile(n: int) -> dict[str, Any]:
     }
 
 
+def bench_startup() -> dict[str, Any]:
+    """Measurement 4: one answer graded by a fresh process, ours (CLI) vs a math-verify script."""
+    ours = [sys.executable, "-m", "gapscope.verify", "--gold", "12", "--answer", "So $12$."]
+    script = "from math_verify import parse, verify; verify(parse('$12$'), parse('So $12$.'))"
+    timings = {}
+    for name, command in (
+        ("ours_s", [*ours, "--no-cache"]),
+        ("math_verify_s", [sys.executable, "-c", script]),
+    ):
+        start = time.perf_counter()
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        timings[name] = round(time.perf_counter() - start, 2)
+    return timings
+
+
 def _timed(name: str, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     result = fn()
     print(f"{name}: {json.dumps(result)}", flush=True)
@@ -222,8 +239,9 @@ def main(n_mix: int = 1000, n_hostile: int = 2000) -> dict[str, Any]:
     with Verifier() as verifier:
         mix = _timed("realistic mix (target speedup >= 3)", lambda: bench_mix(verifier, n_mix))
         suite = _timed("Math-Verify suite (target speedup >= 1)", lambda: bench_suite(verifier))
+    startup = _timed("start-up, one answer per process", bench_startup)
     hostile = _timed("hostile lines (target ratio <= 2)", lambda: bench_hostile(n_hostile))
-    return {"mix": mix, "suite": suite, "hostile": hostile}
+    return {"mix": mix, "suite": suite, "startup": startup, "hostile": hostile}
 
 
 if __name__ == "__main__":

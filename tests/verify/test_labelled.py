@@ -10,8 +10,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from gapscope.ladder.schema import AnswerSchema
 from gapscope.verify import Verifier
+from gapscope.verify.schema import AnswerSchema
 
 FIXTURE = Path(__file__).parent / "fixtures" / "verifier_labelled.jsonl"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gapscope.ladder.schema import AnswerSchema
 from gapscope.verify import Verifier, infer_schema
+from gapscope.verify.schema import AnswerSchema
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,8 @@ from typing import IO, Annotated, Any
 
 import typer
 
-from gapscope.ladder.schema import AnswerSchema
 from gapscope.verify.disk_cache import default_cache_path
+from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.verdict import Verdict
 from gapscope.verify.verifier import Item, Verifier, check_timeout
 

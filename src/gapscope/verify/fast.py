@@ -12,8 +12,8 @@ import re
 from decimal import Decimal
 from fractions import Fraction
 
-from gapscope.ladder.schema import AnswerSchema
 from gapscope.verify.normalize import Marks, canonical, clean, unwrap_text
+from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.split import split_top
 from gapscope.verify.verdict import (
     MISMATCH,

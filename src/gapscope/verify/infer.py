@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from gapscope.ladder.schema import AnswerSchema
 from gapscope.verify.normalize import (
     clean,
     drop_thousands,
@@ -20,6 +19,7 @@ from gapscope.verify.normalize import (
     strip_units,
     unwrap_text,
 )
+from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.split import has_top, split_top, wrapped
 
 _MCQ = re.compile(r"^\(?([A-H])\)?(?:$|[.:)]|\s)")

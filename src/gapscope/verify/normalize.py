@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gapscope.ladder.schema import AnswerSchema
+from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.split import split_top, unwrap_braces
 
 _DELIMITERS = re.compile(r"^\s*(\$\$?|\\\(|\\\[)(.*?)(\$\$?|\\\)|\\\])\s*$", re.DOTALL)

@@ -15,9 +15,9 @@ from collections.abc import Callable
 import sympy
 from sympy.solvers.inequalities import solve_univariate_inequality
 
-from gapscope.ladder.schema import AnswerSchema
 from gapscope.verify.normalize import Marks, canonical, is_label, is_variable, strip_assignment
 from gapscope.verify.outcome import Outcome, all_of, any_of, bag_match
+from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.split import has_top, split_top, wrapped
 from gapscope.verify.sympy_eq import (
     ParseFailure,

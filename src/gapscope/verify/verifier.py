@@ -22,7 +22,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import cast
 
-from gapscope.ladder.schema import AnswerSchema
 from gapscope.verify.disk_cache import DiskCache, cache_key
 from gapscope.verify.extract import BOXES, NONE, Extracted, find_answer
 from gapscope.verify.fast import fast_check
@@ -30,6 +29,7 @@ from gapscope.verify.infer import infer_schema
 from gapscope.verify.limits import screen_pair, screen_response
 from gapscope.verify.normalize import clean
 from gapscope.verify.pool import TaskPool
+from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.split import split_top, wrapped
 from gapscope.verify.verdict import NO_BOXED, TIMEOUT, Label, Verdict, reject
 from gapscope.verify.worker import Result, deep_check

@@ -13,7 +13,7 @@ import re
 import signal
 from multiprocessing.connection import Connection
 
-from gapscope.ladder.schema import AnswerSchema
+from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.verdict import (
     INTERNAL_ERROR,
     MATH_VERIFY_MATCH,
@@ -62,14 +62,17 @@ def serve(conn: Connection, memory_mb: int | None) -> None:
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     init_worker(memory_mb)
-    conn.send("ready")
-    while (message := conn.recv()) is not None:
-        fn, args = message
-        try:
-            result = fn(*args)
-        except Exception:
-            result = None
-        conn.send(result)
+    try:
+        conn.send("ready")
+        while (message := conn.recv()) is not None:
+            fn, args = message
+            try:
+                result = fn(*args)
+            except Exception:
+                result = None
+            conn.send(result)
+    except (EOFError, OSError):
+        return  # the parent is gone (it exited or dropped this worker): nothing to report
 
 
 def _strictness(text: str) -> tuple[int, int]:
