@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from gapscope.verify import Verifier
 from gapscope.verify.pool import TaskPool
@@ -86,3 +87,12 @@ def test_a_late_task_kills_its_worker_only() -> None:
         assert len(before & after) == 1 and pool.recycles == 1
     finally:
         pool.close()
+
+
+def test_threads_share_one_verifier(verifier: Verifier) -> None:
+    """Inspect scores samples from several threads at once: each gets its own verdict."""
+    # symbolic pairs: they go through the shared worker pool, not the fast path
+    pairs = [(f"\\boxed{{(x+{n})^2}}", f"x^2+{2 * n}x+{n * n + 1 - n % 2}") for n in range(12)]
+    with ThreadPoolExecutor(max_workers=4) as threads:
+        verdicts = list(threads.map(lambda p: verifier.check(*p), pairs))
+    assert [v.accepted for v in verdicts] == [n % 2 == 1 for n in range(12)]
