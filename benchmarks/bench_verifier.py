@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -40,6 +41,7 @@ ROOT = Path(__file__).parent.parent
 LABELLED = ROOT / "tests" / "verify" / "fixtures" / "verifier_labelled.jsonl"
 MV_SUITE = ROOT / "tests" / "verify" / "fixtures" / "math_verify_cases.jsonl"
 _SEED = 20250101
+_OPTION = re.compile(r"^\(?([A-E])\)?(?:$|[.:)\s])")
 _REASONING = (
     "We first restate the problem and name the unknowns. Substituting the given relation into "
     "the second condition gives an equation in one variable; expanding and collecting terms, "
@@ -75,11 +77,17 @@ def pathological(rng: random.Random) -> str:
 
 
 def _wrong(gold: str, others: list[str], rng: random.Random) -> str:
+    """A near miss, as models write them: another number, option, or one digit changed."""
     value = plain_number(gold)
     if value is not None:
         return str(value + rng.choice((1, -1, 2)))
-    choice = rng.choice(others)
-    return choice if choice != gold else gold + "+1"
+    if (option := _OPTION.match(gold)) is not None:
+        return rng.choice([c for c in "ABCDE" if c != option.group(1)])
+    digits = [i for i, ch in enumerate(gold) if ch.isdigit()]
+    if digits:
+        i = rng.choice(digits)
+        return gold[:i] + str((int(gold[i]) + rng.randrange(1, 9)) % 10) + gold[i + 1 :]
+    return rng.choice([o for o in others if o != gold])
 
 
 def _surface(answer: str, rng: random.Random) -> str:

@@ -27,13 +27,13 @@ STATEMENT = "statement"
 TRAILING_MATH = "trailing_math"
 BARE = "bare"
 NONE = "none"
-STRICT_STAGES = frozenset({BOXED, BOXES})
 
 _THINK_END = "</think>"
 _BOX_START = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_BRACE_TOKEN = re.compile(r"\\.|[{}]", re.DOTALL)
 _STATEMENT = re.compile(
     r"(?:final\s+answer\s*(?:is)?|the\s+(?:final\s+)?answer\s+(?:is|should\s+be)|answer\s*[:\uff1a]"
-    r"|(?:therefore|thus|hence|so)\b[^.\n$]{0,80}?\s(?:is|are|equals)\b)\s*[:\uff1a]?\s*",
+    r"|\b(?:therefore|thus|hence|so)\b[^.\n$]{0,80}?\s(?:is|are|equals)\b)\s*[:\uff1a]?\s*",
     re.IGNORECASE,
 )
 # Only an explicit final answer may overrule an earlier box ("Final Answer: ... is $10,455$").
@@ -75,32 +75,28 @@ def strip_reasoning(response: str) -> str:
     return response if cut < 0 else response[cut + len(_THINK_END) :]
 
 
-def closing_braces(text: str) -> dict[int, int]:
-    """For every ``{`` that is closed, the index of its ``}`` (``\\{`` and ``\\}`` skipped).
-
-    One pass with a stack: linear however deep or however many the braces are.
-    """
+def closing_braces(text: str, start: int = 0) -> dict[int, int]:
+    """For every ``{`` from ``start`` that is closed, the index of its ``}`` (``\\{``, ``\\}``
+    skipped). One pass with a stack over the braces only (a regex jumps between them)."""
     partner: dict[int, int] = {}
     stack: list[int] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\\":
-            i += 2
-            continue
+    for token in _BRACE_TOKEN.finditer(text, start):
+        ch = token.group()
         if ch == "{":
-            stack.append(i)
+            stack.append(token.start())
         elif ch == "}" and stack:
-            partner[stack.pop()] = i
-        i += 1
+            partner[stack.pop()] = token.start()
     return partner
 
 
 def _boxes(body: str) -> list[tuple[int, int]]:
     """(start, end) of every closed box's content, in order of its opening."""
-    partner = closing_braces(body)
+    first = _BOX_START.search(body)
+    if first is None:
+        return []
+    partner = closing_braces(body, first.start())
     spans = []
-    for match in _BOX_START.finditer(body):
+    for match in _BOX_START.finditer(body, first.start()):
         end = partner.get(match.end() - 1)
         if end is not None:
             spans.append((match.end(), end))

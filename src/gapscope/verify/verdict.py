@@ -50,7 +50,7 @@ class Verdict:
     @property
     def strict(self) -> bool:
         """Accepted with the answer in a box: what a boxed-answer-only grader would say."""
-        return self.accepted and self.extraction in ("boxed", "boxes")
+        return self.accepted and self.extraction in ("boxed", "boxes")  # extract.BOXED/BOXES
 
 
 def accept(reason: str, stage: str, extraction: str = "boxed") -> Verdict:
