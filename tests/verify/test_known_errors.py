@@ -48,6 +48,24 @@ LABELLED_GOLDS = [
     ("90^\\circ", "\\angle DEM=90^\\circ", True),
     ("45^\\circ", "\\angle DEM=90^\\circ", False),
 ]
+# Found by perturbing one digit of every released OracleLadder gold.
+PERTURBED_GOLDS = [
+    ("302>301", "302>300", False),  # two true statements are not the same answer
+    (
+        "\\left\\lfloor\\frac{94}{5}\\right\\rfloor=18",
+        "\\left\\lfloor\\frac{91}{5}\\right\\rfloor=18",
+        False,
+    ),
+    ("302 > 300", "302>300", True),
+    ("(b_1,b_2,b_0)=(a_h,a_i,a_j)", "(b_1,b_2,b_3)=(a_h,a_i,a_j)", False),
+    ("(b_1,b_2,b_3)=(a_h,a_i,a_j)", "(b_1,b_2,b_3)=(a_h,a_i,a_j)", True),
+    (
+        "\\begin{cases}y'-y=4x\\\\y(0)=-1\\end{cases}",
+        "\\begin{cases}y'-y=3x\\\\y(0)=-1\\end{cases}",
+        False,
+    ),
+    ("\\sum_{k=9}^n (\\sqrt{k}-\\sqrt{k-1})a_k", "\\sum_{k=1}^n (\\sqrt{k}-\\sqrt{k-1})a_k", False),
+]
 SHAPES = [
     ("(0,1)", "0<f(x)<1", True),
     ("(0,1]", "0<f(x)<1", False),
@@ -64,11 +82,12 @@ SHAPES = [
 
 @pytest.mark.parametrize(
     ("answer", "gold", "accepted"),
-    RATIOS + SYSTEMS + ELLIPSIS_SUMS + EQUATIONS + LABELLED_GOLDS + SHAPES,
+    RATIOS + SYSTEMS + ELLIPSIS_SUMS + EQUATIONS + LABELLED_GOLDS + PERTURBED_GOLDS + SHAPES,
 )
 def test_known_error(verifier: Verifier, answer: str, gold: str, accepted: bool) -> None:
     verdict = verifier.check(f"So the answer is \\boxed{{{answer}}}.", gold)
     assert verdict.accepted is accepted, verdict
+    assert verdict.reason != "timeout"  # every one of these is settled, none waits 5 s
 
 
 MULTI_BOX = [

@@ -144,8 +144,16 @@ def compare_tuples(
     a_text: str, g_text: str, a_marks: Marks, g_marks: Marks, rel_tol: float
 ) -> Outcome:
     """TUPLE_LIST: ordered components, unordered list of tuples."""
+    names = _tuple_names(g_text)
+    answer_names = _tuple_names(a_text)
+    if (
+        names
+        and answer_names
+        and [n.replace(" ", "") for n in names] != [n.replace(" ", "") for n in answer_names]
+    ):
+        return "no"  # ``(b_1,b_0)=(...)`` does not answer ``(b_1,b_3)=(...)``
     golds = [[parse(x) for x in t] for t in _tuples(g_text, None)]
-    answers = [[_leaf(x) for x in t] for t in _tuples(a_text, _tuple_names(g_text))]
+    answers = [[_leaf(x) for x in t] for t in _tuples(a_text, names)]
 
     def same(a: list[tuple[sympy.Basic, bool]], g: list[sympy.Basic]) -> Outcome:
         if len(a) != len(g):

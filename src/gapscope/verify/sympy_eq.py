@@ -47,6 +47,8 @@ def parse(latex: str) -> sympy.Basic:
     """The sympy object a LaTeX string denotes, with decimals made exact rationals."""
     if not latex.strip():
         raise ParseFailure("empty")
+    if "'" in latex:  # a prime (``y'``) is a derivative, which the LaTeX parser drops
+        raise ParseFailure(latex)
     try:
         expr = latex2sympy(
             latex, normalization_config=_NORMALIZATION, conversion_config=_CONVERSION
