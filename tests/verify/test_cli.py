@@ -17,9 +17,11 @@ runner = CliRunner()
 
 
 def test_single_accept_and_reject() -> None:
-    result = runner.invoke(app, ["verify", "--gold", "1000", "--answer", "1,000"])
+    result = runner.invoke(app, ["verify", "--gold", "1000", "--answer", "1,000", "--no-cache"])
     assert result.exit_code == 0 and "ACCEPT" in result.output
-    result = runner.invoke(app, ["verify", "--gold", "D", "--answer", "The answer is \\boxed{C}"])
+    result = runner.invoke(
+        app, ["verify", "--gold", "D", "--answer", "The answer is \\boxed{C}", "--no-cache"]
+    )
     assert result.exit_code == 0 and "NOT_ACCEPT mismatch" in result.output
 
 
@@ -38,7 +40,7 @@ def test_jsonl_keeps_order_and_reports_bad_lines(tmp_path: Path) -> None:
     ]
     src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     src.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = runner.invoke(app, ["verify", "--jsonl", str(src), "--out", str(out)])
+    result = runner.invoke(app, ["verify", "--jsonl", str(src), "--out", str(out), "--no-cache"])
     assert result.exit_code == 0
     rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert [r["label"] for r in rows] == ["ACCEPT", "NOT_ACCEPT", "NOT_ACCEPT", "NOT_ACCEPT"]

@@ -1,4 +1,8 @@
-"""Accuracy on the hand-written labelled set: no false accepts, recall of ACCEPT >= 0.97."""
+"""Accuracy on the hand-written labelled set: no false accepts, recall of ACCEPT >= 0.97.
+
+``label`` is the flexible verdict (answer boxed, stated or trailing); where a record also has
+``strict`` (an unboxed answer), the boxed-only verdict must equal it.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from gapscope.ladder.schema import AnswerSchema
 from gapscope.verify import Verifier
+from gapscope.verify.schema import AnswerSchema
 
 FIXTURE = Path(__file__).parent / "fixtures" / "verifier_labelled.jsonl"
 
@@ -30,6 +34,8 @@ def test_labelled_accuracy(verifier: Verifier) -> None:
     tp = fp = fn = tn = 0
     misses = []
     for record, verdict in zip(records, verdicts, strict=True):
+        if "strict" in record:
+            assert verdict.strict is (record["strict"] == "ACCEPT"), (record, verdict)
         truth = record["label"] == "ACCEPT"
         tp += truth and verdict.accepted
         fp += not truth and verdict.accepted

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gapscope.ladder.schema import AnswerSchema
 from gapscope.verify import Verifier, infer_schema
+from gapscope.verify.schema import AnswerSchema
 
 
 @pytest.mark.parametrize(
@@ -71,6 +71,11 @@ def test_compare_bare_answers(verifier: Verifier) -> None:
     assert not verifier.compare("x<2", "x>2").accepted
 
 
-def test_no_boxed(verifier: Verifier) -> None:
+def test_unboxed_statement_is_flexible_not_strict(verifier: Verifier) -> None:
     verdict = verifier.check("The answer is 12.", "12")
-    assert (verdict.label, verdict.reason) == ("NOT_ACCEPT", "no_boxed")
+    assert (verdict.label, verdict.extraction, verdict.strict) == ("ACCEPT", "statement", False)
+
+
+def test_no_answer_at_all(verifier: Verifier) -> None:
+    verdict = verifier.check("We tried several approaches.\n\nNone of them worked out.", "12")
+    assert (verdict.label, verdict.reason, verdict.extraction) == ("NOT_ACCEPT", "no_boxed", "none")

@@ -1,22 +1,13 @@
-"""The vocabularies OracleLadder records are written in: answer schemas and milestone types."""
+"""The vocabularies OracleLadder records are written in: answer schemas (the verifier's, re-exported
+from ``gapscope.verify.schema``) and milestone types."""
 
 from __future__ import annotations
 
 from enum import StrEnum
 
+from gapscope.verify.schema import AnswerSchema
 
-class AnswerSchema(StrEnum):
-    """The shape of a gold answer; the verifier compares answers according to it."""
-
-    NUMBER = "NUMBER"
-    EXPR = "EXPR"
-    EQUATION = "EQUATION"
-    INEQUALITY = "INEQUALITY"
-    SET = "SET"
-    INTERVAL = "INTERVAL"
-    TUPLE_LIST = "TUPLE_LIST"
-    MATRIX_VECTOR = "MATRIX_VECTOR"
-    MCQ_STRING = "MCQ_STRING"
+__all__ = ["AnswerSchema", "MilestoneType"]
 
 
 class MilestoneType(StrEnum):

@@ -10,16 +10,18 @@ from __future__ import annotations
 import atexit
 import threading
 
-from gapscope.verify.extract import extract_boxed, strip_reasoning
+from gapscope.verify.extract import Extracted, extract_boxed, find_answer, strip_reasoning
 from gapscope.verify.infer import infer_schema
 from gapscope.verify.verdict import Verdict
 from gapscope.verify.verifier import SchemaLike, Verifier
 
 __all__ = [
+    "Extracted",
     "Verdict",
     "Verifier",
     "equivalent",
     "extract_boxed",
+    "find_answer",
     "infer_schema",
     "strip_reasoning",
     "verify",
@@ -39,7 +41,7 @@ def _shared_verifier() -> Verifier:
 
 
 def verify(response: str, gold: str, schema: SchemaLike = None) -> Verdict:
-    """Grade one model response with the shared verifier."""
+    """Grade one model response (boxed, stated or trailing answer) with the shared verifier."""
     return _shared_verifier().check(response, gold, schema)
 
 

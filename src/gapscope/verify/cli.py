@@ -1,23 +1,31 @@
 """``gapscope verify``: grade one answer, or a JSONL file of answers, from the command line.
 
 The command is a plain function so the main CLI registers it with
-``app.command("verify")(verify_command)``. A bad line in a JSONL file becomes an error verdict
-naming the line; the rest of the file is still graded (finished work is never discarded).
+``app.command("verify")(verify_command)``. Verdicts of a JSONL file are written (and flushed)
+in input order as they are decided, so an interrupted run keeps every graded line. A bad line
+(invalid JSON or UTF-8, a missing field) becomes an error verdict naming the line; the rest of
+the file is still graded. This module imports nothing heavy: the worker pool and its libraries
+start only when a pair needs them.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections import deque
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import IO, Annotated, Any
 
 import typer
 
-from gapscope.ladder.schema import AnswerSchema
-from gapscope.verify.verifier import Item, Verifier
+from gapscope.verify.disk_cache import default_cache_path
+from gapscope.verify.schema import AnswerSchema
+from gapscope.verify.verdict import Verdict
+from gapscope.verify.verifier import Item, Verifier, check_timeout
 
 _SCHEMAS = ", ".join(s.value for s in AnswerSchema)
+_INTERRUPTED = 130
 
 
 def _schema(name: str | None) -> AnswerSchema | None:
@@ -26,17 +34,22 @@ def _schema(name: str | None) -> AnswerSchema | None:
     try:
         return AnswerSchema(name.upper())
     except ValueError:
-        typer.echo(f"error: unknown schema {name!r}; valid names: {_SCHEMAS}", err=True)
-        raise typer.Exit(2) from None
+        raise typer.BadParameter(f"unknown schema {name!r}; valid names: {_SCHEMAS}") from None
 
 
-def _as_response(answer: str) -> str:
-    """A bare answer is graded as if the model had boxed it."""
-    return answer if "\\boxed" in answer or "\\fbox" in answer else "\\boxed{" + answer + "}"
+def _timeout(value: float) -> float:
+    try:
+        return check_timeout(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
-def _read_item(lineno: int, line: str) -> Item | str:
+def _read_item(lineno: int, raw: bytes) -> Item | str:
     """The (response, gold, schema) of one JSONL line, or an error message naming the line."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"line {lineno}: not valid UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start})"
     try:
         record: Any = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -49,37 +62,104 @@ def _read_item(lineno: int, line: str) -> Item | str:
     schema = record.get("schema")
     if schema is not None and str(schema).upper() not in AnswerSchema.__members__:
         return f"line {lineno}: unknown schema {schema!r}; valid names: {_SCHEMAS}"
-    return (_as_response(record["answer"]), record["gold"], schema)
+    return (record["answer"], record["gold"], schema)
 
 
-def _grade_file(path: Path, out: Path | None, timeout_s: float) -> None:
-    lines = [
-        ln for ln in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if ln[1].strip()
-    ]
-    parsed = [_read_item(n, text) for n, text in lines]
-    items = [p for p in parsed if not isinstance(p, str)]
-    verifier = Verifier(timeout_s=timeout_s)
+def _row(verdict: Verdict) -> dict[str, Any]:
+    return {
+        "label": verdict.label,
+        "reason": verdict.reason,
+        "stage": verdict.stage,
+        "extraction": verdict.extraction,
+        "strict": verdict.strict,
+    }
+
+
+def _open_input(path: Path) -> IO[bytes]:
+    if not path.exists():
+        raise typer.BadParameter(f"{path}: no such file", param_hint="--jsonl")
+    if not path.is_file():
+        raise typer.BadParameter(f"{path}: not a regular file", param_hint="--jsonl")
     try:
-        verdicts = iter(verifier.check_many(items))
-    finally:
-        verifier.close()
-    rows: list[dict[str, str]] = []
-    for entry in parsed:
-        if isinstance(entry, str):
-            rows.append({"label": "NOT_ACCEPT", "reason": "input_error", "error": entry})
-        else:
-            v = next(verdicts)
-            rows.append({"label": v.label, "reason": v.reason})
-    text = "".join(json.dumps(r) + "\n" for r in rows)
+        return path.open("rb")
+    except OSError as exc:
+        raise typer.BadParameter(f"{path}: {exc.strerror}", param_hint="--jsonl") from None
+
+
+def _open_output(out: Path | None) -> IO[str]:
     if out is None:
-        sys.stdout.write(text)
-    else:
-        out.write_text(text, encoding="utf-8")
-    accepted = sum(r["label"] == "ACCEPT" for r in rows)
-    errors = sum("error" in r for r in rows)
+        return sys.stdout
+    if out.is_dir():
+        raise typer.BadParameter(f"{out}: is a directory", param_hint="--out")
+    try:
+        return out.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise typer.BadParameter(f"{out}: {exc.strerror}", param_hint="--out") from None
+
+
+class _OrderedWriter:
+    """Writes error rows and verdict rows in input order, each flushed as soon as it is due."""
+
+    def __init__(self, sink: IO[str]) -> None:
+        self._sink = sink
+        self._queue: deque[dict[str, Any] | None] = deque()  # None: a verdict still to come
+        self.written = self.accepted = self.errors = 0
+
+    def expect_verdict(self) -> None:
+        self._queue.append(None)
+
+    def error(self, message: str) -> None:
+        self._queue.append({"label": "NOT_ACCEPT", "reason": "input_error", "error": message})
+        self._flush()
+
+    def verdict(self, verdict: Verdict) -> None:
+        slot = self._queue.index(None)
+        self._queue[slot] = _row(verdict)
+        self._flush()
+
+    def _flush(self) -> None:
+        while self._queue and (row := self._queue[0]) is not None:
+            self._queue.popleft()
+            self._sink.write(json.dumps(row) + "\n")
+            self.written += 1
+            self.accepted += row["label"] == "ACCEPT"
+            self.errors += "error" in row
+        self._sink.flush()
+
+
+def _items(source: IO[bytes], writer: _OrderedWriter) -> Iterator[Item]:
+    for lineno, raw in enumerate(source, 1):
+        raw = raw.removeprefix(b"\xef\xbb\xbf") if lineno == 1 else raw
+        if not raw.strip():
+            continue
+        item = _read_item(lineno, raw.rstrip(b"\r\n"))
+        if isinstance(item, str):
+            writer.error(item)
+        else:
+            writer.expect_verdict()
+            yield item
+
+
+def _grade_file(path: Path, out: Path | None, verifier: Verifier) -> None:
+    source = _open_input(path)
+    sink = _open_output(out)
+    writer = _OrderedWriter(sink)
+    try:
+        verifier.check_each(_items(source, writer), writer.verdict)
+    except KeyboardInterrupt:
+        typer.echo(
+            f"interrupted: {writer.written} verdicts written, in input order; "
+            "rerun to finish (settled verdicts come from the cache)",
+            err=True,
+        )
+        raise typer.Exit(_INTERRUPTED) from None
+    finally:
+        source.close()
+        if sink is not sys.stdout:
+            sink.close()
     typer.echo(
-        f"{len(rows)} graded: {accepted} ACCEPT, {len(rows) - accepted} NOT_ACCEPT, "
-        f"{errors} input errors",
+        f"{writer.written} graded: {writer.accepted} ACCEPT, "
+        f"{writer.written - writer.accepted} NOT_ACCEPT, {writer.errors} input errors",
         err=True,
     )
 
@@ -87,7 +167,8 @@ def _grade_file(path: Path, out: Path | None, timeout_s: float) -> None:
 def verify_command(
     gold: Annotated[str | None, typer.Option(help="Gold answer (LaTeX).")] = None,
     answer: Annotated[
-        str | None, typer.Option(help="Model response or bare answer (boxed if unboxed).")
+        str | None,
+        typer.Option(help="Model response (boxed, stated or trailing answer) or bare answer."),
     ] = None,
     schema: Annotated[str | None, typer.Option(help=f"Answer schema: {_SCHEMAS}.")] = None,
     jsonl: Annotated[
@@ -96,19 +177,35 @@ def verify_command(
     out: Annotated[
         Path | None, typer.Option(help="Write JSONL verdicts here (default stdout).")
     ] = None,
-    timeout_s: Annotated[float, typer.Option(help="Wall-clock limit per slow check.")] = 5.0,
+    timeout_s: Annotated[
+        float, typer.Option(help="Wall-clock limit per slow check, seconds, in (0, 3600].")
+    ] = 5.0,
+    cache_file: Annotated[
+        Path | None,
+        typer.Option(help=f"Verdict cache across runs [default: {default_cache_path()}]."),
+    ] = None,
+    no_cache: Annotated[bool, typer.Option(help="Do not read or write the verdict cache.")] = False,
 ) -> None:
     """Grade an answer against a gold answer with the deterministic verifier cascade."""
+    timeout = _timeout(timeout_s)
+    cache = None if no_cache else (cache_file or default_cache_path())
     if jsonl is not None:
-        _grade_file(jsonl, out, timeout_s)
+        verifier = Verifier(timeout_s=timeout, cache_path=cache)
+        try:
+            _grade_file(jsonl, out, verifier)
+        finally:
+            verifier.close()
         return
     if gold is None or answer is None:
-        typer.echo("error: give --gold and --answer, or --jsonl FILE", err=True)
-        raise typer.Exit(2)
+        raise typer.BadParameter("give --gold and --answer, or --jsonl FILE")
     kind = _schema(schema)
-    verifier = Verifier(timeout_s=timeout_s, workers=1)  # the pool starts only if needed
+    verifier = Verifier(timeout_s=timeout, workers=1, cache_path=cache)
     try:
-        verdict = verifier.check(_as_response(answer), gold, kind)
+        verdict = verifier.check(answer, gold, kind)
     finally:
         verifier.close()
-    typer.echo(f"{verdict.label} {verdict.reason} (stage: {verdict.stage})")
+    strict = "strict ACCEPT" if verdict.strict else "strict NOT_ACCEPT"
+    typer.echo(
+        f"{verdict.label} {verdict.reason} (stage: {verdict.stage}, "
+        f"answer found: {verdict.extraction}; {strict})"
+    )

@@ -9,10 +9,11 @@ on to the isolated symbolic stage.
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from fractions import Fraction
 
-from gapscope.ladder.schema import AnswerSchema
 from gapscope.verify.normalize import Marks, canonical, clean, unwrap_text
+from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.split import split_top
 from gapscope.verify.verdict import (
     MISMATCH,
@@ -29,7 +30,13 @@ _FRAC = re.compile(r"^([-+]?)\\frac\{([-+]?\d+)\}\{([-+]?\d+)\}$")
 _SLASH = re.compile(r"^([-+]?\d+)\s*/\s*(\d+)$")
 _CHOICE = re.compile(r"^(?:option|answer|choice)?\s*:?\s*\(?([A-Ha-h])\)?(?=$|[.:)\s,])")
 _OTHER_CHOICE = re.compile(r"(?<![A-Za-z\\])\(?([A-H])\)(?![A-Za-z])|\b(?:and|or)\s+\(?[A-H]\b")
+_FINE_PRECISION = Fraction(1, 10**4)
 _SET_WRAP = re.compile(r"^\\\{(.*)\\\}$", re.DOTALL)
+
+
+def _exact(digits: str) -> Fraction:
+    """A decimal literal as a Fraction, through Decimal: ``int()`` refuses >= 4,301 digits."""
+    return Fraction(Decimal(digits))
 
 
 def plain_number(text: str) -> Fraction | None:
@@ -37,19 +44,33 @@ def plain_number(text: str) -> Fraction | None:
     text = text.replace(" ", "")
     try:
         if _INT_OR_DEC.match(text):
-            return Fraction(text)
+            return _exact(text)
         if (m := _FRAC.match(text)) is not None:
-            value = Fraction(int(m.group(2)), int(m.group(3)))
+            value = _exact(m.group(2)) / _exact(m.group(3))
             return -value if m.group(1) == "-" else value
         if (m := _SLASH.match(text)) is not None:
-            return Fraction(int(m.group(1)), int(m.group(2)))
+            return _exact(m.group(1)) / _exact(m.group(2))
     except ZeroDivisionError:
         return None
     return None
 
 
+def rounds_to(value: Fraction, gold_text: str) -> bool:
+    """Whether an exact value rounds to a decimal gold written to a fine precision.
+
+    A gold ``0.333333`` stands for ``1/3`` rounded to its last written digit; a coarse gold
+    (``0.33``: half a unit of the last digit is over 1e-4 of the value) grants nothing.
+    """
+    text = gold_text.replace(" ", "")
+    gold = plain_number(text)
+    if gold is None or gold == 0 or "." not in text or not _INT_OR_DEC.match(text):
+        return False
+    half_unit = Fraction(1, 2 * 10 ** (len(text) - text.index(".") - 1))
+    return half_unit <= _FINE_PRECISION * abs(gold) and abs(value - gold) <= half_unit
+
+
 def numbers_match(answer: Fraction, gold: Fraction, approx: bool, rel_tol: float) -> bool:
-    """Exact equality; within ``rel_tol`` only when the response wrote a decimal."""
+    """Exact equality; within ``rel_tol`` only when a decimal was written."""
     if answer == gold:
         return True
     return approx and abs(answer - gold) <= Fraction(rel_tol) * max(abs(gold), Fraction(1, 10**9))
@@ -60,6 +81,39 @@ def scaled_candidates(value: Fraction, marks: Marks, other: Marks) -> list[Fract
     if marks.percent and not other.percent:
         return [value, value / 100]
     return [value]
+
+
+def ratio(text: str) -> tuple[Fraction, Fraction] | None:
+    """``p:q`` with plain numbers on both sides, else None."""
+    parts = text.replace(" ", "").split(":")
+    if len(parts) != 2:
+        return None
+    p, q = plain_number(parts[0]), plain_number(parts[1])
+    return None if p is None or q is None else (p, q)
+
+
+def _same_ratio(a_text: str, g_text: str) -> bool | None:
+    """Whether two answers are the same ratio; None when neither side is a ratio.
+
+    ``a:b`` is never a division: ``1:0`` is not ``2:0`` and ``12:00`` (a time) is not
+    ``1:00``. With a zero, or a two-digit ``0x`` second part (a clock time), the parts must be
+    equal; otherwise ratios are equal when cross products are (``3:5`` is ``6:10``). A ratio
+    against a number compares ``a/b``.
+    """
+    a_r, g_r = ratio(a_text), ratio(g_text)
+    if a_r is None and g_r is None:
+        return None
+    if a_r is not None and g_r is not None:
+        clock = any(re.search(r":0\d$", t.replace(" ", "")) for t in (a_text, g_text))
+        if clock or 0 in (*a_r, *g_r):
+            return a_r == g_r
+        return a_r[0] * g_r[1] == a_r[1] * g_r[0]
+    r, other = (a_r, g_text) if a_r is not None else (g_r, a_text)
+    assert r is not None
+    value = plain_number(other)
+    if value is None:
+        return None if ":" in other else False
+    return r[1] != 0 and r[0] / r[1] == value
 
 
 def choice_letter(text: str) -> str | None:
@@ -115,8 +169,11 @@ def fast_check(answer: str, gold: str, schema: AnswerSchema, rel_tol: float) -> 
     same_text = a_text.replace(" ", "") == g_text.replace(" ", "")
     if same_text and (a_marks.percent == g_marks.percent or schema is not AnswerSchema.NUMBER):
         return accept(STRING_MATCH, STAGE)
-    approx = "." in a_text
+    # A decimal on either side licenses the relative tolerance: a gold 0.333333 is 1/3.
+    approx = "." in a_text or "." in g_text
     if schema is AnswerSchema.NUMBER:
+        if (same := _same_ratio(a_text, g_text)) is not None:
+            return accept(NUMERIC_MATCH, STAGE) if same else reject(MISMATCH, STAGE)
         a_num, g_num = plain_number(a_text), plain_number(g_text)
         if a_num is None or g_num is None:
             return None
@@ -124,6 +181,8 @@ def fast_check(answer: str, gold: str, schema: AnswerSchema, rel_tol: float) -> 
             for g in scaled_candidates(g_num, g_marks, a_marks):
                 if numbers_match(a, g, approx, rel_tol):
                     return accept(NUMERIC_MATCH, STAGE)
+        if "." not in a_text and rounds_to(a_num, g_text):
+            return accept(NUMERIC_MATCH, STAGE)
         return reject(MISMATCH, STAGE)
     if schema is AnswerSchema.SET:
         return _number_lists(a_text, g_text, rel_tol, approx)

@@ -11,17 +11,20 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from gapscope.ladder.schema import AnswerSchema
 from gapscope.verify.normalize import (
     clean,
     drop_thousands,
+    strip_assignment,
     strip_marks,
     strip_units,
     unwrap_text,
 )
+from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.split import has_top, split_top, wrapped
 
 _MCQ = re.compile(r"^\(?([A-H])\)?(?:$|[.:)]|\s)")
+# ``A = 3``, ``B+C``, or a ratio label ``A:B = 1`` start with a capital but are not options.
+_NOT_MCQ = re.compile(r"^[A-H]\s*(?:[=+\-*/^<>]|:\s*[A-Za-z]\w*\s*=)")
 _MATRIX = re.compile(r"\\begin\{[pbBv]?matrix\}|\\begin\{array\}")
 _RELATION = re.compile(r"\\le |\\ge |\\ne |<|>")
 _WORD = re.compile(r"^[A-Za-z][A-Za-z ]{3,}$")
@@ -59,7 +62,7 @@ def infer_schema(gold: str) -> AnswerSchema:
     """The schema a gold answer is written in; EXPR when nothing more specific fits."""
     text = clean(gold)
     bare = unwrap_text(text)
-    if _MCQ.match(bare) and not re.match(r"^[A-H]\s*[=+\-*/^<>]", bare):
+    if _MCQ.match(bare) and not _NOT_MCQ.match(bare):
         return AnswerSchema.MCQ_STRING
     if _WORD.match(bare) and bare.lower() not in {"or", "and"}:
         return AnswerSchema.MCQ_STRING
@@ -75,6 +78,9 @@ def infer_schema(gold: str) -> AnswerSchema:
     if _RELATION.search(text):
         return AnswerSchema.INEQUALITY
     if has_top(text, "="):
+        value = strip_assignment(text)  # ``a = 4, -8, -10`` is the set of values of a
+        if value != text and not has_top(value, "=") and len(split_top(value, _LIST_WORDS)) > 1:
+            return infer_schema(value)
         return AnswerSchema.EQUATION
     if _is_set_braces(text) and "(" not in text:
         return AnswerSchema.SET

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gapscope.ladder.schema import AnswerSchema
+from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.split import split_top, unwrap_braces
 
 _DELIMITERS = re.compile(r"^\s*(\$\$?|\\\(|\\\[)(.*?)(\$\$?|\\\)|\\\])\s*$", re.DOTALL)
@@ -24,15 +24,16 @@ _SIMPLE = [
     (re.compile(r"\\dbinom(?![a-zA-Z])"), r"\\binom"),
     (re.compile(r"\\(?:leqslant|leq|le)(?![a-zA-Z])|≤|<="), r"\\le "),
     (re.compile(r"\\(?:geqslant|geq|ge)(?![a-zA-Z])|≥|>="), r"\\ge "),
-    (re.compile(r"\\(?:neq|ne)(?![a-zA-Z])|≠"), r"\\ne "),
+    (re.compile(r"\\(?:neq|ne)(?![a-zA-Z])|≠|!="), r"\\ne "),
     (re.compile(r"\\lt(?![a-zA-Z])"), "<"),
     (re.compile(r"\\gt(?![a-zA-Z])"), ">"),
     (re.compile(r"\\(?:langle)(?![a-zA-Z])|⟨"), "("),
     (re.compile(r"\\(?:rangle)(?![a-zA-Z])|⟩"), ")"),
     (re.compile(r"\\varnothing(?![a-zA-Z])|∅"), r"\\emptyset "),
-    (re.compile(r"\{,\}"), ","),
+    (re.compile(r"\{,\}|,\s*\\!\s*"), ","),  # ``1{,}000`` and ``11,\\! 111``: thousands
     (re.compile(r"(?<!\\)\\[,!]|\\thinspace"), ""),
-    (re.compile(r"\\(?:quad|qquad)(?![a-zA-Z])|(?<!\\)\\[;: ]|~"), " "),
+    # ``\\quadx_2`` (no space) still means a quad: no macro starts with "quad".
+    (re.compile(r"\\q?quad|(?<!\\)\\[;: ]|~"), " "),
     (re.compile(r"\\\$"), ""),
     (re.compile(r"(?<=[A-Za-z])_\{\}"), ""),
     (re.compile("\u2212"), "-"),
@@ -41,8 +42,9 @@ _SIMPLE = [
     (re.compile(r"π"), r"\\pi "),
     (re.compile(r"∞"), r"\\infty "),
 ]
+_CASES = re.compile(r"\\begin\{cases\}(.*?)\\end\{cases\}", re.DOTALL)
 _TEXT_WRAPPER = re.compile(
-    r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|rm|bf|operatorname\*?)\s*\{([^{}]*)\}"
+    r"\\(?:text|textnormal|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|rm|bf|operatorname\*?)\s*\{([^{}]*)\}"
 )
 _MALFORMED = [
     (re.compile(r"\\frac\s*(\d)\s*(\d)"), r"\\frac{\1}{\2}"),
@@ -59,7 +61,9 @@ _UNIT_WORDS = (
     r"cubic\s+units|people|students|ways|times|points|miles?)"
 )
 _WRAPPED_UNIT = re.compile(
-    r"\s*\\(?:text|mathrm|mbox|rm|textrm)\s*\{\s*" + _UNIT_WORDS + r"\s*\}(?:\^\{?[23]\}?)?$"
+    r"\s*\\(?:text|textnormal|mathrm|mbox|rm|textrm)\s*\{\s*"
+    + _UNIT_WORDS
+    + r"\s*\}(?:\^\{?[23]\}?)?$"
 )
 _BARE_UNIT = re.compile(r"(?<=[\d}\s.])\s*" + _UNIT_WORDS + r"(?:\^\{?[23]\}?)?$")
 _THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
@@ -67,7 +71,28 @@ _MIXED = re.compile(r"(?:(?<=^)|(?<=[\s,=(]))(-?)(\d+)\s*\\frac\{(\d+)\}\{(\d+)\
 _SIMPLE_NAME = (
     r"(?:[A-Za-z]|\\(?:alpha|beta|gamma|theta|phi|varphi|lambda|mu|omega))(?:_\{?\w*\}?)?"
 )
-_ASSIGNMENT = re.compile(r"^\s*" + _SIMPLE_NAME + r"\s*(?:=|\\in(?![a-zA-Z]))\s*(.+)$", re.DOTALL)
+_ASSIGNMENT = re.compile(r"^\s*" + _SIMPLE_NAME + r"\s*\\in(?![a-zA-Z])\s*(.+)$", re.DOTALL)
+_NAME = r"(?:[A-Za-z]+|\\[a-zA-Z]+)(?:_\{?\w+\}?|')*"
+# What may stand left of ``=`` as a mere name for the value: ``x``, ``AB``, ``V_1:V_2``,
+# ``|AB|``, ``\\angle DEM``, ``\\frac{AN}{NC}``, ``f(x)``, ``\\overline{AB}``.
+_LABEL = re.compile(
+    rf"^(?:{_NAME}(?:\s*:\s*{_NAME})*|\|\s*{_NAME}\s*\||\\angle\s*{_NAME}"
+    rf"|\\(?:overline|widehat|hat|vec)\s*\{{\s*{_NAME}\s*\}}"
+    rf"|\\frac\{{\s*{_NAME}\s*\}}\{{\s*{_NAME}\s*\}}|{_NAME}\([^()=]*\))$"
+)
+_CHAIN = re.compile(r"^([^<>]+?)(<|\\le )([^<>]+?)(<|\\le )([^<>]+)$")
+_CALL = re.compile(r"^[A-Za-z]\([^()]*\)$")
+_VARIABLE = re.compile(rf"^{_SIMPLE_NAME}$")
+
+
+def is_label(text: str) -> bool:
+    """Whether ``text`` only names the value on the other side of ``=`` (see ``_LABEL``)."""
+    return _LABEL.match(text.strip()) is not None
+
+
+def is_variable(text: str) -> bool:
+    """Whether ``text`` is one plain variable (``x``, ``y_1``, ``\\theta``)."""
+    return _VARIABLE.match(text.strip()) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +103,20 @@ class Marks:
     percent: bool = False
 
 
+def _system(match: re.Match[str]) -> str:
+    """A ``cases`` block of equations as a comma-separated system; piecewise ones unchanged."""
+    rows = [r.strip() for r in match.group(1).split("\\\\") if r.strip()]
+    if rows and all("&" not in r and "=" in r for r in rows):
+        return ", ".join(rows)
+    return match.group(0)
+
+
 def clean(text: str) -> str:
     """Schema-independent typesetting cleanup; the result is a canonical LaTeX string."""
     text = text.strip()
     if (m := _DELIMITERS.match(text)) is not None:
         text = m.group(2)
+    text = _CASES.sub(_system, text)
     for pattern, repl in _SIMPLE:
         text = pattern.sub(repl, text)
     for pattern, repl in _MALFORMED:
@@ -140,15 +174,24 @@ def mixed_numbers(text: str) -> str:
 
 
 def strip_assignment(text: str) -> str:
-    """``x = 5`` -> ``5`` and ``x \\in (1,2]`` -> ``(1,2]`` when the left side is one name.
+    """``x = 5`` -> ``5``, ``|AB| = 1`` -> ``1``, ``x \\in (1,2]`` -> ``(1,2]``: drop a label.
 
     Chains (``x = y = 3``) are kept whole: there the left side is part of the answer.
     """
-    m = _ASSIGNMENT.match(text)
-    if m is None:
+    if (m := _ASSIGNMENT.match(text)) is not None:
+        return m.group(1).strip()
+    sides = split_top(text, ("=",))
+    if len(sides) == 2 and sides[1] and is_label(sides[0]):
+        return sides[1]
+    return text
+
+
+def function_chain(text: str) -> str:
+    """``0<f(x)<1`` -> ``0< x <1``: a chained bound on a function value is an interval."""
+    m = _CHAIN.match(text)
+    if m is None or not _CALL.match(m.group(3).strip()):
         return text
-    rhs = m.group(1).strip()
-    return text if len(split_top(rhs, ("=",))) > 1 else rhs
+    return f"{m.group(1)}{m.group(2)} x {m.group(4)}{m.group(5)}"
 
 
 def canonical(text: str, schema: AnswerSchema) -> tuple[str, Marks]:
@@ -163,5 +206,7 @@ def canonical(text: str, schema: AnswerSchema) -> tuple[str, Marks]:
         text = strip_assignment(text)
         if schema is AnswerSchema.NUMBER:
             text = strip_units(drop_thousands(text), bare=True)
+    if schema in (AnswerSchema.INEQUALITY, AnswerSchema.INTERVAL):
+        text = function_chain(text)
     text = mixed_numbers(text)
     return unwrap_braces(text.rstrip(" .")), marks

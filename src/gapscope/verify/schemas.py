@@ -15,9 +15,9 @@ from collections.abc import Callable
 import sympy
 from sympy.solvers.inequalities import solve_univariate_inequality
 
-from gapscope.ladder.schema import AnswerSchema
-from gapscope.verify.normalize import Marks, canonical, strip_assignment
+from gapscope.verify.normalize import Marks, canonical, is_label, is_variable, strip_assignment
 from gapscope.verify.outcome import Outcome, all_of, any_of, bag_match
+from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.split import has_top, split_top, wrapped
 from gapscope.verify.sympy_eq import (
     ParseFailure,
@@ -65,6 +65,7 @@ def compare_number(
     """NUMBER and EXPR: one scalar, with percent/degree readings."""
     a, approx = _leaf(a_text)
     g = parse(g_text)
+    approx = approx or has_decimal(g_text)  # tolerance both ways: a decimal gold is rounded too
     return any_of(
         scalar_eq(x, y, approx, rel_tol)
         for x in _scaled(a, a_marks, g_marks)
@@ -117,12 +118,17 @@ def _tuples(text: str, names: list[str] | None) -> list[list[str]]:
         text = w[1]
     items = split_top(text, _LIST)
     if all((w := wrapped(i)) is not None and w[0] in "([" for i in items):
-        return [split_top(i[1:-1], (",",)) for i in items]
+        return [_components(i[1:-1]) for i in items]
     if names and all(len(split_top(i, ("=",))) == 2 for i in items):
         given = {split_top(i, ("=",))[0]: split_top(i, ("=",))[1] for i in items}
         if set(given) == set(names):
             return [[given[n] for n in names]]
     raise NotComparable(text)
+
+
+def _components(inner: str) -> list[str]:
+    """A tuple's components: comma-separated, or semicolon-separated (``(0;-2;6)``)."""
+    return split_top(inner, ("," if has_top(inner, ",") else ";",))
 
 
 def _tuple_names(text: str) -> list[str] | None:
@@ -138,8 +144,16 @@ def compare_tuples(
     a_text: str, g_text: str, a_marks: Marks, g_marks: Marks, rel_tol: float
 ) -> Outcome:
     """TUPLE_LIST: ordered components, unordered list of tuples."""
+    names = _tuple_names(g_text)
+    answer_names = _tuple_names(a_text)
+    if (
+        names
+        and answer_names
+        and [n.replace(" ", "") for n in names] != [n.replace(" ", "") for n in answer_names]
+    ):
+        return "no"  # ``(b_1,b_0)=(...)`` does not answer ``(b_1,b_3)=(...)``
     golds = [[parse(x) for x in t] for t in _tuples(g_text, None)]
-    answers = [[_leaf(x) for x in t] for t in _tuples(a_text, _tuple_names(g_text))]
+    answers = [[_leaf(x) for x in t] for t in _tuples(a_text, names)]
 
     def same(a: list[tuple[sympy.Basic, bool]], g: list[sympy.Basic]) -> Outcome:
         if len(a) != len(g):
@@ -264,10 +278,30 @@ def _equations(text: str) -> list[tuple[str, str] | str]:
     return found
 
 
+def _labelled_eq(a: tuple[str, str], g: tuple[str, str], rel_tol: float) -> Outcome | None:
+    """``f(3) = 7`` against ``f(4) = 7``: when a side names a value rather than being a
+    variable of the equation, the names must agree and the values are compared; None when
+    both left sides are plain variables (then the equations are compared as equations)."""
+    if not (is_label(a[0]) and is_label(g[0])):
+        return None
+    name = a[0].replace(" ", "")
+    if name == g[0].replace(" ", ""):
+        return _scalar(a[1], g[1], rel_tol)
+    if a[1].replace(" ", "") == g[0].replace(
+        " ", ""
+    ):  # ``\\frac{x}{b} = r`` for ``r = \\frac{x}{b}``
+        return _scalar(a[0], g[1], rel_tol)
+    return None if is_variable(a[0]) and is_variable(g[0]) else "no"
+
+
 def _equation_eq(a: tuple[str, str], g: tuple[str, str], rel_tol: float) -> Outcome:
+    if (labelled := _labelled_eq(a, g, rel_tol)) is not None:
+        return labelled
     al, ar, gl, gr = parse(a[0]), parse(a[1]), parse(g[0]), parse(g[1])
     if not all(isinstance(x, sympy.Expr) for x in (al, ar, gl, gr)):
         return "unknown"
+    if (al, ar) in ((gl, gr), (gr, gl)):  # same or swapped sides: no identity test needed
+        return "symbolic"
     if scalar_eq(gl, gr, False, rel_tol) in ("symbolic", "numeric"):
         return any_of(
             [
@@ -294,11 +328,15 @@ def compare_equation(
     """EQUATION: equations equal up to a constant factor, or the same roots; a bare answer
     equals a gold ``name = value``."""
     golds, answers = _equations(g_text), _equations(a_text)
-    if len(golds) == 1 and len(answers) == 1 and isinstance(answers[0], str):
-        gold = golds[0]
-        if isinstance(gold, tuple) and _NAME.match(gold[0]):
-            return _scalar(answers[0], gold[1], rel_tol)
-        return "no"
+    if all(isinstance(x, str) for x in answers):
+        # Bare values against labelled golds (``x_1 = ..., x_2 = ...``): the solution values.
+        values = [g[1] for g in golds if isinstance(g, tuple) and is_label(g[0])]
+        if len(values) != len(golds):
+            return "no"
+        bare = [_leaf(x) for x in answers if isinstance(x, str)]
+        return bag_match(
+            bare, [parse(v) for v in values], lambda x, y: scalar_eq(x[0], y, x[1], rel_tol)
+        )
     pairs = [x for x in answers if isinstance(x, tuple)]
     gold_pairs = [x for x in golds if isinstance(x, tuple)]
     if len(pairs) != len(answers) or len(gold_pairs) != len(golds):

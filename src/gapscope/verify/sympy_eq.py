@@ -47,6 +47,8 @@ def parse(latex: str) -> sympy.Basic:
     """The sympy object a LaTeX string denotes, with decimals made exact rationals."""
     if not latex.strip():
         raise ParseFailure("empty")
+    if "'" in latex:  # a prime (``y'``) is a derivative, which the LaTeX parser drops
+        raise ParseFailure(latex)
     try:
         expr = latex2sympy(
             latex, normalization_config=_NORMALIZATION, conversion_config=_CONVERSION
@@ -131,6 +133,8 @@ def scalar_eq(a: sympy.Basic, g: sympy.Basic, approx: bool, rel_tol: float) -> O
         return "no"
     if a == g:
         return "symbolic"
+    if _undefined(a) or _undefined(g):
+        return "no"  # ``12:00`` read as 12/0: two different strings are not equal infinities
     diff = a - g
     symbols = sorted(diff.free_symbols, key=str)
     if not symbols:
@@ -147,6 +151,10 @@ def scalar_eq(a: sympy.Basic, g: sympy.Basic, approx: bool, rel_tol: float) -> O
     return "unknown"
 
 
+def _undefined(expr: sympy.Expr) -> bool:
+    return bool(expr.has(sympy.zoo, sympy.nan))
+
+
 def _constant_eq(
     a: sympy.Expr, g: sympy.Expr, diff: sympy.Expr, approx: bool, rel_tol: float
 ) -> Outcome:
@@ -158,7 +166,9 @@ def _constant_eq(
     gap = number(diff, 60)
     if gap is None or abs(gap) > _EXACT_TOL * max(1.0, abs(vg)):
         return "no"
-    return "symbolic" if is_zero(diff) else "numeric"
+    # Agreement to 30 digits: ``simplify`` would only rename the reason, and on nested
+    # radicals it can take longer than the whole deadline.
+    return "symbolic" if sympy.expand(diff) == 0 else "numeric"
 
 
 def constant_ratio(da: sympy.Expr, dg: sympy.Expr, positive: bool) -> Outcome:
