@@ -133,13 +133,16 @@ class TaskPool(Generic[R]):
                 continue
             if message == _READY:
                 w.ready = True
-            elif message is None:  # the task raised: the worker survives, the task is lost
-                if w.task is not None:
-                    on_lost(w.task)
-                    w.task = None
             elif w.task is not None:
+                # ``(True, result)``, or ``(False, None)`` when the task raised: the worker
+                # survives, the task is lost. A bare None would be ambiguous: ``fn`` may
+                # return None as a real answer (the leak check's "no transform").
                 idx, w.task = w.task, None
-                on_result(idx, message)
+                succeeded, result = message
+                if succeeded:
+                    on_result(idx, result)
+                else:
+                    on_lost(idx)
         now = time.monotonic()
         lost += [w for w in self._workers if w.task is not None and w.deadline <= now]
         for w in dict.fromkeys(lost):

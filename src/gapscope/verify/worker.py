@@ -12,6 +12,7 @@ import logging
 import re
 import signal
 from multiprocessing.connection import Connection
+from typing import Any
 
 from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.verdict import (
@@ -66,8 +67,8 @@ def init_worker(memory_mb: int | None) -> None:
 def serve(conn: Connection, memory_mb: int | None) -> None:
     """A worker's main loop: warm up, say so, then run ``(fn, args)`` tasks until ``None``.
 
-    A task that raises answers ``None`` (the parent counts it as lost); one that hangs or
-    crashes the process is the parent's to kill.
+    Each answer is ``(True, result)``; a task that raises answers ``(False, None)`` (the
+    parent counts it as lost); one that hangs or crashes the process is the parent's to kill.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     init_worker(memory_mb)
@@ -76,10 +77,10 @@ def serve(conn: Connection, memory_mb: int | None) -> None:
         while (message := conn.recv()) is not None:
             fn, args = message
             try:
-                result = fn(*args)
+                answer: tuple[bool, Any] = (True, fn(*args))
             except Exception:
-                result = None
-            conn.send(result)
+                answer = (False, None)
+            conn.send(answer)
     except (EOFError, OSError):
         return  # the parent is gone (it exited or dropped this worker): nothing to report
 
