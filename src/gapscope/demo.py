@@ -1,8 +1,9 @@
-"""``make demo``: the main jobs on the embedded model, offline, in a few minutes on a CPU.
+"""``make demo``: the main jobs on the two embedded models, offline, on a CPU.
 
-1. S2B-LM, small ``demo`` preset: SmolLM2-135M-Instruct as the listener, and the rule-based
-   reference listener; both scores are printed.
-2. OracleLadder on the first bundled families with one rollout per probe: the outcome table.
+1. S2B-LM, small ``demo`` preset: SmolLM2-135M-Instruct and Gemma 3 270M as the listener, and
+   the rule-based reference listener; every score is printed.
+2. OracleLadder on the first bundled families with one rollout per probe, for both models:
+   the outcome table.
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ from gapscope.cli import EMBEDDED_MODEL
 from gapscope.clikit import run_task
 from gapscope.ladder.cli import print_report
 from gapscope.ladder.task import oracle_ladder
+from gapscope.models.embedded import GEMMA3_270M
 from gapscope.s2b.task import s2b_lm
 
 S2B_PRESET, S2B_SEEDS, S2B_MAX_TOKENS = "demo", 2, 160
 LADDER_FAMILIES, LADDER_K, LADDER_MAX_TOKENS = 3, 1, 96
+DEMO_MODELS = {"SmolLM2-135M": EMBEDDED_MODEL, "Gemma-3-270M": GEMMA3_270M.model_string}
+"""Two offline models of different architectures, so the demo's logs can be compared."""
 
 
 def _s2b(listener: str, model: str, log_dir: Path) -> S2BRunSummary:
@@ -32,18 +36,19 @@ def _s2b(listener: str, model: str, log_dir: Path) -> S2BRunSummary:
 
 def main() -> None:
     log_dir = Path(os.environ.get("INSPECT_LOG_DIR", "logs")).resolve()
-    runs = {
-        "SmolLM2-135M (embedded)": _s2b("lm", EMBEDDED_MODEL, log_dir),
-        "rule listener (reference)": _s2b("rule", "none", log_dir),
+    runs = {f"{name} (embedded)": _s2b("lm", model, log_dir) for name, model in DEMO_MODELS.items()}
+    runs["rule listener (reference)"] = _s2b("rule", "none", log_dir)
+    ladders = {
+        name: run_task(
+            oracle_ladder(
+                families="bundled", k=LADDER_K, limit=LADDER_FAMILIES, max_tokens=LADDER_MAX_TOKENS
+            ),
+            model,
+            log_dir,
+            max_samples=8,
+        )
+        for name, model in DEMO_MODELS.items()
     }
-    ladder = run_task(
-        oracle_ladder(
-            families="bundled", k=LADDER_K, limit=LADDER_FAMILIES, max_tokens=LADDER_MAX_TOKENS
-        ),
-        EMBEDDED_MODEL,
-        log_dir,
-        max_samples=8,
-    )
 
     print(f"\nS2B-LM, preset '{S2B_PRESET}', {S2B_SEEDS} seeds (mean ± sd over seeds):")
     for name, run in runs.items():
@@ -55,17 +60,20 @@ def main() -> None:
             f"  {name:28s} ZSCT {s['zsct']}  adj-ZSCT {s['adj_zsct']}  "
             f"strict {s['zsct_strict']}  unparsed {s['unparsed'].mean:.1f}"
         )
-    print(f"\nOracleLadder, {LADDER_FAMILIES} bundled families, k = {LADDER_K}, embedded model:")
-    if ladder.status == "success":
-        print_report(
-            build_report([model_run(ladder, "SmolLM2-135M")]).to_dict(), Console(width=140)
-        )
-    else:
-        print(f"  FAILED ({ladder.status}); see {ladder.location}")
+    print(f"\nOracleLadder, {LADDER_FAMILIES} bundled families, k = {LADDER_K}, embedded models:")
+    done = [model_run(log, name) for name, log in ladders.items() if log.status == "success"]
+    if done:
+        print_report(build_report(done).to_dict(), Console(width=140))
+    for name, log in ladders.items():
+        if log.status != "success":
+            print(f"  {name}: FAILED ({log.status}); see {log.location}")
     print(f"\nLogs in {log_dir}; open them with: .venv/bin/inspect view --log-dir {log_dir}")
-    for location in [run.log_location for run in runs.values()] + [ladder.location]:
+    for location in [run.log_location for run in runs.values()] + [
+        log.location for log in ladders.values()
+    ]:
         print(f"  {location}")
-    if ladder.status != "success" or any(run.status != "success" for run in runs.values()):
+    statuses = [log.status for log in ladders.values()] + [run.status for run in runs.values()]
+    if any(status != "success" for status in statuses):
         sys.exit(1)
 
 

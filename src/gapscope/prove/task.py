@@ -114,7 +114,9 @@ def prove(
         solver=generate(),
         scorer=lean_proof(lean, check_timeout, executor, RayOptions(ray_address, ray_actors)),
         epochs=Epochs(n),
-        config=GenerateConfig(max_tokens=max_tokens, temperature=temperature),
+        # pass@k needs samples of the model's own distribution: the seed gives no top-p, so
+        # send 1.0 (no truncation) rather than let a server's default nucleus apply.
+        config=GenerateConfig(max_tokens=max_tokens, temperature=temperature, top_p=1.0),
         metadata={
             "dataset": dataset,
             "subset": subset,

@@ -39,6 +39,11 @@ Listener = Literal["lm", "rule", "random"]
 LISTENERS: tuple[Listener, ...] = ("lm", "rule", "random")
 SCORE_KEYS = ("zsct", "adj_zsct", "zsct_strict", "adj_zsct_strict", "unparsed", "support_acc")
 
+LISTENER_TEMPERATURE = 0.0
+"""Greedy listener decisions. The S2B-LM seed scores one decision per game in a single pass
+(no sampling protocol), so the task sends temperature 0 itself: a server's default (0.8 on
+llama.cpp) would otherwise turn the test into sampling. Recorded in the log's plan config."""
+
 
 @task
 def s2b_lm(
@@ -76,6 +81,7 @@ def s2b_lm(
         dataset=MemoryDataset(samples, name=f"s2b-{preset}"),
         solver=play_episode(config, listener, max_tokens),
         scorer=zsct_scorer(),
+        config=GenerateConfig(temperature=LISTENER_TEMPERATURE, top_p=1.0),
         metadata={"preset": preset, "listener": listener, "config": dataclasses.asdict(config)},
     )
 
