@@ -3,6 +3,8 @@
 1. S2B-LM, small ``demo`` preset: SmolLM2-135M-Instruct as the listener, and the rule-based
    reference listener; both scores are printed.
 2. OracleLadder on the first bundled families with one rollout per probe: the outcome table.
+3. The HTML report over all of the demo's logs (gap profile, figures, comparisons); its path
+   is the last line printed.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from pathlib import Path
 
 from rich.console import Console
 
+from gapscope.analysis.diagnostics import load_all
 from gapscope.analysis.ladder import build_report, model_run
+from gapscope.analysis.report import write_report
 from gapscope.analysis.s2b import S2BRunSummary, summarize
-from gapscope.cli import EMBEDDED_MODEL
-from gapscope.clikit import run_task
-from gapscope.ladder.cli import print_report
+from gapscope.analysis.terminal import print_ladder
+from gapscope.clikit import EMBEDDED_MODEL, run_task
 from gapscope.ladder.task import oracle_ladder
 from gapscope.s2b.task import s2b_lm
 
@@ -28,6 +31,12 @@ LADDER_FAMILIES, LADDER_K, LADDER_MAX_TOKENS = 3, 1, 96
 def _s2b(listener: str, model: str, log_dir: Path) -> S2BRunSummary:
     task = s2b_lm(preset=S2B_PRESET, seeds=S2B_SEEDS, listener=listener, max_tokens=S2B_MAX_TOKENS)
     return summarize(run_task(task, model, log_dir, max_samples=S2B_SEEDS))
+
+
+def _report(locations: list[str], log_dir: Path) -> Path:
+    """Write the report over the demo's logs; return the HTML file."""
+    paths = [Path(location.removeprefix("file://")) for location in locations]
+    return write_report(load_all(paths), log_dir / "report.html").html
 
 
 def main() -> None:
@@ -57,14 +66,16 @@ def main() -> None:
         )
     print(f"\nOracleLadder, {LADDER_FAMILIES} bundled families, k = {LADDER_K}, embedded model:")
     if ladder.status == "success":
-        print_report(
+        print_ladder(
             build_report([model_run(ladder, "SmolLM2-135M")]).to_dict(), Console(width=140)
         )
     else:
         print(f"  FAILED ({ladder.status}); see {ladder.location}")
     print(f"\nLogs in {log_dir}; open them with: .venv/bin/inspect view --log-dir {log_dir}")
-    for location in [run.log_location for run in runs.values()] + [ladder.location]:
+    locations = [run.log_location for run in runs.values()] + [ladder.location]
+    for location in locations:
         print(f"  {location}")
+    print(f"\nReport: {_report(locations, log_dir)}")
     if ladder.status != "success" or any(run.status != "success" for run in runs.values()):
         sys.exit(1)
 
