@@ -46,6 +46,7 @@ from gapscope.analysis.profile import GapRow
 if TYPE_CHECKING:
     from inspect_ai import Task
     from inspect_ai.log import EvalLog
+    from inspect_ai.model import Model
 
 EMBEDDED_MODEL = "gapscope/embedded"
 """The default ``--model`` of every run command: works offline, out of the box."""
@@ -161,7 +162,7 @@ def _logs_in(log_dir: Path) -> set[Path]:
     return set(log_dir.glob("*.eval")) if log_dir.is_dir() else set()
 
 
-def run_task(task: Task, model: str, log_dir: Path, **eval_args: Any) -> EvalLog:
+def run_task(task: Task, model: str | Model, log_dir: Path, **eval_args: Any) -> EvalLog:
     """Run one task; Inspect's progress display goes to stderr, so stdout carries only results.
 
     Raises Interrupted after Ctrl-C: Inspect then returns no log (or a cancelled one), and the
@@ -183,6 +184,28 @@ def run_task(task: Task, model: str, log_dir: Path, **eval_args: Any) -> EvalLog
     raise Interrupted(str(new[-1]) if new else None)
 
 
+class ModelOpenError(ValueError):
+    """The provider could not open the ``--model`` given."""
+
+
+def open_model(model: str) -> str | Model:
+    """The model, opened before the run so a bad ``--model`` is bad input, not a traceback.
+
+    Whatever fails while a provider opens a model (a missing checkpoint, a missing package, a
+    malformed name) is the user's ``--model`` argument; the message names it. ``none`` (no
+    model, for the reference listeners) is passed through.
+    """
+    from inspect_ai.model import get_model
+
+    if model == "none":
+        return model
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            return get_model(model)
+    except Exception as exc:  # any provider error: the message is what the user needs
+        raise ModelOpenError(f"--model {model}: cannot open it: {exc}") from None
+
+
 def run_diagnostic(
     out: Output,
     *,
@@ -200,10 +223,13 @@ def run_diagnostic(
     require_directory(log_dir, "--log-dir")
     try:
         task = build()
+        opened = open_model(model)
+    except ModelOpenError as exc:
+        out.fail(exc)
     except bad_input as exc:
         out.fail(exc)
     try:
-        log = run_task(task, model, log_dir, **eval_args)
+        log = run_task(task, opened, log_dir, **eval_args)
     except Interrupted as stop:
         if stop.location:
             out.logs.append(stop.location)
