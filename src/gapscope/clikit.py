@@ -60,7 +60,7 @@ STATUS = {
 }
 T = TypeVar("T")
 
-_err = Console(stderr=True)
+_err = Console(stderr=True, soft_wrap=True)  # paths in messages stay whole
 
 
 @dataclass(frozen=True)
