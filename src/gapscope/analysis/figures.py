@@ -66,8 +66,8 @@ def zsct_per_preset(logs: Sequence[LoadedLog]) -> NamedFigure | None:
                 if r.model == model and r.metric == preset and r.value is not None and r.ci:
                     xs.append(p + (m - (len(models) - 1) / 2) * width)
                     ys.append(r.value)
-                    lo.append(r.value - r.ci[0])
-                    hi.append(r.ci[1] - r.value)
+                    lo.append(max(0.0, r.value - r.ci[0]))  # no -1e-14 from rounding
+                    hi.append(max(0.0, r.ci[1] - r.value))
         ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, label=model)
     ax.axhline(50, color="grey", linestyle="--", linewidth=1, label="chance")
     ax.set_xticks(range(len(presets)), [p.removeprefix("ZSCT ") for p in presets])
@@ -128,8 +128,8 @@ def onng_curve(logs: Sequence[LoadedLog]) -> NamedFigure | None:
         lams = [row.lam for row in m.by_lam]
         values = [r.value or 0.0 for r in rows]
         errors = [
-            [v - r.ci[0] for v, r in zip(values, rows, strict=True) if r.ci],
-            [r.ci[1] - v for v, r in zip(values, rows, strict=True) if r.ci],
+            [max(0.0, v - r.ci[0]) for v, r in zip(values, rows, strict=True) if r.ci],
+            [max(0.0, r.ci[1] - v) for v, r in zip(values, rows, strict=True) if r.ci],
         ]
         ax.errorbar(lams, values, yerr=errors, marker="o", capsize=3, label=m.model)
     ax.set_xlabel("noise level lambda")
@@ -151,8 +151,8 @@ def passk_curves(logs: Sequence[LoadedLog]) -> NamedFigure | None:
     for model, rows in curves:
         ks = [int(r.metric.removeprefix("pass@")) for r in rows]
         values = [r.value or 0.0 for r in rows]
-        lo = [v - (r.ci[0] if r.ci else v) for v, r in zip(values, rows, strict=True)]
-        hi = [(r.ci[1] if r.ci else v) - v for v, r in zip(values, rows, strict=True)]
+        lo = [max(0.0, v - (r.ci[0] if r.ci else v)) for v, r in zip(values, rows, strict=True)]
+        hi = [max(0.0, (r.ci[1] if r.ci else v) - v) for v, r in zip(values, rows, strict=True)]
         ax.errorbar(ks, values, yerr=[lo, hi], marker="o", capsize=3, label=model)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("k")
