@@ -70,10 +70,10 @@ def zsct_per_preset(logs: Sequence[LoadedLog]) -> NamedFigure | None:
                     hi.append(max(0.0, r.ci[1] - r.value))
         ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, label=model)
     ax.axhline(50, color="grey", linestyle="--", linewidth=1, label="chance")
-    ax.set_xticks(range(len(presets)), [p.removeprefix("ZSCT ") for p in presets])
+    ax.set_xticks(range(len(presets)), [p.removeprefix("ZSCT [").rstrip("]") for p in presets])
     ax.set_ylim(0, 100)
     ax.set_ylabel("ZSCT (%)")
-    ax.legend(fontsize="small", loc="lower right")
+    fig.legend(fontsize="small", loc="outside upper center", ncols=min(4, len(models) + 1))
     return NamedFigure("s2b_zsct", "S2B-LM ZSCT per preset (95% Wilson CI over query games)", fig)
 
 

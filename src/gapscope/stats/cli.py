@@ -20,6 +20,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from gapscope.clikit import Result, command_output
 from gapscope.stats.quadrant import QuadrantResult, quadrant_test
 
 __all__ = ["stats_app"]
@@ -146,23 +147,23 @@ def quadrant(
     x: Annotated[str, typer.Option("--x", help="Column of the putative necessary capability (X).")],
     y: Annotated[str, typer.Option("--y", help="Column of the outcome (Y).")],
     label: Annotated[str | None, typer.Option("--label", help="Column naming each model.")] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print only the result as JSON on stdout.")
-    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
 ) -> None:
     """Median-split quadrant test: is the high-Y/low-X cell depleted?
 
     One-sided exact p-value P(forbidden <= observed) over all placements of the high-Y labels
     with both margins fixed.  Values equal to a median count as low.
     """
-    xs, ys, labels = read_columns(file, x, y, label)
-    try:
-        result = quadrant_test(xs, ys, labels)
-    except ValueError as exc:
-        typer.echo(f"Error: {file.name}: {exc}", err=True)
-        raise typer.Exit(2) from None
-    if as_json:
-        typer.echo(json.dumps(result.to_dict(), indent=2))
-        return
-    # Column names are user data: no markup parsing (a '[' must not be read as a style tag).
-    _render(result, x, y, Console(markup=False, highlight=False))
+    with command_output("stats quadrant", as_json) as out:
+        xs, ys, labels = read_columns(file, x, y, label)
+        try:
+            result = quadrant_test(xs, ys, labels)
+        except ValueError as exc:
+            out.fail(f"{file.name}: {exc}")
+        # Column names are user data: no markup parsing (a '[' must not be read as a style tag).
+        out.finish(
+            Result(
+                details=result.to_dict(),
+                show=lambda _: _render(result, x, y, Console(markup=False, highlight=False)),
+            )
+        )
