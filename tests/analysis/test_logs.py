@@ -61,7 +61,7 @@ def test_directories_expand_and_typos_are_errors(logs: dict[str, Path], tmp_path
     assert expand_log_paths([logs["rule"].parent]) == [logs["rule"]]
     with pytest.raises(LogError, match="no such file"):
         expand_log_paths([tmp_path / "typo"])
-    with pytest.raises(LogError, match="holds no .eval logs"):
+    with pytest.raises(LogError, match=r"holds no \.eval logs"):
         expand_log_paths([tmp_path])
 
 

@@ -138,7 +138,8 @@ def compare(
             for side, keys in (("A", out_a), ("B", out_b))
         }
         raise ComparisonError(
-            f"A and B share no diagnostic and setting to compare (A: {listed['A']}; B: {listed['B']})"
+            "A and B share no diagnostic and setting to compare "
+            f"(A: {listed['A']}; B: {listed['B']})"
         )
     notes = [
         f"{key[0]} {key[1]}: only in {side}, not compared"
