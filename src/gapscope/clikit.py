@@ -224,6 +224,8 @@ def run_diagnostic(
     try:
         task = build()
         opened = open_model(model)
+    except typer.BadParameter as exc:  # raised while building: still one envelope in --json
+        out.fail(exc.format_message())
     except ModelOpenError as exc:
         out.fail(exc)
     except bad_input as exc:

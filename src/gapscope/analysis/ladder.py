@@ -275,3 +275,34 @@ def build_report(
             else None
         ),
     )
+
+
+COMPILE_TASK = "ladder_compile"
+
+
+@dataclass(frozen=True)
+class CompileFunnel:
+    """A teacher-compilation log: the families kept and how far each problem got."""
+
+    kept: list[dict[str, Any]]
+    funnel: dict[str, int]
+
+
+def compile_funnel(log: EvalLog) -> CompileFunnel:
+    """Kept families and the per-stage funnel (plus rejected attempts) of a compile log."""
+    from gapscope.ladder.compile import Stage, funnel_counts
+
+    require_task(log, COMPILE_TASK)
+    kept: list[dict[str, Any]] = []
+    reached: list[Stage | None] = []
+    rejected_attempts = 0
+    for sample in log.samples or []:
+        failures = sample.store.get("failures", [])
+        family = sample.store.get("family")
+        rejected_attempts += len(failures)
+        if family:
+            kept.append(family)
+            reached.append(None)
+        else:
+            reached.append(Stage(failures[-1]["stage"]) if failures else Stage.REPLIED)
+    return CompileFunnel(kept, funnel_counts(reached) | {"rejected_attempts": rejected_attempts})

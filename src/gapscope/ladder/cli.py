@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -16,6 +16,7 @@ from gapscope.clikit import (
     Result,
     command_output,
     read_or_fail,
+    require_directory,
     run_diagnostic,
 )
 
@@ -139,7 +140,7 @@ def compile_families(
     json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
 ) -> None:
     """Ask a teacher model to write milestone families; keep the valid, leak-free ones."""
-    from gapscope.ladder.compile import Stage, funnel_counts
+    require_directory(out.parent, "--out")
 
     def build() -> Task:
         from gapscope.ladder.compile_task import ladder_compile
@@ -148,21 +149,12 @@ def compile_families(
 
     def summarise(log: EvalLog) -> Result:
         """Write the kept families (also after a failed run: finished work is kept)."""
-        kept: list[dict[str, Any]] = []
-        reached: list[Stage | None] = []
-        rejected_attempts = 0
-        for sample in log.samples or []:
-            failures = sample.store.get("failures", [])
-            family = sample.store.get("family")
-            rejected_attempts += len(failures)
-            if family:
-                kept.append(family)
-                reached.append(None)
-            else:
-                reached.append(Stage(failures[-1]["stage"]) if failures else Stage.REPLIED)
+        from gapscope.analysis.ladder import compile_funnel
+
+        result = compile_funnel(log)
+        kept, funnel = result.kept, result.funnel
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in kept), "utf-8")
-        funnel = funnel_counts(reached) | {"rejected_attempts": rejected_attempts}
 
         def show(console: Console) -> None:
             table = Table(title="Teacher compilation funnel")
