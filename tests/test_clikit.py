@@ -116,3 +116,19 @@ def test_missing_local_checkpoint_is_bad_input_in_the_envelope(tmp_path: Path) -
     assert "--model gapscope/hf//nonexistent" in envelope["error"]
     assert "'/nonexistent' does not exist" in envelope["error"]
     assert not list(tmp_path.glob("*.eval"))  # stopped before a run started
+
+
+def test_cli_start_up_imports_no_heavy_library() -> None:
+    """`gapscope --help` took 5 s because Inspect and scipy.stats loaded at start-up."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from gapscope.cli import app; "
+        "print(sorted(m for m in ('inspect_ai', 'scipy.stats', 'torch', 'matplotlib') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.strip() == "[]"
