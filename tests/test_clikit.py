@@ -132,3 +132,19 @@ def test_cli_start_up_imports_no_heavy_library() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_server_model_errors_stay_off_stdout_and_lose_their_markup(tmp_path: Path) -> None:
+    """Inspect prints a provider's error (missing key or package) itself; with --json only the
+    envelope may reach stdout."""
+    from gapscope.cli import app
+
+    args = ["run", "s2b", "--preset", "demo", "--seeds", "1", "--json", "--log-dir", str(tmp_path)]
+    result = CliRunner(env={"VLLM_API_KEY": None, "VLLM_BASE_URL": None}).invoke(
+        app, [*args, "--model", "openai-api/vllm/some-model"]
+    )
+    assert result.exit_code == 2
+    envelope = json.loads(result.stdout)
+    assert envelope["status"] == "bad_input"
+    assert envelope["error"].startswith("--model openai-api/vllm/some-model: cannot open it:")
+    assert "[bold]" not in envelope["error"]

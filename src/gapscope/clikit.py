@@ -184,6 +184,17 @@ def run_task(task: Task, model: str | Model, log_dir: Path, **eval_args: Any) ->
     raise Interrupted(str(new[-1]) if new else None)
 
 
+def _plain(message: str) -> str:
+    """Inspect's provider errors carry rich markup ("[bold]VLLM_API_KEY[/bold]"): strip it."""
+    from rich.errors import MarkupError
+    from rich.text import Text
+
+    try:
+        return Text.from_markup(message).plain
+    except MarkupError:
+        return message
+
+
 class ModelOpenError(ValueError):
     """The provider could not open the ``--model`` given."""
 
@@ -203,7 +214,7 @@ def open_model(model: str) -> str | Model:
         with contextlib.redirect_stdout(sys.stderr):
             return get_model(model)
     except Exception as exc:  # any provider error: the message is what the user needs
-        raise ModelOpenError(f"--model {model}: cannot open it: {exc}") from None
+        raise ModelOpenError(f"--model {model}: cannot open it: {_plain(str(exc))}") from None
 
 
 def run_diagnostic(
