@@ -18,9 +18,14 @@ How a command adopts it (a new ``run X`` or ``X report``)::
 
     def x_report(logs, json_out) -> None:
         with command_output("x report", json_out) as out:
-            summary = read_or_fail(out, lambda: ...)  # LogError -> exit 2, message, no traceback
-            out.finish(Result(summary.rows(), summary.to_dict(), lambda c: print_x(summary, c)),
-                       logs=[...])
+            summary = read_or_fail(out, lambda: x.read(...))  # LogError: exit 2, no traceback
+            out.logs.extend(str(p) for p in logs)
+            out.finish(Result(summary.rows(), summary.to_dict(), lambda c: print_x(summary, c)))
+
+A new diagnostic's reader goes in ``gapscope/analysis/<x>.py`` (through
+``analysis.logs.read_log``; see ``analysis/diagnostics.py``), its printer in
+``analysis/terminal.py``. Bad input raised inside ``build`` (``typer.BadParameter`` or one of
+``bad_input``) and a ``--model`` the provider cannot open become exit 2 with the envelope.
 
 With ``--json`` everything a command or Inspect prints goes to stderr while the command runs,
 and stdout gets exactly one JSON object: ``{"command", "status", "logs", "summary": [gap-profile
