@@ -18,8 +18,6 @@ if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
     from inspect_ai.scorer import Score
 
-LOG_SUFFIXES = (".eval", ".json")
-
 
 class LogError(Exception):
     """A log that cannot be read, or is not the diagnostic the caller asked for."""
