@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from benchmarks import bench_executor, bench_lean, bench_models, bench_s2b, bench_verifier
+from benchmarks import (
+    bench_executor,
+    bench_lean,
+    bench_models,
+    bench_report,
+    bench_s2b,
+    bench_verifier,
+)
 
 
 def main() -> None:
@@ -12,6 +19,7 @@ def main() -> None:
         ("embedded model: load time", bench_models.main),
         ("Lean local backend: pooled REPLs vs a fresh process per check", bench_lean.main),
         ("Lean executors: local pool vs 1 and 2 Ray actors (checks/s)", bench_executor.main),
+        ("gapscope report: 10 vs 100 logs", bench_report.main),
     ):
         print(f"\n== {name} ==")
         bench()

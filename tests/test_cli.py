@@ -33,7 +33,11 @@ def test_run_s2b_json_summary(tmp_path: Path) -> None:
         _args("run s2b --preset demo --seeds 2 --listener rule --json", tmp_path),
     )
     assert result.exit_code == 0, result.output
-    summary = json.loads(result.stdout)
+    envelope = json.loads(result.stdout)
+    assert envelope["command"] == "run s2b" and envelope["status"] == "ok"
+    summary = envelope["details"]
+    assert envelope["logs"] == [summary["log"]]
+    assert [row["metric"] for row in envelope["summary"]] == ["ZSCT [demo]", "adj-ZSCT [demo]"]
     assert summary["preset"] == "demo" and summary["listener"] == "rule"
     assert [row["seed"] for row in summary["per_seed"]] == [0, 1]
     assert summary["summary"]["zsct"] == {"mean": 100.0, "sd": 0.0, "n": 2}

@@ -1,37 +1,273 @@
-"""What every gapscope command shares: running one Inspect task and failing clearly."""
+"""What every gapscope command shares: one output envelope, exit codes, and the run skeleton.
+
+Exit codes: 0 ok, 1 the run failed (the log says why), 2 bad input, 130 interrupted (the
+message says ``inspect eval-retry LOG`` to resume).
+
+How a command adopts it (a new ``run X`` or ``X report``)::
+
+    def run_x(..., json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
+        with command_output("run x", json_out) as out:
+            run_diagnostic(
+                out,
+                build=lambda: x_task(...),            # raise ValueError & co. for bad input
+                model=model,
+                log_dir=log_dir,
+                summarise=lambda log: Result(rows, details, show),
+                bad_input=(ValueError, SourceError),
+            )
+
+    def x_report(logs, json_out) -> None:
+        with command_output("x report", json_out) as out:
+            summary = read_or_fail(out, lambda: x.read(...))  # LogError: exit 2, no traceback
+            out.logs.extend(str(p) for p in logs)
+            out.finish(Result(summary.rows(), summary.to_dict(), lambda c: print_x(summary, c)))
+
+A new diagnostic's reader goes in ``gapscope/analysis/<x>.py`` (through
+``analysis.logs.read_log``; see ``analysis/diagnostics.py``), its printer in
+``analysis/terminal.py``. Bad input raised inside ``build`` (``typer.BadParameter`` or one of
+``bad_input``) and a ``--model`` the provider cannot open become exit 2 with the envelope.
+
+With ``--json`` everything a command or Inspect prints goes to stderr while the command runs,
+and stdout gets exactly one JSON object: ``{"command", "status", "logs", "summary": [gap-profile
+rows], "details", "error"}``, also on failure. Inspect is imported only when a run starts, so
+``gapscope --help`` stays fast.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
-from inspect_ai import Task
-from inspect_ai import eval as inspect_eval
-from inspect_ai.log import EvalLog
 from rich.console import Console
 from rich.markup import escape
 
-_err = Console(stderr=True)
+from gapscope.analysis.profile import GapRow
+
+if TYPE_CHECKING:
+    from inspect_ai import Task
+    from inspect_ai.log import EvalLog
+    from inspect_ai.model import Model
+
+EMBEDDED_MODEL = "gapscope/embedded"
+"""The default ``--model`` of every run command: works offline, out of the box."""
+
+EXIT_OK, EXIT_RUN_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+STATUS = {
+    EXIT_OK: "ok",
+    EXIT_RUN_FAILED: "run_failed",
+    EXIT_BAD_INPUT: "bad_input",
+    EXIT_INTERRUPTED: "interrupted",
+}
+T = TypeVar("T")
+
+_err = Console(stderr=True, soft_wrap=True)  # paths in messages stay whole
 
 
-def fail(message: object, code: int = 2) -> NoReturn:
-    """Print ``error: message`` on stderr and exit with ``code`` (2: bad input, 1: failed run)."""
-    # The message is plain text: escaped, so that "gapscope[ray]" is not read as markup.
+@dataclass(frozen=True)
+class Result:
+    """What a command produced: gap-profile rows, JSON details, and how to print it."""
+
+    rows: Sequence[GapRow] = ()
+    details: Any = None
+    show: Callable[[Console], None] | None = None
+
+
+@dataclass
+class Output:
+    """One command's output channel: terminal tables, or one JSON envelope on stdout."""
+
+    command: str
+    json_mode: bool
+    stdout: IO[str] = field(default_factory=lambda: sys.stdout)
+    logs: list[str] = field(default_factory=list)
+
+    def _envelope(self, code: int, result: Result, error: str | None) -> str:
+        return json.dumps(
+            {
+                "command": self.command,
+                "status": STATUS[code],
+                "logs": self.logs,
+                "summary": [row.to_dict() for row in result.rows],
+                "details": result.details,
+                "error": error,
+            },
+            indent=2,
+        )
+
+    def finish(self, result: Result, code: int = EXIT_OK, error: str | None = None) -> None:
+        """Print the result (table or envelope); exit with ``code`` when it is not 0."""
+        if self.json_mode:
+            self.stdout.write(self._envelope(code, result, error) + "\n")
+            self.stdout.flush()
+        elif result.show is not None:
+            result.show(Console(file=self.stdout))
+        if error:
+            _err.print(f"[red]error:[/red] {escape(error)}", markup=True, highlight=False)
+        if code != EXIT_OK:
+            raise typer.Exit(code)
+
+    def fail(self, message: object, code: int = EXIT_BAD_INPUT, details: Any = None) -> NoReturn:
+        """Exit with ``code`` and ``error: message`` on stderr (and in the envelope)."""
+        self.finish(Result(details=details), code, str(message))
+        raise AssertionError("unreachable")  # finish() always exits for a non-zero code
+
+
+@contextlib.contextmanager
+def command_output(command: str, json_mode: bool) -> Iterator[Output]:
+    """Run a command body; with ``json_mode`` anything printed on stdout goes to stderr."""
+    out = Output(command, json_mode)
+    if not json_mode:
+        yield out
+        return
+    with contextlib.redirect_stdout(sys.stderr):
+        yield out
+
+
+def fail(message: object, code: int = EXIT_BAD_INPUT) -> NoReturn:
+    """Print ``error: message`` on stderr and exit with ``code`` (for commands without --json)."""
+    # Plain text, escaped: "gapscope[ray]" must not be read as rich markup.
     _err.print(f"[red]error:[/red] {escape(str(message))}", markup=True, highlight=False)
     raise typer.Exit(code)
 
 
-def run_task(task: Task, model: str, log_dir: Path, **eval_args: Any) -> EvalLog:
-    """Run one task; Inspect's progress display goes to stderr, so stdout carries only results."""
-    with contextlib.redirect_stdout(sys.stderr):
-        return inspect_eval(task, model=model, log_dir=str(log_dir), **eval_args)[0]
+def require_directory(path: Path, option: str) -> None:
+    """Refuse a directory option that names a file, or sits below one (it could not be created)."""
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            if not candidate.is_dir():
+                where = "" if candidate == path else f" (its parent {candidate} is a file)"
+                raise typer.BadParameter(f"{path} is not a directory{where}", param_hint=option)
+            return
 
 
-def require_success(log: EvalLog) -> None:
-    """Exit 1, naming the log, when the run did not finish successfully."""
-    if log.status != "success":
-        reason = log.error.message if log.error else "no error recorded"
-        fail(f"run {log.status}: {reason} (log: {log.location})", code=1)
+def read_or_fail(out: Output, read: Callable[[], T]) -> T:
+    """Run a log-reading step; an unreadable or wrong-kind log is bad input (exit 2)."""
+    from gapscope.analysis.compare import ComparisonError
+    from gapscope.analysis.logs import LogError
+
+    try:
+        return read()
+    except (LogError, ComparisonError) as exc:
+        out.fail(exc)
+
+
+class Interrupted(Exception):
+    """The user stopped a run; ``location`` is its (resumable) log, when one was written."""
+
+    def __init__(self, location: str | None) -> None:
+        super().__init__(location)
+        self.location = location
+
+
+def _logs_in(log_dir: Path) -> set[Path]:
+    return set(log_dir.glob("*.eval")) if log_dir.is_dir() else set()
+
+
+def run_task(task: Task, model: str | Model, log_dir: Path, **eval_args: Any) -> EvalLog:
+    """Run one task; Inspect's progress display goes to stderr, so stdout carries only results.
+
+    Raises Interrupted after Ctrl-C: Inspect then returns no log (or a cancelled one), and the
+    log it was writing is the newest ``.eval`` that appeared in ``log_dir`` during the run.
+    """
+    from inspect_ai import eval as inspect_eval
+
+    before = _logs_in(log_dir)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            logs = inspect_eval(task, model=model, log_dir=str(log_dir), **eval_args)
+    except KeyboardInterrupt:
+        logs = []
+    if logs and logs[0].status != "cancelled":
+        return logs[0]
+    if logs:
+        raise Interrupted(logs[0].location)
+    new = sorted(_logs_in(log_dir) - before, key=lambda p: p.stat().st_mtime)
+    raise Interrupted(str(new[-1]) if new else None)
+
+
+def _plain(message: str) -> str:
+    """Inspect's provider errors carry rich markup ("[bold]VLLM_API_KEY[/bold]"): strip it."""
+    from rich.errors import MarkupError
+    from rich.text import Text
+
+    try:
+        return Text.from_markup(message).plain
+    except MarkupError:
+        return message
+
+
+class ModelOpenError(ValueError):
+    """The provider could not open the ``--model`` given."""
+
+
+def open_model(model: str) -> str | Model:
+    """The model, opened before the run so a bad ``--model`` is bad input, not a traceback.
+
+    Whatever fails while a provider opens a model (a missing checkpoint, a missing package, a
+    malformed name) is the user's ``--model`` argument; the message names it. ``none`` (no
+    model, for the reference listeners) is passed through.
+    """
+    from inspect_ai.model import get_model
+
+    if model == "none":
+        return model
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            return get_model(model)
+    except Exception as exc:  # any provider error: the message is what the user needs
+        raise ModelOpenError(f"--model {model}: cannot open it: {_plain(str(exc))}") from None
+
+
+def run_diagnostic(
+    out: Output,
+    *,
+    build: Callable[[], Task],
+    model: str,
+    log_dir: Path,
+    summarise: Callable[[EvalLog], Result],
+    bad_input: tuple[type[BaseException], ...] = (ValueError,),
+    **eval_args: Any,
+) -> None:
+    """The ``run`` skeleton: build the task (bad input: exit 2), run it (Ctrl-C: exit 130 with
+    the resume line), summarise the log, print or emit JSON, exit 1 if the run failed."""
+    from inspect_ai._util.error import PrerequisiteError
+
+    require_directory(log_dir, "--log-dir")
+    try:
+        task = build()
+        opened = open_model(model)
+    except typer.BadParameter as exc:  # raised while building: still one envelope in --json
+        out.fail(exc.format_message())
+    except ModelOpenError as exc:
+        out.fail(exc)
+    except bad_input as exc:
+        out.fail(exc)
+    try:
+        log = run_task(task, opened, log_dir, **eval_args)
+    except Interrupted as stop:
+        if stop.location:
+            out.logs.append(stop.location)
+        resume = f"inspect eval-retry {stop.location}" if stop.location else None
+        out.fail(
+            f"interrupted; resume with: {resume}" if resume else "interrupted before any log",
+            EXIT_INTERRUPTED,
+            details={"resume": resume},
+        )
+    except PrerequisiteError as exc:  # e.g. a provider's package is not installed
+        out.fail(exc)
+    out.logs.append(log.location)
+    if log.status == "success":
+        out.finish(summarise(log))
+        return
+    reason = log.error.message if log.error else "no error recorded"
+    try:
+        partial = summarise(log)
+    except Exception:  # a failed run may lack what a summary needs; the error says enough
+        partial = Result()
+    out.finish(partial, EXIT_RUN_FAILED, f"run {log.status}: {reason} (log: {log.location})")

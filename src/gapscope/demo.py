@@ -4,6 +4,8 @@
    the rule-based reference listener; every score is printed.
 2. OracleLadder on the first bundled families with one rollout per probe, for both models:
    the outcome table.
+3. The HTML report over all of the demo's logs (gap profile, figures, the two models compared
+   item by item); its path is the last line printed.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from pathlib import Path
 
 from rich.console import Console
 
+from gapscope.analysis.diagnostics import load_all
 from gapscope.analysis.ladder import build_report, model_run
+from gapscope.analysis.report import write_report
 from gapscope.analysis.s2b import S2BRunSummary, summarize
-from gapscope.cli import EMBEDDED_MODEL
-from gapscope.clikit import run_task
-from gapscope.ladder.cli import print_report
+from gapscope.analysis.terminal import print_ladder
+from gapscope.clikit import EMBEDDED_MODEL, run_task
 from gapscope.ladder.task import oracle_ladder
 from gapscope.models.embedded import GEMMA3_270M
 from gapscope.s2b.task import s2b_lm
@@ -32,6 +35,12 @@ DEMO_MODELS = {"SmolLM2-135M": EMBEDDED_MODEL, "Gemma-3-270M": GEMMA3_270M.model
 def _s2b(listener: str, model: str, log_dir: Path) -> S2BRunSummary:
     task = s2b_lm(preset=S2B_PRESET, seeds=S2B_SEEDS, listener=listener, max_tokens=S2B_MAX_TOKENS)
     return summarize(run_task(task, model, log_dir, max_samples=S2B_SEEDS))
+
+
+def _report(locations: list[str], log_dir: Path) -> Path:
+    """Write the report over the demo's logs; return the HTML file."""
+    paths = [Path(location.removeprefix("file://")) for location in locations]
+    return write_report(load_all(paths), log_dir / "report.html").html
 
 
 def main() -> None:
@@ -63,15 +72,17 @@ def main() -> None:
     print(f"\nOracleLadder, {LADDER_FAMILIES} bundled families, k = {LADDER_K}, embedded models:")
     done = [model_run(log, name) for name, log in ladders.items() if log.status == "success"]
     if done:
-        print_report(build_report(done).to_dict(), Console(width=140))
+        print_ladder(build_report(done).to_dict(), Console(width=140))
     for name, log in ladders.items():
         if log.status != "success":
             print(f"  {name}: FAILED ({log.status}); see {log.location}")
     print(f"\nLogs in {log_dir}; open them with: .venv/bin/inspect view --log-dir {log_dir}")
-    for location in [run.log_location for run in runs.values()] + [
+    locations = [run.log_location for run in runs.values()] + [
         log.location for log in ladders.values()
-    ]:
+    ]
+    for location in locations:
         print(f"  {location}")
+    print(f"\nReport: {_report(locations, log_dir)}")
     statuses = [log.status for log in ladders.values()] + [run.status for run in runs.values()]
     if any(status != "success" for status in statuses):
         sys.exit(1)

@@ -155,7 +155,7 @@ def test_compile_cli_regenerates_and_reports_the_funnel(tmp_path: Path) -> None:
         + ["--out", str(out), "--max-attempts", "2", "--json", "--log-dir", str(tmp_path)],
     )
     assert result.exit_code == 0, result.output
-    summary = json.loads(result.stdout)
+    summary = json.loads(result.stdout)["details"]
     assert summary["funnel"] == {
         "candidates": 3,
         "replied": 3,

@@ -86,7 +86,7 @@ def test_two_runs_report_transitions_and_stability(tmp_path: Path) -> None:
         + ["--names", "before,after", "--json", "--resamples", "200"],
     )
     assert result.exit_code == 0, result.output
-    report = json.loads(result.stdout)
+    report = json.loads(result.stdout)["details"]
     assert report["models"]["before"]["gaps"]["composition"] == LIMIT
     assert report["models"]["after"]["outcomes"]["DIRECT"] == LIMIT
     assert report["transition_matrix"]["UNRECOVERED"]["DIRECT"] == LIMIT
@@ -109,7 +109,10 @@ def test_run_ladder_cli_prints_the_outcome_table_as_json(tmp_path: Path) -> None
     args = ["run", "ladder", "--bundled", "--model", model, "-k", "1", "--limit", str(LIMIT)]
     result = runner.invoke(app, [*args, "--json", "--log-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    student = json.loads(result.stdout)["models"][model]
+    envelope = json.loads(result.stdout)
+    student = envelope["details"]["models"][model]
+    rows = {r["metric"]: r["value"] for r in envelope["summary"]}
+    assert rows["outcome ROADMAP-NEEDED"] == 100.0 and rows["gap roadmap"] == 100.0
     assert student["outcomes"]["ROADMAP-NEEDED"] == LIMIT
     assert student["gaps"]["roadmap"] == LIMIT
     both = runner.invoke(app, ["run", "ladder", "--bundled", "--families", "x.jsonl"])
@@ -166,7 +169,7 @@ def test_ladder_screen_keeps_what_the_anchor_fails_but_can_decompose(tmp_path: P
     args = ["ladder", "screen", log.location, "--families", str(compiled), "--out", str(out)]
     result = CliRunner().invoke(app, [*args, "--json"])
     assert result.exit_code == 0, result.output
-    funnel = json.loads(result.stdout)["funnel"]
+    funnel = json.loads(result.stdout)["details"]["funnel"]
     assert funnel["compiled"] == LIMIT and funnel["anchor_fails_parent"] == 1
     assert funnel["kept"] == (len(families[0].tested_milestones) >= 2)
     kept = [json.loads(line)["pid"] for line in out.read_text().splitlines()]

@@ -168,7 +168,7 @@ def test_ladder_report_reads_panels_next_to_logs(tmp_path: Path) -> None:
     args += ["--panel", str(a), "--stage0", str(a0), "--panel", str(b), "--stage0", str(b0)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    report = json.loads(result.stdout)
+    report = json.loads(result.stdout)["details"]
     assert set(report["models"]) == {"alpha", "beta"}
     assert report["models"]["beta"]["gaps"]["composition"] == 1
     assert report["transition_matrix"]["UNRECOVERED"]["UNRECOVERED"] == 2

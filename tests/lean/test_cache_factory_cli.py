@@ -79,7 +79,7 @@ def test_doctor_json_exits_zero_and_names_every_check(tmp_path: Path) -> None:
         ["doctor", "--json", "--project", str(tmp_path), "--kimina-url", "http://127.0.0.1:9"],
     )
     assert result.exit_code == 0
-    findings = {f["name"]: f for f in json.loads(result.output)}
+    findings = {f["name"]: f for f in json.loads(result.stdout)["details"]}
     assert set(findings) == {"elan", "lean", "lake", "sandbox", "toolchain", "repl", "kimina"}
     assert not findings["repl"]["ok"] and "lake build" in findings["repl"]["fix"]
 

@@ -22,10 +22,10 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ChatMessage
 
 import gapscope.onng.task as onng_task
+from gapscope.analysis.onng import records_from_log
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.screen import screen
 from gapscope.lean.verdict import Status
-from gapscope.onng.analysis import records_from_log
 from gapscope.onng.problemset import load_problem_set
 from gapscope.prove.checking import check_reply
 from gapscope.prove.problems import Problem

@@ -191,3 +191,32 @@ def test_invalid_batch_size_is_rejected(make_engine: EngineFactory) -> None:
 def test_max_tokens_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_tokens"):
         SamplingParams(max_tokens=0)
+
+
+def test_cancelled_request_stops_between_decode_steps(make_engine: EngineFactory) -> None:
+    """Ctrl-C sets the request's event: decoding ends at the next step, not at max_tokens."""
+    import threading
+
+    engine = make_engine(kv_reuse=False)
+    messages: Messages = ({"role": "user", "content": "w1 w2 w3"},)
+    params = SamplingParams(max_tokens=40)
+    full = engine.generate([GenerationRequest(messages, params)])[0]
+    assert len(full.tokens) > 3  # the tiny model does not stop on its own this early
+
+    cancel = threading.Event()
+    forward = engine._forward
+    calls = 0
+
+    def counting_forward(*args: object) -> object:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            cancel.set()
+        return forward(*args)  # type: ignore[arg-type]
+
+    engine._forward = counting_forward  # type: ignore[method-assign,assignment]
+    stopped = engine.generate([GenerationRequest(messages, params, cancel=cancel)])[0]
+    assert len(stopped.tokens) == 3
+    assert stopped.tokens == full.tokens[:3]
+    before = engine.generate([GenerationRequest(messages, params, cancel=cancel)])[0]
+    assert before.tokens == ()  # a request cancelled while queued never starts

@@ -66,11 +66,11 @@ def test_check_without_lean_runs_the_static_checks(
     args = ["check", "--problem", "zero_add", "--lam", "1", "--json"]
     simp = CliRunner().invoke(onng_app, [*args, _answer(tmp_path, {"Code": "simp"})])
     assert simp.exit_code == 1
-    assert json.loads(simp.stdout)["status"] == "disallowed_tactic"
+    assert json.loads(simp.stdout)["details"]["status"] == "disallowed_tactic"
     nojson = CliRunner().invoke(onng_app, [*args, _answer(tmp_path, "no idea")])
-    assert json.loads(nojson.stdout)["parse_status"] == "no_json"
+    assert json.loads(nojson.stdout)["details"]["parse_status"] == "no_json"
     ok = CliRunner().invoke(onng_app, [*args, _answer(tmp_path, {"Code": "sorry"})])
-    result = json.loads(ok.stdout)
+    result = json.loads(ok.stdout)["details"]
     assert ok.exit_code == 1 and result["status"] is None and result["lean"] is None
     assert result["detail"].startswith("static checks passed; Lean not run")
     answer = _answer(tmp_path, {"code": "rfl"})
@@ -86,11 +86,12 @@ def test_check_with_lean_gives_lean_verdict(
     args = ["check", "--problem", "tutorial_rfl", "--lean", "fake", "--json"]
     valid = CliRunner().invoke(onng_app, [*args, _answer(tmp_path, {"code": "rfl"})])
     assert valid.exit_code == 0, valid.output
-    assert json.loads(valid.stdout)["lean"] == "valid" and fake.closed
+    assert json.loads(valid.stdout)["details"]["lean"] == "valid" and fake.closed
     assert "theorem tutorial_rfl" in fake.requests[0].code
     monkeypatch.setattr(gapscope.lean, "open_backend", lambda spec: BrokenLean())
     broken = CliRunner().invoke(onng_app, [*args, _answer(tmp_path, {"code": "rfl"})])
-    assert broken.exit_code == 1 and json.loads(broken.stdout)["status"] == "server_error"
+    assert broken.exit_code == 1
+    assert json.loads(broken.stdout)["details"]["status"] == "server_error"
 
 
 def test_onng_supplies_its_library_to_the_lean_workspace(tmp_path: Path) -> None:

@@ -13,9 +13,9 @@ from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
 import gapscope.onng.task as onng_task
+from gapscope.analysis.onng import records_from_log, summarize
 from gapscope.lean.backend import CheckRequest, LeanUnavailable
 from gapscope.lean.verdict import LeanMessage, LeanVerdict, Status
-from gapscope.onng.analysis import records_from_log, summarize
 from gapscope.onng.cli import onng_app
 from gapscope.onng.problemset import load_problem_set
 from tests.conftest import script
@@ -79,11 +79,11 @@ def test_task_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert by_id[("tutorial_rfl", 0.0)].correct and by_id[("tutorial_rfl", 0.0)].status == "valid"
     assert not by_id[("tutorial_rfl", 1.0)].correct
     assert all(r.inference_s >= 0 for r in records)
-    curve = summarize(records)["models"][records[0].model]["curve"]
+    curve = summarize(records).models[records[0].model].curve
     assert curve == [(0.0, pytest.approx(0.9)), (1.0, 0.0)]
     result = CliRunner().invoke(onng_app, ["report", "--json", log.location])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["models"]
+    assert json.loads(result.stdout)["details"]["models"]
 
 
 def test_task_refuses_without_lean(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -132,9 +132,13 @@ def test_run_onng_cli_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     args += ["--modules", "tutorial", "--limit", "3", "--lean", "fake", "--json"]
     result = CliRunner().invoke(app, [*args, "--log-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    summary = json.loads(result.stdout)
-    (model,) = summary["models"].values()
+    envelope = json.loads(result.stdout)
+    (model,) = envelope["details"]["models"].values()
     assert model["curve"] == [[0.0, 1.0], [1.0, 0.0]]
+    assert [(r["metric"], r["value"]) for r in envelope["summary"]] == [
+        ("correct [lambda=0]", 100.0),
+        ("correct [lambda=1]", 0.0),
+    ]
 
 
 def test_run_onng_without_lean_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,10 +16,10 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
+from gapscope.analysis.prove import read_run, summarize
 from gapscope.lean.backend import CheckRequest, LeanBackend, LeanUnavailable
 from gapscope.lean.verdict import LeanMessage, LeanVerdict, Status
 from gapscope.prove import task as prove_task
-from gapscope.prove.analysis import read_run, summarize
 from gapscope.prove.cli import prove_app, run_prove
 from gapscope.prove.task import parse_ks, prove
 from tests.conftest import script
@@ -152,7 +152,7 @@ def test_task_end_to_end(tmp_path: Path, fake_lean: FakeLean) -> None:
         assert any(request.code.startswith(_statement(n)) for n in REPLIES)
         assert request.required == (request.code.split()[1],)  # the official name
 
-    summary = summarize(read_run(log))
+    summary = summarize(read_run(log)).to_dict()
     assert summary["problems"] == 3
     assert summary["attempts"] == 11
     assert summary["server_errors"] == 1
@@ -184,7 +184,7 @@ def test_report_cli(tmp_path: Path, fake_lean: FakeLean, monkeypatch: pytest.Mon
     runner = CliRunner()
     result = runner.invoke(_cli(), ["prove", "report", log.location, "--k", "1,3", "--json"])
     assert result.exit_code == 0, result.output
-    (summary,) = json.loads(result.output)
+    (summary,) = json.loads(result.stdout)["details"]
     assert summary["pass_at_k"]["3"] == pytest.approx((1 - 0 / 4 + 0 + 1) / 3)
     table = runner.invoke(_cli(), ["prove", "report", log.location, "--per-problem"])
     assert table.exit_code == 0, table.output

@@ -246,7 +246,9 @@ def test_cli_json_output(tmp_path: Path) -> None:
     args = ["quadrant", str(csv_path), "--x", "adj_zsct", "--y", "minif2f"]
     result = runner.invoke(stats_app, [*args, "--label", "model", "--json"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.stdout)
+    envelope = json.loads(result.stdout)
+    assert envelope["command"] == "stats quadrant" and envelope["status"] == "ok"
+    data = envelope["details"]
     assert data["p_exact"] == 1 / 252
     assert data["p_hypergeom"] == pytest.approx(1 / 252)
     assert data["n"] == 10
@@ -265,7 +267,7 @@ def test_cli_json_lists_forbidden_labels(tmp_path: Path) -> None:
         stats_app, ["quadrant", str(csv_path), "--x", "x", "--y", "y", "--label", "name", "--json"]
     )
     assert result.exit_code == 0, result.output
-    data = json.loads(result.stdout)
+    data = json.loads(result.stdout)["details"]
     assert data["forbidden_labels"] == ["d"]
     assert data["p_exact"] == pytest.approx(17 / 70)
 
@@ -327,3 +329,28 @@ def test_cli_missing_label_column_and_empty_file_exit_2(tmp_path: Path) -> None:
     result = runner.invoke(stats_app, ["quadrant", str(empty), "--x", "x", "--y", "y"])
     assert result.exit_code == 2
     assert "no data rows" in _norm(result.output)
+
+
+def test_cli_bom_header_is_read_as_the_column_name(tmp_path: Path) -> None:
+    """Regression (issue 10, #12): a spreadsheet's BOM made the first column '\\ufeffmodel'."""
+    csv_path = _write_seed_csv(tmp_path / "models.csv")
+    csv_path.write_bytes(b"\xef\xbb\xbf" + csv_path.read_bytes())
+    args = ["quadrant", str(csv_path), "--x", "adj_zsct", "--y", "minif2f", "--label", "model"]
+    result = runner.invoke(stats_app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["details"]["p_exact"] == 1 / 252
+
+
+def test_cli_binary_file_is_bad_input_not_a_traceback(tmp_path: Path) -> None:
+    """Regression (issue 10, #12): a binary CSV raised UnicodeDecodeError / csv.Error."""
+    cases = (
+        ("png.csv", b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe", "png.csv is not a UTF-8 text CSV"),
+        ("nul.csv", b"x,y\n1\x00,2\n", "nul.csv holds NUL bytes"),
+    )
+    for name, data, message in cases:
+        path = tmp_path / name
+        path.write_bytes(data)
+        result = runner.invoke(stats_app, ["quadrant", str(path), "--x", "x", "--y", "y"])
+        assert result.exit_code == 2, result.output
+        assert isinstance(result.exception, SystemExit)
+        assert message in _norm(result.output)

@@ -155,5 +155,5 @@ def test_run_t2_repo_with_a_lake_on_path(
         app, [*args, "--model", model, "--log-dir", str(tmp_path / "logs"), "--json"]
     )
     assert result.exit_code == 0, result.output
-    summary = json.loads(result.stdout)
+    summary = json.loads(result.stdout)["details"]
     assert summary["contexts"]["st"]["ta"]["estimate"] == 1.0

@@ -14,8 +14,8 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
+from gapscope.analysis.t2 import summarize_log
 from gapscope.cli import app
-from gapscope.t2.analysis import summarize_log
 from gapscope.t2.task import t2
 from tests.conftest import REQUESTS, script
 from tests.t2.conftest import FAKE_LEAN
@@ -51,7 +51,7 @@ def test_every_context_is_run_and_reported(fake_lean: str, tmp_path: Path) -> No
     model = script("t2-contexts", _answer)
     log = _run({"data": str(FIXTURE), "lean": fake_lean}, model, tmp_path)
     assert log.status == "success"
-    summary = summarize_log(log, n_resamples=100)
+    summary = summarize_log(log, n_resamples=100).to_dict()
     contexts = summary["contexts"]
     assert list(contexts) == ["nl+st", "nl", "st", "none"]
     # fixture-2 has no NL, so only its two NL-free settings run.
@@ -92,7 +92,7 @@ def test_ground_truth_mode_lists_failing_records_for_exclusion(
     data = tmp_path / "gt.jsonl"
     data.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n")
     log = _run({"data": str(data), "lean": fake_lean, "ground_truth": True}, "none", tmp_path)
-    summary = summarize_log(log, n_resamples=50)
+    summary = summarize_log(log, n_resamples=50).to_dict()
     assert summary["ground_truth_invalid"] == ["fixture-2.sq_nonneg'"]
     assert list(summary["contexts"]) == ["ground-truth"]
     invalid = tmp_path / "gt.json"
@@ -103,7 +103,7 @@ def test_ground_truth_mode_lists_failing_records_for_exclusion(
         model,
         tmp_path,
     )
-    later = summarize_log(log, n_resamples=50)
+    later = summarize_log(log, n_resamples=50).to_dict()
     assert later["skipped_ids"]["ground_truth_fails"] == ["fixture-2.sq_nonneg'"]
     assert later["contexts"]["st"]["records"] == 1
 
@@ -153,7 +153,7 @@ def test_run_t2_prints_the_report_as_json(fake_lean: str, tmp_path: Path) -> Non
         app, [*args, "--model", model, "--log-dir", str(tmp_path), "--json"]
     )
     assert result.exit_code == 0, result.output
-    summary = json.loads(result.stdout)
+    summary = json.loads(result.stdout)["details"]
     assert list(summary["contexts"]) == ["st", "none"]
     assert summary["contexts"]["none"]["outcomes"]["checked"] == 2
 
@@ -161,7 +161,7 @@ def test_run_t2_prints_the_report_as_json(fake_lean: str, tmp_path: Path) -> Non
 def test_audit_command_counts_and_ids() -> None:
     result = CliRunner().invoke(app, ["t2", "audit", str(FIXTURE), "--json"])
     assert result.exit_code == 0
-    data = json.loads(result.stdout)
+    data = json.loads(result.stdout)["details"]
     assert data["counts"]["duplicate_id"] == 1 and data["valid"] == 2
     assert data["ids"]["no_mentioning_successor"] == ["fixture-5.lonely"]
     assert data["successors"] == {
@@ -179,7 +179,7 @@ def test_nl_file_supplies_missing_descriptions(fake_lean: str, tmp_path: Path) -
     model = script("t2-nl", _answer)
     args = {"data": str(FIXTURE), "lean": fake_lean, "nl": str(nl), "context": "nl"}
     log = _run(args, model, tmp_path)
-    summary = summarize_log(log, n_resamples=50)
+    summary = summarize_log(log, n_resamples=50).to_dict()
     assert summary["contexts"]["nl"]["records"] == 2 and "missing_nl" not in summary["skipped"]
     assert any("never negative" in m[-1].text for m in REQUESTS["t2-nl"])
 

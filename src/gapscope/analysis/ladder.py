@@ -9,14 +9,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from inspect_ai.log import EvalLog
 
+from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
+from gapscope.analysis.profile import GapRow
 from gapscope.ladder.anchors import AnchorAgreement, anchor_agreement
 from gapscope.ladder.probes import CONTROLS, LADDER, Condition
 from gapscope.ladder.taxonomy import (
+    GAP_ORDER,
     OUTCOME_ORDER,
     FamilyCounts,
     ModelProfile,
@@ -25,8 +27,17 @@ from gapscope.ladder.taxonomy import (
     profile,
     tau_sensitivity,
 )
+from gapscope.stats.proportion import wilson_percent
 from gapscope.stats.rank import kendall_tau
 from gapscope.stats.resampling import BootstrapCI, bootstrap_ci, ranking_stability
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from inspect_ai.log import EvalLog
+
+TASK = "oracle_ladder"
+DIAGNOSTIC = "OracleLadder"
 
 
 @dataclass(frozen=True)
@@ -83,14 +94,48 @@ class ModelRun:
         c1 = [r.correct for r in self.rollouts if r.condition is Condition.C1]
         return sum(c1) / len(c1) if c1 else 0.0
 
+    def rows(self, tau: int = 1) -> list[GapRow]:
+        """Share of families per outcome level and per gap label, each with a Wilson CI."""
+        p = profile(self.families(), tau)
+        n = p.n_families
+        if not n:
+            return []
+        counts: list[tuple[str, int]] = [
+            (f"outcome {o.value}", p.outcomes[o]) for o in OUTCOME_ORDER
+        ]
+        counts += [(f"gap {g.value}", p.gaps[g]) for g in GAP_ORDER[1:]]
+        counts.append(("any probe", p.any_probe))
+        return [
+            GapRow(
+                model=self.name,
+                diagnostic=DIAGNOSTIC,
+                metric=metric,
+                value=100 * k / n,
+                ci=wilson_percent(k, n),
+                n=n,
+                log=self.log_location,
+            )
+            for metric, k in counts
+        ]
+
+    def outcomes(self, tau: int = 1) -> dict[str, dict[str, bool]]:
+        """Per condition, which families were solved (>= tau correct rollouts)."""
+        counts = self.correct_counts()
+        return {
+            f"solved {c.value}": {
+                pid: counts.get((pid, c, None), 0) >= tau for pid in sorted(self.tested)
+            }
+            for c in (*LADDER, *CONTROLS)
+            if any(r.condition is c for r in self.rollouts)
+        }
+
 
 def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
     """Read one OracleLadder log (every epoch of every sample)."""
-    if log.eval.task.split("/")[-1] != "oracle_ladder":
-        raise ValueError(f"{log.location} is a {log.eval.task!r} log, not an oracle_ladder log")
+    require_task(log, TASK)
     rollouts = []
     for sample in log.samples or []:
-        score = next(iter((sample.scores or {}).values()), None)
+        score = sample_score(sample)
         meta = sample.metadata
         rollouts.append(
             Rollout(
@@ -101,7 +146,13 @@ def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
             )
         )
     tested = {str(k): int(v) for k, v in log.eval.metadata["tested_milestones"].items()}  # type: ignore[index]
-    return ModelRun(name or log.eval.model, log.location, rollouts, tested)
+    info = run_info(log)
+    return ModelRun(name or info.model, info.location, rollouts, tested)
+
+
+def read(path: Path | str, name: str | None = None) -> ModelRun:
+    """Read one OracleLadder log from a file."""
+    return model_run(read_log(path, task=TASK), name)
 
 
 def transition_matrix(
@@ -238,3 +289,34 @@ def build_report(
         ),
         anchors=anchor_agreement(families, tau),
     )
+
+
+COMPILE_TASK = "ladder_compile"
+
+
+@dataclass(frozen=True)
+class CompileFunnel:
+    """A teacher-compilation log: the families kept and how far each problem got."""
+
+    kept: list[dict[str, Any]]
+    funnel: dict[str, int]
+
+
+def compile_funnel(log: EvalLog) -> CompileFunnel:
+    """Kept families and the per-stage funnel (plus rejected attempts) of a compile log."""
+    from gapscope.ladder.compile import Stage, funnel_counts
+
+    require_task(log, COMPILE_TASK)
+    kept: list[dict[str, Any]] = []
+    reached: list[Stage | None] = []
+    rejected_attempts = 0
+    for sample in log.samples or []:
+        failures = sample.store.get("failures", [])
+        family = sample.store.get("family")
+        rejected_attempts += len(failures)
+        if family:
+            kept.append(family)
+            reached.append(None)
+        else:
+            reached.append(Stage(failures[-1]["stage"]) if failures else Stage.REPLIED)
+    return CompileFunnel(kept, funnel_counts(reached) | {"rejected_attempts": rejected_attempts})

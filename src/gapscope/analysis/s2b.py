@@ -1,19 +1,37 @@
-"""Summarise an S2B-LM Inspect log: per-seed scores and mean +- sd over seeds."""
+"""S2B-LM logs -> per-seed ZSCT rows, the mean +- sd over seeds, and per-query-game outcomes.
+
+Each sample is one episode; its store holds every game's record (phase, truth, the listener's
+parsed decision). The per-seed scores come from the scorer; the gap-profile row pools the
+query games of all seeds (equal-sized episodes, so the pooled rate equals the seed mean) and
+gives it a Wilson interval over those games.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from inspect_ai.log import EvalLog
+from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
+from gapscope.analysis.profile import GapRow
+from gapscope.s2b.metrics import SCORE_KEYS, SeedSummary, adj_zsct
+from gapscope.stats.proportion import wilson_percent
 
-from gapscope.s2b.metrics import SeedSummary
-from gapscope.s2b.task import SCORE_KEYS
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from inspect_ai.log import EvalLog
+
+TASK = "s2b_lm"
+DIAGNOSTIC = "S2B-LM"
 
 
 @dataclass(frozen=True)
 class S2BRunSummary:
-    """What a user reads after a run: settings, one row per seed, and the seed aggregate."""
+    """What a user reads after a run: settings, one row per seed, and the seed aggregate.
+
+    ``query`` maps ``seed-S/game-I`` to whether the listener's flexible decision was right:
+    the per-item outcomes that ``compare`` pairs across models.
+    """
 
     preset: str
     listener: str
@@ -22,6 +40,31 @@ class S2BRunSummary:
     status: str
     per_seed: list[dict[str, Any]]
     summary: dict[str, SeedSummary]
+    query: dict[str, bool]
+
+    @property
+    def label(self) -> str:
+        """The model for an LM listener; the listener itself for the rule and random ones."""
+        return self.model if self.listener == "lm" else f"{self.listener} listener"
+
+    def rows(self) -> list[GapRow]:
+        """ZSCT and adj-ZSCT for this preset, over every query game of every seed."""
+        n = len(self.query)
+        if not n:
+            return []
+        right = sum(self.query.values())
+        zsct = 100 * right / n
+        low, high = wilson_percent(right, n)
+        return [
+            GapRow(self.label, DIAGNOSTIC, metric, value, ci, n, self.log_location)
+            for metric, value, ci in (
+                (f"ZSCT [{self.preset}]", zsct, (low, high)),
+                (f"adj-ZSCT [{self.preset}]", adj_zsct(zsct), (adj_zsct(low), adj_zsct(high))),
+            )
+        ]
+
+    def outcomes(self) -> dict[str, dict[str, bool]]:
+        return {f"ZSCT [{self.preset}]": dict(self.query)}
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -39,12 +82,18 @@ class S2BRunSummary:
 
 def summarize(log: EvalLog) -> S2BRunSummary:
     """Per-seed values from each sample's score; failed samples are listed with their error."""
+    require_task(log, TASK)
     rows: list[dict[str, Any]] = []
+    query: dict[str, bool] = {}
     for sample in log.samples or []:
-        row: dict[str, Any] = {"seed": sample.metadata.get("seed")}
-        score = (sample.scores or {}).get("zsct_scorer")
+        seed = sample.metadata.get("seed")
+        row: dict[str, Any] = {"seed": seed}
+        score = sample_score(sample)
         if score is not None and isinstance(score.value, dict):
             row.update({key: score.value[key] for key in SCORE_KEYS})
+            for game in sample.store.get("games", []):
+                if game["phase"] == "query":
+                    query[f"seed-{seed}/game-{game['index']}"] = game["flexible"] == game["same"]
         else:
             row["error"] = sample.error.message if sample.error else "not scored"
         rows.append(row)
@@ -52,13 +101,19 @@ def summarize(log: EvalLog) -> S2BRunSummary:
     summary = (
         {key: SeedSummary.of([r[key] for r in scored]) for key in SCORE_KEYS} if scored else {}
     )
-    task_args = log.eval.task_args
+    info = run_info(log)
     return S2BRunSummary(
-        preset=str(task_args.get("preset", "")),
-        listener=str(task_args.get("listener", "")),
-        model=log.eval.model,
-        log_location=log.location,
-        status=log.status,
+        preset=str(info.task_args.get("preset", "")),
+        listener=str(info.task_args.get("listener", "")),
+        model=info.model,
+        log_location=info.location,
+        status=info.status,
         per_seed=rows,
         summary=summary,
+        query=query,
     )
+
+
+def read(path: Path | str) -> S2BRunSummary:
+    """Read and summarise one S2B-LM log."""
+    return summarize(read_log(path, task=TASK))

@@ -5,15 +5,27 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from gapscope.clikit import fail, require_success, run_task
+from gapscope.clikit import (
+    EMBEDDED_MODEL,
+    Result,
+    command_output,
+    read_or_fail,
+    require_directory,
+    run_diagnostic,
+)
 from gapscope.ladder.probes import PAPER_MAX_TOKENS
-from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER
+
+if TYPE_CHECKING:
+    from inspect_ai import Task
+    from inspect_ai.log import EvalLog
+
+    from gapscope.analysis.ladder import ModelRun
 
 ladder_app = typer.Typer(
     help="OracleLadder: reports over finished runs, teacher compilation of new families.",
@@ -21,34 +33,47 @@ ladder_app = typer.Typer(
 )
 
 
+def _result(runs: list[ModelRun], tau: int, n_resamples: int = 2000) -> Result:
+    from gapscope.analysis.ladder import build_report
+    from gapscope.analysis.terminal import print_ladder
+
+    details = build_report(runs, tau=tau, n_resamples=n_resamples).to_dict()
+    return Result(
+        [row for run in runs for row in run.rows(tau)],
+        details,
+        lambda console: print_ladder(details, console),
+    )
+
+
 def run_ladder(
     families: Annotated[
         str | None, typer.Option(help="Families JSONL path or Hugging Face dataset id.")
     ] = None,
     bundled: Annotated[bool, typer.Option("--bundled", help="Use the shipped family set.")] = False,
-    model: Annotated[str, typer.Option(help="Any Inspect model string.")] = "gapscope/embedded",
+    model: Annotated[str, typer.Option(help="Any Inspect model string.")] = EMBEDDED_MODEL,
     k: Annotated[int, typer.Option("-k", min=1, help="Rollouts per probe (paper: 8).")] = 8,
     conditions: Annotated[
         str, typer.Option(help="all | ladder | comma list, e.g. C1,C2,C3,S0")
     ] = "all",
     limit: Annotated[int | None, typer.Option(help="Probe only the first N families.")] = None,
     max_tokens: Annotated[
-        int, typer.Option(help="Tokens per rollout (default: the paper's 16384 for every probe).")
+        int, typer.Option(help="Tokens per rollout and Stage 0 (default: the paper's 16,384).")
     ] = PAPER_MAX_TOKENS,
     temperature: Annotated[float, typer.Option(help="Rollout sampling temperature.")] = 0.7,
     tau: Annotated[int, typer.Option(min=1, help="Outcome threshold for the report.")] = 1,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
-    json_out: Annotated[bool, typer.Option("--json", help="Summary as JSON on stdout.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
 ) -> None:
     """Run Stage 0, the C1/C2/C3 probes and the controls, then print the outcome tables."""
-    from gapscope.analysis.ladder import build_report, model_run
-    from gapscope.ladder.task import oracle_ladder
     from gapscope.records import SourceError
 
     if bundled == (families is not None):
         raise typer.BadParameter("give exactly one of --families F or --bundled")
-    try:
-        task = oracle_ladder(
+
+    def build() -> Task:
+        from gapscope.ladder.task import oracle_ladder
+
+        return oracle_ladder(
             families="bundled" if bundled else str(families),
             k=k,
             conditions=conditions,
@@ -56,12 +81,21 @@ def run_ladder(
             max_tokens=max_tokens,
             temperature=temperature,
         )
-    except (ValueError, SourceError) as exc:
-        fail(exc)
-    log = run_task(task, model, log_dir)
-    require_success(log)
-    report = build_report([model_run(log)], tau=tau)
-    _emit(report.to_dict(), json_out)
+
+    def summarise(log: EvalLog) -> Result:
+        from gapscope.analysis.ladder import model_run
+
+        return _result([model_run(log)], tau)
+
+    with command_output("run ladder", json_out) as out:
+        run_diagnostic(
+            out,
+            build=build,
+            model=model,
+            log_dir=log_dir,
+            summarise=summarise,
+            bad_input=(ValueError, SourceError),
+        )
 
 
 @ladder_app.command("report")
@@ -85,7 +119,7 @@ def report(
     ] = None,
     tau: Annotated[int, typer.Option(min=1, help="Outcome threshold.")] = 1,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
-    json_out: Annotated[bool, typer.Option("--json", help="Tables as JSON on stdout.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
 ) -> None:
     """Outcome, gap, control, tau-sensitivity and ranking tables over finished runs.
 
@@ -93,9 +127,7 @@ def report(
     (``--panel P.jsonl --stage0 S.jsonl``, repeatable, the model named by the records, with
     ``--families``). With two runs (e.g. two checkpoints) it adds the transition matrix.
     """
-    from inspect_ai.log import read_eval_log
-
-    from gapscope.analysis.ladder import build_report, model_run
+    from gapscope.analysis import ladder
     from gapscope.ladder.panel import read_panels
 
     logs = logs or []
@@ -104,102 +136,20 @@ def report(
         raise typer.BadParameter(f"{len(labels)} names for {len(logs)} logs", param_hint="--names")
     if not logs and not panel:
         raise typer.BadParameter("give .eval logs and/or --panel/--stage0 pairs")
-    try:
-        runs = [model_run(read_eval_log(str(p)), n) for p, n in zip(logs, labels, strict=True)]
-        runs += read_panels(panel or [], stage0 or [], families)
-        result = build_report(runs, tau=tau, n_resamples=resamples)
-    except (ValueError, FileNotFoundError, KeyError) as exc:
-        fail(exc)
-    _emit(result.to_dict(), json_out)
-
-
-def _emit(result: dict[str, Any], json_out: bool) -> None:
-    if json_out:
-        typer.echo(json.dumps(result, indent=2))
-    else:
-        print_report(result, Console())
-
-
-def print_report(result: dict[str, Any], console: Console) -> None:
-    """The report's tables for a terminal."""
-    models: dict[str, Any] = result["models"]
-    outcomes = Table(title=f"OracleLadder outcomes (tau = {result['tau']})")
-    outcomes.add_column("model")
-    for o in OUTCOME_ORDER:
-        outcomes.add_column(o.value, justify="right")
-    for col in ("any probe [95% CI]", "Stage 0 pass", "milestones passed", "C1 acc"):
-        outcomes.add_column(col, justify="right")
-    for name, m in models.items():
-        ci = m["any_probe_ci95"]
-        outcomes.add_row(
-            name,
-            *(str(m["outcomes"][o.value]) for o in OUTCOME_ORDER),
-            f"{m['any_probe']}/{m['n_families']} [{ci['low']:.0f}, {ci['high']:.0f}]",
-            str(m["stage0_pass"]),
-            f"{100 * m['milestone_pass_fraction']:.1f}%",
-            f"{100 * m['direct_accuracy']:.1f}%",
+    with command_output("ladder report", json_out) as out:
+        runs = read_or_fail(
+            out, lambda: [ladder.read(p, n) for p, n in zip(logs, labels, strict=True)]
         )
-    console.print(outcomes)
-
-    gaps = Table(title="Five-way gap labels (families not solved directly)")
-    gaps.add_column("model")
-    for g in GAP_ORDER[1:]:
-        gaps.add_column(g.value, justify="right")
-    for name, m in models.items():
-        gaps.add_row(name, *(str(m["gaps"][g.value]) for g in GAP_ORDER[1:]))
-    console.print(gaps)
-
-    controls = Table(title="Families solved per condition (specificity of the help)")
-    controls.add_column("model")
-    first = next(iter(models.values()))
-    for c in first["solved_by_condition"]:
-        controls.add_column(c, justify="right")
-    for name, m in models.items():
-        controls.add_row(name, *(str(n) for n in m["solved_by_condition"].values()))
-    console.print(controls)
-
-    taus = Table(title="Threshold sensitivity: outcome counts at tau = 1..5")
-    taus.add_column("model")
-    taus.add_column("tau", justify="right")
-    for o in OUTCOME_ORDER:
-        taus.add_column(o.value, justify="right")
-    for name, m in models.items():
-        for t, row in m["tau_sensitivity"].items():
-            taus.add_row(name, t, *(str(row[o.value]) for o in OUTCOME_ORDER))
-    console.print(taus)
-
-    if result["ranking_stability"]:
-        stab = Table(title="Ranking stability: share of family resamples where A beats B")
-        for col in ("A", "B", "A beats B", "ties"):
-            stab.add_column(col)
-        for s in result["ranking_stability"]:
-            stab.add_row(s["a"], s["b"], f"{100 * s['a_beats_b']:.0f}%", f"{100 * s['ties']:.0f}%")
-        console.print(stab)
-    if result["kendall_tau_direct_accuracy_vs_any_probe"] is not None:
-        console.print(
-            "Kendall tau (C1 accuracy vs any-probe ranking): "
-            f"{result['kendall_tau_direct_accuracy_vs_any_probe']:+.2f}"
-        )
-    anchors = result["kendall_tau_composition_gap_across_anchors"]
-    if anchors is not None:
-        table = Table(title="Composition-gap ranking agreement between anchors (Kendall tau)")
-        for col in ("anchor A", "anchor B", "tau"):
-            table.add_column(col)
-        for pair in anchors["pairs"]:
-            tau = "undefined" if pair["tau"] is None else f"{pair['tau']:+.2f}"
-            table.add_row(pair["a"], pair["b"], tau)
-        console.print(table)
-        if anchors["mean"] is not None:
-            console.print(f"mean over anchor pairs: {anchors['mean']:+.2f}")
-    if result["transition_matrix"]:
-        names = list(models)
-        trans = Table(title=f"Transitions {names[0]} (rows) -> {names[1]} (columns)")
-        trans.add_column("")
-        for o in OUTCOME_ORDER:
-            trans.add_column(o.value, justify="right")
-        for row_name, row in result["transition_matrix"].items():
-            trans.add_row(row_name, *(str(row[o.value]) for o in OUTCOME_ORDER))
-        console.print(trans)
+        try:
+            runs += read_panels(panel or [], stage0 or [], families)
+        except (ValueError, FileNotFoundError, KeyError) as exc:
+            out.fail(exc)
+        out.logs.extend(r.log_location for r in runs)
+        try:
+            result = _result(runs, tau, resamples)
+        except ValueError as exc:
+            out.fail(exc)
+        out.finish(result)
 
 
 @ladder_app.command("compile")
@@ -213,44 +163,45 @@ def compile_families(
         int, typer.Option(min=1, help="Regenerations allowed per problem after a rejection.")
     ] = 3,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
-    json_out: Annotated[bool, typer.Option("--json", help="Funnel as JSON on stdout.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
 ) -> None:
     """Ask a teacher model to write milestone families; keep the valid, leak-free ones."""
-    from gapscope.ladder.compile import Stage, funnel_counts
-    from gapscope.ladder.compile_task import ladder_compile
+    require_directory(out.parent, "--out")
 
-    try:
-        task = ladder_compile(problems=str(problems), max_attempts=max_attempts)
-    except (ValueError, FileNotFoundError) as exc:
-        fail(exc)
-    log = run_task(task, teacher, log_dir)
-    kept: list[dict[str, Any]] = []
-    reached: list[Stage | None] = []
-    rejected_attempts = 0
-    for sample in log.samples or []:
-        failures = sample.store.get("failures", [])
-        family = sample.store.get("family")
-        rejected_attempts += len(failures)
-        if family:
-            kept.append(family)
-            reached.append(None)
-        else:
-            reached.append(Stage(failures[-1]["stage"]) if failures else Stage.REPLIED)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in kept), "utf-8")
-    funnel = funnel_counts(reached) | {"rejected_attempts": rejected_attempts}
-    result = {"funnel": funnel, "out": str(out), "log": log.location, "status": log.status}
-    if json_out:
-        typer.echo(json.dumps(result, indent=2))
-    else:
-        table = Table(title="Teacher compilation funnel")
-        table.add_column("stage")
-        table.add_column("families", justify="right")
-        for stage, n in funnel.items():
-            table.add_row(stage, str(n))
-        Console().print(table)
-        Console().print(f"wrote {len(kept)} families to {out}; log: {log.location}")
-    require_success(log)
+    def build() -> Task:
+        from gapscope.ladder.compile_task import ladder_compile
+
+        return ladder_compile(problems=str(problems), max_attempts=max_attempts)
+
+    def summarise(log: EvalLog) -> Result:
+        """Write the kept families (also after a failed run: finished work is kept)."""
+        from gapscope.analysis.ladder import compile_funnel
+
+        result = compile_funnel(log)
+        kept, funnel = result.kept, result.funnel
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in kept), "utf-8")
+
+        def show(console: Console) -> None:
+            table = Table(title="Teacher compilation funnel")
+            table.add_column("stage")
+            table.add_column("families", justify="right")
+            for stage, n in funnel.items():
+                table.add_row(stage, str(n))
+            console.print(table)
+            console.print(f"wrote {len(kept)} families to {out}; log: {log.location}")
+
+        return Result(details={"funnel": funnel, "out": str(out)}, show=show)
+
+    with command_output("ladder compile", json_out) as output:
+        run_diagnostic(
+            output,
+            build=build,
+            model=teacher,
+            log_dir=log_dir,
+            summarise=summarise,
+            bad_input=(ValueError, FileNotFoundError),
+        )
 
 
 @ladder_app.command("screen")
@@ -264,29 +215,32 @@ def screen_families(
 ) -> None:
     """The paper's anchor screen: keep families the anchor fails directly in every rollout
     but whose every milestone it solves alone, with at least two tested milestones."""
-    from inspect_ai.log import read_eval_log
-
-    from gapscope.analysis.ladder import model_run
+    from gapscope.analysis import ladder
     from gapscope.ladder.anchors import screen
     from gapscope.ladder.families import load_families
 
-    try:
-        funnel = screen(model_run(read_eval_log(str(anchor_log))).families())
-        loaded = load_families(families)
-    except (ValueError, FileNotFoundError, KeyError) as exc:
-        fail(exc)
-    kept = set(funnel.kept)
-    chosen = [f.to_dict() for f in loaded.families if f.pid in kept]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in chosen), "utf-8")
-    result = {"funnel": funnel.counts(), "out": str(out)}
-    if json_out:
-        typer.echo(json.dumps(result, indent=2))
-        return
-    table = Table(title="Anchor screen")
-    table.add_column("stage")
-    table.add_column("families", justify="right")
-    for stage, n in funnel.counts().items():
-        table.add_row(stage, str(n))
-    Console().print(table)
-    Console().print(f"wrote {len(chosen)} families to {out}")
+    require_directory(out.parent, "--out")
+    with command_output("ladder screen", json_out) as output:
+        run = read_or_fail(output, lambda: ladder.read(anchor_log, None))
+        output.logs.append(run.log_location)
+        try:
+            funnel = screen(run.families())
+            loaded = load_families(families)
+        except (ValueError, FileNotFoundError, KeyError) as exc:
+            output.fail(exc)
+        kept = set(funnel.kept)
+        chosen = [f.to_dict() for f in loaded.families if f.pid in kept]
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in chosen), "utf-8")
+        counts = funnel.counts()
+
+        def show(console: Console) -> None:
+            table = Table(title="Anchor screen")
+            table.add_column("stage")
+            table.add_column("families", justify="right")
+            for stage, n in counts.items():
+                table.add_row(stage, str(n))
+            console.print(table)
+            console.print(f"wrote {len(chosen)} families to {out}")
+
+        output.finish(Result((), {"funnel": counts, "out": str(out)}, show))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import shutil
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from gapscope.clikit import Result, command_output
 from gapscope.lean.doctor import (
     Finding,
     kimina_finding,
@@ -55,7 +55,7 @@ def doctor(
             help=f"kimina-lean-server URL to probe (or ${ENV_KIMINA_URL}).", envvar=ENV_KIMINA_URL
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print findings as JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
 ) -> None:
     """Report lean, lake, elan, the sandbox, the toolchain, a REPL binary and a kimina server.
 
@@ -83,13 +83,15 @@ def doctor(
             "kimina", False, "no server URL given", f"--kimina-url or {ENV_KIMINA_URL} (optional)"
         )
     )
-    if as_json:
-        print(json.dumps([dataclasses.asdict(f) for f in findings], indent=2))
-        return
-    for f in findings:
-        typer.echo(f"{'ok' if f.ok else 'missing':<8} {f.name}: {f.found}")
-        if f.fix:
-            typer.echo(f"{'':<8} -> {f.fix}")
+
+    def show(console: Console) -> None:
+        for f in findings:
+            console.print(f"{'ok' if f.ok else 'missing':<8} {f.name}: {f.found}", highlight=False)
+            if f.fix:
+                console.print(f"{'':<8} -> {f.fix}", highlight=False, markup=False)
+
+    with command_output("lean doctor", as_json) as out:
+        out.finish(Result(details=[dataclasses.asdict(f) for f in findings], show=show))
 
 
 @lean_app.command()

@@ -63,11 +63,20 @@ class SamplingParams:
 
 @dataclass(frozen=True)
 class GenerationRequest:
-    """One chat completion. `hooks` defaults to those active where the request is made."""
+    """One chat completion. `hooks` defaults to those active where the request is made.
+
+    Setting `cancel` stops the request between two decode steps (or before it starts): the
+    caller that gave up on it (Ctrl-C) must not leave the model decoding for minutes.
+    """
 
     messages: tuple[Mapping[str, str], ...]
     params: SamplingParams = SamplingParams()
     hooks: HookSet | None = field(default_factory=current_hooks)
+    cancel: threading.Event | None = field(default=None, compare=False)
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
 
 
 @dataclass(frozen=True)
@@ -228,6 +237,9 @@ class Engine:
             if prompt.numel() == 0:
                 raise ValueError("the chat template rendered an empty prompt")
             budget = self._token_budget(prompt.numel(), request.params.max_tokens)
+            if request.cancelled:
+                results[index] = GenerationResult("", (), prompt.numel(), 0, "stop")
+                continue
             if budget <= 0:
                 results[index] = GenerationResult("", (), prompt.numel(), 0, "model_length")
                 continue
@@ -337,6 +349,8 @@ class Engine:
         ]
 
     def _stop_reason(self, row: _Row) -> StopReason | None:
+        if row.request.cancelled:
+            return "stop"
         if row.generated[-1] in self._eos:
             return "stop"
         stops = row.request.params.stop

@@ -178,9 +178,18 @@ class GapscopeModelAPI(ModelAPI):
                 stop=(*(config.stop_seqs or ()), *self.source.stop),
             ),
             hooks=current_hooks(),
+            cancel=threading.Event(),
         )
         started = time.monotonic()
-        result = await anyio.to_thread.run_sync(self.engine.submit, request)
+        try:
+            # abandon_on_cancel: Ctrl-C must not wait for the decode loop; the event stops it
+            result = await anyio.to_thread.run_sync(
+                self.engine.submit, request, abandon_on_cancel=True
+            )
+        except anyio.get_cancelled_exc_class():
+            assert request.cancel is not None
+            request.cancel.set()
+            raise
         return ModelOutput(
             model=self.model_name,
             choices=[

@@ -10,6 +10,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+SCORE_KEYS = ("zsct", "adj_zsct", "zsct_strict", "adj_zsct_strict", "unparsed", "support_acc")
+"""What the ZSCT scorer records per episode (and the analysis reads back)."""
+
 
 def adj_zsct(zsct: float) -> float:
     """Ability above the 50% guessing floor, in [0, 100]."""

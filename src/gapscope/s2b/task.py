@@ -31,13 +31,12 @@ from gapscope.s2b.answers import extract
 from gapscope.s2b.config import S2BConfig, resolve
 from gapscope.s2b.episode import Game, build_episode
 from gapscope.s2b.export import episode_header
-from gapscope.s2b.metrics import accuracy_percent, adj_zsct
+from gapscope.s2b.metrics import SCORE_KEYS, accuracy_percent, adj_zsct
 from gapscope.s2b.prompting import system_prompt, user_turn
 from gapscope.s2b.verbalizer import Tracker
 
 Listener = Literal["lm", "rule", "random"]
 LISTENERS: tuple[Listener, ...] = ("lm", "rule", "random")
-SCORE_KEYS = ("zsct", "adj_zsct", "zsct_strict", "adj_zsct_strict", "unparsed", "support_acc")
 
 LISTENER_TEMPERATURE = 0.0
 """Greedy listener decisions. The S2B-LM seed scores one decision per game in a single pass

@@ -10,7 +10,7 @@ these are caller mistakes, not crashes.
 from __future__ import annotations
 
 import csv
-import json
+import io
 import math
 from pathlib import Path
 from typing import Annotated
@@ -19,6 +19,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from gapscope.clikit import Result, command_output
 from gapscope.stats.quadrant import QuadrantResult, quadrant_test
 
 __all__ = ["stats_app"]
@@ -36,7 +37,7 @@ def _stats_callback() -> None:
     # command; otherwise typer would collapse the app into that single command.
 
 
-def _read_columns(
+def read_columns(
     path: Path, x_col: str, y_col: str, label_col: str | None
 ) -> tuple[list[float], list[float], list[str] | None]:
     """Read the requested columns, converting X and Y to floats.
@@ -45,40 +46,61 @@ def _read_columns(
     the physical line number, so the offending cell is easy to find in an editor.
     """
     try:
-        fh = path.open(newline="", encoding="utf-8")
+        # utf-8-sig: a spreadsheet's byte-order mark must not become part of the first name
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise typer.BadParameter(
+            f"{path.name} is not a UTF-8 text CSV (byte {exc.start} is not UTF-8)",
+            param_hint="FILE",
+        ) from None
     except OSError as exc:
         raise typer.BadParameter(f"cannot read {path}: {exc}", param_hint="FILE") from exc
-    with fh:
-        reader = csv.DictReader(fh)
-        header = reader.fieldnames or []
-        for col, hint in ((x_col, "--x"), (y_col, "--y"), (label_col, "--label")):
-            if col is not None and col not in header:
-                available = ", ".join(repr(h) for h in header) or "(none: empty file)"
+    if "\x00" in text:
+        raise typer.BadParameter(
+            f"{path.name} holds NUL bytes: a binary file, not a CSV", param_hint="FILE"
+        )
+    try:
+        return _parse_columns(path, io.StringIO(text, newline=""), x_col, y_col, label_col)
+    except csv.Error as exc:
+        raise typer.BadParameter(
+            f"{path.name} is not a valid CSV: {exc}", param_hint="FILE"
+        ) from None
+
+
+def _parse_columns(
+    path: Path, fh: io.StringIO, x_col: str, y_col: str, label_col: str | None
+) -> tuple[list[float], list[float], list[str] | None]:
+    """The columns of an already decoded CSV text (see :func:`read_columns`)."""
+    reader = csv.DictReader(fh)
+    header = reader.fieldnames or []
+    for col, hint in ((x_col, "--x"), (y_col, "--y"), (label_col, "--label")):
+        if col is not None and col not in header:
+            available = ", ".join(repr(h) for h in header) or "(none: empty file)"
+            raise typer.BadParameter(
+                f"column {col!r} not found in {path.name}; available columns: {available}",
+                param_hint=hint,
+            )
+    xs: list[float] = []
+    ys: list[float] = []
+    labels: list[str] | None = [] if label_col is not None else None
+    for row_no, row in enumerate(reader, start=1):
+        for col, dest in ((x_col, xs), (y_col, ys)):
+            raw = row.get(col)
+            where = f"row {row_no} (line {reader.line_num}): column {col!r}"
+            try:
+                value = float(raw if raw is not None else "")
+            except ValueError:
                 raise typer.BadParameter(
-                    f"column {col!r} not found in {path.name}; available columns: {available}",
-                    param_hint=hint,
+                    f"{where} has non-numeric value {raw!r}", param_hint="FILE"
+                ) from None
+            if not math.isfinite(value):
+                raise typer.BadParameter(
+                    f"{where} has non-finite value {raw!r}; remove or impute it",
+                    param_hint="FILE",
                 )
-        xs: list[float] = []
-        ys: list[float] = []
-        labels: list[str] | None = [] if label_col is not None else None
-        for row_no, row in enumerate(reader, start=1):
-            for col, dest in ((x_col, xs), (y_col, ys)):
-                raw = row.get(col)
-                where = f"row {row_no} (line {reader.line_num}): column {col!r}"
-                try:
-                    value = float(raw if raw is not None else "")
-                except ValueError:
-                    raise typer.BadParameter(
-                        f"{where} has non-numeric value {raw!r}", param_hint="FILE"
-                    ) from None
-                if not math.isfinite(value):
-                    raise typer.BadParameter(
-                        f"{where} has non-finite value {raw!r}; remove or impute it",
-                        param_hint="FILE",
-                    )
-                dest.append(value)
-            if labels is not None and label_col is not None:
-                labels.append(row.get(label_col) or f"row {row_no}")
+            dest.append(value)
+        if labels is not None and label_col is not None:
+            labels.append(row.get(label_col) or f"row {row_no}")
     if not xs:
         raise typer.BadParameter(f"{path.name} has a header but no data rows", param_hint="FILE")
     return xs, ys, labels
@@ -124,23 +146,23 @@ def quadrant(
     x: Annotated[str, typer.Option("--x", help="Column of the putative necessary capability (X).")],
     y: Annotated[str, typer.Option("--y", help="Column of the outcome (Y).")],
     label: Annotated[str | None, typer.Option("--label", help="Column naming each model.")] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print only the result as JSON on stdout.")
-    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
 ) -> None:
     """Median-split quadrant test: is the high-Y/low-X cell depleted?
 
     One-sided exact p-value P(forbidden <= observed) over all placements of the high-Y labels
     with both margins fixed.  Values equal to a median count as low.
     """
-    xs, ys, labels = _read_columns(file, x, y, label)
-    try:
-        result = quadrant_test(xs, ys, labels)
-    except ValueError as exc:
-        typer.echo(f"Error: {file.name}: {exc}", err=True)
-        raise typer.Exit(2) from None
-    if as_json:
-        typer.echo(json.dumps(result.to_dict(), indent=2))
-        return
-    # Column names are user data: no markup parsing (a '[' must not be read as a style tag).
-    _render(result, x, y, Console(markup=False, highlight=False))
+    with command_output("stats quadrant", as_json) as out:
+        xs, ys, labels = read_columns(file, x, y, label)
+        try:
+            result = quadrant_test(xs, ys, labels)
+        except ValueError as exc:
+            out.fail(f"{file.name}: {exc}")
+        # Column names are user data: no markup parsing (a '[' must not be read as a style tag).
+        out.finish(
+            Result(
+                details=result.to_dict(),
+                show=lambda _: _render(result, x, y, Console(markup=False, highlight=False)),
+            )
+        )

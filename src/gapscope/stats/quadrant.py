@@ -53,8 +53,6 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Literal
 
-from scipy.stats import hypergeom
-
 __all__ = [
     "ENUMERATION_LIMIT",
     "QuadrantResult",
@@ -216,6 +214,8 @@ def hypergeom_p_value(n: int, n_low_x: int, n_high_y: int, observed: int) -> flo
     replacement from ``n`` models, i.e. ``Hypergeom(M=n, n=n_low_x, N=n_high_y)``.
     """
     _check_margins(n, n_low_x, n_high_y, observed)
+    from scipy.stats import hypergeom  # here, not at import: scipy.stats slows start-up
+
     p = float(hypergeom.cdf(observed, n, n_low_x, n_high_y))
     # The CDF can overshoot 1 by an ulp; a probability must stay in [0, 1].
     return min(1.0, max(0.0, p))

@@ -5,16 +5,19 @@ The main CLI mounts ``t2_app`` as ``gapscope t2`` and ``run_t2`` as ``gapscope r
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from gapscope.clikit import fail, require_success, run_task
+from gapscope.clikit import EMBEDDED_MODEL, Result, command_output, run_diagnostic
 from gapscope.lean.executor_cli import ExecutorOption, RayActorsOption, RayAddressOption
+
+if TYPE_CHECKING:
+    from inspect_ai import Task
+    from inspect_ai.log import EvalLog
 
 t2_app = typer.Typer(help="T2 testing accuracy: audit records for defects.", no_args_is_help=True)
 
@@ -25,7 +28,7 @@ def audit_command(
     repo: Annotated[
         Path | None, typer.Option(help="Check targets against this Lean project's files.")
     ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="The audit as JSON on stdout.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
 ) -> None:
     """Count the records of each defect class and list the offending ids."""
     from gapscope.records import SourceError
@@ -34,34 +37,35 @@ def audit_command(
     from gapscope.t2.repo import file_text_of
     from gapscope.t2.successors import successor_profile
 
-    try:
-        loaded = load_records(data)
-    except SourceError as exc:
-        fail(exc)
-    result = audit(
-        loaded.records,
-        loaded.problems,
-        (lambda r: file_text_of(repo, r)) if repo is not None else None,
-    )
-    profile = successor_profile(loaded.records)
-    if json_out:
-        report = result.to_dict() | {"successors": profile}
-        typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
-        return
-    console = Console()
-    table = Table(title=f"T2 audit of {data}: {len(result.valid)} of {result.total} records valid")
-    table.add_column("defect")
-    table.add_column("records", justify="right")
-    table.add_column("ids")
-    ids = result.ids()
-    for defect, count in result.counts().items():
-        shown = ids.get(defect, [])
-        more = f" (+{len(shown) - 5} more)" if len(shown) > 5 else ""
-        table.add_row(defect, str(count), ", ".join(shown[:5]) + more)
-    console.print(table)
-    console.print(f"skipped by run t2: {result.skipped()} of {result.total} records")
-    for key, value in profile.items():
-        console.print(f"{key.replace('_', ' ')}: {value}")
+    with command_output("t2 audit", json_out) as out:
+        try:
+            loaded = load_records(data)
+        except SourceError as exc:
+            out.fail(exc)
+        result = audit(
+            loaded.records,
+            loaded.problems,
+            (lambda r: file_text_of(repo, r)) if repo is not None else None,
+        )
+        profile = successor_profile(loaded.records)
+
+        def show(console: Console) -> None:
+            title = f"T2 audit of {data}: {len(result.valid)} of {result.total} records valid"
+            table = Table(title=title)
+            table.add_column("defect")
+            table.add_column("records", justify="right")
+            table.add_column("ids")
+            ids = result.ids()
+            for defect, count in result.counts().items():
+                shown = ids.get(defect, [])
+                more = f" (+{len(shown) - 5} more)" if len(shown) > 5 else ""
+                table.add_row(defect, str(count), ", ".join(shown[:5]) + more)
+            console.print(table)
+            console.print(f"skipped by run t2: {result.skipped()} of {result.total} records")
+            for key, value in profile.items():
+                console.print(f"{key.replace('_', ' ')}: {value}")
+
+        out.finish(Result((), result.to_dict() | {"successors": profile}, show))
 
 
 def run_t2(
@@ -82,7 +86,7 @@ def run_t2(
         Path | None,
         typer.Option(help="Ids to leave out: a --ground-truth run's --json output, or a list."),
     ] = None,
-    model: Annotated[str, typer.Option(help="Any Inspect model string.")] = "gapscope/embedded",
+    model: Annotated[str, typer.Option(help="Any Inspect model string.")] = EMBEDDED_MODEL,
     k: Annotated[int, typer.Option("-k", min=1, help="Samples per problem (paper: 1).")] = 1,
     temperature: Annotated[float, typer.Option(help="Sampling temperature (paper: 0.6).")] = 0.6,
     top_p: Annotated[float, typer.Option(help="Nucleus sampling (paper: 0.95).")] = 0.95,
@@ -104,7 +108,7 @@ def run_t2(
     ] = 1200.0,
     workers: Annotated[int, typer.Option(min=1, help="Parallel project copies, --repo only.")] = 2,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
-    json_out: Annotated[bool, typer.Option("--json", help="Summary as JSON on stdout.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
 ) -> None:
     """Generate each target declaration, test it with its successors, report per context.
 
@@ -113,11 +117,11 @@ def run_t2(
     """
     from gapscope.lean.backend import LeanUnavailable
     from gapscope.records import SourceError
-    from gapscope.t2.analysis import summarize_log
-    from gapscope.t2.task import t2
 
-    try:
-        task = t2(
+    def build() -> Task:
+        from gapscope.t2.task import t2
+
+        return t2(
             data=data,
             context=context,
             nl=str(nl) if nl else None,
@@ -137,60 +141,21 @@ def run_t2(
             build_timeout=build_timeout,
             workers=workers,
         )
-    except (ValueError, OSError, SourceError, LeanUnavailable) as exc:
-        fail(exc)
-    log = run_task(task, "none" if ground_truth else model, log_dir)
-    require_success(log)
-    summary = summarize_log(log)
-    if json_out:
-        typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
-    else:
-        print_summary(summary, Console())
 
+    def summarise(log: EvalLog) -> Result:
+        from gapscope.analysis.t2 import summarize_log
+        from gapscope.analysis.terminal import print_t2
 
-def _pct(ci: dict[str, float] | None) -> str:
-    if ci is None:
-        return "n/a"
-    return f"{100 * ci['estimate']:.1f} [{100 * ci['low']:.1f}, {100 * ci['high']:.1f}]"
+        summary = summarize_log(log)
+        report = summary.to_dict()
+        return Result(summary.rows(), report, lambda console: print_t2(report, console))
 
-
-def print_summary(summary: dict[str, Any], console: Console) -> None:
-    """Compile vs TA vs strict vs graded per context, TA by successors, what was skipped."""
-    table = Table(title=f"T2 {summary['model']} (95% bootstrap CIs over records)")
-    columns = ("context", "records", "compile", "TA", "TA strict", "graded TA", "P(TA|compile)")
-    for col in (*columns, "renamed", "no answer", "forbidden", "server err"):
-        table.add_column(col, justify="left" if col == "context" else "right")
-    for name, c in summary["contexts"].items():
-        outcomes = c["outcomes"]
-        table.add_row(
-            name,
-            str(c["records"]),
-            *(_pct(c[m]) for m in ("compile", "ta", "ta_strict", "graded", "compile_precision")),
-            *(
-                str(outcomes[o])
-                for o in ("renamed", "no_answer", "forbidden_command", "server_error")
-            ),
+    with command_output("run t2", json_out) as out:
+        run_diagnostic(
+            out,
+            build=build,
+            model="none" if ground_truth else model,
+            log_dir=log_dir,
+            summarise=summarise,
+            bad_input=(ValueError, OSError, SourceError, LeanUnavailable),
         )
-    console.print(table)
-    for name, c in summary["contexts"].items():
-        by = Table(title=f"{name}: TA by number of successors")
-        for col in ("successors", "records", "samples", "TA", "graded TA"):
-            by.add_column(col, justify="right")
-        for row in c["ta_by_successors"]:
-            by.add_row(
-                str(row["successors"]),
-                str(row["records"]),
-                str(row["samples"]),
-                f"{100 * row['ta']:.1f}",
-                f"{100 * row['graded']:.1f}",
-            )
-        console.print(by)
-    skipped = ", ".join(f"{reason} {n}" for reason, n in summary["skipped"].items() if n)
-    console.print(
-        f"records: {summary['records']}, evaluated: {summary['evaluated_records']}"
-        + (f"; skipped: {skipped}" if skipped else "")
-    )
-    if "ground_truth_invalid" in summary:
-        invalid = summary["ground_truth_invalid"]
-        console.print(f"ground truth fails on {len(invalid)} record(s): {', '.join(invalid)}")
-    console.print(f"log: {summary['log']}")

@@ -1,7 +1,7 @@
 """The ``gapscope/t2`` Inspect task: one sample per (valid record, context setting).
 
 Records are audited first; only records with no defect become samples, and the task's
-metadata lists every skipped id with its reason (``gapscope.t2.analysis`` reports them). The
+metadata lists every skipped id with its reason (``gapscope.analysis.t2`` reports them). The
 scorer extracts the last lean block, screens it, checks both programs (or builds the
 project, in the repository track) and records every verdict. The Lean checker is opened when
 the task is created, so without one the run stops before the model is asked anything.
@@ -48,6 +48,8 @@ def read_id_list(path: Path) -> set[str]:
         data = json.loads(text)
     except json.JSONDecodeError:
         return {line.strip() for line in text.splitlines() if line.strip()}
+    if isinstance(data, dict) and isinstance(data.get("details"), dict):
+        data = data["details"]  # the --json envelope of `gapscope run t2 --ground-truth`
     if isinstance(data, dict) and isinstance(data.get("ground_truth_invalid"), list):
         return {str(x) for x in data["ground_truth_invalid"]}
     raise ValueError(f"{path}: expected one id per line or a ground-truth run's --json output")

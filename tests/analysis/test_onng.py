@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from scipy import stats
 
-from gapscope.onng.analysis import Record, summarize
+from gapscope.analysis.onng import Record, summarize
 
 
 def _rec(lam: float, correct: bool, seconds: float, tokens: int | None = 10) -> Record:
@@ -17,7 +17,7 @@ def test_anova_and_kruskal_by_hand() -> None:
     # ANOVA: SSB = 3(2-3.5)^2 + 3(5-3.5)^2 = 13.5 (df 1), SSW = 2 + 2 = 4 (df 4): F = 13.5.
     # Kruskal: rank sums 6 and 15, H = 12/(6*7) (36/3 + 225/3) - 3*7 = 27/7.
     records = [_rec(0.0, True, s) for s in (1, 2, 3)] + [_rec(1.0, s == 4, s) for s in (4, 5, 6)]
-    m = summarize(records)["models"]["m"]
+    m = summarize(records).to_dict()["models"]["m"]
     latency = m["tests"]["inference_s"]
     assert latency["anova"]["statistic"] == pytest.approx(13.5)
     assert latency["anova"]["p_value"] == pytest.approx(stats.f.sf(13.5, 1, 4))
@@ -33,15 +33,15 @@ def test_anova_and_kruskal_by_hand() -> None:
 
 def test_undefined_tests_are_none() -> None:
     records = [_rec(0.0, True, 1.0), _rec(0.5, True, 1.0)]
-    tests = summarize(records)["models"]["m"]["tests"]
+    tests = summarize(records).to_dict()["models"]["m"]["tests"]
     assert tests["correct"] == {"anova": None, "kruskal": None}
     only_one_lambda = summarize([_rec(0.0, True, 1.0), _rec(0.0, False, 2.0)])
-    assert only_one_lambda["models"]["m"]["tests"]["inference_s"]["anova"] is None
+    assert only_one_lambda.to_dict()["models"]["m"]["tests"]["inference_s"]["anova"] is None
 
 
 def test_missing_tokens_are_skipped() -> None:
     records = [_rec(0.0, True, 1.0, None), _rec(0.0, True, 2.0, 30)]
-    row = summarize(records)["models"]["m"]["by_lam"][0]
+    row = summarize(records).to_dict()["models"]["m"]["by_lam"][0]
     assert row["mean_output_tokens"] == 30
 
 
@@ -51,5 +51,5 @@ def test_verdicts_are_counted_per_lambda() -> None:
         Record("m", "p2", "mod", 0.0, False, "disallowed_tactic", "ok", 1.0, 5),
         Record("m", "p3", "mod", 0.0, False, None, "no_json", 1.0, 5),
     ]
-    row = summarize(records)["models"]["m"]["by_lam"][0]
+    row = summarize(records).to_dict()["models"]["m"]["by_lam"][0]
     assert row["verdicts"] == {"disallowed_tactic": 1, "unchecked": 1, "valid": 1}

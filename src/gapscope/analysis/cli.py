@@ -1,0 +1,96 @@
+"""``gapscope report`` and ``gapscope compare``: the commands over logs of any diagnostic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+
+from gapscope.clikit import Result, command_output, read_or_fail, require_directory
+
+if TYPE_CHECKING:
+    from gapscope.analysis.figures import NamedFigure
+
+
+def _quadrant_figure(csv: Path, x: str, y: str, label: str | None) -> NamedFigure:
+    from gapscope.analysis.figures import quadrant_scatter
+    from gapscope.stats.cli import read_columns
+    from gapscope.stats.quadrant import quadrant_test
+
+    xs, ys, labels = read_columns(csv, x, y, label)
+    try:
+        result = quadrant_test(xs, ys, labels)
+    except ValueError as exc:
+        raise typer.BadParameter(f"{csv.name}: {exc}", param_hint="--quadrant") from None
+    return quadrant_scatter(xs, ys, labels, result, x, y)
+
+
+def report_command(
+    logs: Annotated[
+        list[Path], typer.Argument(help="Logs or directories of logs, any diagnostic, any model.")
+    ],
+    out: Annotated[Path, typer.Option(help="The HTML file to write.")] = Path("report.html"),
+    quadrant: Annotated[
+        Path | None, typer.Option(help="Models CSV for the quadrant scatter (with --x, --y).")
+    ] = None,
+    x: Annotated[str | None, typer.Option("--x", help="Quadrant: capability column.")] = None,
+    y: Annotated[str | None, typer.Option("--y", help="Quadrant: outcome column.")] = None,
+    label: Annotated[str | None, typer.Option(help="Quadrant: model-name column.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
+) -> None:
+    """One self-contained HTML report: gap profile, figures (also PNG + SVG), comparisons."""
+    from gapscope.analysis.diagnostics import load_all
+    from gapscope.analysis.report import write_report
+    from gapscope.analysis.terminal import print_rows
+
+    if out.is_dir():
+        raise typer.BadParameter(
+            f"{out} is a directory; give an .html file name", param_hint="--out"
+        )
+    require_directory(out.parent, "--out")
+    if quadrant is not None and (x is None or y is None):
+        raise typer.BadParameter("--quadrant needs --x COL and --y COL", param_hint="--quadrant")
+    with command_output("report", json_out) as output:
+        loaded = read_or_fail(output, lambda: load_all(logs))
+        output.logs.extend(str(x.path) for x in loaded)
+        extra = [_quadrant_figure(quadrant, x, y, label)] if quadrant and x and y else []
+        report = write_report(loaded, out, extra)
+        details = {
+            "html": str(report.html),
+            "figures": {stem: [str(p) for p in paths] for stem, paths in report.figures.items()},
+            "comparisons": [c.to_dict() for c in report.comparisons],
+            "notes": report.notes,
+        }
+
+        def show(console: Console) -> None:
+            print_rows(report.rows, console)
+            console.print(f"report: {report.html} ({len(report.figures)} figures)")
+
+        output.finish(Result(report.rows, details, show))
+
+
+def compare_command(
+    a: Annotated[Path, typer.Argument(help="Model A: a log or a directory of logs.")],
+    b: Annotated[Path, typer.Argument(help="Model B: the same diagnostics on the same items.")],
+    intersect: Annotated[
+        bool, typer.Option("--intersect", help="Compare the items both sides have.")
+    ] = False,
+    seed: Annotated[int, typer.Option(help="Seed of the paired bootstrap.")] = 0,
+    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
+) -> None:
+    """Paired comparison per metric: exact McNemar, bootstrap CI of A - B, Holm; OracleLadder
+    transition matrix. Refuses differing item sets (saying how many differ) unless --intersect."""
+    from gapscope.analysis.compare import compare
+    from gapscope.analysis.diagnostics import load_all
+    from gapscope.analysis.terminal import print_comparison
+
+    with command_output("compare", json_out) as output:
+        side_a = read_or_fail(output, lambda: load_all([a]))
+        side_b = read_or_fail(output, lambda: load_all([b]))
+        output.logs.extend(str(x.path) for x in (*side_a, *side_b))
+        result = read_or_fail(
+            output, lambda: compare(side_a, side_b, intersect=intersect, seed=seed)
+        )
+        output.finish(Result(result.rows, result.to_dict(), lambda c: print_comparison(result, c)))

@@ -1,0 +1,174 @@
+"""Two models on the same items: exact McNemar per metric, paired bootstrap CI of the rate
+difference, Holm across the metrics, and the OracleLadder transition matrix.
+
+Each diagnostic's summary names its per-item binary outcomes (``outcomes()``): S2B query
+decisions, OracleLadder families solved per condition, O-NNG problems per lambda, prove
+problems proven. A paired test is only valid on the same items, so differing item sets are
+refused with the count that differs, unless the caller asks for the intersection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gapscope.analysis.diagnostics import LoadedLog
+from gapscope.analysis.ladder import ModelRun, transition_matrix
+from gapscope.analysis.profile import GapRow
+from gapscope.stats.paired import (
+    DifferenceCI,
+    McNemarResult,
+    holm,
+    mcnemar_exact,
+    paired_bootstrap_difference,
+)
+
+BOOTSTRAP_RESAMPLES = 10_000
+
+
+class ComparisonError(ValueError):
+    """The two sides cannot be paired (different items, nothing in common)."""
+
+
+@dataclass(frozen=True)
+class MetricComparison:
+    """One metric compared on its paired items (A - B: positive means A does better)."""
+
+    diagnostic: str
+    metric: str
+    mcnemar: McNemarResult
+    difference: DifferenceCI
+    p_holm: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "diagnostic": self.diagnostic,
+            "metric": self.metric,
+            "n": self.mcnemar.n,
+            "a_only": self.mcnemar.b,
+            "b_only": self.mcnemar.c,
+            "p_mcnemar": self.mcnemar.p_value,
+            "p_holm": self.p_holm,
+            "difference": self.difference.estimate,
+            "difference_ci": [self.difference.low, self.difference.high],
+        }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything ``gapscope compare`` reports."""
+
+    a: str
+    b: str
+    metrics: list[MetricComparison]
+    transitions: dict[str, dict[str, dict[str, int]]]
+    notes: list[str] = field(default_factory=list)
+    rows: list[GapRow] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "a": self.a,
+            "b": self.b,
+            "metrics": [m.to_dict() for m in self.metrics],
+            "ladder_transitions": self.transitions,
+            "notes": self.notes,
+        }
+
+
+Key = tuple[str, str]  # (diagnostic, metric)
+
+
+def _outcomes(side: str, logs: Sequence[LoadedLog]) -> dict[Key, dict[str, bool]]:
+    merged: dict[Key, dict[str, bool]] = {}
+    for loaded in logs:
+        for metric, items in loaded.summary.outcomes().items():
+            target = merged.setdefault((loaded.diagnostic.name, metric), {})
+            repeated = set(target) & set(items)
+            if repeated:
+                raise ComparisonError(
+                    f"{side}: {len(repeated)} {metric} items appear in two logs "
+                    f"(e.g. {sorted(repeated)[0]!r}); give one log per diagnostic and setting"
+                )
+            target.update(items)
+    return merged
+
+
+def _label(logs: Sequence[LoadedLog]) -> str:
+    names = dict.fromkeys(r.model for loaded in logs for r in loaded.summary.rows())
+    return ", ".join(names) or "(no results)"
+
+
+def _paired_items(
+    key: Key, a: dict[str, bool], b: dict[str, bool], intersect: bool, notes: list[str]
+) -> list[str]:
+    only_a, only_b = set(a) - set(b), set(b) - set(a)
+    both = sorted(set(a) & set(b))
+    if only_a or only_b:
+        counts = f"{len(only_a)} items only in A, {len(only_b)} only in B, {len(both)} in both"
+        if not intersect:
+            raise ComparisonError(
+                f"{key[0]} {key[1]}: the item sets differ ({counts}); a paired test needs the "
+                "same items: rerun on the same items or pass --intersect to compare the common ones"
+            )
+        notes.append(f"{key[0]} {key[1]}: compared on the common items only ({counts})")
+    return both
+
+
+def _ladder_runs(logs: Sequence[LoadedLog]) -> list[ModelRun]:
+    return [x.summary for x in logs if isinstance(x.summary, ModelRun)]
+
+
+def compare(
+    a: Sequence[LoadedLog],
+    b: Sequence[LoadedLog],
+    *,
+    intersect: bool = False,
+    seed: int = 0,
+    n_resamples: int = BOOTSTRAP_RESAMPLES,
+) -> Comparison:
+    """Pair the metrics both sides measured; refuse differing items unless ``intersect``."""
+    out_a, out_b = _outcomes("A", a), _outcomes("B", b)
+    common = [key for key in out_a if key in out_b]
+    if not common:
+        listed = {
+            side: sorted(m for _, m in keys) or "none"
+            for side, keys in (("A", out_a), ("B", out_b))
+        }
+        raise ComparisonError(
+            "A and B share no diagnostic and setting to compare "
+            f"(A: {listed['A']}; B: {listed['B']})"
+        )
+    notes = [
+        f"{key[0]} {key[1]}: only in {side}, not compared"
+        for side, keys in (("A", out_a), ("B", out_b))
+        for key in keys
+        if key not in common
+    ]
+    rng = np.random.default_rng(seed)
+    tests: list[tuple[Key, McNemarResult, DifferenceCI]] = []
+    for key in common:
+        items = _paired_items(key, out_a[key], out_b[key], intersect, notes)
+        if not items:
+            notes.append(f"{key[0]} {key[1]}: no items in common, not compared")
+            continue
+        xs = [out_a[key][i] for i in items]
+        ys = [out_b[key][i] for i in items]
+        diff = paired_bootstrap_difference(xs, ys, n_resamples=n_resamples, rng=rng)
+        tests.append((key, mcnemar_exact(xs, ys), diff))
+    adjusted = holm([t[1].p_value for t in tests])
+    metrics = [
+        MetricComparison(key[0], key[1], mc, diff, p)
+        for (key, mc, diff), p in zip(tests, adjusted, strict=True)
+    ]
+    transitions: dict[str, dict[str, dict[str, int]]] = {}
+    ladder_a, ladder_b = _ladder_runs(a), _ladder_runs(b)
+    if len(ladder_a) == 1 and len(ladder_b) == 1:
+        matrix = transition_matrix(ladder_a[0].families(), ladder_b[0].families())
+        transitions["tau=1"] = {
+            r.value: {c.value: n for c, n in row.items()} for r, row in matrix.items()
+        }
+    rows = [r for side in (a, b) for x in side for r in x.summary.rows()]
+    return Comparison(_label(a), _label(b), metrics, transitions, notes, rows)

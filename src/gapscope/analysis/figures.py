@@ -1,0 +1,208 @@
+"""The report's figures, drawn with matplotlib: one function per figure, each returning a
+``Figure`` (or None when its logs are absent).
+
+matplotlib because it writes vector SVG and high-resolution PNG from one drawing, offline,
+with no browser or JavaScript runtime in the loop, and it is what paper figures are usually
+made with; the SVG is inlined in the HTML, so the report references no file or network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gapscope.analysis.ladder import ModelRun
+from gapscope.analysis.onng import ONNGSummary
+from gapscope.analysis.prove import ProveSummary
+from gapscope.analysis.s2b import S2BRunSummary
+from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER, profile, tau_sensitivity
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from gapscope.analysis.diagnostics import LoadedLog
+    from gapscope.stats.quadrant import QuadrantResult
+
+WIDTH, HEIGHT = 6.4, 3.6  # inches: a single column of a two-column paper at 2x
+
+
+@dataclass(frozen=True)
+class NamedFigure:
+    """A figure and its file stem (``<stem>.png`` / ``<stem>.svg``) and caption."""
+
+    stem: str
+    caption: str
+    figure: Figure
+
+
+def _figure(width: float = WIDTH, height: float = HEIGHT, ncols: int = 1) -> Figure:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    fig.subplots(1, ncols, squeeze=False)
+    return fig
+
+
+def _of(logs: Sequence[LoadedLog], kind: type) -> list:  # type: ignore[type-arg]
+    return [x.summary for x in logs if isinstance(x.summary, kind)]
+
+
+def zsct_per_preset(logs: Sequence[LoadedLog]) -> NamedFigure | None:
+    """Grouped bars: ZSCT per preset and model with Wilson 95% intervals, chance at 50."""
+    runs: list[S2BRunSummary] = _of(logs, S2BRunSummary)
+    rows = [row for run in runs for row in run.rows() if row.metric.startswith("ZSCT")]
+    if not rows:
+        return None
+    fig = _figure()
+    ax = fig.axes[0]
+    presets = list(dict.fromkeys(r.metric for r in rows))
+    models = list(dict.fromkeys(r.model for r in rows))
+    width = 0.8 / len(models)
+    for m, model in enumerate(models):
+        xs, ys, lo, hi = [], [], [], []
+        for p, preset in enumerate(presets):
+            for r in rows:
+                if r.model == model and r.metric == preset and r.value is not None and r.ci:
+                    xs.append(p + (m - (len(models) - 1) / 2) * width)
+                    ys.append(r.value)
+                    lo.append(max(0.0, r.value - r.ci[0]))  # no -1e-14 from rounding
+                    hi.append(max(0.0, r.ci[1] - r.value))
+        ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, label=model)
+    ax.axhline(50, color="grey", linestyle="--", linewidth=1, label="chance")
+    ax.set_xticks(range(len(presets)), [p.removeprefix("ZSCT [").rstrip("]") for p in presets])
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("ZSCT (%)")
+    fig.legend(fontsize="small", loc="outside upper center", ncols=min(4, len(models) + 1))
+    return NamedFigure("s2b_zsct", "S2B-LM ZSCT per preset (95% Wilson CI over query games)", fig)
+
+
+def ladder_gaps(logs: Sequence[LoadedLog]) -> NamedFigure | None:
+    """Stacked bars: each model's families split by outcome and gap label (tau = 1)."""
+    runs: list[ModelRun] = _of(logs, ModelRun)
+    if not runs:
+        return None
+    fig = _figure()
+    ax = fig.axes[0]
+    profiles = [profile(run.families()) for run in runs]
+    bottom = [0.0] * len(runs)
+    labels = [run.name for run in runs]
+    for g in GAP_ORDER:
+        heights = [float(p.gaps[g]) for p in profiles]
+        ax.bar(labels, heights, bottom=bottom, label=g.value)
+        bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+    ax.set_ylabel("families")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return NamedFigure("ladder_gaps", "OracleLadder gap labels per model (tau = 1)", fig)
+
+
+def ladder_tau(logs: Sequence[LoadedLog]) -> NamedFigure | None:
+    """Outcome counts at tau = 1..5, one panel per model: how robust the labels are."""
+    runs: list[ModelRun] = _of(logs, ModelRun)
+    if not runs:
+        return None
+    fig = _figure(width=max(WIDTH, 3.2 * len(runs)), ncols=len(runs))
+    for ax, run in zip(fig.axes, runs, strict=True):
+        table = tau_sensitivity(run.families())
+        taus = sorted(table)
+        for o in OUTCOME_ORDER:
+            ax.plot(taus, [table[t][o] for t in taus], marker="o", label=o.value)
+        ax.set_title(run.name, fontsize="medium")
+        ax.set_xlabel("tau (correct rollouts needed)")
+        ax.set_xticks(taus)
+    fig.axes[0].set_ylabel("families")
+    fig.axes[-1].legend(fontsize="small")
+    return NamedFigure("ladder_tau", "OracleLadder outcome counts at tau = 1..5", fig)
+
+
+def onng_curve(logs: Sequence[LoadedLog]) -> NamedFigure | None:
+    """Correct rate against lambda per model, with Wilson 95% intervals."""
+    summaries: list[ONNGSummary] = _of(logs, ONNGSummary)
+    models = [m for s in summaries for m in s.models.values()]
+    if not models:
+        return None
+    fig = _figure()
+    ax = fig.axes[0]
+    for m in models:
+        rows = m.rows()
+        lams = [row.lam for row in m.by_lam]
+        values = [r.value or 0.0 for r in rows]
+        errors = [
+            [max(0.0, v - r.ci[0]) for v, r in zip(values, rows, strict=True) if r.ci],
+            [max(0.0, r.ci[1] - v) for v, r in zip(values, rows, strict=True) if r.ci],
+        ]
+        ax.errorbar(lams, values, yerr=errors, marker="o", capsize=3, label=m.model)
+    ax.set_xlabel("noise level lambda")
+    ax.set_ylabel("correct (%)")
+    ax.set_ylim(0, 100)
+    ax.legend(fontsize="small")
+    return NamedFigure("onng_lambda", "O-NNG correct rate vs obfuscation level lambda", fig)
+
+
+def passk_curves(logs: Sequence[LoadedLog]) -> NamedFigure | None:
+    """pass@k against k (log scale) per model, with bootstrap 95% intervals over problems."""
+    summaries: list[ProveSummary] = _of(logs, ProveSummary)
+    curves = [(s.model, [r for r in s.rows() if r.value is not None]) for s in summaries]
+    curves = [(m, rows) for m, rows in curves if rows]
+    if not curves:
+        return None
+    fig = _figure()
+    ax = fig.axes[0]
+    for model, rows in curves:
+        ks = [int(r.metric.removeprefix("pass@")) for r in rows]
+        values = [r.value or 0.0 for r in rows]
+        lo = [max(0.0, v - (r.ci[0] if r.ci else v)) for v, r in zip(values, rows, strict=True)]
+        hi = [max(0.0, (r.ci[1] if r.ci else v) - v) for v, r in zip(values, rows, strict=True)]
+        ax.errorbar(ks, values, yerr=[lo, hi], marker="o", capsize=3, label=model)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("k")
+    ax.set_ylabel("pass@k (%)")
+    ax.set_ylim(0, 100)
+    ax.legend(fontsize="small")
+    return NamedFigure("passk", "Whole-proof pass@k (unbiased estimator, mean over problems)", fig)
+
+
+def quadrant_scatter(
+    xs: Sequence[float],
+    ys: Sequence[float],
+    labels: Sequence[str] | None,
+    result: QuadrantResult,
+    x_name: str,
+    y_name: str,
+) -> NamedFigure:
+    """Models on (X, Y) with median lines; the forbidden high-Y/low-X cell shaded."""
+    fig = _figure(width=5.0, height=4.0)
+    ax = fig.axes[0]
+    pad_x = (max(xs) - min(xs)) * 0.08 or 1.0
+    pad_y = (max(ys) - min(ys)) * 0.08 or 1.0
+    x_lim = (min(xs) - pad_x, max(xs) + pad_x)
+    y_lim = (min(ys) - pad_y, max(ys) + pad_y)
+    ax.fill_between(
+        [x_lim[0], result.x_median],
+        result.y_median,
+        y_lim[1],
+        color="red",
+        alpha=0.12,
+        label="forbidden (high Y, low X)",
+    )
+    ax.axvline(result.x_median, color="grey", linestyle="--", linewidth=1)
+    ax.axhline(result.y_median, color="grey", linestyle="--", linewidth=1)
+    ax.scatter(xs, ys, zorder=3)
+    for x, y, label in zip(xs, ys, labels or [], strict=False):
+        ax.annotate(label, (x, y), textcoords="offset points", xytext=(4, 4), fontsize="x-small")
+    ax.set_xlim(*x_lim)
+    ax.set_ylim(*y_lim)
+    ax.set_xlabel(x_name)
+    ax.set_ylabel(y_name)
+    ax.set_title(
+        f"forbidden = {result.forbidden} of n = {result.n}; exact p = {result.p_exact:.3g}",
+        fontsize="medium",
+    )
+    ax.legend(fontsize="small", loc="lower right")
+    return NamedFigure(
+        "quadrant", f"Quadrant test: {y_name} vs {x_name} (median split, one-sided exact p)", fig
+    )
+
+
+LOG_FIGURES = (zsct_per_preset, ladder_gaps, ladder_tau, onng_curve, passk_curves)
+"""Figures drawn from logs, in report order. Steering dosage curves and T2 go here."""

@@ -1,0 +1,120 @@
+"""The one Inspect-log reader: every diagnostic's results come in through here.
+
+A user hands a report command whatever is lying in a logs folder: a file from another
+diagnostic, a half-written or corrupt ``.eval``, a directory. Each of those ends in a
+:class:`LogError` naming the file and what was expected, never in a traceback from the zip or
+JSON layer underneath (Inspect reports a corrupt ``.eval`` as ``ValueError: EOCD not found``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog, EvalSample
+    from inspect_ai.scorer import Score
+
+
+class LogError(Exception):
+    """A log that cannot be read, or is not the diagnostic the caller asked for."""
+
+
+def expand_log_paths(paths: Iterable[Path]) -> list[Path]:
+    """Files as given; a directory contributes its ``.eval`` logs (recursively, sorted).
+
+    Raises LogError for a path that does not exist or a directory without logs, so a typo is
+    not silently reported as "no results".
+    """
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            logs = sorted(p for p in path.rglob("*.eval") if p.is_file())
+            if not logs:
+                raise LogError(f"{path}: directory holds no .eval logs")
+            found.extend(logs)
+        elif path.exists():
+            found.append(path)
+        else:
+            raise LogError(f"{path}: no such file or directory")
+    return found
+
+
+def task_name(log: EvalLog) -> str:
+    """The task's own name, without the registry package (``gapscope/onng`` -> ``onng``)."""
+    return log.eval.task.split("/")[-1]
+
+
+def read_log(path: Path | str, *, task: str | Sequence[str] | None = None) -> EvalLog:
+    """Read one log with its samples; with ``task``, refuse a log of any other task."""
+    from inspect_ai.log import read_eval_log
+
+    location = str(path)
+    if isinstance(path, Path) and path.is_dir():
+        raise LogError(f"{path} is a directory; give a log file (or use a command that takes dirs)")
+    try:
+        log = read_eval_log(location)
+    except FileNotFoundError:
+        raise LogError(f"{location}: no such log file") from None
+    except Exception as exc:  # zip, JSON and schema errors all mean "not a readable log"
+        raise LogError(
+            f"{location} is not a readable Inspect log (corrupt or truncated?): "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+    if task is not None:
+        require_task(log, task)
+    return log
+
+
+def require_task(log: EvalLog, task: str | Sequence[str]) -> None:
+    """Raise LogError unless ``log`` comes from ``task`` (one name or several)."""
+    wanted = (task,) if isinstance(task, str) else tuple(task)
+    actual = task_name(log)
+    if actual not in wanted:
+        raise LogError(
+            f"{log.location} is a {actual!r} log; this command reads "
+            f"{' or '.join(repr(t) for t in wanted)} logs"
+        )
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What a log says about its run, apart from the results."""
+
+    task: str
+    model: str
+    task_args: dict[str, Any]
+    status: str
+    location: str
+    started_at: str | None
+    completed_at: str | None
+
+    @property
+    def duration_s(self) -> float | None:
+        """Wall-clock seconds of the run, when both timestamps were recorded."""
+        if not self.started_at or not self.completed_at:
+            return None
+        start = datetime.fromisoformat(self.started_at)
+        end = datetime.fromisoformat(self.completed_at)
+        return (end - start).total_seconds()
+
+
+def run_info(log: EvalLog) -> RunInfo:
+    """Model, task arguments, status and timing of ``log``."""
+    return RunInfo(
+        task=task_name(log),
+        model=log.eval.model,
+        task_args=dict(log.eval.task_args or {}),
+        status=log.status,
+        location=log.location,
+        started_at=log.stats.started_at or None,
+        completed_at=log.stats.completed_at or None,
+    )
+
+
+def sample_score(sample: EvalSample) -> Score | None:
+    """The sample's score (every gapscope task has exactly one scorer)."""
+    return next(iter((sample.scores or {}).values()), None)

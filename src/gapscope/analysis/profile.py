@@ -1,0 +1,51 @@
+"""The gap-profile row: the one shape every table, figure, comparison and ``--json`` uses.
+
+A diagnostic's summary may hold much more (per-seed rows, tau tables, coherence classes), but
+what a researcher compares across models is a list of (model, diagnostic, metric, value, CI, n,
+log) rows. Keeping them in one shape is what lets the report put four diagnostics in one table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class GapRow:
+    """One number of a model's gap profile.
+
+    ``value`` and ``ci`` are on the metric's own scale (``unit`` says which: ``%`` or a
+    count); ``n`` is the number of units behind the value (query games, families, problems);
+    ``log`` is the file the number came from.
+    """
+
+    model: str
+    diagnostic: str
+    metric: str
+    value: float | None
+    ci: tuple[float, float] | None
+    n: int
+    log: str
+    unit: str = "%"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "diagnostic": self.diagnostic,
+            "metric": self.metric,
+            "value": self.value,
+            "ci": list(self.ci) if self.ci else None,
+            "n": self.n,
+            "log": self.log,
+            "unit": self.unit,
+        }
+
+    def cell(self) -> str:
+        """The value with its interval and n, as tables print it."""
+        if self.value is None:
+            return f"n/a (n={self.n})"
+        text = f"{self.value:.1f}" if self.unit == "%" else f"{self.value:g}"
+        if self.ci is not None:
+            text += f" [{self.ci[0]:.1f}, {self.ci[1]:.1f}]"
+        return f"{text} (n={self.n})"

@@ -1,0 +1,202 @@
+"""``gapscope report``: one self-contained HTML file (gap profile, figures, comparisons), with
+every figure also written as PNG (300 dpi) and SVG beside it.
+
+Self-contained means the page opens offline from a mail attachment: no CDN, no script
+library, no stylesheet or image file referenced. Figures are embedded as ``data:`` URIs of
+their SVG (each keeps its own id space, which inline ``<svg>`` elements would not); the one
+inline script only marks a figure that failed to load, so a broken image is visible.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from gapscope.analysis.compare import Comparison, ComparisonError, compare
+from gapscope.analysis.diagnostics import LoadedLog
+from gapscope.analysis.figures import LOG_FIGURES, NamedFigure
+from gapscope.analysis.profile import GapRow
+
+MAX_PAIRS = 10  # comparisons drawn in a report; more models than 5 -> first ten pairs
+PNG_DPI = 300
+
+
+@dataclass
+class Report:
+    """What was written: the HTML, each figure's files, the rows and comparisons shown."""
+
+    html: Path
+    figures: dict[str, list[Path]] = field(default_factory=dict)
+    rows: list[GapRow] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def model_of(loaded: LoadedLog) -> str:
+    """The model a log's results belong to (its first row's), or the file name."""
+    rows = loaded.summary.rows()
+    return rows[0].model if rows else loaded.path.stem
+
+
+def _comparisons(logs: Sequence[LoadedLog], notes: list[str]) -> list[Comparison]:
+    by_model: dict[str, list[LoadedLog]] = {}
+    for loaded in logs:
+        by_model.setdefault(model_of(loaded), []).append(loaded)
+    done = []
+    for a, b in itertools.islice(itertools.combinations(by_model, 2), MAX_PAIRS):
+        try:
+            done.append(compare(by_model[a], by_model[b], intersect=True))
+        except ComparisonError as exc:
+            notes.append(f"{a} vs {b}: {exc}")
+    return done
+
+
+def _save(figure: NamedFigure, directory: Path) -> tuple[list[Path], str]:
+    """Write PNG and SVG; return the paths and the SVG as a data URI."""
+    directory.mkdir(parents=True, exist_ok=True)
+    png, svg = directory / f"{figure.stem}.png", directory / f"{figure.stem}.svg"
+    figure.figure.savefig(png, dpi=PNG_DPI, metadata={"Software": None})
+    buffer = io.BytesIO()
+    figure.figure.savefig(buffer, format="svg", metadata={"Date": None})
+    svg.write_bytes(buffer.getvalue())
+    uri = "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    return [png, svg], uri
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _profile_table(rows: Sequence[GapRow]) -> str:
+    """One row per model, one column per (diagnostic, metric); each cell names its log."""
+    models = list(dict.fromkeys(r.model for r in rows))
+    columns = list(dict.fromkeys((r.diagnostic, r.metric) for r in rows))
+    cells = {(r.model, r.diagnostic, r.metric): r for r in rows}
+    diag_spans = itertools.groupby(columns, key=lambda c: c[0])
+    head1 = "".join(f'<th colspan="{len(list(group))}">{_e(d)}</th>' for d, group in diag_spans)
+    head2 = "".join(f"<th>{_e(m)}</th>" for _, m in columns)
+    body = []
+    for model in models:
+        tds = []
+        for d, m in columns:
+            r = cells.get((model, d, m))
+            if r is None:
+                tds.append("<td></td>")
+                continue
+            value = "n/a" if r.value is None else f"{r.value:.1f}"
+            ci = f" [{r.ci[0]:.1f}, {r.ci[1]:.1f}]" if r.ci else ""
+            tds.append(
+                f'<td title="{_e(r.log)}">{value}<span class="ci">{ci}</span>'
+                f'<span class="n">n={r.n} · {_e(Path(r.log).name)}</span></td>'
+            )
+        body.append(f'<tr><th scope="row">{_e(model)}</th>{"".join(tds)}</tr>')
+    return (
+        '<div class="scroll"><table class="profile">'
+        f'<thead><tr><th rowspan="2">model</th>{head1}</tr><tr>{head2}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def _comparison_html(c: Comparison) -> str:
+    rows = "".join(
+        f"<tr><td>{_e(m.diagnostic)}</td><td>{_e(m.metric)}</td><td>{m.mcnemar.n}</td>"
+        f"<td>{m.mcnemar.b}</td><td>{m.mcnemar.c}</td>"
+        f"<td>{100 * m.difference.estimate:+.1f} [{100 * m.difference.low:+.1f}, "
+        f"{100 * m.difference.high:+.1f}]</td>"
+        f"<td>{m.mcnemar.p_value:.3g}</td><td>{m.p_holm:.3g}</td></tr>"
+        for m in c.metrics
+    )
+    matrices = ""
+    for name, matrix in c.transitions.items():
+        cols = list(next(iter(matrix.values())))
+        head = "".join(f"<th>{_e(col)}</th>" for col in cols)
+        body = "".join(
+            f"<tr><th>{_e(r)}</th>{''.join(f'<td>{row[col]}</td>' for col in cols)}</tr>"
+            for r, row in matrix.items()
+        )
+        matrices += (
+            f"<h4>OracleLadder transitions ({_e(name)}): A rows → B columns</h4>"
+            f"<table><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>"
+        )
+    notes = "".join(f"<li>{_e(n)}</li>" for n in c.notes)
+    return (
+        f"<h3>A = {_e(c.a)} vs B = {_e(c.b)}</h3>"
+        "<table><thead><tr><th>diagnostic</th><th>metric</th><th>paired n</th><th>A only</th>"
+        "<th>B only</th><th>A minus B, pp [95% CI]</th><th>McNemar p</th><th>Holm p</th></tr>"
+        f"</thead><tbody>{rows}</tbody></table>{matrices}"
+        + (f"<ul class='notes'>{notes}</ul>" if notes else "")
+    )
+
+
+STYLE = """
+body{font-family:system-ui,sans-serif;margin:2rem;max-width:1200px;color:#222}
+table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.85rem}
+th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right;vertical-align:top}
+th[scope=row],thead th{text-align:left;background:#f4f4f4}
+.ci{color:#555}.n{display:block;color:#888;font-size:.7rem}
+.scroll{overflow-x:auto}
+figure{margin:1rem 0}figure img{max-width:100%;height:auto}
+figure.broken::after{content:"figure failed to render";color:#b00}
+figcaption{font-size:.85rem;color:#444}
+"""
+MARK_BROKEN = (
+    "document.querySelectorAll('figure img').forEach(function(img){"
+    "function check(){img.closest('figure').dataset.rendered="
+    "(img.naturalWidth>0)?'yes':'no';if(!(img.naturalWidth>0))"
+    "img.closest('figure').classList.add('broken');}"
+    "if(img.complete){check();}else{img.addEventListener('load',check);"
+    "img.addEventListener('error',check);}});"
+)
+
+
+def write_report(
+    logs: Sequence[LoadedLog], out: Path, extra_figures: Sequence[NamedFigure] = ()
+) -> Report:
+    """Write ``out`` (HTML) and ``<out stem>_figures/`` (PNG + SVG of every figure)."""
+    import matplotlib
+
+    matplotlib.rcParams["svg.hashsalt"] = "gapscope"  # same logs, same SVG bytes
+    report = Report(html=out)
+    report.rows = [row for loaded in logs for row in loaded.summary.rows()]
+    report.comparisons = _comparisons(logs, report.notes)
+    figures = [f for make in LOG_FIGURES if (f := make(logs)) is not None]
+    figures += list(extra_figures)
+    directory = out.parent / f"{out.stem}_figures"
+    blocks = []
+    for figure in figures:
+        paths, uri = _save(figure, directory)
+        report.figures[figure.stem] = paths
+        blocks.append(
+            f'<figure id="fig-{_e(figure.stem)}"><img alt="{_e(figure.caption)}" src="{uri}">'
+            f"<figcaption>{_e(figure.caption)} — also "
+            f"{_e(paths[0].name)}, {_e(paths[1].name)} in {_e(directory.name)}/</figcaption>"
+            "</figure>"
+        )
+    comparisons = "".join(_comparison_html(c) for c in report.comparisons)
+    notes = "".join(f"<li>{_e(n)}</li>" for n in report.notes)
+    sources = "".join(f"<li>{_e(loaded.path)}</li>" for loaded in logs)
+    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    page = (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        "<title>gapscope report</title>"
+        f"<style>{STYLE}</style></head><body>"
+        f"<h1>gapscope report</h1><p>{len(logs)} logs, generated {generated}.</p>"
+        "<h2>Gap profile</h2>"
+        "<p>Each cell: value (percent) [95% CI], n, and the log it came from (hover for the "
+        "full path).</p>"
+        f"{_profile_table(report.rows)}"
+        "<h2>Figures</h2>"
+        + ("".join(blocks) or "<p>No figure applies to these logs.</p>")
+        + (f"<h2>Comparisons</h2>{comparisons}" if comparisons else "")
+        + (f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "")
+        + f"<h2>Logs</h2><ul>{sources}</ul>"
+        f"<script>{MARK_BROKEN}</script></body></html>"
+    )
+    out.write_text(page, encoding="utf-8")
+    return report

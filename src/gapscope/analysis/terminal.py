@@ -1,0 +1,309 @@
+"""Terminal tables for every diagnostic's summary, the gap profile and a comparison.
+
+The CLI modules only parse arguments; what a run or a report prints lives here, next to the
+summaries it prints, so the same table serves ``run X`` and ``X report``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.table import Table
+
+from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER
+from gapscope.prove.coherence import Coherence
+
+if TYPE_CHECKING:
+    from gapscope.analysis.compare import Comparison
+    from gapscope.analysis.onng import ONNGSummary
+    from gapscope.analysis.profile import GapRow
+    from gapscope.analysis.prove import ProveSummary
+    from gapscope.analysis.s2b import S2BRunSummary
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}g}"
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def print_rows(rows: Sequence[GapRow], console: Console, title: str = "Gap profile") -> None:
+    """The gap-profile rows: one line per (model, diagnostic, metric)."""
+    table = Table(title=title)
+    for col in ("model", "diagnostic", "metric", "value [95% CI] (n)"):
+        table.add_column(col, justify="right" if col.startswith("value") else "left")
+    for row in rows:
+        table.add_row(row.model, row.diagnostic, row.metric, row.cell())
+    console.print(table)
+
+
+def print_s2b(summary: S2BRunSummary, console: Console) -> None:
+    """Per-seed ZSCT rows and the mean +- sd over seeds."""
+    table = Table(title=f"S2B-LM {summary.preset} | listener {summary.listener}")
+    for column in ("seed", "ZSCT", "adj-ZSCT", "ZSCT strict", "unparsed", "support acc"):
+        table.add_column(column, justify="right")
+    for row in summary.per_seed:
+        if "error" in row:
+            table.add_row(str(row["seed"]), f"[red]{row['error']}[/red]", "", "", "", "")
+            continue
+        table.add_row(
+            str(row["seed"]),
+            f"{row['zsct']:.1f}",
+            f"{row['adj_zsct']:.1f}",
+            f"{row['zsct_strict']:.1f}",
+            f"{row['unparsed']:.0f}",
+            f"{row['support_acc']:.1f}",
+        )
+    s = summary.summary
+    if s:
+        table.add_row(
+            "mean ± sd",
+            *(str(s[k]) for k in ("zsct", "adj_zsct", "zsct_strict", "unparsed", "support_acc")),
+        )
+    console.print(table)
+    console.print(f"model: {summary.model}  log: {summary.log_location}")
+
+
+def print_ladder(result: dict[str, Any], console: Console) -> None:
+    """The OracleLadder report's tables (``LadderReport.to_dict()``)."""
+    models: dict[str, Any] = result["models"]
+    outcomes = Table(title=f"OracleLadder outcomes (tau = {result['tau']})")
+    outcomes.add_column("model")
+    for o in OUTCOME_ORDER:
+        outcomes.add_column(o.value, justify="right")
+    for col in ("any probe [95% CI]", "Stage 0 pass", "milestones passed", "C1 acc"):
+        outcomes.add_column(col, justify="right")
+    for name, m in models.items():
+        ci = m["any_probe_ci95"]
+        outcomes.add_row(
+            name,
+            *(str(m["outcomes"][o.value]) for o in OUTCOME_ORDER),
+            f"{m['any_probe']}/{m['n_families']} [{ci['low']:.0f}, {ci['high']:.0f}]",
+            str(m["stage0_pass"]),
+            f"{100 * m['milestone_pass_fraction']:.1f}%",
+            f"{100 * m['direct_accuracy']:.1f}%",
+        )
+    console.print(outcomes)
+
+    gaps = Table(title="Five-way gap labels (families not solved directly)")
+    gaps.add_column("model")
+    for g in GAP_ORDER[1:]:
+        gaps.add_column(g.value, justify="right")
+    for name, m in models.items():
+        gaps.add_row(name, *(str(m["gaps"][g.value]) for g in GAP_ORDER[1:]))
+    console.print(gaps)
+
+    controls = Table(title="Families solved per condition (specificity of the help)")
+    controls.add_column("model")
+    first = next(iter(models.values()))
+    for c in first["solved_by_condition"]:
+        controls.add_column(c, justify="right")
+    for name, m in models.items():
+        controls.add_row(name, *(str(n) for n in m["solved_by_condition"].values()))
+    console.print(controls)
+
+    taus = Table(title="Threshold sensitivity: outcome counts at tau = 1..5")
+    taus.add_column("model")
+    taus.add_column("tau", justify="right")
+    for o in OUTCOME_ORDER:
+        taus.add_column(o.value, justify="right")
+    for name, m in models.items():
+        for t, row in m["tau_sensitivity"].items():
+            taus.add_row(name, t, *(str(row[o.value]) for o in OUTCOME_ORDER))
+    console.print(taus)
+
+    if result["ranking_stability"]:
+        stab = Table(title="Ranking stability: share of family resamples where A beats B")
+        for col in ("A", "B", "A beats B", "ties"):
+            stab.add_column(col)
+        for s in result["ranking_stability"]:
+            stab.add_row(s["a"], s["b"], f"{100 * s['a_beats_b']:.0f}%", f"{100 * s['ties']:.0f}%")
+        console.print(stab)
+    if result["kendall_tau_direct_accuracy_vs_any_probe"] is not None:
+        console.print(
+            "Kendall tau (C1 accuracy vs any-probe ranking): "
+            f"{result['kendall_tau_direct_accuracy_vs_any_probe']:+.2f}"
+        )
+    anchors = result["kendall_tau_composition_gap_across_anchors"]
+    if anchors is not None:
+        table = Table(title="Composition-gap ranking agreement between anchors (Kendall tau)")
+        for col in ("anchor A", "anchor B", "tau"):
+            table.add_column(col)
+        for pair in anchors["pairs"]:
+            tau = "undefined" if pair["tau"] is None else f"{pair['tau']:+.2f}"
+            table.add_row(pair["a"], pair["b"], tau)
+        console.print(table)
+        if anchors["mean"] is not None:
+            console.print(f"mean over anchor pairs: {anchors['mean']:+.2f}")
+    if result["transition_matrix"]:
+        names = list(models)
+        trans = Table(title=f"Transitions {names[0]} (rows) -> {names[1]} (columns)")
+        trans.add_column("")
+        for o in OUTCOME_ORDER:
+            trans.add_column(o.value, justify="right")
+        for row_name, row in result["transition_matrix"].items():
+            trans.add_row(row_name, *(str(row[o.value]) for o in OUTCOME_ORDER))
+        console.print(trans)
+
+
+def print_onng(summary: ONNGSummary, console: Console) -> None:
+    """The per-lambda table and the tests of each model."""
+    for model, m in summary.models.items():
+        table = Table(title=f"O-NNG {model}")
+        for col in ("lambda", "n", "correct rate", "mean s", "mean tokens", "parse", "verdicts"):
+            table.add_column(col, justify="right")
+        for row in m.by_lam:
+            parse = ", ".join(f"{k} {v}" for k, v in row.parse_status.items())
+            verdicts = ", ".join(f"{k} {v}" for k, v in row.verdicts.items())
+            table.add_row(
+                f"{row.lam:g}",
+                str(row.n),
+                _fmt(row.correct_rate),
+                _fmt(row.mean_inference_s),
+                _fmt(row.mean_output_tokens, 4),
+                parse,
+                verdicts,
+            )
+        console.print(table)
+        tests = Table(title=f"{model}: effect of lambda")
+        for col in ("outcome", "ANOVA F", "ANOVA p", "Kruskal H", "Kruskal p"):
+            tests.add_column(col, justify="right")
+        for outcome, t in m.tests.items():
+            tests.add_row(
+                outcome,
+                _fmt(t.anova.statistic if t.anova else None),
+                _fmt(t.anova.p_value if t.anova else None),
+                _fmt(t.kruskal.statistic if t.kruskal else None),
+                _fmt(t.kruskal.p_value if t.kruskal else None),
+            )
+        console.print(tests)
+
+
+def print_prove(summaries: Sequence[ProveSummary], console: Console, per_problem: bool) -> None:
+    """pass@k and coherence tables; with ``per_problem`` also each problem's n, c, pass@k."""
+    ks = list(dict.fromkeys(k for s in summaries for k in s.pass_at_k))
+    passk = Table(title="Whole-proof pass@k (unbiased, mean over problems)")
+    for col in ("model", "problems", "attempts", "server errors"):
+        passk.add_column(col, justify="left" if col == "model" else "right")
+    for k in ks:
+        passk.add_column(f"pass@{k}", justify="right")
+    for s in summaries:
+        passk.add_row(
+            s.model,
+            str(len(s.problems)),
+            str(s.attempts),
+            str(s.server_errors),
+            *(_percent(s.pass_at_k.get(k)) for k in ks),
+        )
+    console.print(passk)
+    classes = [c for c in Coherence if c is not Coherence.SERVER_ERROR]
+    coherence = Table(title="Coherence of attempts (server errors excluded)")
+    coherence.add_column("model")
+    for c in classes:
+        coherence.add_column(c.value, justify="right")
+    coherence.add_column("coherent", justify="right")
+    for s in summaries:
+        coherence.add_row(
+            s.model,
+            *(f"{s.coherence[c]} ({_percent(s.coherence_fraction(c))})" for c in classes),
+            _percent(s.coherent_fraction),
+        )
+    console.print(coherence)
+    for s in summaries:
+        for note in s.notes:
+            console.print(f"[yellow]{s.model}:[/yellow] {note}")
+    if per_problem:
+        for s in summaries:
+            table = Table(title=f"Per-problem pass@k: {s.model}")
+            table.add_column("problem")
+            for col in ("n", "c", *(f"pass@{k}" for k in s.ks)):
+                table.add_column(col, justify="right")
+            for p in s.problems:
+                table.add_row(
+                    p.name,
+                    str(p.n),
+                    str(p.c),
+                    *(_percent(s.problem_pass_at_k(p, k)) for k in s.ks),
+                )
+            console.print(table)
+
+
+def print_comparison(comparison: Comparison, console: Console) -> None:
+    """One line per metric compared, then the OracleLadder transition matrices."""
+    table = Table(title=f"Paired comparison: A = {comparison.a} vs B = {comparison.b}")
+    for col in ("diagnostic", "metric", "n", "A only", "B only", "A - B [95% CI]", "p", "p Holm"):
+        table.add_column(col, justify="left" if col in ("diagnostic", "metric") else "right")
+    for m in comparison.metrics:
+        d = m.difference
+        table.add_row(
+            m.diagnostic,
+            m.metric,
+            str(m.mcnemar.n),
+            str(m.mcnemar.b),
+            str(m.mcnemar.c),
+            f"{100 * d.estimate:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]",
+            f"{m.mcnemar.p_value:.3g}",
+            f"{m.p_holm:.3g}",
+        )
+    console.print(table)
+    for name, matrix in comparison.transitions.items():
+        trans = Table(title=f"OracleLadder transitions ({name}): A (rows) -> B (columns)")
+        trans.add_column("")
+        columns = list(next(iter(matrix.values())))
+        for col in columns:
+            trans.add_column(col, justify="right")
+        for row_name, row in matrix.items():
+            trans.add_row(row_name, *(str(row[c]) for c in columns))
+        console.print(trans)
+
+
+def _t2_pct(ci: dict[str, float] | None) -> str:
+    if ci is None:
+        return "n/a"
+    return f"{100 * ci['estimate']:.1f} [{100 * ci['low']:.1f}, {100 * ci['high']:.1f}]"
+
+
+def print_t2(summary: dict[str, Any], console: Console) -> None:
+    """Compile vs TA vs strict vs graded per context, TA by successors, what was skipped."""
+    table = Table(title=f"T2 {summary['model']} (95% bootstrap CIs over records)")
+    columns = ("context", "records", "compile", "TA", "TA strict", "graded TA", "P(TA|compile)")
+    for col in (*columns, "renamed", "no answer", "forbidden", "server err"):
+        table.add_column(col, justify="left" if col == "context" else "right")
+    for name, c in summary["contexts"].items():
+        outcomes = c["outcomes"]
+        table.add_row(
+            name,
+            str(c["records"]),
+            *(_t2_pct(c[m]) for m in ("compile", "ta", "ta_strict", "graded", "compile_precision")),
+            *(
+                str(outcomes[o])
+                for o in ("renamed", "no_answer", "forbidden_command", "server_error")
+            ),
+        )
+    console.print(table)
+    for name, c in summary["contexts"].items():
+        by = Table(title=f"{name}: TA by number of successors")
+        for col in ("successors", "records", "samples", "TA", "graded TA"):
+            by.add_column(col, justify="right")
+        for row in c["ta_by_successors"]:
+            by.add_row(
+                str(row["successors"]),
+                str(row["records"]),
+                str(row["samples"]),
+                f"{100 * row['ta']:.1f}",
+                f"{100 * row['graded']:.1f}",
+            )
+        console.print(by)
+    skipped = ", ".join(f"{reason} {n}" for reason, n in summary["skipped"].items() if n)
+    console.print(
+        f"records: {summary['records']}, evaluated: {summary['evaluated_records']}"
+        + (f"; skipped: {skipped}" if skipped else "")
+    )
+    if "ground_truth_invalid" in summary:
+        invalid = summary["ground_truth_invalid"]
+        console.print(f"ground truth fails on {len(invalid)} record(s): {', '.join(invalid)}")
+    console.print(f"log: {summary['log']}")

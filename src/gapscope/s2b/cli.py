@@ -1,0 +1,129 @@
+"""``gapscope run s2b`` and ``gapscope episodes``: thin layers over the task and the analysis.
+
+The main CLI mounts ``run_s2b`` as ``gapscope run s2b`` and ``episodes`` as ``gapscope episodes``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from gapscope.clikit import (
+    EMBEDDED_MODEL,
+    Result,
+    command_output,
+    fail,
+    run_diagnostic,
+)
+from gapscope.s2b.config import ConfigError, S2BConfig, resolve
+
+if TYPE_CHECKING:
+    from inspect_ai import Task
+    from inspect_ai.log import EvalLog
+
+
+def parse_overrides(pairs: list[str]) -> dict[str, Any]:
+    """``key=value`` pairs -> S2BConfig overrides, converted to each field's type."""
+    defaults = S2BConfig()
+    types = {f.name: type(getattr(defaults, f.name)) for f in dataclasses.fields(defaults)}
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"expected key=value, got {pair!r}", param_hint="--set")
+        if key not in types:
+            raise typer.BadParameter(
+                f"unknown parameter {key!r}; known: {', '.join(sorted(types))}",
+                param_hint="--set",
+            )
+        try:
+            out[key] = types[key](value)
+        except ValueError:
+            raise typer.BadParameter(
+                f"{key} expects {types[key].__name__}, got {value!r}", param_hint="--set"
+            ) from None
+    return out
+
+
+def _summarise(log: EvalLog) -> Result:
+    from gapscope.analysis.s2b import summarize
+    from gapscope.analysis.terminal import print_s2b
+
+    summary = summarize(log)
+    return Result(summary.rows(), summary.to_dict(), lambda console: print_s2b(summary, console))
+
+
+def run_s2b(
+    preset: Annotated[
+        str, typer.Option(help="scs-0shot | cat-0shot | cat-10shot (seed, Table 1) | demo")
+    ] = "cat-10shot",
+    seeds: Annotated[int, typer.Option(min=1, help="Number of episodes (the paper uses 4).")] = 4,
+    listener: Annotated[
+        str, typer.Option(help="lm (the model) | rule (verbalizer reference) | random")
+    ] = "lm",
+    model: Annotated[
+        str, typer.Option(help="Any Inspect model string; ignored for rule/random listeners.")
+    ] = EMBEDDED_MODEL,
+    first_seed: Annotated[int, typer.Option(help="Seed of the first episode.")] = 0,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Generation budget per game.")] = 256,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", "-S", help="Override an episode parameter, e.g. -S k_shot=5."),
+    ] = None,
+    log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the result envelope as JSON on stdout.")
+    ] = False,
+) -> None:
+    """Play S2B-LM episodes and report ZSCT and adj-ZSCT per seed and mean ± sd."""
+    overrides = parse_overrides(set_ or [])
+
+    def build() -> Task:
+        from gapscope.s2b.task import LISTENERS, s2b_lm
+
+        if listener not in LISTENERS:
+            raise typer.BadParameter(
+                f"choose one of {', '.join(LISTENERS)}", param_hint="--listener"
+            )
+        resolve(preset, **overrides)
+        return s2b_lm(
+            preset=preset,
+            seeds=seeds,
+            first_seed=first_seed,
+            listener=listener,
+            max_tokens=max_tokens,
+            **overrides,
+        )
+
+    with command_output("run s2b", json_out) as out:
+        run_diagnostic(
+            out,
+            build=build,
+            model=model if listener == "lm" else "none",
+            log_dir=log_dir,
+            summarise=_summarise,
+            bad_input=(ConfigError, ValueError),
+        )
+
+
+def episodes(
+    out: Annotated[Path, typer.Option(help="Output JSONL file.")],
+    preset: Annotated[str, typer.Option(help="Episode preset.")] = "cat-10shot",
+    seed: Annotated[int, typer.Option(help="Episode seed.")] = 0,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", "-S", help="Override an episode parameter.")
+    ] = None,
+) -> None:
+    """Export one S2B-LM episode as JSONL for audit (schema: docs/s2b.md)."""
+    from gapscope.s2b.episode import build_episode
+    from gapscope.s2b.export import write_jsonl
+
+    try:
+        config = resolve(preset, **parse_overrides(set_ or []))
+        n = write_jsonl(build_episode(config, seed), out)
+    except ConfigError as exc:
+        fail(exc)
+    typer.echo(f"wrote {n} games (+1 header) to {out}")

@@ -1,0 +1,113 @@
+"""``gapscope report``: one self-contained HTML file, figures as PNG and SVG, comparisons."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+runner = CliRunner(env={"COLUMNS": "400"})  # rich must not wrap the messages
+
+
+def _app():  # type: ignore[no-untyped-def]
+    from gapscope.cli import app
+
+    return app
+
+
+@pytest.fixture(scope="module")
+def report(logs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    models = out.parent / "models.csv"
+    models.write_text(
+        "\ufeffmodel,adj_zsct,minif2f\n"
+        + "".join(f"m{i},{i * 10},{i * 3 % 7}\n" for i in range(8)),
+        encoding="utf-8",
+    )
+    args = ["report", *(str(p.parent) for p in logs.values()), "--out", str(out), "--json"]
+    args += ["--quadrant", str(models), "--x", "adj_zsct", "--y", "minif2f", "--label", "model"]
+    result = runner.invoke(_app(), args)
+    assert result.exit_code == 0, result.output
+    envelope: dict[str, object] = json.loads(result.stdout)
+    return envelope
+
+
+def test_report_writes_every_applicable_figure_as_png_and_svg(report: dict[str, object]) -> None:
+    details = report["details"]
+    assert isinstance(details, dict)
+    assert set(details["figures"]) == {"s2b_zsct", "ladder_gaps", "ladder_tau", "quadrant"}
+    for png, svg in details["figures"].values():
+        assert Path(png).read_bytes().startswith(b"\x89PNG")
+        assert b"<svg" in Path(svg).read_bytes()[:500]
+
+
+def test_report_html_is_self_contained(report: dict[str, object]) -> None:
+    details = report["details"]
+    assert isinstance(details, dict)
+    page = Path(details["html"]).read_text(encoding="utf-8")
+    references = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', page)
+    assert references and all(ref.startswith("data:") for ref in references)
+    assert "http://" not in page and "https://" not in page and "<link" not in page
+    assert page.count("<figure") == 4
+    for model in ("rule listener", "random listener", "scripted/always-zero"):
+        assert model in page  # one gap-profile row per model
+    assert "Comparisons" in page and "McNemar" in page
+
+
+def test_report_summary_is_gap_profile_rows(report: dict[str, object]) -> None:
+    rows = report["summary"]
+    assert isinstance(rows, list)
+    zsct = {r["model"]: r for r in rows if r["metric"] == "ZSCT [cat-10shot]"}
+    assert zsct["rule listener"]["value"] == 100.0 and zsct["rule listener"]["n"] == 60
+    low, high = zsct["random listener"]["ci"]
+    assert low < zsct["random listener"]["value"] < high
+    assert {r["diagnostic"] for r in rows} == {"S2B-LM", "OracleLadder"}
+
+
+def test_report_refuses_a_directory_as_out(logs: dict[str, Path], tmp_path: Path) -> None:
+    result = runner.invoke(_app(), ["report", str(logs["rule"]), "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "is a directory" in result.output
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    nested = runner.invoke(_app(), ["report", str(logs["rule"]), "--out", f"{blocker}/r.html"])
+    assert nested.exit_code == 2 and "is not a directory" in nested.output
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="headless Chromium not installed (Debian: apt-get install chromium)"
+)
+def test_report_renders_in_headless_chromium(report: dict[str, object]) -> None:
+    details = report["details"]
+    assert isinstance(details, dict)
+    assert CHROMIUM is not None
+    done = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            Path(details["html"]).as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    dom = done.stdout
+    rendered = re.findall(r'<figure id="fig-[^"]+" data-rendered="(\w+)"', dom)
+    assert rendered == ["yes"] * 4, dom[:2000]
+    console = [line for line in done.stderr.splitlines() if "CONSOLE" in line]
+    assert console == [], console
