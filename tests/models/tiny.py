@@ -21,8 +21,10 @@ CHAT_TEMPLATE = (
 EOS_ID = 2
 
 
-def build_tiny_checkpoint(directory: Path, seed: int = 0) -> Path:
-    """Write a random 2-layer Llama and its tokenizer to `directory`; return it."""
+def build_tiny_checkpoint(
+    directory: Path, seed: int = 0, *, hidden_size: int = 32, layers: int = 2
+) -> Path:
+    """Write a random Llama (2 layers, hidden 32 unless told) and its tokenizer; return it."""
     vocab = {token: index for index, token in enumerate(SPECIAL + WORDS)}
     backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<pad>"))
     backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
@@ -36,9 +38,9 @@ def build_tiny_checkpoint(directory: Path, seed: int = 0) -> Path:
     torch.manual_seed(seed)
     config = LlamaConfig(
         vocab_size=len(vocab),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
+        num_hidden_layers=layers,
         num_attention_heads=4,
         num_key_value_heads=2,
         max_position_embeddings=1024,

@@ -214,6 +214,66 @@ class Engine:
                         results[index] = result
         return [results[index] for index in range(len(requests))]
 
+    def span_means(
+        self,
+        sequences: Sequence[Sequence[int]],
+        spans: Sequence[tuple[int, int]],
+        layers: Sequence[int],
+        batch_size: int | None = None,
+    ) -> Tensor:
+        """Mean output of each of ``layers`` over each sequence's token span ``[start, end)``.
+
+        The hidden-states path for activation extraction: one teacher-forced forward pass per
+        sequence (``batch_size`` per pass, right-padded), no KV cache, no hooks but capturing
+        ones; the span mean is taken inside the capture so no full hidden-state tensor is
+        kept. Returns float32 ``[len(sequences), len(layers), hidden]`` on the CPU.
+        """
+        if len(sequences) != len(spans):
+            raise ValueError("span_means needs one span per sequence")
+        for sequence, (start, end) in zip(sequences, spans, strict=True):
+            if not 0 <= start < end <= len(sequence):
+                raise ValueError(
+                    f"span [{start}, {end}) is empty or outside a {len(sequence)}-token sequence"
+                )
+        size = batch_size or self.config.batch_size
+        out = []
+        with self._lock, torch.inference_mode():
+            for first in range(0, len(sequences), size):
+                chunk = range(first, min(first + size, len(sequences)))
+                out.append(
+                    self._span_means_batch(
+                        [sequences[i] for i in chunk], [spans[i] for i in chunk], layers
+                    )
+                )
+        return torch.cat(out)
+
+    def _span_means_batch(
+        self, sequences: list[Sequence[int]], spans: list[tuple[int, int]], layers: Sequence[int]
+    ) -> Tensor:
+        width = max(len(sequence) for sequence in sequences)
+        input_ids = torch.full((len(sequences), width), self._pad, dtype=torch.long)
+        mask = torch.zeros((len(sequences), width), dtype=torch.long)
+        weights = torch.zeros((len(sequences), width), dtype=torch.float32)
+        for row, (sequence, (start, end)) in enumerate(zip(sequences, spans, strict=True)):
+            input_ids[row, : len(sequence)] = as_token_tensor(sequence)
+            mask[row, : len(sequence)] = 1
+            weights[row, start:end] = 1.0 / (end - start)
+        device = self.device
+        weights = weights.to(device)
+        captured: dict[int, Tensor] = {}
+
+        def capture(layer: int) -> Any:
+            def hook(module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
+                hidden = output[0] if isinstance(output, tuple) else output
+                captured[layer] = torch.einsum("bt,bth->bh", weights, hidden.float()).cpu()
+
+            return hook
+
+        hooks = HookSet(tuple((layer, capture(layer)) for layer in layers))
+        with attached(self.model, self._layers, hooks):
+            self._forward(input_ids.to(device), mask.to(device), None, None)
+        return torch.stack([captured[layer] for layer in layers], dim=1)
+
     # --- one batch -------------------------------------------------------------------
 
     def _run_batch(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
@@ -307,14 +367,18 @@ class Engine:
             logits = self._forward(step, mask, next_position[:, None], cache)
             next_position = next_position + 1
 
-    def _forward(self, input_ids: Tensor, mask: Tensor, positions: Tensor, cache: Any) -> Tensor:
-        """Run the model on new tokens; logits of each row's last position, as float32."""
-        kwargs: dict[str, Any] = {self._cache_arg: cache, "use_cache": True}
+    def _forward(
+        self, input_ids: Tensor, mask: Tensor, positions: Tensor | None, cache: Any
+    ) -> Tensor:
+        """Run the model on new tokens; logits of each row's last position, as float32.
+
+        ``cache=None`` runs without any KV cache (``span_means``)."""
+        kwargs: dict[str, Any] = {self._cache_arg: cache, "use_cache": cache is not None}
         if self._keep_arg is not None:
             kwargs[self._keep_arg] = 1
-        output = self.model(
-            input_ids=input_ids, attention_mask=mask, position_ids=positions, **kwargs
-        )
+        if positions is not None:
+            kwargs["position_ids"] = positions
+        output = self.model(input_ids=input_ids, attention_mask=mask, **kwargs)
         return output.logits[:, -1, :].float()  # type: ignore[no-any-return]
 
     def _choose(self, logits: Tensor, rows: list[_Row]) -> list[int]:
