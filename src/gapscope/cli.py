@@ -18,6 +18,7 @@ from gapscope.onng.cli import onng_app, run_onng
 from gapscope.prove.cli import prove_app, run_prove
 from gapscope.s2b.config import ConfigError, S2BConfig, resolve
 from gapscope.stats.cli import stats_app
+from gapscope.steer.cli import run_steer, steer_app
 from gapscope.verify.cli import verify_command
 
 app = typer.Typer(
@@ -35,10 +36,12 @@ app.add_typer(ladder_app, name="ladder")
 app.add_typer(lean_app, name="lean")
 app.add_typer(prove_app, name="prove")
 app.add_typer(onng_app, name="onng")
+app.add_typer(steer_app, name="steer")
 app.command("verify")(verify_command)
 run_app.command("ladder")(run_ladder)
 run_app.command("prove")(run_prove)
 run_app.command("onng")(run_onng)
+run_app.command("steer")(run_steer)
 
 EMBEDDED_MODEL = "gapscope/embedded"
 
@@ -73,7 +76,8 @@ def run_s2b(
     ] = "cat-10shot",
     seeds: Annotated[int, typer.Option(min=1, help="Number of episodes (the paper uses 4).")] = 4,
     listener: Annotated[
-        str, typer.Option(help="lm (the model) | rule (verbalizer reference) | random")
+        str,
+        typer.Option(help="lm (the model) | rule (verbalizer reference) | corrupted | random"),
     ] = "lm",
     model: Annotated[
         str, typer.Option(help="Any Inspect model string; ignored for rule/random listeners.")
@@ -84,6 +88,10 @@ def run_s2b(
         list[str] | None,
         typer.Option("--set", "-S", help="Override an episode parameter, e.g. -S k_shot=5."),
     ] = None,
+    steer: Annotated[
+        str | None, typer.Option(help="Direction directory (gapscope steer extract) to steer with.")
+    ] = None,
+    alpha: Annotated[float, typer.Option(help="Steering strength (0 = unsteered).")] = 0.0,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: Annotated[
         bool, typer.Option("--json", help="Print a machine-readable summary on stdout.")
@@ -101,14 +109,19 @@ def run_s2b(
     except ConfigError as exc:
         fail(exc)
     eval_model = model if listener == "lm" else "none"
-    task = s2b_lm(
-        preset=preset,
-        seeds=seeds,
-        first_seed=first_seed,
-        listener=listener,
-        max_tokens=max_tokens,
-        **overrides,
-    )
+    try:
+        task = s2b_lm(
+            preset=preset,
+            seeds=seeds,
+            first_seed=first_seed,
+            listener=listener,
+            max_tokens=max_tokens,
+            steer=steer,
+            alpha=alpha,
+            **overrides,
+        )
+    except ValueError as exc:
+        fail(exc)
     log = run_task(task, eval_model, log_dir)
     summary = summarize(log)
     if json_out:

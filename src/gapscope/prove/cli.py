@@ -47,6 +47,12 @@ def run_prove(
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N problems.")] = None,
     max_tokens: Annotated[int, typer.Option(min=1, help="Tokens per attempt.")] = 4096,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 1.0,
+    steer: Annotated[
+        str | None, typer.Option(help="Direction directory (gapscope steer extract) to steer with.")
+    ] = None,
+    alpha: Annotated[
+        float, typer.Option(help="Steering strength; the seed's transfer test uses -3 and +1.")
+    ] = 0.0,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: Annotated[bool, typer.Option("--json", help="Summary as JSON on stdout.")] = False,
 ) -> None:
@@ -67,6 +73,8 @@ def run_prove(
             limit=limit,
             max_tokens=max_tokens,
             temperature=temperature,
+            steer=steer,
+            alpha=alpha,
         )
     except (ValueError, SourceError, LeanUnavailable) as exc:
         fail(exc)

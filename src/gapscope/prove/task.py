@@ -17,7 +17,7 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer, stderr
-from inspect_ai.solver import TaskState, generate
+from inspect_ai.solver import TaskState
 
 from gapscope.lean import open_backend
 from gapscope.lean.backend import CheckRequest
@@ -26,6 +26,7 @@ from gapscope.prove.coherence import classify
 from gapscope.prove.extract import extract_proof
 from gapscope.prove.problems import Problem, load_problems, select
 from gapscope.prove.templates import proof_prompt
+from gapscope.steer.task import check_options, steered_generate
 
 MAX_MESSAGES = 20
 """Lean messages kept per attempt in the log (the first ones; the rest are counted)."""
@@ -75,6 +76,8 @@ def prove(
     max_tokens: int = 4096,
     temperature: float = 1.0,
     check_timeout: float = 60.0,
+    steer: str | None = None,
+    alpha: float = 0.0,
 ) -> Task:
     """Whole-proof generation on miniF2F-style problems, n attempts per problem.
 
@@ -91,10 +94,13 @@ def prove(
         max_tokens: generation budget per attempt.
         temperature: sampling temperature (pass@k needs diverse samples).
         check_timeout: wall-clock limit of one Lean check, seconds.
+        steer: a direction directory to steer generation with (seed: the transfer test).
+        alpha: steering strength (0 = no steering); the seed's transfer uses -3 and +1.
     """
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     ks = parse_ks(k, n)
+    check_options(steer, alpha)
     loaded = load_problems(dataset, split=split)
     chosen = select(loaded.problems, split=split, subset=subset, limit=limit)
     if not chosen:
@@ -105,7 +111,7 @@ def prove(
         )
     return Task(
         dataset=MemoryDataset([problem_sample(p) for p in chosen], name=f"prove-{subset}"),
-        solver=generate(),
+        solver=steered_generate(steer, alpha),
         scorer=lean_proof(lean, check_timeout),
         epochs=Epochs(n),
         config=GenerateConfig(max_tokens=max_tokens, temperature=temperature),
@@ -117,6 +123,8 @@ def prove(
             "k": list(ks),
             "problems": [p.name for p in chosen],
             "load_problems": [str(p) for p in loaded.skipped],
+            "steer": steer,
+            "alpha": alpha,
         },
     )
 

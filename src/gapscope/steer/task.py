@@ -14,12 +14,14 @@ import functools
 import math
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from inspect_ai.model import Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from gapscope.steer.apply import steering
-from gapscope.steer.vector import DirectionError, ModelIdentity, SteeringVector
+if TYPE_CHECKING:  # torch loads only when a task really steers
+    from gapscope.models.engine import Engine
+    from gapscope.steer.vector import ModelIdentity, SteeringVector
 
 
 class SteeringUnsupported(ValueError):
@@ -44,7 +46,25 @@ def load_direction(path: str) -> SteeringVector:
 
 @functools.lru_cache(maxsize=16)
 def _load(directory: str, stamp: int) -> SteeringVector:
+    from gapscope.steer.vector import SteeringVector
+
     return SteeringVector.load(Path(directory))
+
+
+LOCAL_PREFIX = "gapscope/"
+
+
+def engine_for(model: str) -> Engine:
+    """The in-process engine behind a ``gapscope/...`` model string (the one Inspect's provider
+    will share, default model args); any other model string cannot be hooked."""
+    if not model.startswith(LOCAL_PREFIX):
+        raise SteeringUnsupported(
+            f"steering needs local weights: use gapscope/hf/<checkpoint> or gapscope/embedded, "
+            f"not {model!r} (API and vLLM models run their layers elsewhere)"
+        )
+    from gapscope.models.inspect_api import ModelArgs, checkpoint_source, shared_engine
+
+    return shared_engine(checkpoint_source(model[len(LOCAL_PREFIX) :]), ModelArgs())
 
 
 def model_identity(model: Model) -> ModelIdentity:
@@ -61,16 +81,21 @@ def model_identity(model: Model) -> ModelIdentity:
 
 @functools.lru_cache(maxsize=8)
 def _identity(engine: object, model_id: str) -> ModelIdentity:
+    from gapscope.steer.vector import ModelIdentity
+
     return ModelIdentity.of(engine.model, len(engine.decoder_layers()), model_id)  # type: ignore[attr-defined]
 
 
 @contextlib.contextmanager
 def task_steering(steer: str | None, alpha: float) -> Iterator[None]:
     """Steer the model calls made in the body, after checking the direction fits the model."""
+    if not math.isfinite(alpha):
+        raise ValueError(f"alpha must be a finite number, got {alpha}")
     if steer is None or alpha == 0:
-        with steering(None, alpha):
-            yield
+        yield
         return
+    from gapscope.steer.apply import steering
+
     vector = load_direction(steer)
     vector.check_model(model_identity(get_model()))
     with steering(vector, alpha):
@@ -89,9 +114,9 @@ def steered_generate(steer: str | None = None, alpha: float = 0.0) -> Solver:
 
 
 __all__ = [
-    "DirectionError",
     "SteeringUnsupported",
     "check_options",
+    "engine_for",
     "load_direction",
     "steered_generate",
     "task_steering",
