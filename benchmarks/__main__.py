@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks import bench_lean, bench_models, bench_s2b, bench_verifier
+from benchmarks import bench_lean, bench_models, bench_s2b, bench_steer, bench_verifier
 
 
 def main() -> None:
@@ -11,6 +11,7 @@ def main() -> None:
         ("verifier cascade vs math-verify", bench_verifier.main),
         ("embedded model: load time", bench_models.main),
         ("Lean local backend: pooled REPLs vs a fresh process per check", bench_lean.main),
+        ("steering: overhead and extraction throughput", bench_steer.main),
     ):
         print(f"\n== {name} ==")
         bench()

@@ -3,6 +3,8 @@
 1. S2B-LM, small ``demo`` preset: SmolLM2-135M-Instruct as the listener, and the rule-based
    reference listener; both scores are printed.
 2. OracleLadder on the first bundled families with one rollout per probe: the outcome table.
+3. A short steering sweep (CLB direction and its orthogonal control at three alphas on one
+   small episode): the dosage-curve figure's path.
 """
 
 from __future__ import annotations
@@ -28,6 +30,31 @@ LADDER_FAMILIES, LADDER_K, LADDER_MAX_TOKENS = 3, 1, 96
 def _s2b(listener: str, model: str, log_dir: Path) -> S2BRunSummary:
     task = s2b_lm(preset=S2B_PRESET, seeds=S2B_SEEDS, listener=listener, max_tokens=S2B_MAX_TOKENS)
     return summarize(run_task(task, model, log_dir, max_samples=S2B_SEEDS))
+
+
+def _steering_sweep(log_dir: Path) -> None:
+    """Extract the CLB direction on a demo episode and sweep three alphas; print the figure."""
+    from gapscope.steer.sweep import SweepSpec, run_sweep
+
+    spec = SweepSpec(
+        model=EMBEDDED_MODEL,
+        out=log_dir / "steer-demo",
+        alphas=(-4.0, 0.0, 1.0),
+        controls=("orthogonal",),
+        preset=S2B_PRESET,
+        seeds=1,
+        max_tokens=S2B_MAX_TOKENS,
+    )
+    try:
+        result = run_sweep(spec, lambda task, model: run_task(task, model, log_dir))
+    except RuntimeError as error:
+        print(f"\nSteering sweep FAILED: {error}")
+        sys.exit(1)
+    print(f"\nSteering sweep ({S2B_PRESET} preset, 1 episode, alphas -4, 0, +1):")
+    for trend in result.trends:
+        rho = "n/a" if trend.rho is None else f"{trend.rho:+.2f}"
+        print(f"  {trend.direction:12s} Spearman rho {rho}  slope {trend.slope:+.2f} per alpha")
+    print(f"  dosage curve: {result.files['png']} (and .svg; data {result.files['csv']})")
 
 
 def main() -> None:
@@ -62,6 +89,7 @@ def main() -> None:
         )
     else:
         print(f"  FAILED ({ladder.status}); see {ladder.location}")
+    _steering_sweep(log_dir)
     print(f"\nLogs in {log_dir}; open them with: .venv/bin/inspect view --log-dir {log_dir}")
     for location in [run.log_location for run in runs.values()] + [ladder.location]:
         print(f"  {location}")
