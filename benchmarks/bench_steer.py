@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -68,21 +69,22 @@ def _tokens_per_second(run: Callable[[], list[Any]]) -> float:
     return best
 
 
+def _generate_all(engine: Engine, batch: int) -> list[Any]:
+    """Every prompt: one request per call at batch 1, all in one call otherwise. Requests are
+    made here, so they pick up the steering of the calling context."""
+    params = SamplingParams(max_tokens=MAX_TOKENS)
+    requests = [GenerationRequest(({"role": "user", "content": p},), params) for p in PROMPTS]
+    if batch == 1:
+        return [engine.generate([r])[0] for r in requests]
+    return engine.generate(requests)
+
+
 def steering_overhead() -> dict[str, float]:
     out: dict[str, float] = {}
     for batch in (1, 8):
         engine = _engine(batch)
         vector = _direction(engine)
-        params = SamplingParams(max_tokens=MAX_TOKENS)
-
-        def run() -> list[Any]:
-            requests = [
-                GenerationRequest(({"role": "user", "content": p},), params) for p in PROMPTS
-            ]
-            if batch == 1:
-                return [engine.generate([r])[0] for r in requests]
-            return engine.generate(requests)
-
+        run = functools.partial(_generate_all, engine, batch)
         run()  # warm-up
         plain = _tokens_per_second(run)
         with steering(vector, -3.0):

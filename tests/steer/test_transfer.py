@@ -5,14 +5,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from inspect_ai import eval as inspect_eval
 
 from gapscope.clikit import run_task
 from gapscope.models.engine import Engine
+from gapscope.prove import task as prove_task
 from gapscope.prove.task import prove
 from gapscope.steer.sweep import SweepSpec, run_sweep
-from tests.prove.test_task import FakeLean, _dataset, fake_lean  # noqa: F401  (fixture)
+from tests.prove.test_task import FakeLean, _dataset
 from tests.steer.conftest import random_vector
+
+
+@pytest.fixture
+def fake_lean(monkeypatch: pytest.MonkeyPatch) -> FakeLean:
+    fake = FakeLean()
+    monkeypatch.setattr(prove_task, "open_backend", lambda spec: fake)
+    return fake
 
 
 def _direction(tiny64: Path, tmp_path: Path) -> Path:
