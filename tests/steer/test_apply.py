@@ -50,8 +50,9 @@ def test_hooked_layer_output_moves_by_exactly_alpha_v_at_every_position(
     plain = _layer_output(engine, 1)
     with steering(vector, alpha):
         steered = _layer_output(engine, 1)
-    expected = (alpha * vector.directions[1]).expand_as(plain)
-    torch.testing.assert_close(steered - plain, expected, rtol=0, atol=1e-5)
+    delta = (alpha * vector.directions[1]).expand_as(plain)
+    torch.testing.assert_close(steered, plain + delta, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(steered - plain, delta, rtol=0, atol=1e-5)
 
 
 def test_alpha_zero_installs_nothing_and_generates_identically(make_engine: EngineFactory) -> None:

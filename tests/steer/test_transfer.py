@@ -84,5 +84,7 @@ def test_grid_accepts_the_prove_diagnostic(
     for point in result.points:
         assert point.n == 2  # the two AIME problems are the units
         assert "pass@2" in point.extra
+        assert set(point.values) == {"aime_a", "aime_b"}  # per-problem pass@k (Figure 6)
+        assert any(key.startswith("share_") for key in point.extra)  # coherence classes
         assert 0.0 <= point.incoherent <= 1.0
     assert (tmp_path / "grid" / "dosage.svg").is_file()

@@ -51,6 +51,8 @@ class CurvePoint:
     ci_high: float
     incoherent: float
     extra: Mapping[str, float]
+    values: Mapping[str, float]
+    """The metric of every unit (per seed, per problem: the seed's Figure 6)."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,7 @@ def curve_points(
                 ci_high=ci.high,
                 incoherent=condition.incoherent,
                 extra=dict(condition.extra),
+                values=dict(condition.values),
             )
         )
     return out

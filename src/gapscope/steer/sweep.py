@@ -165,12 +165,19 @@ def _prove_condition(direction: str, alpha: float, log: EvalLog) -> Condition:
     }
     coherent = summary["coherent_fraction"]
     overall = summary["pass_at_k"][k]
+    extra = {
+        f"share_{name}": share
+        for name, share in summary["coherence_fraction"].items()
+        if share is not None
+    }
+    if overall is not None:
+        extra[f"pass@{k}"] = overall
     return Condition(
         direction,
         alpha,
         values,
         incoherent=1.0 - coherent if coherent is not None else 0.0,
-        extra={f"pass@{k}": overall} if overall is not None else {},
+        extra=extra,
     )
 
 
