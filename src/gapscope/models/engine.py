@@ -270,8 +270,12 @@ class Engine:
             return hook
 
         hooks = HookSet(tuple((layer, capture(layer)) for layer in layers))
+        # no KV cache and only the last position's logits: nothing but the captures is kept
+        kwargs: dict[str, Any] = {"use_cache": False}
+        if self._keep_arg is not None:
+            kwargs[self._keep_arg] = 1
         with attached(self.model, self._layers, hooks):
-            self._forward(input_ids.to(device), mask.to(device), None, None)
+            self.model(input_ids=input_ids.to(device), attention_mask=mask.to(device), **kwargs)
         return torch.stack([captured[layer] for layer in layers], dim=1)
 
     # --- one batch -------------------------------------------------------------------
@@ -367,18 +371,14 @@ class Engine:
             logits = self._forward(step, mask, next_position[:, None], cache)
             next_position = next_position + 1
 
-    def _forward(
-        self, input_ids: Tensor, mask: Tensor, positions: Tensor | None, cache: Any
-    ) -> Tensor:
-        """Run the model on new tokens; logits of each row's last position, as float32.
-
-        ``cache=None`` runs without any KV cache (``span_means``)."""
-        kwargs: dict[str, Any] = {self._cache_arg: cache, "use_cache": cache is not None}
+    def _forward(self, input_ids: Tensor, mask: Tensor, positions: Tensor, cache: Any) -> Tensor:
+        """Run the model on new tokens; logits of each row's last position, as float32."""
+        kwargs: dict[str, Any] = {self._cache_arg: cache, "use_cache": True}
         if self._keep_arg is not None:
             kwargs[self._keep_arg] = 1
-        if positions is not None:
-            kwargs["position_ids"] = positions
-        output = self.model(input_ids=input_ids, attention_mask=mask, **kwargs)
+        output = self.model(
+            input_ids=input_ids, attention_mask=mask, position_ids=positions, **kwargs
+        )
         return output.logits[:, -1, :].float()  # type: ignore[no-any-return]
 
     def _choose(self, logits: Tensor, rows: list[_Row]) -> list[int]:
