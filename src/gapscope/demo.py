@@ -25,6 +25,7 @@ from gapscope.s2b.task import s2b_lm
 
 S2B_PRESET, S2B_SEEDS, S2B_MAX_TOKENS = "demo", 2, 160
 LADDER_FAMILIES, LADDER_K, LADDER_MAX_TOKENS = 3, 1, 96
+STEER_ALPHAS, STEER_MAX_TOKENS = (-4.0, 0.0, 1.0), 64
 
 
 def _s2b(listener: str, model: str, log_dir: Path) -> S2BRunSummary:
@@ -39,11 +40,11 @@ def _steering_sweep(log_dir: Path) -> None:
     spec = SweepSpec(
         model=EMBEDDED_MODEL,
         out=log_dir / "steer-demo",
-        alphas=(-4.0, 0.0, 1.0),
+        alphas=STEER_ALPHAS,
         controls=("orthogonal",),
         preset=S2B_PRESET,
         seeds=1,
-        max_tokens=S2B_MAX_TOKENS,
+        max_tokens=STEER_MAX_TOKENS,
     )
     try:
         result = run_sweep(spec, lambda task, model: run_task(task, model, log_dir))
