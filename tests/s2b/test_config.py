@@ -83,3 +83,19 @@ def test_presets_match_the_seed_table_configurations() -> None:
     assert PRESETS["cat-0shot"].domain == "categorical" and PRESETS["cat-0shot"].k_shot == 0
     assert PRESETS["cat-10shot"].domain == "categorical" and PRESETS["cat-10shot"].k_shot == 10
     assert resolve("cat-10shot", k_shot=5).k_shot == 5
+
+
+def test_cli_refuses_impossible_sizes_before_running() -> None:
+    from typer.testing import CliRunner
+
+    from gapscope.cli import app
+
+    runner = CliRunner()
+    for args, named in [
+        (["-S", "coverage=1000000000"], "coverage (1000000000) allows up to"),
+        (["-S", "domain=scs", "-S", "n_dim=100000"], "exceeds the limit of 100,000"),
+        (["--seeds", "100000000"], "seeds must be in [1, 10000]"),
+    ]:
+        result = runner.invoke(app, ["run", "s2b", "--listener", "rule", *args])
+        assert result.exit_code == 2, result.output
+        assert named in " ".join(result.output.split())
