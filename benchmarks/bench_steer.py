@@ -35,8 +35,8 @@ PROMPTS = [
     "Give a word that rhymes with cat.",
     "Count from one to five.",
 ]
-MAX_TOKENS = 32
-REPEATS = 3
+MAX_TOKENS = 24
+REPEATS = 2
 
 
 def _engine(batch_size: int) -> Engine:
@@ -79,6 +79,10 @@ def _generate_all(engine: Engine, batch: int) -> list[Any]:
     return engine.generate(requests)
 
 
+def _report(key: str, value: float) -> None:
+    print(f"{key:34s} {value:.3f}", flush=True)
+
+
 def steering_overhead() -> dict[str, float]:
     out: dict[str, float] = {}
     for batch in (1, 8):
@@ -92,6 +96,9 @@ def steering_overhead() -> dict[str, float]:
         out[f"batch{batch}_unsteered_tok_s"] = plain
         out[f"batch{batch}_steered_tok_s"] = steered
         out[f"batch{batch}_overhead_pct"] = 100.0 * (plain - steered) / plain
+        for key in (f"batch{batch}_unsteered_tok_s", f"batch{batch}_steered_tok_s"):
+            _report(key, out[key])
+        _report(f"batch{batch}_overhead_pct", out[f"batch{batch}_overhead_pct"])
     return out
 
 
@@ -106,13 +113,15 @@ def extraction_throughput(seeds: int = 4) -> dict[str, float]:
         mean_difference(engine, pairs, layers, batch_size=batch_size)
         out[f"{label}_pairs_s"] = len(pairs) / (time.perf_counter() - start)
     out["speedup"] = out["batched_8_pairs_pairs_s"] / out["one_pair_per_forward_pairs_s"]
+    for key, value in out.items():
+        _report(key, value)
     return out
 
 
 def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    for key, value in {**steering_overhead(), **extraction_throughput()}.items():
-        print(f"{key:34s} {value:.3f}")
+    steering_overhead()
+    extraction_throughput()
 
 
 if __name__ == "__main__":
