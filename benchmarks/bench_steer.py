@@ -85,7 +85,7 @@ def _report(key: str, value: float) -> None:
 
 def steering_overhead() -> dict[str, float]:
     out: dict[str, float] = {}
-    for batch in (1, 8):
+    for batch in (8, 1):
         engine = _engine(batch)
         vector = _direction(engine)
         run = functools.partial(_generate_all, engine, batch)
@@ -120,8 +120,8 @@ def extraction_throughput(seeds: int = 4) -> dict[str, float]:
 
 def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    steering_overhead()
     extraction_throughput()
+    steering_overhead()
 
 
 if __name__ == "__main__":
