@@ -3,8 +3,9 @@
 * overhead: generated tokens/s with a steering vector on the last quarter of the layers
   versus unsteered, same prompts, at batch 1 (one request per call) and batch 8 (one call of
   eight); target: overhead < 5 %. KV reuse is off so both sides compute the same prefill.
-* extraction: trace pairs/s when 8 pairs (16 traces) share a forward pass versus one pair
-  (its two traces) per forward pass.
+* extraction: trace pairs/s when the 4 pairs of one demo episode (8 traces) share a forward
+  pass versus one pair (its two traces) per forward pass. Sized for a 2-core CPU; on a GPU
+  raise ``seeds`` for a steadier number.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ PROMPTS = [
     "Give a word that rhymes with cat.",
     "Count from one to five.",
 ]
-MAX_TOKENS = 24
+MAX_TOKENS = 16
 REPEATS = 2
 
 
@@ -102,17 +103,17 @@ def steering_overhead() -> dict[str, float]:
     return out
 
 
-def extraction_throughput(seeds: int = 4) -> dict[str, float]:
-    engine = _engine(16)
+def extraction_throughput(seeds: int = 1) -> dict[str, float]:
+    engine = _engine(8)
     layers = parse_layers("last-quarter", len(engine.decoder_layers()))
     pairs = tokenize_pairs(engine, build_pairs(resolve("demo"), range(seeds)))
     out: dict[str, float] = {"pairs": float(len(pairs))}
-    mean_difference(engine, pairs[:2], layers, batch_size=4)  # warm-up
-    for label, batch_size in (("one_pair_per_forward", 2), ("batched_8_pairs", 16)):
+    mean_difference(engine, pairs[:1], layers, batch_size=2)  # warm-up
+    for label, batch_size in (("one_pair_per_forward", 2), ("batched_4_pairs", 8)):
         start = time.perf_counter()
         mean_difference(engine, pairs, layers, batch_size=batch_size)
         out[f"{label}_pairs_s"] = len(pairs) / (time.perf_counter() - start)
-    out["speedup"] = out["batched_8_pairs_pairs_s"] / out["one_pair_per_forward_pairs_s"]
+    out["speedup"] = out["batched_4_pairs_pairs_s"] / out["one_pair_per_forward_pairs_s"]
     for key, value in out.items():
         _report(key, value)
     return out
