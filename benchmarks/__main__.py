@@ -8,6 +8,7 @@ from benchmarks import (
     bench_models,
     bench_report,
     bench_s2b,
+    bench_steer,
     bench_verifier,
 )
 
@@ -20,6 +21,7 @@ def main() -> None:
         ("Lean local backend: pooled REPLs vs a fresh process per check", bench_lean.main),
         ("Lean executors: local pool vs 1 and 2 Ray actors (checks/s)", bench_executor.main),
         ("gapscope report: 10 vs 100 logs", bench_report.main),
+        ("steering: overhead and extraction throughput", bench_steer.main),
     ):
         print(f"\n== {name} ==")
         bench()

@@ -3,7 +3,7 @@
 (a) Rule-listener decisions per second through the whole Inspect task. Baseline, same run: the
     same episodes played by the verbalizer alone (no Inspect); the ratio is the runner's
     overhead per decision.
-(b) Prefill tokens of one real 30-game episode (cat-10shot, seed 4) played by the embedded
+(b) Prefill tokens of one real episode (cat-10shot, seed 4) played by the embedded
     model, with the provider's KV-cache reuse on and off: per-call computed prefill tokens come
     from the usage Inspect logs for every model call (input tokens minus cache reads).
 """
@@ -51,7 +51,7 @@ def rule_listener_throughput(preset: str = "cat-10shot", seeds: int = 32) -> dic
     }
 
 
-EPISODE_SEED = 4  # a cat-10shot episode of exactly 30 games
+EPISODE_SEED = 4
 
 
 def _computed_prefill(log: EvalLog) -> list[int]:
@@ -66,7 +66,7 @@ def _computed_prefill(log: EvalLog) -> list[int]:
 
 
 def episode_prefill(max_tokens: int = 8) -> dict[str, Any]:
-    """Total and per-call prefill of one 30-game episode, KV reuse on vs off."""
+    """Total and per-call prefill of one episode, KV reuse on vs off."""
     per_call: dict[bool, list[int]] = {}
     seconds: dict[bool, float] = {}
     for reuse in (True, False):
@@ -86,7 +86,7 @@ def episode_prefill(max_tokens: int = 8) -> dict[str, Any]:
             per_call[reuse] = _computed_prefill(log)  # samples load lazily from log_dir
     with_reuse, without = sum(per_call[True]), sum(per_call[False])
     return {
-        "games": 30,
+        "games": len(build_episode(resolve("cat-10shot"), EPISODE_SEED).games),
         "model_calls": len(per_call[True]),
         "prefill_tokens_with_reuse": with_reuse,
         "prefill_tokens_without_reuse": without,

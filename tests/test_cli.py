@@ -68,7 +68,7 @@ def test_episodes_export_schema(tmp_path: Path) -> None:
     header, *games = [json.loads(line) for line in out.read_text().splitlines()]
     assert header["record"] == "episode" and header["seed"] == 3
     assert header["domain"] == "categorical"
-    assert len(header["structure"]) == 3
+    assert len(header["structure"]) == 4  # n_dim of the Table-1 presets
     permutation = header["permutation"]
     assert sorted(permutation.values()) == list(range(1, 11))
     for game in games:

@@ -16,6 +16,7 @@ from gapscope.onng.cli import onng_app, run_onng
 from gapscope.prove.cli import prove_app, run_prove
 from gapscope.s2b.cli import episodes, run_s2b
 from gapscope.stats.cli import stats_app
+from gapscope.steer.cli import run_steer, steer_app
 from gapscope.t2.cli import run_t2, t2_app
 from gapscope.verify.cli import verify_command
 
@@ -37,6 +38,7 @@ app.add_typer(lean_app, name="lean")
 app.add_typer(prove_app, name="prove")
 app.add_typer(onng_app, name="onng")
 app.add_typer(t2_app, name="t2")
+app.add_typer(steer_app, name="steer")
 app.command("verify")(verify_command)
 app.command("episodes")(episodes)
 app.command("report")(report_command)
@@ -46,6 +48,7 @@ run_app.command("ladder")(run_ladder)
 run_app.command("prove")(run_prove)
 run_app.command("onng")(run_onng)
 run_app.command("t2")(run_t2)
+run_app.command("steer")(run_steer)
 
 
 def main() -> None:

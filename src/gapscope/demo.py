@@ -6,6 +6,8 @@
    the outcome table.
 3. The HTML report over all of the demo's logs (gap profile, figures, the two models compared
    item by item); its path is the last line printed.
+4. A short steering sweep on SmolLM2 (CLB direction and its orthogonal control at three
+   alphas on one small episode): the dosage-curve figure's path.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ S2B_PRESET, S2B_SEEDS, S2B_MAX_TOKENS = "demo", 2, 160
 LADDER_FAMILIES, LADDER_K, LADDER_MAX_TOKENS = 3, 1, 96
 DEMO_MODELS = {"SmolLM2-135M": EMBEDDED_MODEL, "Gemma-3-270M": GEMMA3_270M.model_string}
 """Two offline models of different architectures, so the demo's logs can be compared."""
+STEER_ALPHAS, STEER_MAX_TOKENS = (-4.0, 0.0, 1.0), 64
 
 
 def _s2b(listener: str, model: str, log_dir: Path) -> S2BRunSummary:
@@ -41,6 +44,31 @@ def _report(locations: list[str], log_dir: Path) -> Path:
     """Write the report over the demo's logs; return the HTML file."""
     paths = [Path(location.removeprefix("file://")) for location in locations]
     return write_report(load_all(paths), log_dir / "report.html").html
+
+
+def _steering_sweep(log_dir: Path) -> None:
+    """Extract the CLB direction on a demo episode and sweep three alphas; print the figure."""
+    from gapscope.steer.sweep import SweepSpec, run_sweep
+
+    spec = SweepSpec(
+        model=EMBEDDED_MODEL,
+        out=log_dir / "steer-demo",
+        alphas=STEER_ALPHAS,
+        controls=("orthogonal",),
+        preset=S2B_PRESET,
+        seeds=1,
+        max_tokens=STEER_MAX_TOKENS,
+    )
+    try:
+        result = run_sweep(spec, lambda task, model: run_task(task, model, log_dir))
+    except RuntimeError as error:
+        print(f"\nSteering sweep FAILED: {error}")
+        sys.exit(1)
+    print(f"\nSteering sweep ({S2B_PRESET} preset, 1 episode, alphas -4, 0, +1):")
+    for trend in result.trends:
+        rho = "n/a" if trend.rho is None else f"{trend.rho:+.2f}"
+        print(f"  {trend.direction:12s} Spearman rho {rho}  slope {trend.slope:+.2f} per alpha")
+    print(f"  dosage curve: {result.files['png']} (and .svg; data {result.files['csv']})")
 
 
 def main() -> None:
@@ -76,6 +104,7 @@ def main() -> None:
     for name, log in ladders.items():
         if log.status != "success":
             print(f"  {name}: FAILED ({log.status}); see {log.location}")
+    _steering_sweep(log_dir)
     print(f"\nLogs in {log_dir}; open them with: .venv/bin/inspect view --log-dir {log_dir}")
     locations = [run.log_location for run in runs.values()] + [
         log.location for log in ladders.values()

@@ -15,7 +15,7 @@ from gapscope.ladder.task import oracle_ladder
 from gapscope.s2b.task import s2b_lm
 from tests.conftest import script
 
-S2B_SEEDS = 6  # 60 query games: enough for p < 0.001 between the rule and random listeners
+S2B_SEEDS = 6  # 6 x 54 = 324 query games: p < 0.001 between the rule and random listeners
 
 
 def _write(task: object, model: str, log_dir: Path) -> Path:

@@ -47,11 +47,11 @@ def _tiny_tokenizer() -> tuple[PreTrainedTokenizerFast, int]:
     return tokenizer, len(vocab)
 
 
-def _tiny_model(architecture: str, vocab_size: int) -> Any:
+def _tiny_model(architecture: str, vocab_size: int, hidden_size: int, layers: int) -> Any:
     shared: dict[str, Any] = {
         "vocab_size": vocab_size,
-        "hidden_size": 32,
-        "intermediate_size": 64,
+        "hidden_size": hidden_size,
+        "intermediate_size": 2 * hidden_size,
         "num_attention_heads": 4,
         "num_key_value_heads": 2,
         "max_position_embeddings": 1024,
@@ -61,7 +61,7 @@ def _tiny_model(architecture: str, vocab_size: int) -> Any:
         "tie_word_embeddings": False,
     }
     if architecture == "llama":
-        return LlamaForCausalLM(LlamaConfig(num_hidden_layers=2, **shared))
+        return LlamaForCausalLM(LlamaConfig(num_hidden_layers=layers, **shared))
     if architecture == "gemma3":
         config = Gemma3TextConfig(
             num_hidden_layers=4,
@@ -75,11 +75,19 @@ def _tiny_model(architecture: str, vocab_size: int) -> Any:
     raise ValueError(f"unknown tiny architecture {architecture!r}")
 
 
-def build_tiny_checkpoint(directory: Path, seed: int = 0, architecture: str = "llama") -> Path:
-    """Write a random tiny model (`llama` or `gemma3`) and its tokenizer; return the dir."""
+def build_tiny_checkpoint(
+    directory: Path,
+    seed: int = 0,
+    architecture: str = "llama",
+    *,
+    hidden_size: int = 32,
+    layers: int = 2,
+) -> Path:
+    """Write a random tiny model (`llama` or `gemma3`; hidden 32, 2 Llama layers unless told;
+    the Gemma always has its 4 alternating layers) and its tokenizer; return the dir."""
     tokenizer, vocab_size = _tiny_tokenizer()
     torch.manual_seed(seed)
-    model = _tiny_model(architecture, vocab_size)
+    model = _tiny_model(architecture, vocab_size, hidden_size, layers)
     with torch.no_grad():
         # Random weights with std 0.02 give near-flat logits; sharpen them so greedy
         # decoding is robust to float noise, and keep EOS unlikely so replies are long.

@@ -36,10 +36,32 @@ def test_rule_listener_reaches_ceiling_on_cat_10shot_over_4_seeds(tmp_path: Path
     assert summary.summary["unparsed"].mean == 0.0
 
 
+def test_corrupted_listener_is_wrong_on_every_query_game(tmp_path: Path) -> None:
+    summary = summarize(_run(tmp_path, "none", preset="cat-10shot", seeds=2, listener="corrupted"))
+    assert [row["zsct"] for row in summary.per_seed] == [0.0, 0.0]
+    assert summary.summary["unparsed"].mean == 0.0
+
+
+def test_seed_headline_adj_zsct_is_adj_of_mean_zsct() -> None:
+    # four coin-flip-like episodes: clipping per episode then averaging would give 10
+    from gapscope.s2b.metrics import SeedSummary
+
+    zsct = SeedSummary.of([50.0, 50.0, 30.0, 70.0])
+    assert zsct.adjusted().mean == 0.0
+    assert zsct.adjusted().sd == 2 * zsct.sd
+
+
 def test_random_listener_is_near_chance(tmp_path: Path) -> None:
-    summary = summarize(_run(tmp_path, "none", preset="cat-10shot", seeds=4, listener="random"))
-    # 40 fair coin flips: 30..70% is a > 98% binomial interval
-    assert 30.0 <= summary.summary["zsct"].mean <= 70.0
+    log = _run(tmp_path, "none", preset="cat-10shot", seeds=4, listener="random")
+    summary = summarize(log)
+    # 216 fair coin flips: 40..60% is a > 99% binomial interval
+    assert 40.0 <= summary.summary["zsct"].mean <= 60.0
+    # the headline adj-ZSCT is adj(mean ZSCT), in the summary and in the log's metrics
+    mean_zsct = summary.summary["zsct"].mean
+    assert summary.summary["adj_zsct"].mean == max(0.0, 2 * mean_zsct - 100)
+    assert log.results is not None
+    zsct_metrics = next(s for s in log.results.scores if s.name == "zsct").metrics
+    assert zsct_metrics["gapscope/adjusted_mean"].value == summary.summary["adj_zsct"].mean
 
 
 def test_random_listener_averages_fifty_percent_over_many_episodes() -> None:

@@ -101,6 +101,9 @@ def summarize(log: EvalLog) -> S2BRunSummary:
     summary = (
         {key: SeedSummary.of([r[key] for r in scored]) for key in SCORE_KEYS} if scored else {}
     )
+    if summary:  # headline adj-ZSCT is adj(mean ZSCT); per-seed rows keep their own values
+        summary["adj_zsct"] = summary["zsct"].adjusted()
+        summary["adj_zsct_strict"] = summary["zsct_strict"].adjusted()
     info = run_info(log)
     return S2BRunSummary(
         preset=str(info.task_args.get("preset", "")),

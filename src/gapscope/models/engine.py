@@ -225,6 +225,70 @@ class Engine:
                         results[index] = result
         return [results[index] for index in range(len(requests))]
 
+    def span_means(
+        self,
+        sequences: Sequence[Sequence[int]],
+        spans: Sequence[tuple[int, int]],
+        layers: Sequence[int],
+        batch_size: int | None = None,
+    ) -> Tensor:
+        """Mean output of each of ``layers`` over each sequence's token span ``[start, end)``.
+
+        The hidden-states path for activation extraction: one teacher-forced forward pass per
+        sequence (``batch_size`` per pass, right-padded), no KV cache, no hooks but capturing
+        ones; the span mean is taken inside the capture so no full hidden-state tensor is
+        kept. Returns float32 ``[len(sequences), len(layers), hidden]`` on the CPU.
+        """
+        if len(sequences) != len(spans):
+            raise ValueError("span_means needs one span per sequence")
+        for sequence, (start, end) in zip(sequences, spans, strict=True):
+            if not 0 <= start < end <= len(sequence):
+                raise ValueError(
+                    f"span [{start}, {end}) is empty or outside a {len(sequence)}-token sequence"
+                )
+        size = batch_size or self.config.batch_size
+        out = []
+        with self._lock, torch.inference_mode():
+            for first in range(0, len(sequences), size):
+                chunk = range(first, min(first + size, len(sequences)))
+                out.append(
+                    self._span_means_batch(
+                        [sequences[i] for i in chunk], [spans[i] for i in chunk], layers
+                    )
+                )
+        return torch.cat(out)
+
+    def _span_means_batch(
+        self, sequences: list[Sequence[int]], spans: list[tuple[int, int]], layers: Sequence[int]
+    ) -> Tensor:
+        width = max(len(sequence) for sequence in sequences)
+        input_ids = torch.full((len(sequences), width), self._pad, dtype=torch.long)
+        mask = torch.zeros((len(sequences), width), dtype=torch.long)
+        weights = torch.zeros((len(sequences), width), dtype=torch.float32)
+        for row, (sequence, (start, end)) in enumerate(zip(sequences, spans, strict=True)):
+            input_ids[row, : len(sequence)] = as_token_tensor(sequence)
+            mask[row, : len(sequence)] = 1
+            weights[row, start:end] = 1.0 / (end - start)
+        device = self.device
+        weights = weights.to(device)
+        captured: dict[int, Tensor] = {}
+
+        def capture(layer: int) -> Any:
+            def hook(module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
+                hidden = output[0] if isinstance(output, tuple) else output
+                captured[layer] = torch.einsum("bt,bth->bh", weights, hidden.float()).cpu()
+
+            return hook
+
+        hooks = HookSet(tuple((layer, capture(layer)) for layer in layers))
+        # no KV cache and only the last position's logits: nothing but the captures is kept
+        kwargs: dict[str, Any] = {"use_cache": False}
+        if self._keep_arg is not None:
+            kwargs[self._keep_arg] = 1
+        with attached(self.model, self._layers, hooks):
+            self.model(input_ids=input_ids.to(device), attention_mask=mask.to(device), **kwargs)
+        return torch.stack([captured[layer] for layer in layers], dim=1)
+
     # --- one batch -------------------------------------------------------------------
 
     def _run_batch(self, requests: list[GenerationRequest]) -> list[GenerationResult]:

@@ -70,6 +70,12 @@ def run_prove(
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     ray_actors: RayActorsOption = None,
+    steer: Annotated[
+        str | None, typer.Option(help="Direction directory (gapscope steer extract) to steer with.")
+    ] = None,
+    alpha: Annotated[
+        float, typer.Option(help="Steering strength; the seed's transfer test uses -3 and +1.")
+    ] = 0.0,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
 ) -> None:
@@ -93,6 +99,8 @@ def run_prove(
             executor=executor,
             ray_address=ray_address,
             ray_actors=ray_actors,
+            steer=steer,
+            alpha=alpha,
         )
 
     def summarise(log: EvalLog) -> Result:

@@ -17,7 +17,7 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer, stderr
-from inspect_ai.solver import TaskState, generate
+from inspect_ai.solver import TaskState
 
 from gapscope.lean import open_backend
 from gapscope.lean.executor import RayOptions, open_checker
@@ -26,6 +26,7 @@ from gapscope.prove.checking import check_reply
 from gapscope.prove.coherence import classify
 from gapscope.prove.problems import Problem, load_problems, select
 from gapscope.prove.templates import proof_prompt
+from gapscope.steer.task import check_options, steered_generate
 
 MAX_MESSAGES = 20
 """Lean messages kept per attempt in the log (the first ones; the rest are counted)."""
@@ -78,6 +79,8 @@ def prove(
     executor: str = "local",
     ray_address: str | None = None,
     ray_actors: int | None = None,
+    steer: str | None = None,
+    alpha: float = 0.0,
 ) -> Task:
     """Whole-proof generation on miniF2F-style problems, n attempts per problem.
 
@@ -97,10 +100,13 @@ def prove(
         executor: where checks run: ``local`` or ``ray`` (see ``gapscope.lean.executor``).
         ray_address: with ``ray``: ``auto``, ``ray://HOST:PORT``, or None to start Ray here.
         ray_actors: with ``ray``: actors to start (None: one per CPU).
+        steer: a direction directory to steer generation with (seed: the transfer test).
+        alpha: steering strength (0 = no steering); the seed's transfer uses -3 and +1.
     """
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     ks = parse_ks(k, n)
+    check_options(steer, alpha)
     loaded = load_problems(dataset, split=split)
     chosen = select(loaded.problems, split=split, subset=subset, limit=limit)
     if not chosen:
@@ -111,7 +117,7 @@ def prove(
         )
     return Task(
         dataset=MemoryDataset([problem_sample(p) for p in chosen], name=f"prove-{subset}"),
-        solver=generate(),
+        solver=steered_generate(steer, alpha),
         scorer=lean_proof(lean, check_timeout, executor, RayOptions(ray_address, ray_actors)),
         epochs=Epochs(n),
         # pass@k needs samples of the model's own distribution: the seed gives no top-p, so
@@ -125,6 +131,8 @@ def prove(
             "k": list(ks),
             "problems": [p.name for p in chosen],
             "load_problems": [str(p) for p in loaded.skipped],
+            "steer": steer,
+            "alpha": alpha,
         },
     )
 

@@ -62,7 +62,8 @@ def run_s2b(
     ] = "cat-10shot",
     seeds: Annotated[int, typer.Option(min=1, help="Number of episodes (the paper uses 4).")] = 4,
     listener: Annotated[
-        str, typer.Option(help="lm (the model) | rule (verbalizer reference) | random")
+        str,
+        typer.Option(help="lm (the model) | rule (verbalizer reference) | corrupted | random"),
     ] = "lm",
     model: Annotated[
         str, typer.Option(help="Any Inspect model string; ignored for rule/random listeners.")
@@ -73,6 +74,10 @@ def run_s2b(
         list[str] | None,
         typer.Option("--set", "-S", help="Override an episode parameter, e.g. -S k_shot=5."),
     ] = None,
+    steer: Annotated[
+        str | None, typer.Option(help="Direction directory (gapscope steer extract) to steer with.")
+    ] = None,
+    alpha: Annotated[float, typer.Option(help="Steering strength (0 = unsteered).")] = 0.0,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the result envelope as JSON on stdout.")
@@ -95,6 +100,8 @@ def run_s2b(
             first_seed=first_seed,
             listener=listener,
             max_tokens=max_tokens,
+            steer=steer,
+            alpha=alpha,
             **overrides,
         )
 

@@ -2,6 +2,11 @@
 
 ZSCT is the listener's accuracy on the held-out query games. Because a same/different decision
 has a 50% guessing floor, adj-ZSCT = max(0, 2 * ZSCT - 100) maps it onto ability above chance.
+
+Over seeds the headline is adj(mean ZSCT), as the seed reports it (its Table 1 pairs 57.9 with
+15.8 = 2 * 57.9 - 100). Averaging per-episode adj values instead would clip every below-chance
+episode to 0 first and so report ability where there is none (four coin-flip episodes at
+50/50/30/70 would give 10 instead of 0).
 """
 
 from __future__ import annotations
@@ -40,6 +45,11 @@ class SeedSummary:
             raise ValueError("no seeds to summarise")
         sd = statistics.stdev(values) if len(values) > 1 else 0.0
         return cls(mean=statistics.fmean(values), sd=sd, n=len(values))
+
+    def adjusted(self) -> SeedSummary:
+        """The adj-ZSCT summary of a ZSCT summary: mean adj(mean ZSCT); sd 2 * sd(ZSCT), the
+        spread of the unclipped map 2 * ZSCT - 100 over seeds."""
+        return SeedSummary(mean=adj_zsct(self.mean), sd=2.0 * self.sd, n=self.n)
 
     def __str__(self) -> str:
         return f"{self.mean:.1f} ± {self.sd:.1f}"

@@ -2,9 +2,12 @@
 
 The solver plays the episode game by game on one growing conversation. The listener is the
 task's model (``listener="lm"``), the verbalizer's own decision (``"rule"``, the reference an
-LM is measured against) or a seeded coin flip (``"random"``); the rule and random listeners
-call no model, so run them with ``--model none``. Every game's decision is stored in the
-sample (``games`` in the sample store) and the scorer turns the query games into ZSCT.
+LM is measured against), its corrupted twin (``"corrupted"``, wrong on every query game: the
+negative side of the steering pairs) or a seeded coin flip (``"random"``); only ``lm`` calls
+a model, run the others with ``--model none``. ``steer``/``alpha`` add a steering direction
+to the model's residual stream for every call (``gapscope.steer``). Every game's decision is
+stored in the sample (``games`` in the sample store) and the scorer turns the query games into
+ZSCT.
 """
 
 from __future__ import annotations
@@ -23,7 +26,17 @@ from inspect_ai.model import (
     GenerateConfig,
     get_model,
 )
-from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, std
+from inspect_ai.scorer import (
+    Metric,
+    SampleScore,
+    Score,
+    Scorer,
+    Target,
+    mean,
+    metric,
+    scorer,
+    std,
+)
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import display_counter
 
@@ -31,12 +44,15 @@ from gapscope.s2b.answers import extract
 from gapscope.s2b.config import S2BConfig, resolve
 from gapscope.s2b.episode import Game, build_episode
 from gapscope.s2b.export import episode_header
-from gapscope.s2b.metrics import SCORE_KEYS, accuracy_percent, adj_zsct
+from gapscope.s2b.metrics import accuracy_percent, adj_zsct
 from gapscope.s2b.prompting import system_prompt, user_turn
 from gapscope.s2b.verbalizer import Tracker
+from gapscope.steer.task import check_options, task_steering
 
-Listener = Literal["lm", "rule", "random"]
-LISTENERS: tuple[Listener, ...] = ("lm", "rule", "random")
+Listener = Literal["lm", "rule", "corrupted", "random"]
+LISTENERS: tuple[Listener, ...] = ("lm", "rule", "corrupted", "random")
+MAX_SEEDS = 10_000
+"""Most episodes one run may ask for (each is a sample held in memory)."""
 
 LISTENER_TEMPERATURE = 0.0
 """Greedy listener decisions. The S2B-LM seed scores one decision per game in a single pass
@@ -51,6 +67,8 @@ def s2b_lm(
     first_seed: int = 0,
     listener: str = "lm",
     max_tokens: int = 256,
+    steer: str | None = None,
+    alpha: float = 0.0,
     **overrides: Any,
 ) -> Task:
     """S2B-LM receptivity test: ZSCT and adj-ZSCT over ``seeds`` episodes.
@@ -59,15 +77,21 @@ def s2b_lm(
         preset: ``scs-0shot``, ``cat-0shot``, ``cat-10shot`` (seed, Table 1) or ``demo``.
         seeds: number of episodes (seed values ``first_seed .. first_seed + seeds - 1``).
         first_seed: first episode seed.
-        listener: ``lm`` (the task's model), ``rule`` (verbalizer) or ``random`` (coin flip).
+        listener: ``lm`` (the task's model), ``rule`` (verbalizer), ``corrupted`` (its twin)
+            or ``random`` (coin flip).
         max_tokens: generation budget per game decision.
+        steer: a direction directory (``gapscope steer extract``) to steer the model with.
+        alpha: steering strength; alpha * v is added at every token (0 = no steering).
         **overrides: any :class:`S2BConfig` field, e.g. ``k_shot=5`` or ``n_dim=4``.
     """
     if listener not in LISTENERS:
         raise ValueError(f"listener must be one of {', '.join(LISTENERS)}, got {listener!r}")
-    if seeds < 1:
-        raise ValueError(f"seeds must be >= 1, got {seeds}")
+    if not 1 <= seeds <= MAX_SEEDS:
+        raise ValueError(f"seeds must be in [1, {MAX_SEEDS}], got {seeds}")
     config = resolve(preset, **overrides)
+    if steer is not None and listener != "lm":
+        raise ValueError(f"steer applies to the lm listener only, not to listener={listener!r}")
+    check_options(steer, alpha)
     samples = [
         Sample(
             id=f"seed-{seed}",
@@ -78,15 +102,27 @@ def s2b_lm(
     ]
     return Task(
         dataset=MemoryDataset(samples, name=f"s2b-{preset}"),
-        solver=play_episode(config, listener, max_tokens),
+        solver=play_episode(config, listener, max_tokens, steer, alpha),
         scorer=zsct_scorer(),
         config=GenerateConfig(temperature=LISTENER_TEMPERATURE, top_p=1.0),
-        metadata={"preset": preset, "listener": listener, "config": dataclasses.asdict(config)},
+        metadata={
+            "preset": preset,
+            "listener": listener,
+            "config": dataclasses.asdict(config),
+            "steer": steer,
+            "alpha": alpha,
+        },
     )
 
 
 @solver
-def play_episode(config: S2BConfig, listener: str, max_tokens: int) -> Solver:
+def play_episode(
+    config: S2BConfig,
+    listener: str,
+    max_tokens: int,
+    steer: str | None = None,
+    alpha: float = 0.0,
+) -> Solver:
     """Play every game of the sample's episode with the chosen listener.
 
     An episode is one sample, so Inspect's sample counter moves only at its end; a counter of
@@ -102,6 +138,7 @@ def play_episode(config: S2BConfig, listener: str, max_tokens: int) -> Solver:
         state.metadata["episode"] = episode_header(episode)
         messages: list[ChatMessage] = [ChatMessageSystem(content=system_prompt())]
         tracker = Tracker(episode)
+        twin = Tracker(episode, corrupted=True)
         coin = random.Random(f"random-listener:{episode.seed}")
         exemplars = episode.exemplar_indices
         records = []
@@ -110,14 +147,18 @@ def play_episode(config: S2BConfig, listener: str, max_tokens: int) -> Solver:
             reference = tracker.decide(game)
             if game.index in exemplars or listener == "rule":
                 reply = reference.trace
+            elif listener == "corrupted":
+                reply = twin.decide(game).trace
             elif listener == "random":
                 reply = f"Answer: {'same' if coin.random() < 0.5 else 'different'}"
             else:
-                output = await get_model().generate(messages, config=generate_config)
+                with task_steering(steer, alpha):
+                    output = await get_model().generate(messages, config=generate_config)
                 reply = output.completion
             messages.append(ChatMessageAssistant(content=reply))
             records.append(_record(game, reply, reference.same, exemplar=game.index in exemplars))
             tracker.sync(game)
+            twin.sync(game)
             nonlocal played
             played += 1
             display_counter("S2B games played", str(played))
@@ -164,9 +205,30 @@ def score_games(records: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
-@scorer(metrics={key: [mean(), std()] for key in SCORE_KEYS})
+@metric
+def adjusted_mean() -> Metric:
+    """adj(mean ZSCT) over the samples: the seed's headline adj-ZSCT (see ``metrics``)."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        values = [score.score.as_float() for score in scores]
+        return adj_zsct(sum(values) / len(values)) if values else 0.0
+
+    return compute
+
+
+# adj-ZSCT over seeds is adj(mean ZSCT), shown on the ZSCT keys; the per-episode adj values
+# stay in each sample's score but are not averaged (clipping first would inflate them).
+_METRICS = {
+    "zsct": [mean(), std(), adjusted_mean()],
+    "zsct_strict": [mean(), std(), adjusted_mean()],
+    "unparsed": [mean(), std()],
+    "support_acc": [mean(), std()],
+}
+
+
+@scorer(metrics=_METRICS)
 def zsct_scorer() -> Scorer:
-    """Per-episode ZSCT; the task metrics are their mean and sd over seeds."""
+    """Per-episode ZSCT; the task metrics are their mean and sd over seeds and adj(mean)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         records: list[dict[str, Any]] = state.store.get("games", [])

@@ -8,11 +8,20 @@ V: (position, token) -> {value: count} and turns it into a three-step trace:
 2. inverse prediction - the message the speaker would have sent for the listener's stimulus;
 3. match comparison - how many positions of the actual message agree, hence same/different.
 
-The corrupted twin reasons from a deranged binding: at each position, the tokens seen so far
-are sorted and each is re-bound to the value of the next token in that order (a cyclic shift),
-so no token keeps its true value wherever a position has two or more observed values. Its trace
-is surface-coherent but its predictions are wrong; it says "different" on every game whose
-stimuli match, and it is the negative side of the steering pairs.
+Decision rule (one rule for every trace, so exemplars never contradict each other): a
+position *conflicts* when the predicted token differs from the received one, or when the
+stimulus value has no token yet but the received token already means another value (the
+code is bijective per position). A position whose value has no token yet and whose received
+token means nothing else is *open*: it cannot contradict. The stimuli are "the same" exactly
+when no position conflicts; step 3 states the agreements, the conflicts and the open positions.
+
+The corrupted twin reasons from wrong bindings and reaches the wrong decision, as the steering
+pairs need: where the correct tracker finds no conflict, the twin uses the deranged binding
+(at each position the seen tokens are sorted and each is re-bound to the value of the next
+one, a cyclic shift, so no token keeps its value wherever a position has two or more synced
+values) and finds conflicts; where the correct tracker finds conflicts, the twin re-binds the
+received token to its own stimulus value at each conflicting position (a two-token swap), so
+its prediction equals the message. Its traces keep the same three sentences.
 """
 
 from __future__ import annotations
@@ -64,7 +73,7 @@ class Decision:
 
     predicted: tuple[int | None, ...]
     agreements: int
-    mismatched_positions: tuple[int, ...]
+    conflicts: tuple[int, ...]
     same: bool
     trace: str
 
@@ -74,26 +83,30 @@ def decide(
 ) -> Decision:
     """Reason about ``game`` from ``binding`` and write the three-step trace.
 
-    A position counts as a mismatch when the predicted token differs from the received one, or
-    when no token is known for the stimulus value but the received token is already bound to
-    another value (the code is bijective per position). Without any known mismatch the tracker
-    answers "same": the sync evidence contradicts nothing. ``stimulus`` is the listener's
-    stimulus as value labels.
+    ``stimulus`` is the listener's stimulus as value labels. The decision rule (conflicts
+    decide, open positions do not) is in the module docstring.
     """
     predicted: list[int | None] = []
-    mismatched: list[int] = []
+    conflicts: list[int] = []
+    notes: dict[int, str] = {}
     for pos, (label, received) in enumerate(zip(stimulus, game.message, strict=True)):
         by_token = binding.get(pos, {})
         token = next((t for t, v in sorted(by_token.items()) if v == label), None)
         predicted.append(token)
-        if (token is not None and token != received) or (
-            token is None and received in by_token and by_token[received] != label
-        ):
-            mismatched.append(pos)
+        if token is not None:
+            if token != received:
+                conflicts.append(pos)
+        elif received in by_token:
+            conflicts.append(pos)
+            notes[pos] = f"token {received} already means {by_token[received]}"
+        else:
+            notes[pos] = f"{label} has no token yet and token {received} means nothing else"
     agreements = sum(1 for p, r in zip(predicted, game.message, strict=True) if p == r)
-    same = not mismatched
-    trace = _render_trace(binding, game, last_sync, stimulus, predicted, agreements, same)
-    return Decision(tuple(predicted), agreements, tuple(mismatched), same, trace)
+    same = not conflicts
+    trace = _render_trace(
+        binding, game, last_sync, stimulus, predicted, agreements, conflicts, notes
+    )
+    return Decision(tuple(predicted), agreements, tuple(conflicts), same, trace)
 
 
 def value_labels(episode: Episode, combo: tuple[int, ...]) -> tuple[str, ...]:
@@ -105,6 +118,31 @@ def _fmt_tokens(tokens: tuple[int | None, ...] | tuple[int, ...]) -> str:
     return "[" + ", ".join("?" if t is None else str(t) for t in tokens) + "]"
 
 
+def _positions(positions: list[int]) -> str:
+    """``position 2`` / ``positions 1, 3`` (1-based), the way step 3 names them."""
+    numbers = ", ".join(str(pos + 1) for pos in positions)
+    return f"position {numbers}" if len(positions) == 1 else f"positions {numbers}"
+
+
+def _render_match(game: Game, agreements: int, conflicts: list[int], notes: dict[int, str]) -> str:
+    """Step 3: agreements, then conflicts, then open positions, then the verdict."""
+    conflict_text = "no position"
+    if conflicts:
+        conflict_text = _positions(conflicts) + "".join(
+            f" ({notes[pos]})" for pos in conflicts if pos in notes
+        )
+    open_positions = [pos for pos in notes if pos not in conflicts]
+    open_text = "".join(f"; {_positions([pos])} is open ({notes[pos]})" for pos in open_positions)
+    return template("trace_match").format(
+        message=_fmt_tokens(game.message),
+        agreements=agreements,
+        n=len(game.message),
+        conflicts=conflict_text,
+        open=open_text,
+        verdict="different" if conflicts else "the same",
+    )
+
+
 def _render_trace(
     binding: Binding,
     game: Game,
@@ -112,7 +150,8 @@ def _render_trace(
     stimulus: tuple[str, ...],
     predicted: list[int | None],
     agreements: int,
-    same: bool,
+    conflicts: list[int],
+    notes: dict[int, str],
 ) -> str:
     if last_sync is None:
         sync = template("trace_sync_none")
@@ -131,21 +170,33 @@ def _render_trace(
         predicted=_fmt_tokens(tuple(predicted)),
         steps=steps,
     )
-    match = template("trace_match").format(
-        message=_fmt_tokens(game.message),
-        agreements=agreements,
-        n=len(game.message),
-        verdict="the same" if same else "different",
-    )
-    return template("trace").format(
-        sync=sync, inverse=inverse, match=match, answer="same" if same else "different"
-    )
+    match = _render_match(game, agreements, conflicts, notes)
+    answer = "different" if conflicts else "same"
+    return template("trace").format(sync=sync, inverse=inverse, match=match, answer=answer)
+
+
+def rebind_to_message(
+    binding: Binding, stimulus: tuple[str, ...], game: Game, positions: tuple[int, ...]
+) -> Binding:
+    """The twin's binding on a game it must call "same": at each of ``positions`` the
+    received token is re-bound to the stimulus value (swapping with that value's token)."""
+    out = {pos: dict(by_token) for pos, by_token in binding.items()}
+    for pos in positions:
+        by_token = out.setdefault(pos, {})
+        received, label = game.message[pos], stimulus[pos]
+        own = next((t for t, v in by_token.items() if v == label), None)
+        if own is not None and received in by_token:
+            by_token[own] = by_token[received]
+        elif own is not None:
+            del by_token[own]
+        by_token[received] = label
+    return out
 
 
 class Tracker:
     """Plays along an episode: observes each sync round, decides each game.
 
-    ``corrupted=True`` gives the twin that reasons from the deranged binding.
+    ``corrupted=True`` gives the twin that reasons from wrong bindings to the wrong decision.
     """
 
     def __init__(self, episode: Episode, *, corrupted: bool = False) -> None:
@@ -157,9 +208,14 @@ class Tracker:
     def decide(self, game: Game) -> Decision:
         """The decision and trace for ``game`` from the sync evidence seen so far."""
         binding = self.value_map.binding()
-        if self.corrupted:
-            binding = derange(binding)
-        return decide(binding, game, value_labels(self.episode, game.listener), self._last_sync)
+        stimulus = value_labels(self.episode, game.listener)
+        honest = decide(binding, game, stimulus, self._last_sync)
+        if not self.corrupted:
+            return honest
+        if honest.same:
+            return decide(derange(binding), game, stimulus, self._last_sync)
+        twisted = rebind_to_message(binding, stimulus, game, honest.conflicts)
+        return decide(twisted, game, stimulus, self._last_sync)
 
     def sync(self, game: Game) -> None:
         """The sync round after ``game``: the speaker's exact target is revealed."""

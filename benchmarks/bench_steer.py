@@ -1,0 +1,129 @@
+"""Steering costs on the embedded model, each against a same-run baseline.
+
+* overhead: generated tokens/s with a steering vector on the last quarter of the layers
+  versus unsteered, same prompts, at batch 1 (one request per call) and batch 8 (one call of
+  eight); target: overhead < 5 %. KV reuse is off so both sides compute the same prefill.
+* extraction: trace pairs/s when the 4 pairs of one demo episode (8 traces) share a forward
+  pass versus one pair (its two traces) per forward pass. Sized for a 2-core CPU; on a GPU
+  raise ``seeds`` for a steadier number.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from gapscope.models.checkpoints import embedded_checkpoint
+from gapscope.models.engine import Engine, EngineConfig, GenerationRequest, SamplingParams
+from gapscope.s2b.config import resolve
+from gapscope.steer.apply import steering
+from gapscope.steer.extract import mean_difference, parse_layers, tokenize_pairs
+from gapscope.steer.pairs import build_pairs
+from gapscope.steer.vector import DirectionCard, ModelIdentity, SteeringVector
+
+PROMPTS = [
+    "Name three colors.",
+    "What is 12 times 7?",
+    "Write one sentence about the sea.",
+    "List two prime numbers.",
+    "Say hello in French.",
+    "What is the capital of Peru?",
+    "Give a word that rhymes with cat.",
+    "Count from one to five.",
+]
+MAX_TOKENS = 16
+REPEATS = 2
+
+
+def _engine(batch_size: int) -> Engine:
+    config = EngineConfig(kv_reuse=False, batch_size=batch_size)
+    return Engine.from_pretrained(embedded_checkpoint(), device="auto", config=config)
+
+
+def _direction(engine: Engine) -> SteeringVector:
+    n_layers = len(engine.decoder_layers())
+    layers = parse_layers("last-quarter", n_layers)
+    generator = torch.Generator().manual_seed(0)
+    width = engine.model.config.hidden_size
+    directions = {layer: torch.randn(width, generator=generator) for layer in layers}
+    card = DirectionCard(
+        model=ModelIdentity.of(engine.model, n_layers, "gapscope/embedded"),
+        layers=layers,
+        norms={layer: float(v.norm()) for layer, v in directions.items()},
+    )
+    return SteeringVector(directions, card)
+
+
+def _tokens_per_second(run: Callable[[], list[Any]]) -> float:
+    """Best of ``REPEATS`` runs (the least disturbed by other load on the machine)."""
+    best = 0.0
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        results = run()
+        seconds = time.perf_counter() - start
+        best = max(best, sum(len(r.tokens) for r in results) / seconds)
+    return best
+
+
+def _generate_all(engine: Engine, batch: int) -> list[Any]:
+    """Every prompt: one request per call at batch 1, all in one call otherwise. Requests are
+    made here, so they pick up the steering of the calling context."""
+    params = SamplingParams(max_tokens=MAX_TOKENS)
+    requests = [GenerationRequest(({"role": "user", "content": p},), params) for p in PROMPTS]
+    if batch == 1:
+        return [engine.generate([r])[0] for r in requests]
+    return engine.generate(requests)
+
+
+def _report(key: str, value: float) -> None:
+    print(f"{key:34s} {value:.3f}", flush=True)
+
+
+def steering_overhead() -> dict[str, float]:
+    out: dict[str, float] = {}
+    for batch in (8, 1):
+        engine = _engine(batch)
+        vector = _direction(engine)
+        run = functools.partial(_generate_all, engine, batch)
+        run()  # warm-up
+        plain = _tokens_per_second(run)
+        with steering(vector, -3.0):
+            steered = _tokens_per_second(run)
+        out[f"batch{batch}_unsteered_tok_s"] = plain
+        out[f"batch{batch}_steered_tok_s"] = steered
+        out[f"batch{batch}_overhead_pct"] = 100.0 * (plain - steered) / plain
+        for key in (f"batch{batch}_unsteered_tok_s", f"batch{batch}_steered_tok_s"):
+            _report(key, out[key])
+        _report(f"batch{batch}_overhead_pct", out[f"batch{batch}_overhead_pct"])
+    return out
+
+
+def extraction_throughput(seeds: int = 1) -> dict[str, float]:
+    engine = _engine(8)
+    layers = parse_layers("last-quarter", len(engine.decoder_layers()))
+    pairs = tokenize_pairs(engine, build_pairs(resolve("demo"), range(seeds)))
+    out: dict[str, float] = {"pairs": float(len(pairs))}
+    mean_difference(engine, pairs[:1], layers, batch_size=2)  # warm-up
+    for label, batch_size in (("one_pair_per_forward", 2), ("batched_4_pairs", 8)):
+        start = time.perf_counter()
+        mean_difference(engine, pairs, layers, batch_size=batch_size)
+        out[f"{label}_pairs_s"] = len(pairs) / (time.perf_counter() - start)
+    out["speedup"] = out["batched_4_pairs_pairs_s"] / out["one_pair_per_forward_pairs_s"]
+    for key, value in out.items():
+        _report(key, value)
+    return out
+
+
+def main() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    extraction_throughput()
+    steering_overhead()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""Contrast pairs from S2B-LM episodes: one prompt, a correct and a corrupted trace.
+
+For every query game of every episode the prompt is the rule listener's conversation up to
+that game's user turn: the system prompt, then for each earlier game its user turn and the
+correct verbalizer's trace as the assistant turn (the exemplars are such traces anyway). The
+positive completion is the correct tracker's trace for the game, the negative one the
+corrupted twin's (wrong bindings, wrong decision). Prompt and game are identical within a
+pair, so the prompt cancels in the difference of the two trace activations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from gapscope.s2b.config import S2BConfig
+from gapscope.s2b.episode import build_episode
+from gapscope.s2b.prompting import system_prompt, user_turn
+from gapscope.s2b.verbalizer import Tracker
+
+Message = dict[str, str]
+
+
+@dataclass(frozen=True)
+class ContrastPair:
+    """One matched pair: the same ``messages``, then ``positive`` or ``negative``."""
+
+    seed: int
+    game_index: int
+    messages: tuple[Message, ...]
+    positive: str
+    negative: str
+
+
+def episode_pairs(config: S2BConfig, seed: int) -> Iterator[ContrastPair]:
+    """The pairs of one episode, one per query game, in game order."""
+    episode = build_episode(config, seed)
+    messages: list[Message] = [{"role": "system", "content": system_prompt()}]
+    tracker, twin = Tracker(episode), Tracker(episode, corrupted=True)
+    for game in episode.games:
+        messages.append({"role": "user", "content": user_turn(episode, game)})
+        correct = tracker.decide(game)
+        if game.phase == "query":
+            wrong = twin.decide(game)
+            yield ContrastPair(seed, game.index, tuple(messages), correct.trace, wrong.trace)
+        messages.append({"role": "assistant", "content": correct.trace})
+        tracker.sync(game)
+        twin.sync(game)
+
+
+def build_pairs(config: S2BConfig, seeds: Iterable[int]) -> list[ContrastPair]:
+    """Every pair of every episode in ``seeds``."""
+    return [pair for seed in seeds for pair in episode_pairs(config, seed)]
+
+
+def prompt_hash(pairs: Iterable[ContrastPair]) -> str:
+    """A hash of every prompt and trace: two extractions read the same text iff equal."""
+    digest = hashlib.sha256()
+    for pair in pairs:
+        record = [pair.seed, pair.game_index, list(pair.messages), pair.positive, pair.negative]
+        digest.update(json.dumps(record, sort_keys=True).encode())
+    return digest.hexdigest()[:16]

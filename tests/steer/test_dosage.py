@@ -1,0 +1,61 @@
+"""Dosage statistics and the figure: numbers a user reads off the curve."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gapscope.steer.dosage import BASELINE, Condition, curve_points, trend
+from gapscope.steer.figure import write_figure
+
+SEEDS = ("0", "1", "2", "3")
+
+
+def _grid() -> list[Condition]:
+    """CLB: ZSCT rises 10 points per unit alpha (plus seed noise); control: flat noise."""
+    noise = {"0": -2.0, "1": 1.0, "2": 0.5, "3": 1.5}
+    conditions = [Condition(BASELINE, 0.0, {s: 80 + noise[s] for s in SEEDS}, 0.0)]
+    for alpha in (-4.0, -2.0, 1.0):
+        clb = {s: 80 + 10 * alpha + noise[s] for s in SEEDS}
+        flat = {s: 80 + noise[s] * (1 if alpha > -3 else -1) for s in SEEDS}
+        conditions.append(Condition("clb", alpha, clb, 0.05, {"adj_zsct": 0.0}))
+        conditions.append(Condition("random", alpha, flat, 0.0))
+    return conditions
+
+
+def test_monotone_direction_has_rho_near_one_and_a_slope_ci_above_zero() -> None:
+    result = trend("clb", _grid(), n_resamples=500)
+    assert result.rho is not None and result.rho > 0.95
+    assert result.slope == pytest.approx(10.0, abs=0.01)
+    assert 9.0 < result.slope_low <= result.slope <= result.slope_high < 11.0
+    assert result.points == 16  # 4 alphas (baseline included) x 4 seeds
+
+
+def test_flat_control_has_a_slope_ci_around_zero() -> None:
+    result = trend("random", _grid(), n_resamples=500)
+    assert result.rho is not None and abs(result.rho) < 0.5
+    assert result.slope_low < 0 < result.slope_high
+
+
+def test_constant_curve_reports_no_rho() -> None:
+    conditions = [Condition(BASELINE, 0.0, {"0": 50.0}, 0.0), Condition("x", 1.0, {"0": 50.0}, 0)]
+    assert trend("x", conditions, n_resamples=10).rho is None
+
+
+def test_curve_points_summarise_each_condition() -> None:
+    points = curve_points(_grid(), n_resamples=500)
+    base = points[0]
+    assert (base.direction, base.alpha, base.n) == (BASELINE, 0.0, 4)
+    assert base.mean == pytest.approx(80.25)
+    assert base.ci_low <= base.mean <= base.ci_high
+    assert points[1].incoherent == 0.05 and points[1].extra == {"adj_zsct": 0.0}
+
+
+def test_figure_is_written_as_png_and_svg(tmp_path: Path) -> None:
+    png, svg = write_figure(
+        curve_points(_grid(), n_resamples=50), tmp_path, metric="zsct", title="t"
+    )
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = svg.read_text()
+    assert text.lstrip().startswith("<?xml") and "<svg" in text

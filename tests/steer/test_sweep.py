@@ -1,0 +1,91 @@
+"""The grid and the task options end to end on the tiny Llama (``gapscope/hf/<dir>``)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from typer.testing import CliRunner
+
+from gapscope.cli import app
+from gapscope.s2b.task import s2b_lm
+from gapscope.steer.sweep import SweepSpec, parse_alphas
+from gapscope.steer.task import SteeringUnsupported, engine_for
+from gapscope.steer.vector import SteeringVector
+from tests.conftest import script
+
+runner = CliRunner()
+SMALL = ["--preset", "demo", "--seeds", "1", "-S", "query_size=2", "-S", "k_shot=1"]
+
+
+def test_extract_then_sweep_from_the_command_line(tiny64: Path, tmp_path: Path) -> None:
+    model = f"gapscope/hf/{tiny64}"
+    direction = tmp_path / "clb"
+    result = runner.invoke(
+        app,
+        ["steer", "extract", "--out", str(direction), "--model", model, "--layers", "1,3", *SMALL],
+    )
+    assert result.exit_code == 0, result.output
+    vector = SteeringVector.load(direction)
+    assert vector.layers == (1, 3)
+    assert vector.card.pairs == 2 and vector.card.preset == "demo" and vector.card.seeds == (0,)
+    assert vector.card.model.model_id == model
+
+    out = tmp_path / "sweep"
+    args = ["run", "steer", "--out", str(out), "--model", model, "--steer", str(direction)]
+    args += ["--alphas", "-2,0", "--controls", "orthogonal", "--max-tokens", "4"]
+    args += ["--log-dir", str(tmp_path / "logs"), "--json", *SMALL]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    cells = [(p["direction"], p["alpha"]) for p in document["points"]]
+    assert cells == [("baseline", 0.0), ("clb", -2.0), ("orthogonal", -2.0)]
+    assert [t["direction"] for t in document["trends"]] == ["clb", "orthogonal"]
+    for name in ("curve.csv", "curve.json", "dosage.png", "dosage.svg"):
+        assert (out / name).is_file(), name
+    rows = list(csv.DictReader((out / "curve.csv").open()))
+    assert len(rows) == 3 and "adj_zsct" in rows[0]
+    ortho = SteeringVector.load(out / "directions" / "orthogonal")
+    assert ortho.card.kind == "orthogonal" and ortho.card.control_seed == 0
+    assert len(document["logs"]) == 3
+
+
+def test_steering_an_api_model_is_refused_with_advice(tmp_path: Path, tiny64: Path) -> None:
+    with pytest.raises(SteeringUnsupported, match="gapscope/embedded"):
+        engine_for("openai-api/vllm/some-model")
+    direction = tmp_path / "d"
+    runner.invoke(
+        app,
+        ["steer", "extract", "--out", str(direction), "--model", f"gapscope/hf/{tiny64}", *SMALL],
+    )
+    model = script("api", lambda messages: "Answer: same")
+    log = inspect_eval(
+        s2b_lm(preset="demo", seeds=1, steer=str(direction), alpha=1.0),
+        model=model,
+        log_dir=str(tmp_path),
+        display="none",
+    )[0]
+    assert log.status == "error"
+    assert log.error is not None and "steering needs a model whose weights" in log.error.message
+
+
+def test_bad_steering_options_fail_before_running(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="not a direction directory"):
+        s2b_lm(preset="demo", seeds=1, steer=str(tmp_path), alpha=1.0)
+    with pytest.raises(ValueError, match="lm listener only"):
+        s2b_lm(preset="demo", seeds=1, listener="rule", steer=str(tmp_path), alpha=1.0)
+    with pytest.raises(ValueError, match="finite"):
+        s2b_lm(preset="demo", seeds=1, alpha=float("nan"))
+    with pytest.raises(ValueError, match=r"seeds must be in \[1, 10000\]"):
+        s2b_lm(preset="demo", seeds=10**9)
+    result = runner.invoke(app, ["run", "s2b", "--seeds", "1", "--steer", str(tmp_path)])
+    assert result.exit_code == 2 and "not a direction" in " ".join(result.output.split())
+    with pytest.raises(ValueError, match="comma list of numbers"):
+        parse_alphas("-1,x")
+    with pytest.raises(ValueError, match="unknown control"):
+        SweepSpec(model="m", out=tmp_path, controls=("mirror",))
+    with pytest.raises(ValueError, match="needs --dataset"):
+        SweepSpec(model="m", out=tmp_path, diagnostic="prove")
