@@ -34,6 +34,18 @@ def test_argv_unshares_everything_and_mounts_read_only(tmp_path: Path) -> None:
     assert "--die-with-parent" in argv and f"--chdir {tmp_path}" in text
 
 
+def test_a_program_under_tmp_stays_visible_in_the_sandbox(tmp_path: Path) -> None:
+    # A checkout (and its virtualenv) under /tmp would be hidden by the private /tmp: CI
+    # clones there. Its top folder is mounted read-only again after the tmpfs.
+    program = tmp_path / "venv" / "python"
+    program.parent.mkdir()
+    program.write_text("")
+    argv = sandbox_argv([str(program), "-m", "repl"], Path("/"))
+    text = " ".join(argv)
+    top = Path("/tmp") / program.relative_to("/tmp").parts[0]
+    assert text.index("--tmpfs /tmp") < text.index(f"--ro-bind {top} {top}")
+
+
 def _fake_status(monkeypatch: pytest.MonkeyPatch, status: SandboxStatus) -> None:
     monkeypatch.setattr(local, "sandbox_status", lambda: status)
 
