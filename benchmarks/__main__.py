@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from benchmarks import (
     bench_executor,
+    bench_interrupt,
     bench_lean,
     bench_models,
     bench_report,
@@ -22,6 +23,7 @@ def main() -> None:
         ("Lean executors: local pool vs 1 and 2 Ray actors (checks/s)", bench_executor.main),
         ("gapscope report: 10 vs 100 logs", bench_report.main),
         ("steering: overhead and extraction throughput", bench_steer.main),
+        ("Ctrl-C during an embedded run: seconds to exit", bench_interrupt.main),
     ):
         print(f"\n== {name} ==")
         bench()

@@ -6,6 +6,8 @@ Every sub-command module imports Inspect, scipy and torch only inside its comman
 
 from __future__ import annotations
 
+import gc
+
 import typer
 
 from gapscope.analysis.cli import compare_command, report_command
@@ -52,8 +54,18 @@ run_app.command("steer")(run_steer)
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point.
+
+    Whatever way the command ends, the heap is frozen before the interpreter shuts down: the
+    shutdown's cyclic garbage collection walks every object torch, transformers and Inspect
+    created (1.3 s of the 1.9 s a Ctrl-C took, measured with py-spy, several times that on a
+    loaded machine), only to free memory the operating system reclaims anyway. Frozen objects
+    are skipped by that collection; atexit handlers and file flushing still run.
+    """
+    try:
+        app()
+    finally:
+        gc.freeze()
 
 
 if __name__ == "__main__":

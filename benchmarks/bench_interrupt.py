@@ -1,0 +1,63 @@
+"""Ctrl-C during an embedded-model run: seconds from SIGINT to process exit (issue 10, #7).
+
+Two arms in the same run, each a real ``run s2b`` on the embedded model interrupted while it
+decodes: ``gapscope.cli.main`` (which freezes the heap before the interpreter shuts down) and
+the bare Typer ``app`` (the interpreter's shutdown collection walks the whole heap). The target
+is an exit within one to two seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ARMS = {
+    "gapscope main (heap frozen at exit)": "from gapscope.cli import main; main()",
+    "bare typer app (baseline)": "from gapscope.cli import app; app()",
+}
+ARGS = ["run", "s2b", "--preset", "cat-10shot", "--seeds", "4", "--listener", "lm"]
+DECODING_S = 5.0  # let generation get under way before the interrupt
+
+
+def exit_latency(entry: str) -> float:
+    """Seconds between SIGINT and the exit of one interrupted embedded run of ``entry``."""
+    with tempfile.TemporaryDirectory() as log_dir:
+        process = subprocess.Popen(
+            [sys.executable, "-c", f"import sys; sys.argv[0] = 'gapscope'; {entry}", *ARGS]
+            + ["--log-dir", log_dir],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        deadline = time.monotonic() + 300
+        while not list(Path(log_dir).glob("*.eval")):
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                raise RuntimeError("the run never started writing its log")
+            time.sleep(0.2)
+        time.sleep(DECODING_S)
+        process.send_signal(signal.SIGINT)
+        start = time.perf_counter()
+        process.wait(timeout=120)
+        return time.perf_counter() - start
+
+
+def main(repeats: int = 2) -> dict[str, float]:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    medians = {}
+    for arm, entry in ARMS.items():
+        medians[arm] = statistics.median(exit_latency(entry) for _ in range(repeats))
+        print(f"{arm}: {medians[arm]:.2f} s from Ctrl-C to exit (median of {repeats})")
+    frozen, bare = medians.values()
+    print(f"ratio frozen / bare: {frozen / bare:.2f}")
+    return medians
+
+
+if __name__ == "__main__":
+    main()
