@@ -4,10 +4,10 @@
    the rule-based reference listener; every score is printed.
 2. OracleLadder on the first bundled families with one rollout per probe, for both models:
    the outcome table.
-3. The HTML report over all of the demo's logs (gap profile, figures, the two models compared
-   item by item); its path is the last line printed.
-4. A short steering sweep on SmolLM2 (CLB direction and its orthogonal control at three
+3. A short steering sweep on SmolLM2 (CLB direction and its orthogonal control at three
    alphas on one small episode): the dosage-curve figure's path.
+4. The HTML report over all of the demo's logs (gap profile, figures, the dosage curve, the
+   two models compared item by item); its path is the last line printed.
 """
 
 from __future__ import annotations
@@ -46,8 +46,9 @@ def _report(locations: list[str], log_dir: Path) -> Path:
     return write_report(load_all(paths), log_dir / "report.html").html
 
 
-def _steering_sweep(log_dir: Path) -> None:
-    """Extract the CLB direction on a demo episode and sweep three alphas; print the figure."""
+def _steering_sweep(log_dir: Path) -> list[str]:
+    """Extract the CLB direction on a demo episode and sweep three alphas; print the figure.
+    Returns the sweep's logs, which the report draws as a dosage curve."""
     from gapscope.steer.sweep import SweepSpec, run_sweep
 
     spec = SweepSpec(
@@ -69,6 +70,7 @@ def _steering_sweep(log_dir: Path) -> None:
         rho = "n/a" if trend.rho is None else f"{trend.rho:+.2f}"
         print(f"  {trend.direction:12s} Spearman rho {rho}  slope {trend.slope:+.2f} per alpha")
     print(f"  dosage curve: {result.files['png']} (and .svg; data {result.files['csv']})")
+    return list(result.logs.values())
 
 
 def main() -> None:
@@ -104,14 +106,14 @@ def main() -> None:
     for name, log in ladders.items():
         if log.status != "success":
             print(f"  {name}: FAILED ({log.status}); see {log.location}")
-    _steering_sweep(log_dir)
+    steered = _steering_sweep(log_dir)
     print(f"\nLogs in {log_dir}; open them with: .venv/bin/inspect view --log-dir {log_dir}")
     locations = [run.log_location for run in runs.values()] + [
         log.location for log in ladders.values()
     ]
     for location in locations:
         print(f"  {location}")
-    print(f"\nReport: {_report(locations, log_dir)}")
+    print(f"\nReport: {_report(locations + steered, log_dir)}")
     statuses = [log.status for log in ladders.values()] + [run.status for run in runs.values()]
     if any(status != "success" for status in statuses):
         sys.exit(1)

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from gapscope.analysis.figures import dosage_figure, save_figure
+from gapscope.analysis.steering import DosageCurve
 from gapscope.steer.dosage import BASELINE, Condition, curve_points, trend
-from gapscope.steer.figure import write_figure
 
 SEEDS = ("0", "1", "2", "3")
 
@@ -52,10 +53,17 @@ def test_curve_points_summarise_each_condition() -> None:
     assert points[1].incoherent == 0.05 and points[1].extra == {"adj_zsct": 0.0}
 
 
-def test_figure_is_written_as_png_and_svg(tmp_path: Path) -> None:
-    png, svg = write_figure(
-        curve_points(_grid(), n_resamples=50), tmp_path, metric="zsct", title="t"
-    )
+def test_figure_draws_every_direction_and_is_written_as_png_and_svg(tmp_path: Path) -> None:
+    points = curve_points(_grid(), n_resamples=50)
+    curve = DosageCurve("S2B-LM", "m", {"preset": "p"}, "abc", "zsct", points, [], {})
+    named = dosage_figure(curve)
+    top, bottom = named.figure.axes
+    assert {t.get_text() for t in top.get_legend().get_texts()} == {"clb", "random", "chance"}
+    clb_alphas = sorted(x for x, _ in top.containers[0].lines[0].get_xydata())
+    assert clb_alphas == [-4.0, -2.0, 0.0, 1.0]  # the baseline belongs to every curve
+    assert len(bottom.patches) == 8  # incoherent bars: 4 alphas x 2 directions
+    png, svg = save_figure(named, tmp_path)
+    assert (png.name, svg.name) == ("dosage.png", "dosage.svg")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = svg.read_text()
     assert text.lstrip().startswith("<?xml") and "<svg" in text

@@ -52,6 +52,35 @@ def test_extract_then_sweep_from_the_command_line(tiny64: Path, tmp_path: Path) 
     assert ortho.card.kind == "orthogonal" and ortho.card.control_seed == 0
     assert len(document["logs"]) == 3
 
+    # the report finds the same curve in the log directory alone, from the runs' own records;
+    # an unsteered run of the same settings made by hand is the model's profile, not the curve
+    logs = str(tmp_path / "logs")
+    by_hand = ["run", "s2b", "--model", model, "--max-tokens", "4", "--log-dir", logs, "--json"]
+    result = runner.invoke(app, [*by_hand, *SMALL])
+    assert result.exit_code == 0, result.output
+    (hand_log,) = json.loads(result.stdout)["logs"]
+    report = tmp_path / "report.html"
+    result = runner.invoke(app, ["report", logs, "--out", str(report), "--json"])
+    assert result.exit_code == 0, result.output
+    envelope = json.loads(result.stdout)
+    (curve,) = envelope["details"]["dosage"]
+    assert curve["base"] == vector.fingerprint and curve["model"] == model
+    assert curve["logs"] == document["logs"]  # the sweep's own baseline, not the hand run
+    assert [(p["direction"], p["alpha"], p["mean"]) for p in curve["points"]] == [
+        (p["direction"], p["alpha"], p["mean"]) for p in document["points"]
+    ]
+    assert [t["rho"] for t in curve["trends"]] == [t["rho"] for t in document["trends"]]
+    assert "dosage" in envelope["details"]["figures"]
+    assert 'id="fig-dosage"' in report.read_text()
+    assert {row["log"] for row in envelope["summary"]} == {hand_log}
+    assert any("3 steering runs" in note for note in envelope["details"]["notes"])
+
+    result = runner.invoke(app, ["compare", logs, logs, "--json"])
+    assert result.exit_code == 0, result.output
+    compared = json.loads(result.stdout)["details"]
+    assert [m["p_mcnemar"] for m in compared["metrics"]] == [1.0]  # the hand run with itself
+    assert "A: 3 steering runs left out" in " ".join(compared["notes"])
+
 
 def test_steering_an_api_model_is_refused_with_advice(tmp_path: Path, tiny64: Path) -> None:
     with pytest.raises(SteeringUnsupported, match="gapscope/embedded"):

@@ -56,7 +56,6 @@ def test_prove_runs_steered_and_records_the_condition(
     assert completions[0.0] != completions[6.0]  # the steering reached the generation
 
 
-@pytest.mark.slow  # three prove runs
 def test_grid_accepts_the_prove_diagnostic(
     tiny64: Path, tmp_path: Path, fake_lean: FakeLean
 ) -> None:

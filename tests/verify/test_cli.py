@@ -46,3 +46,48 @@ def test_jsonl_keeps_order_and_reports_bad_lines(tmp_path: Path) -> None:
     assert [r["label"] for r in rows] == ["ACCEPT", "NOT_ACCEPT", "NOT_ACCEPT", "NOT_ACCEPT"]
     assert "line 2" in rows[1]["error"] and "line 3" in rows[2]["error"]
     assert "4 graded" in result.output
+
+
+def test_json_envelope_for_one_answer() -> None:
+    args = ["verify", "--gold", "1000", "--answer", "so \\boxed{1,000}", "--no-cache", "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    envelope = json.loads(result.stdout)
+    assert (envelope["command"], envelope["status"], envelope["error"]) == ("verify", "ok", None)
+    details = envelope["details"]
+    assert (details["label"], details["extraction"]) == ("ACCEPT", "boxed")
+    assert (details["answer"], details["gold"]) == ("so \\boxed{1,000}", "1000")
+    assert details["strict"] in (True, False) and details["stage"]
+
+
+def test_json_envelope_for_a_file_holds_the_verdicts_unless_they_go_to_out(
+    tmp_path: Path,
+) -> None:
+    src = tmp_path / "in.jsonl"
+    lines = [json.dumps({"answer": "\\frac12", "gold": "0.5"}), "{bad", json.dumps({"gold": "1"})]
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["verify", "--jsonl", str(src), "--no-cache", "--json"])
+    assert result.exit_code == 0, result.output
+    details = json.loads(result.stdout)["details"]  # stdout is the envelope and nothing else
+    assert [v["label"] for v in details["verdicts"]] == ["ACCEPT", "NOT_ACCEPT", "NOT_ACCEPT"]
+    assert (details["graded"], details["accept"], details["input_errors"]) == (3, 1, 2)
+    assert details["out"] is None
+
+    out = tmp_path / "out.jsonl"
+    args = ["verify", "--jsonl", str(src), "--out", str(out), "--no-cache", "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    details = json.loads(result.stdout)["details"]
+    assert details["verdicts"] is None and details["out"] == str(out)
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 3
+
+
+def test_json_envelope_on_bad_input(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.jsonl"
+    result = runner.invoke(app, ["verify", "--jsonl", str(missing), "--json"])
+    assert result.exit_code == 2
+    envelope = json.loads(result.stdout)
+    assert envelope["status"] == "bad_input" and f"{missing}: no such file" in envelope["error"]
+    result = runner.invoke(app, ["verify", "--gold", "1", "--json"])
+    assert result.exit_code == 2
+    assert "give --gold and --answer" in json.loads(result.stdout)["error"]

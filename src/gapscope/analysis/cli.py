@@ -61,6 +61,7 @@ def report_command(
             "html": str(report.html),
             "figures": {stem: [str(p) for p in paths] for stem, paths in report.figures.items()},
             "comparisons": [c.to_dict() for c in report.comparisons],
+            "dosage": [c.to_dict() for c in report.curves],
             "notes": report.notes,
         }
 

@@ -18,6 +18,7 @@ import numpy as np
 from gapscope.analysis.diagnostics import LoadedLog
 from gapscope.analysis.ladder import ModelRun, transition_matrix
 from gapscope.analysis.profile import GapRow
+from gapscope.analysis.steering import is_steering_run
 from gapscope.stats.paired import (
     DifferenceCI,
     McNemarResult,
@@ -129,7 +130,14 @@ def compare(
     seed: int = 0,
     n_resamples: int = BOOTSTRAP_RESAMPLES,
 ) -> Comparison:
-    """Pair the metrics both sides measured; refuse differing items unless ``intersect``."""
+    """Pair the metrics both sides measured; refuse differing items unless ``intersect``.
+
+    Steered runs are left out (named in the notes): they are the same items under an
+    intervention, and a dosage curve, not a model-vs-model test, is how they are read.
+    """
+    steered = {side: sum(map(is_steering_run, logs)) for side, logs in (("A", a), ("B", b))}
+    a = [x for x in a if not is_steering_run(x)]
+    b = [x for x in b if not is_steering_run(x)]
     out_a, out_b = _outcomes("A", a), _outcomes("B", b)
     common = [key for key in out_a if key in out_b]
     if not common:
@@ -142,6 +150,11 @@ def compare(
             f"(A: {listed['A']}; B: {listed['B']})"
         )
     notes = [
+        f"{side}: {count} steering runs left out (their dosage curves are in gapscope report)"
+        for side, count in steered.items()
+        if count
+    ]
+    notes += [
         f"{key[0]} {key[1]}: only in {side}, not compared"
         for side, keys in (("A", out_a), ("B", out_b))
         for key in keys

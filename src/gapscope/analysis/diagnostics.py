@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from gapscope.analysis import ladder, onng, prove, s2b, t2
-from gapscope.analysis.logs import LogError, expand_log_paths, read_log, task_name
+from gapscope.analysis.logs import (
+    LogError,
+    RunInfo,
+    expand_log_paths,
+    read_log,
+    run_info,
+    task_name,
+)
 from gapscope.analysis.profile import GapRow
 
 if TYPE_CHECKING:
@@ -60,16 +67,22 @@ DIAGNOSTICS: dict[str, Diagnostic] = {
 
 @dataclass(frozen=True)
 class LoadedLog:
-    """One log, its diagnostic and its summary."""
+    """One log, its diagnostic, its summary and (when read from a file) its run's settings."""
 
     path: Path
     diagnostic: Diagnostic
     summary: Summary
+    info: RunInfo | None = None
 
 
 def load(path: Path) -> LoadedLog:
     """Read ``path`` and summarise it with its diagnostic's reader."""
-    log = read_log(path)
+    return loaded_from(read_log(path), path)
+
+
+def loaded_from(log: EvalLog, path: Path | None = None) -> LoadedLog:
+    """Summarise a log already in memory (a run that just ended) with its diagnostic's reader."""
+    path = path or Path(log.location.removeprefix("file://"))
     diagnostic = DIAGNOSTICS.get(task_name(log))
     if diagnostic is None:
         known = ", ".join(sorted(DIAGNOSTICS))
@@ -78,7 +91,7 @@ def load(path: Path) -> LoadedLog:
         summary = diagnostic.summarize(log)
     except (KeyError, ValueError, TypeError) as exc:
         raise LogError(f"{path}: not a well-formed {diagnostic.name} log ({exc!r})") from None
-    return LoadedLog(path, diagnostic, summary)
+    return LoadedLog(path, diagnostic, summary, run_info(log))
 
 
 def load_all(paths: Iterable[Path]) -> list[LoadedLog]:

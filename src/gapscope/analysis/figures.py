@@ -8,8 +8,10 @@ made with; the SVG is inlined in the HTML, so the report references no file or n
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gapscope.analysis.ladder import ModelRun
@@ -17,14 +19,17 @@ from gapscope.analysis.onng import ONNGSummary
 from gapscope.analysis.prove import ProveSummary
 from gapscope.analysis.s2b import S2BRunSummary
 from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER, profile, tau_sensitivity
+from gapscope.steer.dosage import BASELINE
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from gapscope.analysis.diagnostics import LoadedLog
+    from gapscope.analysis.steering import DosageCurve
     from gapscope.stats.quadrant import QuadrantResult
 
 WIDTH, HEIGHT = 6.4, 3.6  # inches: a single column of a two-column paper at 2x
+PNG_DPI = 300
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,21 @@ class NamedFigure:
     stem: str
     caption: str
     figure: Figure
+
+
+def save_figure(figure: NamedFigure, directory: Path) -> tuple[Path, Path]:
+    """Write ``<stem>.png`` (300 dpi) and ``<stem>.svg`` into ``directory``; the same drawing
+    gives the same bytes (no date or software stamp), so reruns do not churn the files."""
+    import matplotlib
+
+    matplotlib.rcParams["svg.hashsalt"] = "gapscope"
+    directory.mkdir(parents=True, exist_ok=True)
+    png, svg = directory / f"{figure.stem}.png", directory / f"{figure.stem}.svg"
+    figure.figure.savefig(png, dpi=PNG_DPI, metadata={"Software": None})
+    buffer = io.BytesIO()
+    figure.figure.savefig(buffer, format="svg", metadata={"Date": None})
+    svg.write_bytes(buffer.getvalue())
+    return png, svg
 
 
 def _figure(width: float = WIDTH, height: float = HEIGHT, ncols: int = 1) -> Figure:
@@ -204,5 +224,65 @@ def quadrant_scatter(
     )
 
 
+DOSAGE_COLOURS = {"clb": "#c0392b", "orthogonal": "#2471a3", "random": "#7f8c8d"}
+
+
+def dosage_figure(curve: DosageCurve, stem: str = "dosage") -> NamedFigure:
+    """The seed's Figure 5: the metric against alpha per direction (baseline shared), with
+    its bootstrap 95% CI, above bars of the incoherent share per condition."""
+    points = curve.points
+    directions = [d for d in dict.fromkeys(p.direction for p in points) if d != BASELINE]
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(WIDTH, 5.4), layout="constrained")
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[3, 1])
+    width = 0.8 / max(1, len(directions))
+    for index, direction in enumerate(directions):
+        series = sorted(
+            (p for p in points if p.direction in (direction, BASELINE)), key=lambda p: p.alpha
+        )
+        alphas = [p.alpha for p in series]
+        colour = DOSAGE_COLOURS.get(direction, f"C{index}")
+        top.errorbar(
+            alphas,
+            [p.mean for p in series],
+            yerr=[
+                [max(0.0, p.mean - p.ci_low) for p in series],
+                [max(0.0, p.ci_high - p.mean) for p in series],
+            ],
+            marker="o",
+            capsize=3,
+            color=colour,
+            label=direction,
+        )
+        offset = (index - (len(directions) - 1) / 2) * width
+        bottom.bar(
+            [a + offset for a in alphas],
+            [100 * p.incoherent for p in series],
+            width=width,
+            color=colour,
+        )
+    scale = "ZSCT (%)" if curve.metric == "zsct" else curve.metric
+    if curve.metric == "zsct":
+        top.axhline(50, linestyle="--", color="black", linewidth=0.8, label="chance")
+    top.set_ylabel(f"{scale}, mean, 95% CI")
+    top.set_title(curve.title, fontsize="medium")
+    top.legend(fontsize="small")
+    bottom.set_ylabel("incoherent %")
+    bottom.set_xlabel("alpha")
+    caption = (
+        f"{curve.title}: CLB direction {curve.base[:12]} and its controls at each alpha "
+        "(mean over units, 95% bootstrap CI); below, the share of incoherent outputs"
+    )
+    return NamedFigure(stem, caption, fig)
+
+
+def dosage_figures(curves: Sequence[DosageCurve]) -> list[NamedFigure]:
+    """One dosage figure per curve (``dosage``, or ``dosage_1``, ``dosage_2``... for several)."""
+    if len(curves) == 1:
+        return [dosage_figure(curves[0])]
+    return [dosage_figure(c, f"dosage_{i}") for i, c in enumerate(curves, start=1)]
+
+
 LOG_FIGURES = (zsct_per_preset, ladder_gaps, ladder_tau, onng_curve, passk_curves)
-"""Figures drawn from logs, in report order. Steering dosage curves and T2 go here."""
+"""Figures drawn from the unsteered logs, in report order; dosage figures come after them."""

@@ -87,6 +87,8 @@ class RunInfo:
     task: str
     model: str
     task_args: dict[str, Any]
+    metadata: dict[str, Any]
+    """The task's own record of its settings (preset, problems, the steering provenance)."""
     status: str
     location: str
     started_at: str | None
@@ -108,6 +110,7 @@ def run_info(log: EvalLog) -> RunInfo:
         task=task_name(log),
         model=log.eval.model,
         task_args=dict(log.eval.task_args or {}),
+        metadata=dict(log.eval.metadata or {}),
         status=log.status,
         location=log.location,
         started_at=log.stats.started_at or None,

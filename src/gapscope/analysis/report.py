@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,11 +19,11 @@ from pathlib import Path
 
 from gapscope.analysis.compare import Comparison, ComparisonError, compare
 from gapscope.analysis.diagnostics import LoadedLog
-from gapscope.analysis.figures import LOG_FIGURES, NamedFigure
+from gapscope.analysis.figures import LOG_FIGURES, NamedFigure, dosage_figures, save_figure
 from gapscope.analysis.profile import GapRow
+from gapscope.analysis.steering import DosageCurve, dosage_curves, is_steering_run
 
 MAX_PAIRS = 10  # comparisons drawn in a report; more models than 5 -> first ten pairs
-PNG_DPI = 300
 
 
 @dataclass
@@ -35,6 +34,7 @@ class Report:
     figures: dict[str, list[Path]] = field(default_factory=dict)
     rows: list[GapRow] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
+    curves: list[DosageCurve] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
@@ -57,15 +57,10 @@ def _comparisons(logs: Sequence[LoadedLog], notes: list[str]) -> list[Comparison
     return done
 
 
-def _save(figure: NamedFigure, directory: Path) -> tuple[list[Path], str]:
+def _embed(figure: NamedFigure, directory: Path) -> tuple[list[Path], str]:
     """Write PNG and SVG; return the paths and the SVG as a data URI."""
-    directory.mkdir(parents=True, exist_ok=True)
-    png, svg = directory / f"{figure.stem}.png", directory / f"{figure.stem}.svg"
-    figure.figure.savefig(png, dpi=PNG_DPI, metadata={"Software": None})
-    buffer = io.BytesIO()
-    figure.figure.savefig(buffer, format="svg", metadata={"Date": None})
-    svg.write_bytes(buffer.getvalue())
-    uri = "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    png, svg = save_figure(figure, directory)
+    uri = "data:image/svg+xml;base64," + base64.b64encode(svg.read_bytes()).decode("ascii")
     return [png, svg], uri
 
 
@@ -134,6 +129,25 @@ def _comparison_html(c: Comparison) -> str:
     )
 
 
+def _trend_html(curve: DosageCurve) -> str:
+    """Per direction: Spearman rho (p) and the slope per unit alpha with its cluster CI."""
+    rows = "".join(
+        f"<tr><td>{_e(t.direction)}</td>"
+        f"<td>{'n/a' if t.rho is None else f'{t.rho:+.2f}'}</td>"
+        f"<td>{'n/a' if t.rho_p is None else f'{t.rho_p:.3g}'}</td>"
+        f"<td>{t.slope:+.2f} [{t.slope_low:+.2f}, {t.slope_high:+.2f}]</td>"
+        f"<td>{t.points}</td></tr>"
+        for t in curve.trends
+    )
+    notes = "".join(f"<li>{_e(n)}</li>" for n in curve.notes)
+    return (
+        f"<h3>{_e(curve.title)}</h3>"
+        "<table><thead><tr><th>direction</th><th>Spearman rho</th><th>p</th>"
+        f"<th>slope per alpha [95% CI]</th><th>points</th></tr></thead><tbody>{rows}</tbody>"
+        "</table>" + (f"<ul class='notes'>{notes}</ul>" if notes else "")
+    )
+
+
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2rem;max-width:1200px;color:#222}
 table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.85rem}
@@ -159,18 +173,25 @@ def write_report(
     logs: Sequence[LoadedLog], out: Path, extra_figures: Sequence[NamedFigure] = ()
 ) -> Report:
     """Write ``out`` (HTML) and ``<out stem>_figures/`` (PNG + SVG of every figure)."""
-    import matplotlib
-
-    matplotlib.rcParams["svg.hashsalt"] = "gapscope"  # same logs, same SVG bytes
     report = Report(html=out)
-    report.rows = [row for loaded in logs for row in loaded.summary.rows()]
-    report.comparisons = _comparisons(logs, report.notes)
-    figures = [f for make in LOG_FIGURES if (f := make(logs)) is not None]
+    plain = [loaded for loaded in logs if not is_steering_run(loaded)]
+    report.rows = [row for loaded in plain for row in loaded.summary.rows()]
+    report.comparisons = _comparisons(plain, report.notes)
+    report.curves = dosage_curves(logs, report.notes)
+    steered = len(logs) - len(plain)
+    if steered:
+        report.notes.append(
+            f"{steered} steering runs (steered, or a sweep's own alpha = 0 baseline) are drawn "
+            "as dosage curves, not in the gap profile or the comparisons: they measure an "
+            "intervention on a model, not the model"
+        )
+    figures = [f for make in LOG_FIGURES if (f := make(plain)) is not None]
+    figures += dosage_figures(report.curves)
     figures += list(extra_figures)
     directory = out.parent / f"{out.stem}_figures"
     blocks = []
     for figure in figures:
-        paths, uri = _save(figure, directory)
+        paths, uri = _embed(figure, directory)
         report.figures[figure.stem] = paths
         blocks.append(
             f'<figure id="fig-{_e(figure.stem)}"><img alt="{_e(figure.caption)}" src="{uri}">'
@@ -178,6 +199,7 @@ def write_report(
             f"{_e(paths[0].name)}, {_e(paths[1].name)} in {_e(directory.name)}/</figcaption>"
             "</figure>"
         )
+    steering = "".join(_trend_html(c) for c in report.curves)
     comparisons = "".join(_comparison_html(c) for c in report.comparisons)
     notes = "".join(f"<li>{_e(n)}</li>" for n in report.notes)
     sources = "".join(f"<li>{_e(loaded.path)}</li>" for loaded in logs)
@@ -193,6 +215,7 @@ def write_report(
         f"{_profile_table(report.rows)}"
         "<h2>Figures</h2>"
         + ("".join(blocks) or "<p>No figure applies to these logs.</p>")
+        + (f"<h2>Steering</h2>{steering}" if steering else "")
         + (f"<h2>Comparisons</h2>{comparisons}" if comparisons else "")
         + (f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "")
         + f"<h2>Logs</h2><ul>{sources}</ul>"

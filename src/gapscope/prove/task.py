@@ -106,7 +106,7 @@ def prove(
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     ks = parse_ks(k, n)
-    check_options(steer, alpha)
+    steering = check_options(steer, alpha)
     loaded = load_problems(dataset, split=split)
     chosen = select(loaded.problems, split=split, subset=subset, limit=limit)
     if not chosen:
@@ -133,6 +133,7 @@ def prove(
             "load_problems": [str(p) for p in loaded.skipped],
             "steer": steer,
             "alpha": alpha,
+            "steering": steering,
         },
     )
 

@@ -91,7 +91,7 @@ def s2b_lm(
     config = resolve(preset, **overrides)
     if steer is not None and listener != "lm":
         raise ValueError(f"steer applies to the lm listener only, not to listener={listener!r}")
-    check_options(steer, alpha)
+    steering = check_options(steer, alpha)
     samples = [
         Sample(
             id=f"seed-{seed}",
@@ -111,6 +111,7 @@ def s2b_lm(
             "config": dataclasses.asdict(config),
             "steer": steer,
             "alpha": alpha,
+            "steering": steering,
         },
     )
 

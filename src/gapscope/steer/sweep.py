@@ -4,7 +4,9 @@
 (the CLB direction, extracted unless one is given, and its seeded controls), runs the baseline
 once (alpha = 0 is the unsteered model, identical for every direction) and every other
 (direction, alpha), and writes into ``OUT``: ``curve.csv`` and ``curve.json`` (every point,
-every trend, every log) and ``dosage.png``/``dosage.svg``.
+every trend, every log) and ``dosage.png``/``dosage.svg``. Every run is an ordinary Inspect
+log that records its direction, so ``gapscope report`` over the log directory draws the same
+curve (:mod:`gapscope.analysis.steering`).
 
 The diagnostic is S2B-LM (metric: ZSCT per episode; incoherent: unparseable answers) or prove
 (metric: pass@k per problem at the largest k; incoherent: parse/elaboration errors and empty
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -25,14 +27,14 @@ from typing import Any, Literal
 from inspect_ai import Task
 from inspect_ai.log import EvalLog
 
-from gapscope.analysis.s2b import summarize as summarize_s2b
+from gapscope.analysis.diagnostics import LoadedLog, loaded_from
+from gapscope.analysis.figures import dosage_figure, save_figure
+from gapscope.analysis.steering import SWEEP_KEY, DosageCurve, build_curve
 from gapscope.s2b.config import resolve
-from gapscope.s2b.metrics import adj_zsct
 from gapscope.s2b.task import s2b_lm
 from gapscope.steer.controls import CONTROLS, control
-from gapscope.steer.dosage import BASELINE, Condition, CurvePoint, Trend, curve_points, trend
+from gapscope.steer.dosage import BASELINE, CurvePoint, Trend
 from gapscope.steer.extract import extract_direction
-from gapscope.steer.figure import write_figure
 from gapscope.steer.task import engine_for
 from gapscope.steer.vector import SteeringVector
 
@@ -79,6 +81,7 @@ class SweepResult:
     trends: list[Trend]
     logs: dict[str, str]
     files: dict[str, str]
+    notes: list[str] = field(default_factory=list)
 
 
 def parse_alphas(spec: str) -> tuple[float, ...]:
@@ -116,102 +119,52 @@ def prepare_directions(spec: SweepSpec) -> dict[str, Path]:
 
 def _task(spec: SweepSpec, steer: Path | None, alpha: float) -> Task:
     steer_arg = None if steer is None else str(steer)
+    task: Task
     if spec.diagnostic == "prove":
         from gapscope.prove.task import prove
 
-        return prove(**spec.prove_args, steer=steer_arg, alpha=alpha)
-    return s2b_lm(
-        preset=spec.preset,
-        seeds=spec.seeds,
-        first_seed=spec.first_seed,
-        max_tokens=spec.max_tokens,
-        steer=steer_arg,
-        alpha=alpha,
-        **spec.overrides,
-    )
-
-
-def _s2b_condition(direction: str, alpha: float, log: EvalLog) -> Condition:
-    summary = summarize_s2b(log)
-    rows = [row for row in summary.per_seed if "error" not in row]
-    if not rows:
-        raise RuntimeError(f"{direction} alpha={alpha}: no episode was scored ({log.location})")
-    queries = sum(
-        sum(g["phase"] == "query" for g in sample.store.get("games", []))
-        for sample in log.samples or []
-    )
-    unparsed = sum(row["unparsed"] for row in rows)
-    zsct = {str(row["seed"]): float(row["zsct"]) for row in rows}
-    mean = sum(zsct.values()) / len(zsct)
-    return Condition(
-        direction,
-        alpha,
-        zsct,
-        incoherent=unparsed / queries if queries else 0.0,
-        extra={"adj_zsct": adj_zsct(mean)},
-    )
-
-
-def _prove_condition(direction: str, alpha: float, log: EvalLog) -> Condition:
-    from gapscope.prove.analysis import read_run
-    from gapscope.prove.analysis import summarize as summarize_prove
-
-    summary = summarize_prove(read_run(log))
-    k = max(summary["pass_at_k"], key=int)
-    values = {
-        p["name"]: float(p["pass_at_k"][k])
-        for p in summary["per_problem"]
-        if p["pass_at_k"][k] is not None
-    }
-    coherent = summary["coherent_fraction"]
-    overall = summary["pass_at_k"][k]
-    extra = {
-        f"share_{name}": share
-        for name, share in summary["coherence_fraction"].items()
-        if share is not None
-    }
-    if overall is not None:
-        extra[f"pass@{k}"] = overall
-    return Condition(
-        direction,
-        alpha,
-        values,
-        incoherent=1.0 - coherent if coherent is not None else 0.0,
-        extra=extra,
-    )
+        task = prove(**spec.prove_args, steer=steer_arg, alpha=alpha)
+    else:
+        task = s2b_lm(
+            preset=spec.preset,
+            seeds=spec.seeds,
+            first_seed=spec.first_seed,
+            max_tokens=spec.max_tokens,
+            steer=steer_arg,
+            alpha=alpha,
+            **spec.overrides,
+        )
+    # the unsteered baseline too: it is a point of the curve, not a run of the model's profile
+    task.metadata = {**(task.metadata or {}), SWEEP_KEY: str(spec.out)}
+    return task
 
 
 def run_sweep(spec: SweepSpec, run: RunTask) -> SweepResult:
-    """Run the whole grid and write its files; a failed run stops the sweep with its log."""
+    """Run the whole grid and write its files; a failed run stops the sweep with its log.
+
+    The curve is read back from the runs' logs by the analysis layer, exactly as
+    ``gapscope report`` reads it later, so the sweep's files and the report agree.
+    """
     directions = prepare_directions(spec)
-    read = _prove_condition if spec.diagnostic == "prove" else _s2b_condition
     cells: list[tuple[str, float, Path | None]] = [(BASELINE, 0.0, None)]
     cells += [(name, a, path) for name, path in directions.items() for a in spec.alphas if a != 0]
-    conditions: list[Condition] = []
-    logs: dict[str, str] = {}
+    done: list[tuple[str, float, LoadedLog]] = []
     for name, alpha, path in cells:
         log = run(_task(spec, path, alpha), spec.model)
-        logs[f"{name}@{alpha:g}"] = log.location
         if log.status != "success":
             reason = log.error.message if log.error else log.status
             raise RuntimeError(f"{name} alpha={alpha:g} failed: {reason} (log: {log.location})")
-        conditions.append(read(name, alpha, log))
-    points = curve_points(conditions)
-    trends = [trend(name, conditions) for name in directions]
-    files = _write(spec, points, trends, logs, directions)
-    return SweepResult(points, trends, logs, files)
+        done.append((name, alpha, loaded_from(log)))
+    base = SteeringVector.load(directions["clb"]).fingerprint
+    curve = build_curve(done, base=base)
+    files = _write(spec, curve, directions)
+    return SweepResult(curve.points, curve.trends, curve.logs, files, curve.notes)
 
 
-def _write(
-    spec: SweepSpec,
-    points: Sequence[CurvePoint],
-    trends: Sequence[Trend],
-    logs: dict[str, str],
-    directions: dict[str, Path],
-) -> dict[str, str]:
-    metric = "zsct" if spec.diagnostic == "s2b" else "pass@k"
+def _write(spec: SweepSpec, curve: DosageCurve, directions: dict[str, Path]) -> dict[str, str]:
     spec.out.mkdir(parents=True, exist_ok=True)
     csv_path, json_path = spec.out / "curve.csv", spec.out / "curve.json"
+    points = curve.points
     extras = sorted({key for p in points for key in p.extra})
     columns = ["direction", "alpha", "n", "mean", "sd", "ci_low", "ci_high", "incoherent"]
     with csv_path.open("w", newline="", encoding="utf-8") as fh:
@@ -220,16 +173,12 @@ def _write(
         for p in points:
             row = [getattr(p, c) for c in columns]
             writer.writerow([*row, *(p.extra.get(key, "") for key in extras)])
-    title = f"{spec.diagnostic} dosage curve: {spec.model}"
-    png, svg = write_figure(points, spec.out, metric=metric, title=title)
+    png, svg = save_figure(dosage_figure(curve), spec.out)
     files = {"csv": str(csv_path), "json": str(json_path), "png": str(png), "svg": str(svg)}
     document = {
-        "metric": metric,
         "spec": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(spec).items()},
         "directions": {name: str(path) for name, path in directions.items()},
-        "points": [asdict(p) for p in points],
-        "trends": [asdict(t) for t in trends],
-        "logs": logs,
+        **curve.to_dict(),
         "files": files,
     }
     json_path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

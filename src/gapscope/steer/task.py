@@ -14,7 +14,7 @@ import functools
 import math
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from inspect_ai.model import Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -28,12 +28,27 @@ class SteeringUnsupported(ValueError):
     """The task's model has no local weights to hook."""
 
 
-def check_options(steer: str | None, alpha: float) -> None:
-    """Validate the task options up front (a missing directory fails before any model call)."""
+def check_options(steer: str | None, alpha: float) -> dict[str, Any] | None:
+    """Validate the task options up front (a missing directory fails before any model call).
+
+    Returns the direction's provenance for the log's metadata (None when nothing is steered):
+    its kind, its fingerprint, and ``base``, the CLB direction it belongs to (its own
+    fingerprint, or the one a control was drawn for). The analysis layer groups steered logs
+    into dosage curves by ``base``, so a curve survives the direction files being moved.
+    """
     if not math.isfinite(alpha):
         raise ValueError(f"alpha must be a finite number, got {alpha}")
-    if steer is not None:
-        load_direction(steer)
+    if steer is None:
+        return None
+    vector = load_direction(steer)
+    return {
+        "kind": vector.card.kind,
+        "fingerprint": vector.fingerprint,
+        "base": str(vector.card.extra.get("control_of", vector.fingerprint)),
+        "alpha": alpha,
+        "layers": list(vector.layers),
+        "control_seed": vector.card.control_seed,
+    }
 
 
 def load_direction(path: str) -> SteeringVector:

@@ -13,19 +13,19 @@ from __future__ import annotations
 import json
 import sys
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Annotated, Any
 
 import typer
 
+from gapscope.clikit import EXIT_INTERRUPTED, Output, Result, command_output
 from gapscope.verify.disk_cache import default_cache_path
 from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.verdict import Verdict
 from gapscope.verify.verifier import Item, Verifier, check_timeout
 
 _SCHEMAS = ", ".join(s.value for s in AnswerSchema)
-_INTERRUPTED = 130
 
 
 def _schema(name: str | None) -> AnswerSchema | None:
@@ -98,10 +98,10 @@ def _open_output(out: Path | None) -> IO[str]:
 
 
 class _OrderedWriter:
-    """Writes error rows and verdict rows in input order, each flushed as soon as it is due."""
+    """Emits error rows and verdict rows in input order, each as soon as it is due."""
 
-    def __init__(self, sink: IO[str]) -> None:
-        self._sink = sink
+    def __init__(self, emit: Callable[[dict[str, Any]], None]) -> None:
+        self._emit = emit
         self._queue: deque[dict[str, Any] | None] = deque()  # None: a verdict still to come
         self.written = self.accepted = self.errors = 0
 
@@ -120,11 +120,18 @@ class _OrderedWriter:
     def _flush(self) -> None:
         while self._queue and (row := self._queue[0]) is not None:
             self._queue.popleft()
-            self._sink.write(json.dumps(row) + "\n")
+            self._emit(row)
             self.written += 1
             self.accepted += row["label"] == "ACCEPT"
             self.errors += "error" in row
-        self._sink.flush()
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "graded": self.written,
+            "accept": self.accepted,
+            "not_accept": self.written - self.accepted,
+            "input_errors": self.errors,
+        }
 
 
 def _items(source: IO[bytes], writer: _OrderedWriter) -> Iterator[Item]:
@@ -140,28 +147,65 @@ def _items(source: IO[bytes], writer: _OrderedWriter) -> Iterator[Item]:
             yield item
 
 
-def _grade_file(path: Path, out: Path | None, verifier: Verifier) -> None:
+def _line_writer(sink: IO[str]) -> Callable[[dict[str, Any]], None]:
+    def emit(row: dict[str, Any]) -> None:
+        sink.write(json.dumps(row) + "\n")
+        sink.flush()  # a line on disk is a verdict kept, whatever happens next
+
+    return emit
+
+
+def _grade_file(
+    output: Output, path: Path, out: Path | None, verifier: Verifier, json_mode: bool
+) -> Result:
+    """Grade every line; verdicts stream to ``out`` (or stdout). With ``--json`` and no
+    ``--out`` stdout is the envelope's, so the verdicts go into it instead."""
     source = _open_input(path)
-    sink = _open_output(out)
-    writer = _OrderedWriter(sink)
+    collected: list[dict[str, Any]] | None = None
+    sink: IO[str] | None = None
     try:
+        if json_mode and out is None:
+            collected = []
+            writer = _OrderedWriter(collected.append)
+        else:
+            sink = _open_output(out)
+            writer = _OrderedWriter(_line_writer(sink))
         verifier.check_each(_items(source, writer), writer.verdict)
     except KeyboardInterrupt:
-        typer.echo(
+        details = {**writer.counts(), "out": str(out) if out else None, "verdicts": collected}
+        output.fail(
             f"interrupted: {writer.written} verdicts written, in input order; "
             "rerun to finish (settled verdicts come from the cache)",
-            err=True,
+            EXIT_INTERRUPTED,
+            details=details,
         )
-        raise typer.Exit(_INTERRUPTED) from None
     finally:
         source.close()
-        if sink is not sys.stdout:
+        if sink is not None and sink is not sys.stdout:
             sink.close()
+    counts = writer.counts()
     typer.echo(
-        f"{writer.written} graded: {writer.accepted} ACCEPT, "
-        f"{writer.written - writer.accepted} NOT_ACCEPT, {writer.errors} input errors",
+        f"{counts['graded']} graded: {counts['accept']} ACCEPT, {counts['not_accept']} "
+        f"NOT_ACCEPT, {counts['input_errors']} input errors",
         err=True,
     )
+    return Result(details={**counts, "out": str(out) if out else None, "verdicts": collected})
+
+
+def _grade_one(
+    gold: str | None, answer: str | None, schema: str | None, verifier: Verifier
+) -> Result:
+    if gold is None or answer is None:
+        raise typer.BadParameter("give --gold and --answer, or --jsonl FILE")
+    kind = _schema(schema)
+    verdict = verifier.check(answer, gold, kind)
+    strict = "strict ACCEPT" if verdict.strict else "strict NOT_ACCEPT"
+    line = (
+        f"{verdict.label} {verdict.reason} (stage: {verdict.stage}, "
+        f"answer found: {verdict.extraction}; {strict})"
+    )
+    details = {**_row(verdict), "gold": gold, "answer": answer, "schema": kind and kind.value}
+    return Result(details=details, show=lambda console: console.print(line, markup=False))
 
 
 def verify_command(
@@ -185,27 +229,30 @@ def verify_command(
         typer.Option(help=f"Verdict cache across runs [default: {default_cache_path()}]."),
     ] = None,
     no_cache: Annotated[bool, typer.Option(help="Do not read or write the verdict cache.")] = False,
+    json_out: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Envelope as JSON on stdout; with --jsonl and no --out the verdicts are in it.",
+        ),
+    ] = False,
 ) -> None:
     """Grade an answer against a gold answer with the deterministic verifier cascade."""
-    timeout = _timeout(timeout_s)
-    cache = None if no_cache else (cache_file or default_cache_path())
-    if jsonl is not None:
-        verifier = Verifier(timeout_s=timeout, cache_path=cache)
+    with command_output("verify", json_out) as output:
         try:
-            _grade_file(jsonl, out, verifier)
-        finally:
-            verifier.close()
-        return
-    if gold is None or answer is None:
-        raise typer.BadParameter("give --gold and --answer, or --jsonl FILE")
-    kind = _schema(schema)
-    verifier = Verifier(timeout_s=timeout, workers=1, cache_path=cache)
-    try:
-        verdict = verifier.check(answer, gold, kind)
-    finally:
-        verifier.close()
-    strict = "strict ACCEPT" if verdict.strict else "strict NOT_ACCEPT"
-    typer.echo(
-        f"{verdict.label} {verdict.reason} (stage: {verdict.stage}, "
-        f"answer found: {verdict.extraction}; {strict})"
-    )
+            timeout = _timeout(timeout_s)
+            cache = None if no_cache else (cache_file or default_cache_path())
+            # one answer needs one worker; a file gets the pool
+            verifier = Verifier(
+                timeout_s=timeout, cache_path=cache, **({} if jsonl else {"workers": 1})
+            )
+            try:
+                if jsonl is not None:
+                    result = _grade_file(output, jsonl, out, verifier, json_out)
+                else:
+                    result = _grade_one(gold, answer, schema, verifier)
+            finally:
+                verifier.close()
+        except typer.BadParameter as exc:
+            output.fail(exc.format_message())
+        output.finish(result)

@@ -1,0 +1,258 @@
+"""Steered runs -> dosage curves (seed, Figure 5), read from Inspect logs like every result.
+
+A steered log is an S2B-LM or prove run with ``steer``/``alpha``; its metadata carries the
+direction's provenance (:func:`gapscope.steer.task.check_options`): kind (``clb`` or a
+control), fingerprint, and ``base``, the CLB direction it belongs to. Steered logs that share
+diagnostic, model, settings (the task arguments apart from ``steer``/``alpha``) and base form
+one curve; the unsteered run with the same diagnostic, model and settings is its alpha = 0
+baseline. ``gapscope run steer`` writes exactly such logs, but runs from several sweeps, or
+made by hand with ``--steer``, are grouped the same way, so the report needs no sweep file.
+
+Steered runs are interventions, not the model: the report keeps them (and a sweep's own
+baseline run) out of the gap profile and the pairwise comparisons and shows them here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gapscope.analysis.prove import ProveSummary
+from gapscope.analysis.s2b import S2BRunSummary
+from gapscope.s2b.metrics import adj_zsct
+from gapscope.steer.dosage import BASELINE, Condition, CurvePoint, Trend, curve_points, trend
+
+if TYPE_CHECKING:
+    from gapscope.analysis.diagnostics import LoadedLog, Summary
+    from gapscope.analysis.logs import RunInfo
+
+STEERING_ARGS = ("steer", "alpha")
+
+
+@dataclass(frozen=True)
+class Steering:
+    """How one run was steered: the direction's kind and fingerprint, its base CLB, alpha."""
+
+    kind: str
+    fingerprint: str
+    base: str
+    alpha: float
+
+
+def steering_of(info: RunInfo | None) -> Steering | None:
+    """The steering of a run; None when nothing was steered (no direction, or alpha = 0,
+    which installs no hook: that run is the unsteered model)."""
+    if info is None:
+        return None
+    alpha = float(info.task_args.get("alpha") or 0.0)
+    steer = info.task_args.get("steer")
+    if steer is None or alpha == 0:
+        return None
+    record = info.metadata.get("steering")
+    if not record:  # a log written before runs recorded provenance: the directory names it
+        directory = Path(str(steer))
+        return Steering(directory.name, str(directory), str(directory.parent), alpha)
+    return Steering(str(record["kind"]), str(record["fingerprint"]), str(record["base"]), alpha)
+
+
+SWEEP_KEY = "steering_sweep"
+"""Set by ``gapscope run steer`` on every run of a sweep (see :mod:`gapscope.steer.sweep`)."""
+
+
+def is_steering_run(loaded: LoadedLog) -> bool:
+    """A steered run, or the unsteered baseline a sweep ran for its curve: both are read as
+    dosage-curve points, not as the model's own results."""
+    if steering_of(loaded.info) is not None:
+        return True
+    return loaded.info is not None and SWEEP_KEY in loaded.info.metadata
+
+
+def s2b_condition(direction: str, alpha: float, summary: S2BRunSummary) -> Condition:
+    """Per-seed ZSCT; incoherent = share of query games whose answer did not parse."""
+    rows = [row for row in summary.per_seed if "error" not in row]
+    if not rows:
+        raise ValueError(f"{direction} alpha={alpha:g}: no episode was scored")
+    zsct = {str(row["seed"]): float(row["zsct"]) for row in rows}
+    queries = len(summary.query)
+    unparsed = sum(row["unparsed"] for row in rows)
+    return Condition(
+        direction,
+        alpha,
+        zsct,
+        incoherent=unparsed / queries if queries else 0.0,
+        extra={"adj_zsct": adj_zsct(sum(zsct.values()) / len(zsct))},
+    )
+
+
+def prove_condition(direction: str, alpha: float, summary: ProveSummary) -> Condition:
+    """Per-problem pass@k at the largest k; incoherent = parse/elaboration errors and empty
+    extractions among the checked attempts."""
+    k = max(summary.ks)
+    values = {
+        p.name: value
+        for p in summary.problems
+        if (value := summary.problem_pass_at_k(p, k)) is not None
+    }
+    if not values:
+        raise ValueError(f"{direction} alpha={alpha:g}: no problem has {k} checked attempts")
+    extra = {
+        f"share_{c.value}": share
+        for c in summary.coherence
+        if (share := summary.coherence_fraction(c)) is not None
+    }
+    overall = summary.pass_at_k.get(k)
+    if overall is not None:
+        extra[f"pass@{k}"] = overall
+    coherent = summary.coherent_fraction
+    return Condition(
+        direction,
+        alpha,
+        values,
+        incoherent=1.0 - coherent if coherent is not None else 0.0,
+        extra=extra,
+    )
+
+
+def condition(direction: str, alpha: float, summary: Summary) -> Condition:
+    """The dosage-grid cell of one run's summary (S2B-LM or prove)."""
+    if isinstance(summary, S2BRunSummary):
+        return s2b_condition(direction, alpha, summary)
+    if isinstance(summary, ProveSummary):
+        return prove_condition(direction, alpha, summary)
+    raise ValueError(f"{type(summary).__name__}: only S2B-LM and prove runs can be steered")
+
+
+def metric_of(summary: Summary) -> str:
+    return "zsct" if isinstance(summary, S2BRunSummary) else "pass@k"
+
+
+@dataclass(frozen=True)
+class DosageCurve:
+    """One CLB direction's grid for one model and setting: points, trends, the logs used."""
+
+    diagnostic: str
+    model: str
+    setting: dict[str, Any]
+    base: str
+    metric: str
+    points: list[CurvePoint]
+    trends: list[Trend]
+    logs: dict[str, str]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        shown = ", ".join(f"{k}={v}" for k, v in self.setting.items() if v is not None)
+        return f"{self.diagnostic} dosage curve: {self.model} ({shown})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "diagnostic": self.diagnostic,
+            "model": self.model,
+            "setting": self.setting,
+            "base": self.base,
+            "metric": self.metric,
+            "points": [asdict(p) for p in self.points],
+            "trends": [asdict(t) for t in self.trends],
+            "logs": self.logs,
+            "notes": self.notes,
+        }
+
+
+def build_curve(
+    cells: Sequence[tuple[str, float, LoadedLog]], *, base: str, notes: list[str] | None = None
+) -> DosageCurve:
+    """A curve from its cells ``(direction, alpha, log)``; the baseline is ``(BASELINE, 0)``."""
+    first = cells[0][2]
+    conditions, logs, notes = [], {}, list(notes or [])
+    for direction, alpha, loaded in cells:
+        try:
+            conditions.append(condition(direction, alpha, loaded.summary))
+        except ValueError as exc:
+            notes.append(f"{exc} ({loaded.path}): left out")
+            continue
+        logs[f"{direction}@{alpha:g}"] = str(loaded.path)
+    if not conditions:
+        raise ValueError(f"no cell of the dosage grid for {base} was scored: {'; '.join(notes)}")
+    directions = [d for d in dict.fromkeys(c.direction for c in conditions) if d != BASELINE]
+    return DosageCurve(
+        diagnostic=first.diagnostic.name,
+        model=first.info.model if first.info else first.path.stem,
+        setting=_setting(first.info),
+        base=base,
+        metric=metric_of(first.summary),
+        points=curve_points(conditions),
+        trends=[trend(d, conditions) for d in directions],
+        logs=logs,
+        notes=notes,
+    )
+
+
+def _setting(info: RunInfo | None) -> dict[str, Any]:
+    args = info.task_args if info else {}
+    return {k: v for k, v in args.items() if k not in STEERING_ARGS}
+
+
+def _key(loaded: LoadedLog) -> str:
+    """Diagnostic, model and settings: what a steered run and its baseline must share."""
+    info = loaded.info
+    model = info.model if info else ""
+    return json.dumps([loaded.diagnostic.task, model, _setting(info)], sort_keys=True, default=str)
+
+
+def _sweep_of(loaded: LoadedLog) -> str | None:
+    return loaded.info.metadata.get(SWEEP_KEY) if loaded.info else None
+
+
+def _baseline(candidates: Sequence[LoadedLog], cells: Sequence[LoadedLog]) -> LoadedLog | None:
+    """The unsteered run for a curve: the one its own sweep ran when there is one, otherwise
+    the last of the candidates (logs sort by start time)."""
+    sweeps = {_sweep_of(cell) for cell in cells} - {None}
+    own = [c for c in candidates if _sweep_of(c) in sweeps]
+    chosen = own or list(candidates)
+    return chosen[-1] if chosen else None
+
+
+def dosage_curves(logs: Sequence[LoadedLog], notes: list[str]) -> list[DosageCurve]:
+    """Group the steered logs among ``logs`` into curves, each with its unsteered baseline;
+    a grid none of whose runs was scored is named in ``notes``."""
+    baselines: dict[str, list[LoadedLog]] = {}
+    groups: dict[tuple[str, str], dict[tuple[str, float], LoadedLog]] = {}
+    duplicates: dict[tuple[str, str], list[str]] = {}
+    for loaded in logs:
+        if loaded.diagnostic.task not in ("s2b_lm", "prove"):
+            continue
+        steering = steering_of(loaded.info)
+        if steering is None:
+            baselines.setdefault(_key(loaded), []).append(loaded)
+            continue
+        group = (_key(loaded), steering.base)
+        cell = (steering.kind, steering.alpha)
+        cells = groups.setdefault(group, {})
+        if cell in cells:
+            duplicates.setdefault(group, []).append(
+                f"{steering.kind} alpha={steering.alpha:g}: two runs, {loaded.path} is used"
+            )
+        cells[cell] = loaded
+    curves = []
+    for (key, base), cells in groups.items():
+        group_notes = duplicates.get((key, base), [])
+        ordered = [(d, a, cells[(d, a)]) for d, a in sorted(cells, key=_direction_order)]
+        baseline = _baseline(baselines.get(key, []), list(cells.values()))
+        if baseline is None:
+            group_notes.append("no unsteered run with the same settings: no alpha = 0 point")
+        else:
+            ordered.insert(0, (BASELINE, 0.0, baseline))
+        try:
+            curves.append(build_curve(ordered, base=base, notes=group_notes))
+        except ValueError as exc:
+            notes.append(str(exc))
+    return curves
+
+
+def _direction_order(cell: tuple[str, float]) -> tuple[int, str, float]:
+    direction, alpha = cell
+    return (0 if direction == "clb" else 1, direction, alpha)
