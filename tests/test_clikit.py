@@ -15,7 +15,7 @@ from inspect_ai.dataset import Sample
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from typer.testing import CliRunner
 
-from gapscope.clikit import Result, command_output, run_diagnostic
+from gapscope.clikit import Result, run_diagnostic
 
 runner = CliRunner(env={"COLUMNS": "400"})  # rich must not wrap the messages
 
@@ -46,15 +46,15 @@ def _app() -> typer.Typer:
             samples = [Sample(id=i, input="x") for i in (1, 2, 3)]
             return Task(dataset=samples, solver=ctrl_c_on_second_sample())
 
-        with command_output("run test", json_out) as out:
-            run_diagnostic(
-                out,
-                build=build,
-                model="none",
-                log_dir=log_dir,
-                summarise=lambda log: Result(),
-                display="none",
-            )
+        run_diagnostic(
+            "run test",
+            json_out,
+            build,
+            lambda log: Result(),
+            model="none",
+            log_dir=log_dir,
+            display="none",
+        )
 
     @app.command()
     def other() -> None:  # a second command keeps `run` a named sub-command

@@ -6,15 +6,15 @@ message says ``inspect eval-retry LOG`` to resume).
 How a command adopts it (a new ``run X`` or ``X report``)::
 
     def run_x(..., json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
-        with command_output("run x", json_out) as out:
-            run_diagnostic(
-                out,
-                build=lambda: x_task(...),            # raise ValueError & co. for bad input
-                model=model,
-                log_dir=log_dir,
-                summarise=lambda log: Result(rows, details, show),
-                bad_input=(ValueError, SourceError),
-            )
+        run_diagnostic(
+            "run x",
+            json_out,
+            lambda: x_task(...),                      # raise ValueError & co. for bad input
+            lambda log: Result(rows, details, show),  # the summary of a finished log
+            model=model,
+            log_dir=log_dir,
+            bad_input=(ValueError, SourceError),
+        )
 
     def x_report(logs, json_out) -> None:
         with command_output("x report", json_out) as out:
@@ -225,17 +225,31 @@ def open_model(model: str) -> str | Model:
 
 
 def run_diagnostic(
-    out: Output,
-    *,
+    command: str,
+    json_out: bool,
     build: Callable[[], Task],
+    summarise: Callable[[EvalLog], Result],
+    *,
     model: str,
     log_dir: Path,
-    summarise: Callable[[EvalLog], Result],
     bad_input: tuple[type[BaseException], ...] = (ValueError,),
     **eval_args: Any,
 ) -> None:
     """The ``run`` skeleton: build the task (bad input: exit 2), run it (Ctrl-C: exit 130 with
     the resume line), summarise the log, print or emit JSON, exit 1 if the run failed."""
+    with command_output(command, json_out) as out:
+        _run_diagnostic(out, build, summarise, model, log_dir, bad_input, eval_args)
+
+
+def _run_diagnostic(
+    out: Output,
+    build: Callable[[], Task],
+    summarise: Callable[[EvalLog], Result],
+    model: str,
+    log_dir: Path,
+    bad_input: tuple[type[BaseException], ...],
+    eval_args: dict[str, Any],
+) -> None:
     from inspect_ai._util.error import PrerequisiteError
 
     require_directory(log_dir, "--log-dir")

@@ -87,15 +87,15 @@ def run_ladder(
 
         return _result([model_run(log)], tau)
 
-    with command_output("run ladder", json_out) as out:
-        run_diagnostic(
-            out,
-            build=build,
-            model=model,
-            log_dir=log_dir,
-            summarise=summarise,
-            bad_input=(ValueError, SourceError),
-        )
+    run_diagnostic(
+        "run ladder",
+        json_out,
+        build,
+        summarise,
+        model=model,
+        log_dir=log_dir,
+        bad_input=(ValueError, SourceError),
+    )
 
 
 @ladder_app.command("report")
@@ -193,15 +193,15 @@ def compile_families(
 
         return Result(details={"funnel": funnel, "out": str(out)}, show=show)
 
-    with command_output("ladder compile", json_out) as output:
-        run_diagnostic(
-            output,
-            build=build,
-            model=teacher,
-            log_dir=log_dir,
-            summarise=summarise,
-            bad_input=(ValueError, FileNotFoundError),
-        )
+    run_diagnostic(
+        "ladder compile",
+        json_out,
+        build,
+        summarise,
+        model=teacher,
+        log_dir=log_dir,
+        bad_input=(ValueError, FileNotFoundError),
+    )
 
 
 @ladder_app.command("screen")

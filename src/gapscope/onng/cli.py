@@ -187,15 +187,15 @@ def run_onng(
 
         return _result(summarize(records_from_log(log)))
 
-    with command_output("run onng", json_out) as out:
-        run_diagnostic(
-            out,
-            build=build,
-            model=model,
-            log_dir=log_dir,
-            summarise=summarise,
-            bad_input=(ValueError, LeanUnavailable),
-        )
+    run_diagnostic(
+        "run onng",
+        json_out,
+        build,
+        summarise,
+        model=model,
+        log_dir=log_dir,
+        bad_input=(ValueError, LeanUnavailable),
+    )
 
 
 @onng_app.command("report")

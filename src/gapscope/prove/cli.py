@@ -108,15 +108,15 @@ def run_prove(
 
         return _result([summarize(read_run(log))])
 
-    with command_output("run prove", json_out) as out:
-        run_diagnostic(
-            out,
-            build=build,
-            model=model,
-            log_dir=log_dir,
-            summarise=summarise,
-            bad_input=(ValueError, SourceError, LeanUnavailable),
-        )
+    run_diagnostic(
+        "run prove",
+        json_out,
+        build,
+        summarise,
+        model=model,
+        log_dir=log_dir,
+        bad_input=(ValueError, SourceError, LeanUnavailable),
+    )
 
 
 @prove_app.command("report")

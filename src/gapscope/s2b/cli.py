@@ -14,7 +14,6 @@ import typer
 from gapscope.clikit import (
     EMBEDDED_MODEL,
     Result,
-    command_output,
     fail,
     run_diagnostic,
 )
@@ -105,15 +104,15 @@ def run_s2b(
             **overrides,
         )
 
-    with command_output("run s2b", json_out) as out:
-        run_diagnostic(
-            out,
-            build=build,
-            model=model if listener == "lm" else "none",
-            log_dir=log_dir,
-            summarise=_summarise,
-            bad_input=(ConfigError, ValueError),
-        )
+    run_diagnostic(
+        "run s2b",
+        json_out,
+        build,
+        _summarise,
+        model=model if listener == "lm" else "none",
+        log_dir=log_dir,
+        bad_input=(ConfigError, ValueError),
+    )
 
 
 def episodes(

@@ -150,12 +150,12 @@ def run_t2(
         report = summary.to_dict()
         return Result(summary.rows(), report, lambda console: print_t2(report, console))
 
-    with command_output("run t2", json_out) as out:
-        run_diagnostic(
-            out,
-            build=build,
-            model="none" if ground_truth else model,
-            log_dir=log_dir,
-            summarise=summarise,
-            bad_input=(ValueError, OSError, SourceError, LeanUnavailable),
-        )
+    run_diagnostic(
+        "run t2",
+        json_out,
+        build,
+        summarise,
+        model="none" if ground_truth else model,
+        log_dir=log_dir,
+        bad_input=(ValueError, OSError, SourceError, LeanUnavailable),
+    )

@@ -111,6 +111,18 @@ def _nonstandard_axioms(record: T2Record, compile_verdict: LeanVerdict) -> list[
     return sorted(found)
 
 
+def code_to_check(answer: Answer, screen: Screen | None = None) -> str | SampleResult:
+    """The answer's code, or the verdict of an answer that never reaches Lean: no usable code
+    was extracted, or the screen refuses a command in it (both tracks, the file and the
+    repository one, start here)."""
+    if answer.status is not AnswerStatus.OK or answer.code is None:
+        return SampleResult(answer.status.value, detail=answer.detail)
+    refusal = (screen or SCREEN)(answer.code)
+    if refusal is not None:
+        return SampleResult(Outcome.FORBIDDEN, detail=refusal)
+    return answer.code
+
+
 def evaluate_answer(
     record: T2Record,
     answer: Answer,
@@ -119,12 +131,10 @@ def evaluate_answer(
     screen: Screen | None = None,
 ) -> SampleResult:
     """Screen, build both programs, check them, and settle every verdict of the sample."""
-    if answer.status is not AnswerStatus.OK or answer.code is None:
-        return SampleResult(answer.status.value, detail=answer.detail)
-    refusal = (screen or SCREEN)(answer.code)
-    if refusal is not None:
-        return SampleResult(Outcome.FORBIDDEN, detail=refusal)
-    programs = build_programs(record, answer.code, timeout_s)
+    code = code_to_check(answer, screen)
+    if isinstance(code, SampleResult):
+        return code
+    programs = build_programs(record, code, timeout_s)
     compiled, full = check([programs.compile, programs.full])
     broken = [v for v in (compiled, full) if v.status is Status.SERVER_ERROR]
     if broken:
@@ -153,7 +163,7 @@ def evaluate_answer(
         }
     strict = (
         ta
-        and not _generated_sorry(answer.code, compiled, programs)
+        and not _generated_sorry(code, compiled, programs)
         and not _nonstandard_axioms(record, compiled)
     )
     return SampleResult(

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gapscope.t2.declarations import split_declarations
-from gapscope.t2.evaluate import SCREEN, Outcome, SampleResult, Screen
-from gapscope.t2.extract import Answer, AnswerStatus
+from gapscope.t2.evaluate import Outcome, SampleResult, Screen, code_to_check
+from gapscope.t2.extract import Answer
 from gapscope.t2.records import T2Record
 
 _IMPORT = re.compile(r"^import\s+(.+)$", re.MULTILINE)
@@ -185,11 +185,9 @@ def evaluate_in_repo(
     screen: Screen | None = None,
 ) -> SampleResult:
     """Substitute, compile, build; settle the sample's verdicts (module docstring)."""
-    if answer.status is not AnswerStatus.OK or answer.code is None:
-        return SampleResult(answer.status.value, detail=answer.detail)
-    refusal = (screen or SCREEN)(answer.code)
-    if refusal is not None:
-        return SampleResult(Outcome.FORBIDDEN, detail=refusal)
+    code = code_to_check(answer, screen)
+    if isinstance(code, SampleResult):
+        return code
     config = workspaces.config
     relative = target_file(record)
     with workspaces.project(record) as project:
@@ -200,7 +198,7 @@ def evaluate_in_repo(
             return SampleResult(Outcome.SERVER_ERROR, detail=detail)
         start = original.index(record.target_code)
         prefix, suffix = original[:start], original[start + len(record.target_code) :]
-        code = answer.code.strip("\n")
+        code = code.strip("\n")
         try:
             path.write_text(prefix + code + "\n", encoding="utf-8")
             compile_rc, _ = run_command(
