@@ -86,3 +86,17 @@ def test_episodes_rejects_impossible_k(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert "k_shot (40) exceeds the supporting phase" in result.output
+
+
+def test_episodes_json_envelope_and_bad_out(tmp_path: Path) -> None:
+    out = tmp_path / "ep.jsonl"
+    args = ["episodes", "--preset", "demo", "--seed", "1", "--out", str(out), "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    details = json.loads(result.stdout)["details"]
+    assert details["out"] == str(out)
+    assert details["games"] == len(out.read_text().splitlines()) - 1  # minus the header
+    result = runner.invoke(app, ["episodes", "--out", str(tmp_path), "--json"])
+    assert result.exit_code == 2
+    envelope = json.loads(result.stdout)
+    assert envelope["status"] == "bad_input" and "is a directory" in envelope["error"]

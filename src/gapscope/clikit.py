@@ -5,7 +5,7 @@ message says ``inspect eval-retry LOG`` to resume).
 
 How a command adopts it (a new ``run X`` or ``X report``)::
 
-    def run_x(..., json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
+    def run_x(..., json_out: JsonOut = False) -> None:
         run_diagnostic(
             "run x",
             json_out,
@@ -41,7 +41,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -53,6 +53,9 @@ if TYPE_CHECKING:
     from inspect_ai import Task
     from inspect_ai.log import EvalLog
     from inspect_ai.model import Model
+
+JsonOut = Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")]
+"""The ``--json`` flag of every command (see the module docstring for the envelope)."""
 
 EMBEDDED_MODEL = "gapscope/embedded"
 """The default ``--model`` of every run command: works offline, out of the box."""
@@ -165,6 +168,18 @@ class Interrupted(Exception):
         self.location = location
 
 
+def interrupted(out: Output, stop: Interrupted) -> NoReturn:
+    """Exit 130, naming the log and the command that resumes it."""
+    if stop.location:
+        out.logs.append(stop.location)
+    resume = f"inspect eval-retry {stop.location}" if stop.location else None
+    out.fail(
+        f"interrupted; resume with: {resume}" if resume else "interrupted before any log",
+        EXIT_INTERRUPTED,
+        details={"resume": resume},
+    )
+
+
 def _logs_in(log_dir: Path) -> set[Path]:
     return set(log_dir.glob("*.eval")) if log_dir.is_dir() else set()
 
@@ -265,14 +280,7 @@ def _run_diagnostic(
     try:
         log = run_task(task, opened, log_dir, **eval_args)
     except Interrupted as stop:
-        if stop.location:
-            out.logs.append(stop.location)
-        resume = f"inspect eval-retry {stop.location}" if stop.location else None
-        out.fail(
-            f"interrupted; resume with: {resume}" if resume else "interrupted before any log",
-            EXIT_INTERRUPTED,
-            details={"resume": resume},
-        )
+        interrupted(out, stop)
     except PrerequisiteError as exc:  # e.g. a provider's package is not installed
         out.fail(exc)
     out.logs.append(log.location)

@@ -105,8 +105,12 @@ def test_setup_writes_workspace_and_refuses_to_overwrite(tmp_path: Path) -> None
     for command in ("lake update", "lake build", f"GAPSCOPE_LEAN=local:{target.resolve()}"):
         assert command in result.output
     again = CliRunner().invoke(lean_app, ["setup", str(target)])
-    assert again.exit_code == 1 and "--force" in again.output
-    assert CliRunner().invoke(lean_app, ["setup", str(target), "--force"]).exit_code == 0
+    assert again.exit_code == 2 and "--force" in again.output  # bad input, like every command
+    forced = CliRunner().invoke(lean_app, ["setup", str(target), "--force", "--json"])
+    assert forced.exit_code == 0, forced.output
+    details = json.loads(forced.stdout)["details"]
+    assert str(target / "lean-toolchain") in details["written"]
+    assert any("lake build" in step for step in details["next_steps"])
     bad = CliRunner().invoke(lean_app, ["setup", str(tmp_path / "b"), "--library", "peano"])
     assert bad.exit_code == 2 and "NAME=FILE" in bad.output
 

@@ -11,6 +11,7 @@ from inspect_ai import eval as inspect_eval
 from typer.testing import CliRunner
 
 from gapscope.cli import app
+from gapscope.clikit import Interrupted
 from gapscope.s2b.task import s2b_lm
 from gapscope.steer.sweep import SweepSpec, parse_alphas
 from gapscope.steer.task import SteeringUnsupported, engine_for
@@ -26,10 +27,13 @@ def test_extract_then_sweep_from_the_command_line(tiny64: Path, tmp_path: Path) 
     direction = tmp_path / "clb"
     result = runner.invoke(
         app,
-        ["steer", "extract", "--out", str(direction), "--model", model, "--layers", "1,3", *SMALL],
+        ["steer", "extract", "--out", str(direction), "--model", model, "--layers", "1,3"]
+        + ["--json", *SMALL],
     )
     assert result.exit_code == 0, result.output
     vector = SteeringVector.load(direction)
+    extracted = json.loads(result.stdout)["details"]
+    assert extracted["fingerprint"] == vector.fingerprint and extracted["card"]["pairs"] == 2
     assert vector.layers == (1, 3)
     assert vector.card.pairs == 2 and vector.card.preset == "demo" and vector.card.seeds == (0,)
     assert vector.card.model.model_id == model
@@ -40,7 +44,14 @@ def test_extract_then_sweep_from_the_command_line(tiny64: Path, tmp_path: Path) 
     args += ["--log-dir", str(tmp_path / "logs"), "--json", *SMALL]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    document = json.loads(result.stdout)
+    envelope = json.loads(result.stdout)
+    document = envelope["details"]
+    assert envelope["command"] == "run steer" and len(envelope["logs"]) == 3
+    assert [row["metric"] for row in envelope["summary"]] == [
+        "ZSCT [baseline, alpha=0]",
+        "ZSCT [clb, alpha=-2]",
+        "ZSCT [orthogonal, alpha=-2]",
+    ]
     cells = [(p["direction"], p["alpha"]) for p in document["points"]]
     assert cells == [("baseline", 0.0), ("clb", -2.0), ("orthogonal", -2.0)]
     assert [t["direction"] for t in document["trends"]] == ["clb", "orthogonal"]
@@ -80,6 +91,24 @@ def test_extract_then_sweep_from_the_command_line(tiny64: Path, tmp_path: Path) 
     compared = json.loads(result.stdout)["details"]
     assert [m["p_mcnemar"] for m in compared["metrics"]] == [1.0]  # the hand run with itself
     assert "A: 3 steering runs left out" in " ".join(compared["notes"])
+
+
+def test_ctrl_c_in_a_sweep_names_the_log_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gapscope.steer import cli as steer_cli
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise Interrupted(str(tmp_path / "run.eval"))
+
+    monkeypatch.setattr(steer_cli, "run_task", interrupted)
+    monkeypatch.setattr("gapscope.steer.sweep.prepare_directions", lambda spec: {})
+    args = ["run", "steer", "--out", str(tmp_path / "o"), "--log-dir", str(tmp_path), "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 130
+    envelope = json.loads(result.stdout)
+    assert envelope["status"] == "interrupted" and envelope["logs"] == [str(tmp_path / "run.eval")]
+    assert envelope["details"]["resume"] == f"inspect eval-retry {tmp_path / 'run.eval'}"
 
 
 def test_steering_an_api_model_is_refused_with_advice(tmp_path: Path, tiny64: Path) -> None:

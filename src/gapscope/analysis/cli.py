@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from gapscope.clikit import Result, command_output, read_or_fail, require_directory
+from gapscope.clikit import JsonOut, Result, command_output, read_or_fail, require_directory
 
 if TYPE_CHECKING:
     from gapscope.analysis.figures import NamedFigure
@@ -38,7 +38,7 @@ def report_command(
     x: Annotated[str | None, typer.Option("--x", help="Quadrant: capability column.")] = None,
     y: Annotated[str | None, typer.Option("--y", help="Quadrant: outcome column.")] = None,
     label: Annotated[str | None, typer.Option(help="Quadrant: model-name column.")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
+    json_out: JsonOut = False,
 ) -> None:
     """One self-contained HTML report: gap profile, figures (also PNG + SVG), comparisons."""
     from gapscope.analysis.diagnostics import load_all
@@ -79,7 +79,7 @@ def compare_command(
         bool, typer.Option("--intersect", help="Compare the items both sides have.")
     ] = False,
     seed: Annotated[int, typer.Option(help="Seed of the paired bootstrap.")] = 0,
-    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
+    json_out: JsonOut = False,
 ) -> None:
     """Paired comparison per metric: exact McNemar, bootstrap CI of A - B, Holm; OracleLadder
     transition matrix. Refuses differing item sets (saying how many differ) unless --intersect."""

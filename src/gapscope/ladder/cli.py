@@ -13,6 +13,7 @@ from rich.table import Table
 
 from gapscope.clikit import (
     EMBEDDED_MODEL,
+    JsonOut,
     Result,
     command_output,
     read_or_fail,
@@ -62,7 +63,7 @@ def run_ladder(
     temperature: Annotated[float, typer.Option(help="Rollout sampling temperature.")] = 0.7,
     tau: Annotated[int, typer.Option(min=1, help="Outcome threshold for the report.")] = 1,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
-    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
+    json_out: JsonOut = False,
 ) -> None:
     """Run Stage 0, the C1/C2/C3 probes and the controls, then print the outcome tables."""
     from gapscope.records import SourceError
@@ -119,7 +120,7 @@ def report(
     ] = None,
     tau: Annotated[int, typer.Option(min=1, help="Outcome threshold.")] = 1,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
-    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
+    json_out: JsonOut = False,
 ) -> None:
     """Outcome, gap, control, tau-sensitivity and ranking tables over finished runs.
 
@@ -163,7 +164,7 @@ def compile_families(
         int, typer.Option(min=1, help="Regenerations allowed per problem after a rejection.")
     ] = 3,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
-    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
+    json_out: JsonOut = False,
 ) -> None:
     """Ask a teacher model to write milestone families; keep the valid, leak-free ones."""
     require_directory(out.parent, "--out")
@@ -211,7 +212,7 @@ def screen_families(
     ],
     families: Annotated[Path, typer.Option(help="The compiled families (JSONL) it ran on.")],
     out: Annotated[Path, typer.Option(help="Where to write the screened families (JSONL).")],
-    json_out: Annotated[bool, typer.Option("--json", help="Funnel as JSON on stdout.")] = False,
+    json_out: JsonOut = False,
 ) -> None:
     """The paper's anchor screen: keep families the anchor fails directly in every rollout
     but whose every milestone it solves alone, with at least two tested milestones."""

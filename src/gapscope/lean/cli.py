@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from gapscope.clikit import Result, command_output
+from gapscope.clikit import JsonOut, Result, command_output
 from gapscope.lean.doctor import (
     Finding,
     kimina_finding,
@@ -55,7 +55,7 @@ def doctor(
             help=f"kimina-lean-server URL to probe (or ${ENV_KIMINA_URL}).", envvar=ENV_KIMINA_URL
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
+    as_json: JsonOut = False,
 ) -> None:
     """Report lean, lake, elan, the sandbox, the toolchain, a REPL binary and a kimina server.
 
@@ -109,6 +109,7 @@ def setup(
     repl_rev: Annotated[
         str, typer.Option(help="leanprover-community/repl revision (must match the toolchain).")
     ] = DEFAULT_REPL_REV,
+    json_out: JsonOut = False,
 ) -> None:
     """Write lean-toolchain, lakefile.toml (REPL dependency) and the given libraries."""
     libraries: dict[str, str] = {}
@@ -120,10 +121,20 @@ def setup(
             libraries[name] = Path(file).read_text(encoding="utf-8")
         except OSError as exc:
             raise typer.BadParameter(str(exc), param_hint="--library") from None
-    write_and_explain(directory, libraries, force=force, toolchain=toolchain, repl_rev=repl_rev)
+    write_and_explain(
+        "lean setup",
+        json_out,
+        directory,
+        libraries,
+        force=force,
+        toolchain=toolchain,
+        repl_rev=repl_rev,
+    )
 
 
 def write_and_explain(
+    command: str,
+    json_out: bool,
     directory: Path,
     libraries: dict[str, str],
     *,
@@ -133,15 +144,23 @@ def write_and_explain(
 ) -> None:
     """Write the workspace, list the files and print the commands that finish the setup
     (shared by ``gapscope lean setup`` and each diagnostic's own setup command)."""
-    try:
-        written = write_workspace(
-            directory, force=force, toolchain=toolchain, repl_rev=repl_rev, libraries=libraries
-        )
-    except (FileExistsError, ValueError) as exc:
-        Console(stderr=True).print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(1) from None
-    for path in written:
-        typer.echo(f"wrote {path}")
-    typer.echo("\nNext, run:")
-    for step in next_steps(directory, have_elan=shutil.which("elan") is not None):
-        typer.echo(f"  {step}")
+    with command_output(command, json_out) as out:
+        try:
+            written = write_workspace(
+                directory, force=force, toolchain=toolchain, repl_rev=repl_rev, libraries=libraries
+            )
+        except (FileExistsError, ValueError) as exc:
+            out.fail(exc)
+        steps = next_steps(directory, have_elan=shutil.which("elan") is not None)
+
+        def show(console: Console) -> None:
+            lines = [f"wrote {path}" for path in written] + ["", "Next, run:"]
+            for line in lines + [f"  {step}" for step in steps]:
+                console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+        details = {
+            "directory": str(directory),
+            "written": [str(path) for path in written],
+            "next_steps": steps,
+        }
+        out.finish(Result(details=details, show=show))

@@ -14,6 +14,7 @@ from rich.console import Console
 from gapscope.clikit import (
     EMBEDDED_MODEL,
     EXIT_RUN_FAILED,
+    JsonOut,
     Result,
     command_output,
     read_or_fail,
@@ -45,7 +46,7 @@ def render_command(
     lam: Annotated[float, typer.Option("--lam", min=0.0, max=1.0, help="Noise level.")] = 0.0,
     seed: Annotated[int, typer.Option("--seed", help="Renaming seed.")] = 0,
     out: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("onng"),
-    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
+    json_out: JsonOut = False,
 ) -> None:
     """Write the Lean library, the renaming map and one prompt per problem."""
     from gapscope.onng.render import render
@@ -67,12 +68,13 @@ def _print_written(written: dict[str, object], console: Console) -> None:
 def setup_lean_command(
     directory: Annotated[Path, typer.Argument(help="Where to write the Lean workspace.")],
     force: Annotated[bool, typer.Option(help="Write into a non-empty directory.")] = False,
+    json_out: JsonOut = False,
 ) -> None:
     """A Lean workspace (toolchain, REPL) with O-NNG's Peano library installed in it."""
     from gapscope.lean.cli import write_and_explain
     from gapscope.onng.render import workspace_libraries
 
-    write_and_explain(directory, workspace_libraries(), force=force)
+    write_and_explain("onng setup-lean", json_out, directory, workspace_libraries(), force=force)
 
 
 @onng_app.command("check")
@@ -87,7 +89,7 @@ def check_command(
         str | None, typer.Option(help="Lean backend spec (default: $GAPSCOPE_LEAN, if set).")
     ] = None,
     timeout: Annotated[float, typer.Option(min=1.0, help="Lean check limit, seconds.")] = 60.0,
-    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
+    json_out: JsonOut = False,
 ) -> None:
     """The verdict for one answer: the static checks (JSON, statement kept, allowed tactics)
     always, then Lean when a backend is configured. Exits 0 for valid, 1 otherwise."""
@@ -158,7 +160,7 @@ def run_onng(
     ray_address: RayAddressOption = None,
     ray_actors: RayActorsOption = None,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
-    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
+    json_out: JsonOut = False,
 ) -> None:
     """Prove the Peano problem set under obfuscation at each noise level; print the report.
 
@@ -201,7 +203,7 @@ def run_onng(
 @onng_app.command("report")
 def report_command(
     logs: Annotated[list[Path], typer.Argument(help="onng .eval logs (one or more models).")],
-    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
+    json_out: JsonOut = False,
 ) -> None:
     """Correct rate and latency per model and lambda, ANOVA and Kruskal-Wallis across lambda."""
     from gapscope.analysis import onng

@@ -11,6 +11,7 @@ import typer
 
 from gapscope.clikit import (
     EMBEDDED_MODEL,
+    JsonOut,
     Result,
     command_output,
     read_or_fail,
@@ -77,7 +78,7 @@ def run_prove(
         float, typer.Option(help="Steering strength; the seed's transfer test uses -3 and +1.")
     ] = 0.0,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
-    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
+    json_out: JsonOut = False,
 ) -> None:
     """Generate n whole proofs per problem, check them with Lean, print pass@k and coherence."""
     from gapscope.lean.backend import LeanUnavailable
@@ -128,7 +129,7 @@ def report(
     per_problem: Annotated[
         bool, typer.Option("--per-problem", help="Also a table of every problem's n, c, pass@k.")
     ] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
+    json_out: JsonOut = False,
 ) -> None:
     """pass@k (unbiased estimator, mean over problems) and coherence fractions per log."""
     from gapscope.analysis import prove

@@ -13,8 +13,9 @@ import typer
 
 from gapscope.clikit import (
     EMBEDDED_MODEL,
+    JsonOut,
     Result,
-    fail,
+    command_output,
     run_diagnostic,
 )
 from gapscope.s2b.config import ConfigError, S2BConfig, resolve
@@ -78,9 +79,7 @@ def run_s2b(
     ] = None,
     alpha: Annotated[float, typer.Option(help="Steering strength (0 = unsteered).")] = 0.0,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
-    json_out: Annotated[
-        bool, typer.Option("--json", help="Print the result envelope as JSON on stdout.")
-    ] = False,
+    json_out: JsonOut = False,
 ) -> None:
     """Play S2B-LM episodes and report ZSCT and adj-ZSCT per seed and mean ± sd."""
     overrides = parse_overrides(set_ or [])
@@ -122,14 +121,24 @@ def episodes(
     set_: Annotated[
         list[str] | None, typer.Option("--set", "-S", help="Override an episode parameter.")
     ] = None,
+    json_out: JsonOut = False,
 ) -> None:
     """Export one S2B-LM episode as JSONL for audit (schema: docs/s2b.md)."""
     from gapscope.s2b.episode import build_episode
     from gapscope.s2b.export import write_jsonl
 
-    try:
-        config = resolve(preset, **parse_overrides(set_ or []))
-        n = write_jsonl(build_episode(config, seed), out)
-    except ConfigError as exc:
-        fail(exc)
-    typer.echo(f"wrote {n} games (+1 header) to {out}")
+    with command_output("episodes", json_out) as output:
+        if out.is_dir():
+            output.fail(f"--out {out} is a directory; give a .jsonl file name")
+        try:
+            config = resolve(preset, **parse_overrides(set_ or []))
+            n = write_jsonl(build_episode(config, seed), out)
+        except ConfigError as exc:
+            output.fail(exc)
+        except OSError as exc:
+            output.fail(f"--out {out}: {exc.strerror or exc}")
+        message = f"wrote {n} games (+1 header) to {out}"
+        details = {"out": str(out), "games": n, "preset": preset, "seed": seed}
+        output.finish(
+            Result(details=details, show=lambda c: c.print(message, markup=False, soft_wrap=True))
+        )

@@ -19,7 +19,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from gapscope.clikit import Result, command_output
+from gapscope.clikit import JsonOut, Result, command_output
 from gapscope.stats.quadrant import QuadrantResult, quadrant_test
 
 __all__ = ["stats_app"]
@@ -146,7 +146,7 @@ def quadrant(
     x: Annotated[str, typer.Option("--x", help="Column of the putative necessary capability (X).")],
     y: Annotated[str, typer.Option("--y", help="Column of the outcome (Y).")],
     label: Annotated[str | None, typer.Option("--label", help="Column naming each model.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
+    as_json: JsonOut = False,
 ) -> None:
     """Median-split quadrant test: is the high-Y/low-X cell depleted?
 

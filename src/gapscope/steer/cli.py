@@ -3,16 +3,32 @@ grid. Kept apart from ``gapscope.cli`` so the commands can move with a CLI restr
 
 from __future__ import annotations
 
-import json
+from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from gapscope.clikit import fail, run_task
+from gapscope.analysis.profile import GapRow
+from gapscope.clikit import (
+    EXIT_RUN_FAILED,
+    Interrupted,
+    JsonOut,
+    Result,
+    command_output,
+    interrupted,
+    require_directory,
+    run_task,
+)
 from gapscope.s2b.config import ConfigError, resolve
+
+if TYPE_CHECKING:  # Inspect and torch load only when a command runs
+    from inspect_ai import Task
+    from inspect_ai.log import EvalLog
+
+    from gapscope.steer.sweep import SweepResult, SweepSpec
 
 steer_app = typer.Typer(
     help="Activation steering: extract the CLB direction (CAA) from S2B-LM trace pairs.",
@@ -48,30 +64,44 @@ def extract(
     ] = "last-quarter",
     batch_size: Annotated[int, typer.Option(min=1, help="Sequences per forward pass.")] = 8,
     set_: Overrides = None,
+    json_out: JsonOut = False,
 ) -> None:
     """Teacher-force correct vs corrupted traces on every query game; save the mean difference."""
     from gapscope.s2b.task import MAX_SEEDS
     from gapscope.steer.extract import extract_direction
     from gapscope.steer.task import engine_for
 
-    if seeds > MAX_SEEDS:
-        fail(f"--seeds ({seeds}) exceeds the limit of {MAX_SEEDS}")
-    try:
-        config = resolve(preset, **_overrides(set_))
-        vector = extract_direction(
-            engine_for(model),
-            model_id=model,
-            config=config,
-            preset=preset,
-            seeds=list(range(first_seed, first_seed + seeds)),
-            layers=layers,
-            batch_size=batch_size,
+    with command_output("steer extract", json_out) as output:
+        if seeds > MAX_SEEDS:
+            output.fail(f"--seeds ({seeds}) exceeds the limit of {MAX_SEEDS}")
+        if out.exists() and not out.is_dir():
+            output.fail(f"--out {out} is a file; give a directory for the direction")
+        try:
+            config = resolve(preset, **_overrides(set_))
+            vector = extract_direction(
+                engine_for(model),
+                model_id=model,
+                config=config,
+                preset=preset,
+                seeds=list(range(first_seed, first_seed + seeds)),
+                layers=layers,
+                batch_size=batch_size,
+            )
+            vector.save(out)
+        except (ConfigError, ValueError) as exc:
+            output.fail(exc)
+        except OSError as exc:
+            output.fail(f"--out {out}: {exc.strerror or exc}")
+        norms = ", ".join(f"{layer}: {norm:.3g}" for layer, norm in vector.card.norms.items())
+        message = f"wrote {out} ({vector.card.pairs} pairs; layer norms {norms})"
+        details = {
+            "out": str(out),
+            "fingerprint": vector.fingerprint,
+            "card": vector.card.to_json(),
+        }
+        output.finish(
+            Result(details=details, show=lambda c: c.print(message, markup=False, soft_wrap=True))
         )
-    except (ConfigError, ValueError) as exc:
-        fail(exc)
-    vector.save(out)
-    norms = ", ".join(f"{layer}: {norm:.3g}" for layer, norm in vector.card.norms.items())
-    typer.echo(f"wrote {out} ({vector.card.pairs} pairs; layer norms {norms})")
 
 
 def run_steer(
@@ -105,54 +135,77 @@ def run_steer(
     max_tokens: Annotated[int, typer.Option(min=1, help="S2B tokens per game.")] = 256,
     set_: Overrides = None,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
-    json_out: Annotated[bool, typer.Option("--json", help="Result as JSON on stdout.")] = False,
+    json_out: JsonOut = False,
 ) -> None:
     """Dosage sweep: every direction at every alpha; curve, monotonicity, coherence, figure."""
     from gapscope.steer.sweep import SweepSpec, parse_alphas, run_sweep
 
-    try:
-        chosen = tuple(c.strip() for c in controls.split(",") if c.strip() not in ("", "none"))
-        prove_args: dict[str, Any] = {}
-        if diagnostic == "prove":
-            prove_args = {"dataset": dataset, "subset": subset, "n": n, "k": k, "lean": lean}
-            prove_args = {key: v for key, v in prove_args.items() if v is not None}
-        spec = SweepSpec(
-            model=model,
-            out=out,
-            alphas=parse_alphas(alphas),
-            controls=chosen,
-            control_seed=control_seed,
-            steer=steer,
-            diagnostic=diagnostic,  # type: ignore[arg-type]
-            preset=preset,
-            seeds=seeds,
-            layers=layers,
-            max_tokens=max_tokens,
-            overrides=_overrides(set_),
-            prove_args=prove_args,
-        )
-        resolve(preset, **spec.overrides)
-        result = run_sweep(spec, lambda task, m: run_task(task, m, log_dir))
-    except (ConfigError, ValueError) as exc:
-        fail(exc)
-    except RuntimeError as exc:
-        fail(exc, code=1)
-    if json_out:
-        from dataclasses import asdict
+    with command_output("run steer", json_out) as output:
+        require_directory(log_dir, "--log-dir")
 
-        document = {
+        def run(task: Task, m: str) -> EvalLog:
+            log = run_task(task, m, log_dir)
+            output.logs.append(log.location)
+            return log
+
+        try:
+            chosen = tuple(c.strip() for c in controls.split(",") if c.strip() not in ("", "none"))
+            prove_args: dict[str, Any] = {}
+            if diagnostic == "prove":
+                prove_args = {"dataset": dataset, "subset": subset, "n": n, "k": k, "lean": lean}
+                prove_args = {key: v for key, v in prove_args.items() if v is not None}
+            spec = SweepSpec(
+                model=model,
+                out=out,
+                alphas=parse_alphas(alphas),
+                controls=chosen,
+                control_seed=control_seed,
+                steer=steer,
+                diagnostic=diagnostic,  # type: ignore[arg-type]
+                preset=preset,
+                seeds=seeds,
+                layers=layers,
+                max_tokens=max_tokens,
+                overrides=_overrides(set_),
+                prove_args=prove_args,
+            )
+            resolve(preset, **spec.overrides)
+            result = run_sweep(spec, run)
+        except Interrupted as stop:
+            interrupted(output, stop)
+        except (ConfigError, ValueError) as exc:
+            output.fail(exc)
+        except RuntimeError as exc:
+            output.fail(exc, EXIT_RUN_FAILED)
+        details = {
             "points": [asdict(p) for p in result.points],
             "trends": [asdict(t) for t in result.trends],
             "logs": result.logs,
             "files": result.files,
+            "notes": result.notes,
         }
-        typer.echo(json.dumps(document, indent=2))
-        return
-    _print(result)
+        output.finish(Result(_rows(spec, result), details, lambda c: _print(result, c)))
 
 
-def _print(result: Any) -> None:
-    console = Console()
+def _rows(spec: SweepSpec, result: SweepResult) -> list[GapRow]:
+    """One gap-profile row per condition of the grid: its mean metric with the bootstrap CI."""
+    metric = "ZSCT" if spec.diagnostic == "s2b" else "pass@k"
+    return [
+        GapRow(
+            model=spec.model,
+            diagnostic="steering",
+            metric=f"{metric} [{p.direction}, alpha={p.alpha:g}]",
+            value=p.mean,
+            ci=(p.ci_low, p.ci_high),
+            n=p.n,
+            log=result.logs.get(f"{p.direction}@{p.alpha:g}", ""),
+            unit="%" if spec.diagnostic == "s2b" else "",
+        )
+        for p in result.points
+    ]
+
+
+def _print(result: SweepResult, console: Console) -> None:
     table = Table(title="Dosage curve (mean ± sd over units, 95% bootstrap CI)")
     for column in ("direction", "alpha", "n", "mean ± sd", "95% CI", "incoherent", "extra"):
         table.add_column(column, justify="left" if column == "direction" else "right")

@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from gapscope.clikit import EMBEDDED_MODEL, Result, command_output, run_diagnostic
+from gapscope.clikit import EMBEDDED_MODEL, JsonOut, Result, command_output, run_diagnostic
 from gapscope.lean.executor_cli import ExecutorOption, RayActorsOption, RayAddressOption
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ def audit_command(
     repo: Annotated[
         Path | None, typer.Option(help="Check targets against this Lean project's files.")
     ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
+    json_out: JsonOut = False,
 ) -> None:
     """Count the records of each defect class and list the offending ids."""
     from gapscope.records import SourceError
@@ -108,7 +108,7 @@ def run_t2(
     ] = 1200.0,
     workers: Annotated[int, typer.Option(min=1, help="Parallel project copies, --repo only.")] = 2,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
-    json_out: Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")] = False,
+    json_out: JsonOut = False,
 ) -> None:
     """Generate each target declaration, test it with its successors, report per context.
 
