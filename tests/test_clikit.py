@@ -152,6 +152,14 @@ def test_every_command_ends_with_the_heap_frozen() -> None:
     assert done.stdout.strip().splitlines()[-1] == "0 True"
 
 
+def test_the_installed_command_goes_through_main() -> None:
+    """The console script called the bare Typer app, so a user's `gapscope` missed the freeze."""
+    from importlib.metadata import entry_points
+
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "gapscope"]
+    assert script.value == "gapscope.cli:main"
+
+
 def test_server_model_errors_stay_off_stdout_and_lose_their_markup(tmp_path: Path) -> None:
     """Inspect prints a provider's error (missing key or package) itself; with --json only the
     envelope may reach stdout."""
