@@ -32,7 +32,7 @@ S2B_PRESET, S2B_SEEDS, S2B_MAX_TOKENS = "demo", 2, 160
 LADDER_FAMILIES, LADDER_K, LADDER_MAX_TOKENS = 3, 1, 96
 DEMO_MODELS = {"SmolLM2-135M": EMBEDDED_MODEL, "Gemma-3-270M": GEMMA3_270M.model_string}
 """Two offline models of different architectures, so the demo's logs can be compared."""
-STEER_ALPHAS, STEER_MAX_TOKENS = (-4.0, 0.0, 1.0), 64
+STEER_ALPHAS = (-4.0, 0.0, 1.0)
 
 
 def _s2b(listener: str, model: str, log_dir: Path) -> S2BRunSummary:
@@ -58,7 +58,7 @@ def _steering_sweep(log_dir: Path) -> list[str]:
         controls=("orthogonal",),
         preset=S2B_PRESET,
         seeds=1,
-        max_tokens=STEER_MAX_TOKENS,
+        max_tokens=S2B_MAX_TOKENS,  # shorter, and even the baseline's answers do not parse
     )
     try:
         result = run_sweep(spec, lambda task, model: run_task(task, model, log_dir))

@@ -9,6 +9,7 @@ made with; the SVG is inlined in the HTML, so the report references no file or n
 from __future__ import annotations
 
 import io
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -237,14 +238,17 @@ def dosage_figure(curve: DosageCurve, stem: str = "dosage") -> NamedFigure:
     fig = Figure(figsize=(WIDTH, 5.4), layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[3, 1])
     width = 0.8 / max(1, len(directions))
+    span = (max(p.alpha for p in points) - min(p.alpha for p in points)) or 1.0
     for index, direction in enumerate(directions):
         series = sorted(
             (p for p in points if p.direction in (direction, BASELINE)), key=lambda p: p.alpha
         )
         alphas = [p.alpha for p in series]
         colour = DOSAGE_COLOURS.get(direction, f"C{index}")
+        offset = (index - (len(directions) - 1) / 2) * width
+        dodge = offset * 0.05 * span  # curves that coincide stay visible side by side
         top.errorbar(
-            alphas,
+            [a + dodge for a in alphas],
             [p.mean for p in series],
             yerr=[
                 [max(0.0, p.mean - p.ci_low) for p in series],
@@ -255,7 +259,6 @@ def dosage_figure(curve: DosageCurve, stem: str = "dosage") -> NamedFigure:
             color=colour,
             label=direction,
         )
-        offset = (index - (len(directions) - 1) / 2) * width
         bottom.bar(
             [a + offset for a in alphas],
             [100 * p.incoherent for p in series],
@@ -265,14 +268,19 @@ def dosage_figure(curve: DosageCurve, stem: str = "dosage") -> NamedFigure:
     scale = "ZSCT (%)" if curve.metric == "zsct" else curve.metric
     if curve.metric == "zsct":
         top.axhline(50, linestyle="--", color="black", linewidth=0.8, label="chance")
+    top.set_ylim(*((-2, 102) if curve.metric == "zsct" else (-0.02, 1.02)))  # the full scale
+    bottom.set_ylim(0, 100)
     top.set_ylabel(f"{scale}, mean, 95% CI")
-    top.set_title(curve.title, fontsize="medium")
+    top.set_title(
+        curve.title + "\n" + textwrap.fill(curve.settings_text, 90), fontsize="small", loc="left"
+    )
     top.legend(fontsize="small")
     bottom.set_ylabel("incoherent %")
     bottom.set_xlabel("alpha")
     caption = (
-        f"{curve.title}: CLB direction {curve.base[:12]} and its controls at each alpha "
-        "(mean over units, 95% bootstrap CI); below, the share of incoherent outputs"
+        f"{curve.title} ({curve.settings_text}): CLB direction {curve.base[:12]} and its "
+        "controls at each alpha (mean over units, 95% bootstrap CI); below, the share of "
+        "incoherent outputs"
     )
     return NamedFigure(stem, caption, fig)
 

@@ -145,8 +145,11 @@ class DosageCurve:
 
     @property
     def title(self) -> str:
-        shown = ", ".join(f"{k}={v}" for k, v in self.setting.items() if v is not None)
-        return f"{self.diagnostic} dosage curve: {self.model} ({shown})"
+        return f"{self.diagnostic} dosage curve: {self.model}"
+
+    @property
+    def settings_text(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.setting.items() if v is not None)
 
     def to_dict(self) -> dict[str, Any]:
         return {
