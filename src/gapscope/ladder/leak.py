@@ -34,10 +34,8 @@ The parent answer checked against is ``Family.gold_answer`` (the corrected one w
 
 from __future__ import annotations
 
-import atexit
 import cmath
 import re
-import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -51,6 +49,7 @@ from latex2sympy2_extended.math_normalization import NormalizationConfig
 
 from gapscope.ladder.families import Family
 from gapscope.ladder.schema import AnswerSchema, MilestoneType
+from gapscope.process_shared import ProcessShared
 from gapscope.verify.pool import TaskPool
 
 
@@ -233,17 +232,11 @@ class GuardedTransform:
         self._pool.close()
 
 
-_shared: GuardedTransform | None = None
-_lock = threading.Lock()
+_shared = ProcessShared(GuardedTransform)
 
 
 def _default_transform() -> Transform:
-    global _shared
-    with _lock:
-        if _shared is None:
-            _shared = GuardedTransform()
-            atexit.register(_shared.close)
-        return _shared
+    return _shared.get()
 
 
 def _default_equivalence() -> Equivalence:

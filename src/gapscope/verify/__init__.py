@@ -7,9 +7,7 @@ interpreter exit), so casual callers never manage a pool; long runs should own a
 
 from __future__ import annotations
 
-import atexit
-import threading
-
+from gapscope.process_shared import ProcessShared
 from gapscope.verify.extract import Extracted, extract_boxed, find_answer, strip_reasoning
 from gapscope.verify.infer import infer_schema
 from gapscope.verify.verdict import Verdict
@@ -27,17 +25,11 @@ __all__ = [
     "verify",
 ]
 
-_shared: Verifier | None = None
-_lock = threading.Lock()
+_shared = ProcessShared(Verifier)
 
 
 def _shared_verifier() -> Verifier:
-    global _shared
-    with _lock:
-        if _shared is None:
-            _shared = Verifier()
-            atexit.register(_shared.close)
-        return _shared
+    return _shared.get()
 
 
 def verify(response: str, gold: str, schema: SchemaLike = None) -> Verdict:
