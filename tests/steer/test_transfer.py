@@ -86,5 +86,6 @@ def test_grid_accepts_the_prove_diagnostic(
         assert "pass@2" in point.extra
         assert set(point.values) == {"aime_a", "aime_b"}  # per-problem pass@k (Figure 6)
         assert any(key.startswith("share_") for key in point.extra)  # coherence classes
+        assert "share_server_error" not in point.extra  # a failed check is no output class
         assert 0.0 <= point.incoherent <= 1.0
     assert (tmp_path / "grid" / "dosage.svg").is_file()

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from gapscope.analysis.prove import ProveSummary
 from gapscope.analysis.s2b import S2BRunSummary
+from gapscope.prove.coherence import Coherence
 from gapscope.s2b.metrics import adj_zsct
 from gapscope.steer.dosage import BASELINE, Condition, CurvePoint, Trend, curve_points, trend
 
@@ -101,7 +102,8 @@ def prove_condition(direction: str, alpha: float, summary: ProveSummary) -> Cond
     extra = {
         f"share_{c.value}": share
         for c in summary.coherence
-        if (share := summary.coherence_fraction(c)) is not None
+        if c is not Coherence.SERVER_ERROR  # a failed check says nothing about the output
+        and (share := summary.coherence_fraction(c)) is not None
     }
     overall = summary.pass_at_k.get(k)
     if overall is not None:
