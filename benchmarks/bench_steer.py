@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from gapscope.models.checkpoints import embedded_checkpoint
+from gapscope.models.embedded import embedded_checkpoint
 from gapscope.models.engine import Engine, EngineConfig, GenerationRequest, SamplingParams
 from gapscope.s2b.config import resolve
 from gapscope.steer.apply import steering
