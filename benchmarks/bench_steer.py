@@ -2,7 +2,8 @@
 
 * overhead: generated tokens/s with a steering vector on the last quarter of the layers
   versus unsteered, same prompts, at batch 1 (one request per call) and batch 8 (one call of
-  eight); target: overhead < 5 %. KV reuse is off so both sides compute the same prefill.
+  eight); target: overhead < 5 %. KV reuse is off so both sides compute the same prefill, and
+  every reply decodes exactly MAX_TOKENS steps (``ignore_eos``) so both do the same work.
 * extraction: trace pairs/s when the 4 pairs of one demo episode (8 traces) share a forward
   pass versus one pair (its two traces) per forward pass. Sized for a 2-core CPU; on a GPU
   raise ``seeds`` for a steadier number.
@@ -73,7 +74,9 @@ def _tokens_per_second(run: Callable[[], list[Any]]) -> float:
 def _generate_all(engine: Engine, batch: int) -> list[Any]:
     """Every prompt: one request per call at batch 1, all in one call otherwise. Requests are
     made here, so they pick up the steering of the calling context."""
-    params = SamplingParams(max_tokens=MAX_TOKENS)
+    # every row decodes MAX_TOKENS steps on both sides: a steered reply that never ends must
+    # not look faster than an unsteered one that stopped early (tokens/s counts replies)
+    params = SamplingParams(max_tokens=MAX_TOKENS, ignore_eos=True)
     requests = [GenerationRequest(({"role": "user", "content": p},), params) for p in PROMPTS]
     if batch == 1:
         return [engine.generate([r])[0] for r in requests]

@@ -220,3 +220,16 @@ def test_cancelled_request_stops_between_decode_steps(make_engine: EngineFactory
     assert stopped.tokens == full.tokens[:3]
     before = engine.generate([GenerationRequest(messages, params, cancel=cancel)])[0]
     assert before.tokens == ()  # a request cancelled while queued never starts
+
+
+def test_ignore_eos_decodes_to_max_tokens(make_engine: EngineFactory) -> None:
+    """Benchmarks compare equal work: a reply that hits end-of-sequence must go on."""
+    engine = make_engine(kv_reuse=False)
+    engine._eos = frozenset(range(engine.model.config.vocab_size))  # every token ends a reply
+    messages: Messages = ({"role": "user", "content": "w1 w2"},)
+    stopped = ask(engine, messages, max_tokens=5)
+    assert (len(stopped.tokens), stopped.stop_reason) == (1, "stop")  # the end token itself
+    forced = engine.generate(
+        [GenerationRequest(messages, SamplingParams(max_tokens=5, ignore_eos=True))]
+    )[0]
+    assert (len(forced.tokens), forced.stop_reason) == (5, "max_tokens")

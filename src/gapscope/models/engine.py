@@ -55,6 +55,9 @@ class SamplingParams:
     top_k: int | None = None
     seed: int | None = None
     stop: tuple[str, ...] = ()
+    ignore_eos: bool = False
+    """Decode to ``max_tokens`` past end-of-sequence (as vLLM's option of that name): for
+    benchmarks whose two sides must do the same work whatever the model writes."""
 
     def __post_init__(self) -> None:
         if self.max_tokens < 1:
@@ -415,7 +418,7 @@ class Engine:
     def _stop_reason(self, row: _Row) -> StopReason | None:
         if row.request.cancelled:
             return "stop"
-        if row.generated[-1] in self._eos:
+        if row.generated[-1] in self._eos and not row.request.params.ignore_eos:
             return "stop"
         stops = row.request.params.stop
         if stops and any(stop in self._decode_text(row.generated) for stop in stops):
