@@ -18,7 +18,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-Script = Callable[[list[ChatMessage]], str]
+Script = Callable[[list[ChatMessage]], "str | ModelOutput"]
 SCRIPTS: dict[str, Script] = {}
 REQUESTS: dict[str, list[list[ChatMessage]]] = {}
 
@@ -56,4 +56,7 @@ class ScriptedAPI(ModelAPI):
         config: GenerateConfig,
     ) -> ModelOutput:
         REQUESTS[self.model_name].append(list(input))
-        return ModelOutput.from_content(self.model_name, SCRIPTS[self.model_name](input))
+        reply = SCRIPTS[self.model_name](input)
+        if isinstance(reply, ModelOutput):  # a script that needs a stop reason says it whole
+            return reply
+        return ModelOutput.from_content(self.model_name, reply)

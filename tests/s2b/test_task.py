@@ -132,3 +132,38 @@ def test_score_games_adjusts_and_ignores_exemplars() -> None:
     assert scores["zsct_strict"] == 25.0
     assert scores["unparsed"] == 1.0
     assert scores["support_acc"] == 100.0
+
+
+def test_games_past_the_model_context_are_named_not_silently_wrong(tmp_path: Path) -> None:
+    """SmolLM2's 8,192-token window ends inside a cat-10shot episode; the engine then returns an
+    empty reply with stop reason ``model_length``. Those games must be counted and said."""
+    from inspect_ai.model import ModelOutput
+    from rich.console import Console
+
+    from gapscope.analysis.terminal import print_s2b
+
+    calls = itertools.count()
+
+    def short_context(messages: object) -> str | ModelOutput:
+        if next(calls) < 3:
+            return "Answer: same"
+        return ModelOutput.from_content("short", "", stop_reason="model_length")
+
+    log = _run(tmp_path, script("short", short_context), preset="demo", seeds=1)
+    summary = summarize(log)
+    (row,) = summary.per_seed
+    games = log.samples[0].store.get("games") if log.samples else []
+    beyond = [g for g in games if g["stop_reason"] == "model_length"]
+    queries = [g for g in beyond if g["phase"] == "query"]
+    assert beyond and queries and row["unparsed"] == len(queries)
+    (note,) = summary.notes
+    assert f"{len(beyond)} games (from game {beyond[0]['index']} on)" in note
+    assert "context window" in note
+    score = next(iter(log.samples[0].scores.values())) if log.samples else None
+    assert score is not None and f"{len(beyond)} beyond the model's context" in str(
+        score.explanation
+    )
+    console = Console(record=True, width=200)
+    print_s2b(summary, console)
+    text = console.export_text()
+    assert "warning:" in text and "context window" in text

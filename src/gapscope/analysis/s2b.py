@@ -8,12 +8,12 @@ gives it a Wilson interval over those games.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
 from gapscope.analysis.profile import GapRow
-from gapscope.s2b.metrics import SCORE_KEYS, SeedSummary, adj_zsct
+from gapscope.s2b.metrics import SCORE_KEYS, SeedSummary, adj_zsct, beyond_context
 from gapscope.stats.proportion import wilson_percent
 
 if TYPE_CHECKING:
@@ -41,6 +41,8 @@ class S2BRunSummary:
     per_seed: list[dict[str, Any]]
     summary: dict[str, SeedSummary]
     query: dict[str, bool]
+    notes: list[str] = field(default_factory=list)
+    """What a reader must know to trust the numbers (games past the model's context)."""
 
     @property
     def label(self) -> str:
@@ -77,6 +79,7 @@ class S2BRunSummary:
             "summary": {
                 key: {"mean": s.mean, "sd": s.sd, "n": s.n} for key, s in self.summary.items()
             },
+            "notes": self.notes,
         }
 
 
@@ -85,12 +88,20 @@ def summarize(log: EvalLog) -> S2BRunSummary:
     require_task(log, TASK)
     rows: list[dict[str, Any]] = []
     query: dict[str, bool] = {}
+    notes: list[str] = []
     for sample in log.samples or []:
         seed = sample.metadata.get("seed")
         row: dict[str, Any] = {"seed": seed}
         score = sample_score(sample)
         if score is not None and isinstance(score.value, dict):
             row.update({key: score.value[key] for key in SCORE_KEYS})
+            beyond = beyond_context(sample.store.get("games", []))
+            if beyond:
+                notes.append(
+                    f"seed {seed}: {len(beyond)} games (from game {beyond[0]} on) did not fit "
+                    "the model's context window; their empty replies count as unparsed. Use "
+                    "a model with a longer context, or fewer games or tokens per game"
+                )
             for game in sample.store.get("games", []):
                 if game["phase"] == "query":
                     query[f"seed-{seed}/game-{game['index']}"] = game["flexible"] == game["same"]
@@ -114,6 +125,7 @@ def summarize(log: EvalLog) -> S2BRunSummary:
         per_seed=rows,
         summary=summary,
         query=query,
+        notes=notes,
     )
 
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER
@@ -65,6 +66,8 @@ def print_s2b(summary: S2BRunSummary, console: Console) -> None:
             *(str(s[k]) for k in ("zsct", "adj_zsct", "zsct_strict", "unparsed", "support_acc")),
         )
     console.print(table)
+    for note in summary.notes:
+        console.print(f"[yellow]warning:[/yellow] {escape(note)}")
     console.print(f"model: {summary.model}  log: {summary.log_location}")
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 SCORE_KEYS = ("zsct", "adj_zsct", "zsct_strict", "adj_zsct_strict", "unparsed", "support_acc")
 """What the ZSCT scorer records per episode (and the analysis reads back)."""
@@ -53,3 +54,9 @@ class SeedSummary:
 
     def __str__(self) -> str:
         return f"{self.mean:.1f} ± {self.sd:.1f}"
+
+
+def beyond_context(records: list[dict[str, Any]]) -> list[int]:
+    """Indices of the games the model could not answer: the conversation outgrew its context
+    window (they count as unparsed, and wrong, like any reply without a decision)."""
+    return [r["index"] for r in records if r.get("stop_reason") == "model_length"]

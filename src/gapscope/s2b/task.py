@@ -44,7 +44,7 @@ from gapscope.s2b.answers import extract
 from gapscope.s2b.config import S2BConfig, resolve
 from gapscope.s2b.episode import Game, build_episode
 from gapscope.s2b.export import episode_header
-from gapscope.s2b.metrics import accuracy_percent, adj_zsct
+from gapscope.s2b.metrics import accuracy_percent, adj_zsct, beyond_context
 from gapscope.s2b.prompting import system_prompt, user_turn
 from gapscope.s2b.verbalizer import Tracker
 from gapscope.steer.task import check_options, task_steering
@@ -146,6 +146,7 @@ def play_episode(
         for game in episode.games:
             messages.append(ChatMessageUser(content=user_turn(episode, game)))
             reference = tracker.decide(game)
+            stop_reason = None
             if game.index in exemplars or listener == "rule":
                 reply = reference.trace
             elif listener == "corrupted":
@@ -155,9 +156,11 @@ def play_episode(
             else:
                 with task_steering(steer, alpha):
                     output = await get_model().generate(messages, config=generate_config)
-                reply = output.completion
+                reply, stop_reason = output.completion, output.stop_reason
             messages.append(ChatMessageAssistant(content=reply))
-            records.append(_record(game, reply, reference.same, exemplar=game.index in exemplars))
+            records.append(
+                _record(game, reply, reference.same, game.index in exemplars, stop_reason)
+            )
             tracker.sync(game)
             twin.sync(game)
             nonlocal played
@@ -171,8 +174,12 @@ def play_episode(
     return solve
 
 
-def _record(game: Game, reply: str, rule_same: bool, *, exemplar: bool) -> dict[str, Any]:
-    """What the scorer and an auditor need from one game."""
+def _record(
+    game: Game, reply: str, rule_same: bool, exemplar: bool, stop_reason: str | None
+) -> dict[str, Any]:
+    """What the scorer and an auditor need from one game. ``stop_reason`` is the model's
+    (None for verbalizer-written games): ``model_length`` means the conversation no longer
+    fit the model's context, so the reply is empty and the decision was never made."""
     said = extract(reply)
     return {
         "index": game.index,
@@ -183,6 +190,7 @@ def _record(game: Game, reply: str, rule_same: bool, *, exemplar: bool) -> dict[
         "strict": said.strict,
         "flexible": said.flexible,
         "reply": reply,
+        "stop_reason": stop_reason,
     }
 
 
@@ -234,12 +242,14 @@ def zsct_scorer() -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         records: list[dict[str, Any]] = state.store.get("games", [])
         values = score_games(records)
+        beyond = beyond_context(records)
         return Score(
             value=values,  # type: ignore[arg-type]
             explanation=(
                 f"ZSCT {values['zsct']:.1f} (strict {values['zsct_strict']:.1f}) over "
                 f"{sum(r['phase'] == 'query' for r in records)} query games, "
                 f"{int(values['unparsed'])} unparsed"
+                + (f", {len(beyond)} beyond the model's context" if beyond else "")
             ),
         )
 
