@@ -118,38 +118,37 @@ def test_missing_local_checkpoint_is_bad_input_in_the_envelope(tmp_path: Path) -
     assert not list(tmp_path.glob("*.eval"))  # stopped before a run started
 
 
-def test_cli_start_up_imports_no_heavy_library() -> None:
-    """`gapscope --help` took 5 s because Inspect and scipy.stats loaded at start-up."""
+def _python(code: str) -> str:
+    """Run ``code`` in a fresh interpreter (start-up and exit are what is tested)."""
     import subprocess
     import sys
 
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    return done.stdout.strip()
+
+
+def test_cli_start_up_imports_no_heavy_library() -> None:
+    """`gapscope --help` took 5 s because Inspect and scipy.stats loaded at start-up."""
     code = (
         "import sys; from gapscope.cli import app; "
         "print(sorted(m for m in ('inspect_ai', 'scipy.stats', 'torch', 'matplotlib') "
         "if m in sys.modules))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
-    )
-    assert done.stdout.strip() == "[]"
+    assert _python(code) == "[]"
 
 
 def test_every_command_ends_with_the_heap_frozen() -> None:
     """Ctrl-C on an embedded run took 1.9 s to exit, 1.3 s of it the interpreter's shutdown
     collection walking torch's and Inspect's objects; a frozen heap is skipped by it. Checked
     for an ending by SystemExit, as every Typer command (and the interrupt path) ends."""
-    import subprocess
-    import sys
-
     code = (
         "import gc, sys; from gapscope.cli import main; sys.argv = ['gapscope', '--help']\n"
         "try:\n    main()\nexcept SystemExit as exc:\n"
         "    print(exc.code, gc.get_freeze_count() > 0)"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
-    )
-    assert done.stdout.strip().splitlines()[-1] == "0 True"
+    assert _python(code).splitlines()[-1] == "0 True"
 
 
 def test_the_installed_command_goes_through_main() -> None:

@@ -119,14 +119,18 @@ def _comparison_html(c: Comparison) -> str:
             f"<h4>OracleLadder transitions ({_e(name)}): A rows → B columns</h4>"
             f"<table><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>"
         )
-    notes = "".join(f"<li>{_e(n)}</li>" for n in c.notes)
     return (
         f"<h3>A = {_e(c.a)} vs B = {_e(c.b)}</h3>"
         "<table><thead><tr><th>diagnostic</th><th>metric</th><th>paired n</th><th>A only</th>"
         "<th>B only</th><th>A minus B, pp [95% CI]</th><th>McNemar p</th><th>Holm p</th></tr>"
-        f"</thead><tbody>{rows}</tbody></table>{matrices}"
-        + (f"<ul class='notes'>{notes}</ul>" if notes else "")
+        f"</thead><tbody>{rows}</tbody></table>{matrices}{_notes(c.notes)}"
     )
+
+
+def _notes(notes: Sequence[str]) -> str:
+    """A section's notes as a list (nothing when there are none)."""
+    items = "".join(f"<li>{_e(n)}</li>" for n in notes)
+    return f"<ul class='notes'>{items}</ul>" if items else ""
 
 
 def _trend_html(curve: DosageCurve) -> str:
@@ -139,12 +143,11 @@ def _trend_html(curve: DosageCurve) -> str:
         f"<td>{t.points}</td></tr>"
         for t in curve.trends
     )
-    notes = "".join(f"<li>{_e(n)}</li>" for n in curve.notes)
     return (
-        f"<h3>{_e(curve.title)}</h3>"
+        f"<h3>{_e(curve.title)}</h3><p>{_e(curve.settings_text)}</p>"
         "<table><thead><tr><th>direction</th><th>Spearman rho</th><th>p</th>"
         f"<th>slope per alpha [95% CI]</th><th>points</th></tr></thead><tbody>{rows}</tbody>"
-        "</table>" + (f"<ul class='notes'>{notes}</ul>" if notes else "")
+        f"</table>{_notes(curve.notes)}"
     )
 
 
