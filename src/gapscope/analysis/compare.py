@@ -135,9 +135,10 @@ def compare(
     Steered runs are left out (named in the notes): they are the same items under an
     intervention, and a dosage curve, not a model-vs-model test, is how they are read.
     """
-    steered = {side: sum(map(is_steering_run, logs)) for side, logs in (("A", a), ("B", b))}
-    a = [x for x in a if not is_steering_run(x)]
-    b = [x for x in b if not is_steering_run(x)]
+    kept_a = [x for x in a if not is_steering_run(x)]
+    kept_b = [x for x in b if not is_steering_run(x)]
+    steered = {"A": len(a) - len(kept_a), "B": len(b) - len(kept_b)}
+    a, b = kept_a, kept_b
     out_a, out_b = _outcomes("A", a), _outcomes("B", b)
     common = [key for key in out_a if key in out_b]
     if not common:

@@ -231,10 +231,10 @@ DOSAGE_COLOURS = {"clb": "#c0392b", "orthogonal": "#2471a3", "random": "#7f8c8d"
 def dosage_figure(curve: DosageCurve, stem: str = "dosage") -> NamedFigure:
     """The seed's Figure 5: the metric against alpha per direction (baseline shared), with
     its bootstrap 95% CI, above bars of the incoherent share per condition."""
-    points = curve.points
-    directions = [d for d in dict.fromkeys(p.direction for p in points) if d != BASELINE]
     from matplotlib.figure import Figure
 
+    points = curve.points
+    directions = [d for d in dict.fromkeys(p.direction for p in points) if d != BASELINE]
     fig = Figure(figsize=(WIDTH, 5.4), layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[3, 1])
     width = 0.8 / max(1, len(directions))

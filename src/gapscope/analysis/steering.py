@@ -20,7 +20,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gapscope.analysis.prove import TASK as PROVE_TASK
 from gapscope.analysis.prove import ProveSummary
+from gapscope.analysis.s2b import TASK as S2B_TASK
 from gapscope.analysis.s2b import S2BRunSummary
 from gapscope.prove.coherence import Coherence
 from gapscope.s2b.metrics import adj_zsct
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
     from gapscope.analysis.logs import RunInfo
 
 STEERING_ARGS = ("steer", "alpha")
+STEERABLE = (S2B_TASK, PROVE_TASK)
+"""The tasks that take ``steer``/``alpha``."""
 
 
 @dataclass(frozen=True)
@@ -66,9 +70,7 @@ SWEEP_KEY = "steering_sweep"
 def is_steering_run(loaded: LoadedLog) -> bool:
     """A steered run, or the unsteered baseline a sweep ran for its curve: both are read as
     dosage-curve points, not as the model's own results."""
-    if steering_of(loaded.info) is not None:
-        return True
-    return loaded.info is not None and SWEEP_KEY in loaded.info.metadata
+    return steering_of(loaded.info) is not None or _sweep_of(loaded) is not None
 
 
 def s2b_condition(direction: str, alpha: float, summary: S2BRunSummary) -> Condition:
@@ -228,7 +230,7 @@ def dosage_curves(logs: Sequence[LoadedLog], notes: list[str]) -> list[DosageCur
     groups: dict[tuple[str, str], dict[tuple[str, float], LoadedLog]] = {}
     duplicates: dict[tuple[str, str], list[str]] = {}
     for loaded in logs:
-        if loaded.diagnostic.task not in ("s2b_lm", "prove"):
+        if loaded.diagnostic.task not in STEERABLE:
             continue
         steering = steering_of(loaded.info)
         if steering is None:

@@ -35,7 +35,7 @@ from gapscope.s2b.task import s2b_lm
 from gapscope.steer.controls import CONTROLS, control
 from gapscope.steer.dosage import BASELINE, CurvePoint, Trend
 from gapscope.steer.extract import extract_direction
-from gapscope.steer.task import engine_for
+from gapscope.steer.task import engine_for, load_direction
 from gapscope.steer.vector import SteeringVector
 
 Diagnostic = Literal["s2b", "prove"]
@@ -155,7 +155,8 @@ def run_sweep(spec: SweepSpec, run: RunTask) -> SweepResult:
             reason = log.error.message if log.error else log.status
             raise RuntimeError(f"{name} alpha={alpha:g} failed: {reason} (log: {log.location})")
         done.append((name, alpha, loaded_from(log)))
-    base = SteeringVector.load(directions["clb"]).fingerprint
+    # the CLB direction as every steered run loaded it (cached by path): no second read
+    base = load_direction(str(directions["clb"])).fingerprint
     curve = build_curve(done, base=base)
     files = _write(spec, curve, directions)
     return SweepResult(curve.points, curve.trends, curve.logs, files, curve.notes)

@@ -10,6 +10,7 @@ start only when a pair needs them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections import deque
@@ -160,36 +161,36 @@ def _grade_file(
 ) -> Result:
     """Grade every line; verdicts stream to ``out`` (or stdout). With ``--json`` and no
     ``--out`` stdout is the envelope's, so the verdicts go into it instead."""
-    source = _open_input(path)
-    collected: list[dict[str, Any]] | None = None
-    sink: IO[str] | None = None
-    try:
-        if json_mode and out is None:
-            collected = []
+    collected: list[dict[str, Any]] | None = [] if json_mode and out is None else None
+    with contextlib.ExitStack() as files:
+        source = files.enter_context(_open_input(path))
+        if collected is not None:
             writer = _OrderedWriter(collected.append)
         else:
             sink = _open_output(out)
+            if sink is not sys.stdout:
+                files.callback(sink.close)
             writer = _OrderedWriter(_line_writer(sink))
-        verifier.check_each(_items(source, writer), writer.verdict)
-    except KeyboardInterrupt:
-        details = {**writer.counts(), "out": str(out) if out else None, "verdicts": collected}
-        output.fail(
-            f"interrupted: {writer.written} verdicts written, in input order; "
-            "rerun to finish (settled verdicts come from the cache)",
-            EXIT_INTERRUPTED,
-            details=details,
-        )
-    finally:
-        source.close()
-        if sink is not None and sink is not sys.stdout:
-            sink.close()
+
+        def details() -> dict[str, Any]:
+            return {**writer.counts(), "out": str(out) if out else None, "verdicts": collected}
+
+        try:
+            verifier.check_each(_items(source, writer), writer.verdict)
+        except KeyboardInterrupt:
+            output.fail(
+                f"interrupted: {writer.written} verdicts written, in input order; "
+                "rerun to finish (settled verdicts come from the cache)",
+                EXIT_INTERRUPTED,
+                details=details(),
+            )
     counts = writer.counts()
     typer.echo(
         f"{counts['graded']} graded: {counts['accept']} ACCEPT, {counts['not_accept']} "
         f"NOT_ACCEPT, {counts['input_errors']} input errors",
         err=True,
     )
-    return Result(details={**counts, "out": str(out) if out else None, "verdicts": collected})
+    return Result(details=details())
 
 
 def _grade_one(
@@ -242,10 +243,8 @@ def verify_command(
         try:
             timeout = _timeout(timeout_s)
             cache = None if no_cache else (cache_file or default_cache_path())
-            # one answer needs one worker; a file gets the pool
-            verifier = Verifier(
-                timeout_s=timeout, cache_path=cache, **({} if jsonl else {"workers": 1})
-            )
+            # one answer needs one worker; a file gets the default pool
+            verifier = Verifier(timeout_s=timeout, cache_path=cache, workers=None if jsonl else 1)
             try:
                 if jsonl is not None:
                     result = _grade_file(output, jsonl, out, verifier, json_out)
