@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from gapscope.app.lean import lean_app
 from gapscope.lean import local
 from gapscope.lean.backend import LeanUnavailable
-from gapscope.lean.cli import lean_app
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.sandbox import SandboxStatus, sandbox_argv, sandbox_status
 from gapscope.lean.verdict import Status

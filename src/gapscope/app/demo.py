@@ -23,7 +23,7 @@ from gapscope.analysis.ladder import build_report, model_run
 from gapscope.analysis.report import write_report
 from gapscope.analysis.s2b import S2BRunSummary, summarize
 from gapscope.analysis.terminal import print_ladder
-from gapscope.clikit import EMBEDDED_MODEL, run_task
+from gapscope.app.kit import EMBEDDED_MODEL, run_task
 from gapscope.ladder.task import oracle_ladder
 from gapscope.models.embedded import GEMMA3_270M
 from gapscope.s2b.task import s2b_lm
@@ -49,7 +49,7 @@ def _report(locations: list[str], log_dir: Path) -> Path:
 def _steering_sweep(log_dir: Path) -> list[str]:
     """Extract the CLB direction on a demo episode and sweep three alphas; print the figure.
     Returns the sweep's logs, which the report draws as a dosage curve."""
-    from gapscope.steer.sweep import SweepSpec, run_sweep
+    from gapscope.app.sweep import SweepSpec, run_sweep
 
     spec = SweepSpec(
         model=EMBEDDED_MODEL,
