@@ -26,3 +26,6 @@ class RunMetadata(TypedDict):
     steer: str | None
     alpha: float
     steering: SteeringRecord | None
+    max_tokens: int
+    model_calls: dict[str, int]
+    """Per episode (seed), the games the task's model answers: a plan counts them before a run."""

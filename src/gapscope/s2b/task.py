@@ -45,7 +45,7 @@ from gapscope.models.task_steering import check_options, task_steering
 from gapscope.s2b.answers import extract
 from gapscope.s2b.config import S2BConfig, resolve
 from gapscope.s2b.contract import TASK, EpisodeMetadata, RunMetadata
-from gapscope.s2b.episode import Game, build_episode
+from gapscope.s2b.episode import Episode, Game, build_episode
 from gapscope.s2b.export import episode_header
 from gapscope.s2b.metrics import accuracy_percent, adj_zsct, beyond_context
 from gapscope.s2b.prompting import system_prompt, user_turn
@@ -115,9 +115,22 @@ def s2b_lm(
                 steer=steer,
                 alpha=alpha,
                 steering=steering,
+                max_tokens=max_tokens,
+                model_calls={
+                    str(seed): model_calls(build_episode(config, seed), listener)
+                    for seed in range(first_seed, first_seed + seeds)
+                },
             )
         ),
     )
+
+
+def model_calls(episode: Episode, listener: str) -> int:
+    """How many of the episode's games the task's model answers: every game but the
+    verbalizer-written exemplars, for the ``lm`` listener; none for a reference listener."""
+    if listener != "lm":
+        return 0
+    return sum(1 for game in episode.games if game.index not in episode.exemplar_indices)
 
 
 @solver
