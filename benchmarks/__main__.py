@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from benchmarks import (
     bench_executor,
+    bench_harness,
     bench_interrupt,
     bench_lean,
     bench_models,
@@ -17,6 +18,10 @@ from benchmarks import (
 def main() -> None:
     for name, bench in (
         ("S2B rule listener throughput", bench_s2b.main),
+        (
+            "harness overhead per generation (instant model) vs a bare Inspect task",
+            bench_harness.main,
+        ),
         ("verifier cascade vs math-verify", bench_verifier.main),
         ("embedded model: load time", bench_models.main),
         ("Lean local backend: pooled REPLs vs a fresh process per check", bench_lean.main),
