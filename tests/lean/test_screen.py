@@ -29,7 +29,10 @@ ALLOWED = [
     '-- #eval IO.Process.run\n/- macro_rules | `(x) => `(y) -/\ndef s : String := "#exit"',
     "theorem t (h' : x.prefix = 1) (α : Type) : True := trivial",
     "example : #[1, 2].size = 2 := rfl",
-    "theorem «weird #eval name» : True := trivial",
+    "theorem «weird name» : True := trivial",
+    "theorem «theorem p_false : Nat.Prime 4 :=» : True := trivial",
+    "theorem t : True := by\n  exact (fun (h₂ : True) => h₂.elim') trivial",
+    "example : f ⁻¹' s = s := rfl",
 ]
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gapscope.lean.source import mask_literals
+from gapscope.lean.source import Kind, Lexed, Token, lex
 from gapscope.lean.verdict import LeanVerdict, Status
 
 ALLOWED_OPTIONS: frozenset[str] = frozenset(
@@ -121,15 +121,9 @@ FORBIDDEN_KEYWORDS: dict[str, str] = {
 }
 """Lean (core, Batteries, Mathlib) command keywords outside the whitelist, with the reason."""
 
-_TOKEN = re.compile(
-    r"«[^»\n]*»"
-    r"|@\["
-    r"|#[^\W\d][\w'!?]*"
-    r"|(?<![\w'!?.])[^\W\d][\w'!?]*(?:\.[^\W\d][\w'!?]*)*"
-)
 _OPTION = re.compile(r"\s+([^\W\d][\w.]*)\s+(\S+)")
-_STRING_AHEAD = re.compile(r'\s*"')
 _SCOPE_OPENERS = frozenset({"namespace", "section", "mutual"})
+_UNDECIDED = "Lean may read it otherwise than the screen does, so the screen cannot vouch for it"
 
 
 @dataclass(frozen=True)
@@ -148,21 +142,33 @@ class Forbidden:
         )
 
 
-def _attributes(masked: str, start: int) -> list[str]:
-    """The attribute names of the ``@[...]`` opening at ``start``. The scan then goes on
-    inside it: an unclosed ``@[`` must not hide what follows (Lean recovers from the parse
-    error and elaborates the next command)."""
-    depth, i = 0, start + 1
-    while i < len(masked):
-        depth += {"[": 1, "]": -1}.get(masked[i], 0)
+def _attributes(lexed: Lexed, code: list[Token], at: int) -> list[str]:
+    """The attribute names of the ``@[`` whose ``[`` is ``code[at]``: the first word of each
+    comma-separated entry (``local``/``scoped`` aside), up to the matching ``]``. An unclosed
+    list ends at the next ``@[``, so each token is read for one list at most (linear time);
+    the scan goes on inside the list either way, so an unclosed ``@[`` hides nothing (Lean
+    recovers from the parse error and elaborates the next command)."""
+    names: list[str | None] = [None]
+    depth = 0
+    for n in range(at, len(code)):
+        word = lexed.word(code[n])
+        if n > at and word == "@" and _glued(lexed, code, n, "["):
+            break
+        depth += {"[": 1, "]": -1}.get(word, 0)
         if depth == 0:
             break
-        i += 1
-    names = []
-    for entry in masked[start + 2 : i].split(","):
-        words = [w for w in entry.replace("-", " ").split() if w not in ("local", "scoped")]
-        names.append(words[0] if words else "")
-    return names
+        if depth == 1 and word == ",":
+            names.append(None)
+        elif names[-1] is None and code[n].kind is Kind.IDENT and word not in ("local", "scoped"):
+            names[-1] = word
+    return [name or "" for name in names]
+
+
+def _glued(lexed: Lexed, code: list[Token], n: int, word: str | None = None) -> bool:
+    """Whether ``code[n + 1]`` follows ``code[n]`` with no space between (and is ``word``)."""
+    if n + 1 >= len(code) or code[n + 1].start != code[n].end:
+        return False
+    return word is None or lexed.word(code[n + 1]) == word
 
 
 def _check_option(masked: str, end: int) -> str | None:
@@ -176,46 +182,62 @@ def _check_option(masked: str, end: int) -> str | None:
     return f"set_option {name} {value}"
 
 
+def _refusal(lexed: Lexed, code: list[Token], n: int, scopes: list[int]) -> tuple[str, str] | None:
+    """(command, reason) when the command at ``code[n]`` is refused; counts the scopes the
+    code opens in ``scopes[0]``."""
+    token, word = code[n], lexed.word(code[n])
+    if word == "#" and _glued(lexed, code, n) and code[n + 1].kind is Kind.IDENT:
+        return f"#{lexed.word(code[n + 1])}", "`#` commands evaluate or print at check time"
+    if word == "@" and _glued(lexed, code, n, "["):
+        bad = [a for a in _attributes(lexed, code, n + 1) if a not in ALLOWED_ATTRIBUTES]
+        return (f"@[{bad[0]}]", "only attributes that steer tactics are allowed") if bad else None
+    if token.kind is not Kind.IDENT:
+        return None
+    if word in FORBIDDEN_KEYWORDS:
+        return word, FORBIDDEN_KEYWORDS[word]
+    following = code[n + 1] if n + 1 < len(code) else None
+    if word.endswith("!") and following is not None and lexed.word(following).startswith('"'):
+        return f'{word}"..."', "interpolated strings are not needed in a proof"
+    if word == "set_option":
+        option = _check_option(lexed.masked, token.end)
+        only = f"only {', '.join(sorted(ALLOWED_OPTIONS))} may be set"
+        return (option, only) if option is not None else None
+    if word in _SCOPE_OPENERS:
+        scopes[0] += 1
+    elif word == "end":
+        if scopes[0] == 0:
+            return "end", "closes a namespace or section the code did not open"
+        scopes[0] -= 1
+    return None
+
+
+def _first_forbidden(lexed: Lexed) -> tuple[int, str, str] | None:
+    """(position, command, reason) of the first refused command among ``lexed``'s tokens."""
+    code = [t for t in lexed.tokens if t.kind is not Kind.COMMENT]
+    scopes = [0]
+    for n in range(len(code)):
+        found = _refusal(lexed, code, n, scopes)
+        if found is not None:
+            return code[n].start, *found
+    return None
+
+
 def screen(code: str) -> Forbidden | None:
     """The first forbidden command in model-written ``code``, or None if it may be checked.
 
     Apply it to what the model wrote (a reply's proof, a generated statement), not to
     trusted text around it (library preambles may use macros). Lines are 1-based in ``code``.
     """
-    masked, unterminated = mask_literals(code)
+    lexed = lex(code)
 
     def line_of(index: int) -> int:
         return code.count("\n", 0, index) + 1
 
-    if unterminated:
-        return Forbidden(
-            "unterminated comment or string", line_of(len(code)), "it would hide what follows"
-        )
-    scopes = 0
-    position = 0
-    while (token := _TOKEN.search(masked, position)) is not None:
-        word, position = token[0], token.end()
-        found: tuple[str, str] | None = None
-        if word.startswith("#"):
-            found = word, "`#` commands evaluate or print at check time"
-        elif word == "@[":
-            bad = [n for n in _attributes(masked, token.start()) if n not in ALLOWED_ATTRIBUTES]
-            if bad:
-                found = f"@[{bad[0]}]", "only attributes that steer tactics are allowed"
-        elif word in FORBIDDEN_KEYWORDS:
-            found = word, FORBIDDEN_KEYWORDS[word]
-        elif word.endswith("!") and _STRING_AHEAD.match(code, position):
-            found = f'{word}"..."', "interpolated strings are not needed in a proof"
-        elif word == "set_option":
-            option = _check_option(masked, position)
-            if option is not None:
-                found = option, f"only {', '.join(sorted(ALLOWED_OPTIONS))} may be set"
-        elif word in _SCOPE_OPENERS:
-            scopes += 1
-        elif word == "end":
-            if scopes == 0:
-                found = "end", "closes a namespace or section the code did not open"
-            scopes = max(0, scopes - 1)
-        if found is not None:
-            return Forbidden(found[0], line_of(token.start()), found[1])
-    return None
+    if lexed.undecided is not None:
+        at = lexed.undecided.position
+        return Forbidden(lexed.undecided.what, line_of(at), _UNDECIDED)
+    found = [f for f in map(_first_forbidden, (lexed, *lexed.rereadings)) if f is not None]
+    if not found:
+        return None
+    at, command, reason = min(found)
+    return Forbidden(command, line_of(at), reason)
