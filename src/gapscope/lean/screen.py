@@ -124,6 +124,7 @@ FORBIDDEN_KEYWORDS: dict[str, str] = {
 _OPTION = re.compile(r"\s+([^\W\d][\w.]*)\s+(\S+)")
 _SCOPE_OPENERS = frozenset({"namespace", "section", "mutual"})
 _UNDECIDED = "Lean may read it otherwise than the screen does, so the screen cannot vouch for it"
+"""Why code the lexer cannot read for certain (``gapscope.lean.source.Undecided``) is refused."""
 
 
 @dataclass(frozen=True)
@@ -235,7 +236,9 @@ def screen(code: str) -> Forbidden | None:
 
     if lexed.undecided is not None:
         at = lexed.undecided.position
-        return Forbidden(lexed.undecided.what, line_of(at), _UNDECIDED)
+        shown = code[at : at + 24].split("\n")[0]
+        shown += "…" if len(shown) < len(code) - at else ""
+        return Forbidden(shown, line_of(at), f"{lexed.undecided.what}: {_UNDECIDED}")
     found = [f for f in map(_first_forbidden, (lexed, *lexed.rereadings)) if f is not None]
     if not found:
         return None
