@@ -102,9 +102,9 @@ def test_identifiers_read_again_from_their_second_character_must_agree(code: str
 
 
 def test_the_second_reading_of_a_name_is_kept_for_the_screen() -> None:
-    code = "exact «x #eval y» 1"
-    (again,) = lex(code).rereadings
-    assert [code[t.start : t.end] for t in again.tokens] == ["x", "#", "eval", "y"]
+    code = "exact «x #eval y» «z» 1"
+    again = lex(code).second_reading()
+    assert [code[t.start : t.end] for t in again.tokens] == ["x", "#", "eval", "y", "z"]
 
 
 def test_after_an_undecided_token_nothing_is_code() -> None:

@@ -143,7 +143,7 @@ class Forbidden:
         )
 
 
-def _attributes(lexed: Lexed, code: list[Token], at: int) -> list[str]:
+def _attributes(code: list[Token], words: list[str], at: int) -> list[str]:
     """The attribute names of the ``@[`` whose ``[`` is ``code[at]``: the first word of each
     comma-separated entry (``local``/``scoped`` aside), up to the matching ``]``. An unclosed
     list ends at the next ``@[``, so each token is read for one list at most (linear time);
@@ -152,8 +152,8 @@ def _attributes(lexed: Lexed, code: list[Token], at: int) -> list[str]:
     names: list[str | None] = [None]
     depth = 0
     for n in range(at, len(code)):
-        word = lexed.word(code[n])
-        if n > at and word == "@" and _glued(lexed, code, n, "["):
+        word = words[n]
+        if n > at and word == "@" and _glued(code, words, n, "["):
             break
         depth += {"[": 1, "]": -1}.get(word, 0)
         if depth == 0:
@@ -165,11 +165,11 @@ def _attributes(lexed: Lexed, code: list[Token], at: int) -> list[str]:
     return [name or "" for name in names]
 
 
-def _glued(lexed: Lexed, code: list[Token], n: int, word: str | None = None) -> bool:
+def _glued(code: list[Token], words: list[str], n: int, word: str | None = None) -> bool:
     """Whether ``code[n + 1]`` follows ``code[n]`` with no space between (and is ``word``)."""
     if n + 1 >= len(code) or code[n + 1].start != code[n].end:
         return False
-    return word is None or lexed.word(code[n + 1]) == word
+    return word is None or words[n + 1] == word
 
 
 def _check_option(masked: str, end: int) -> str | None:
@@ -183,21 +183,23 @@ def _check_option(masked: str, end: int) -> str | None:
     return f"set_option {name} {value}"
 
 
-def _refusal(lexed: Lexed, code: list[Token], n: int, scopes: list[int]) -> tuple[str, str] | None:
+def _refusal(
+    lexed: Lexed, code: list[Token], words: list[str], n: int, scopes: list[int]
+) -> tuple[str, str] | None:
     """(command, reason) when the command at ``code[n]`` is refused; counts the scopes the
     code opens in ``scopes[0]``."""
-    token, word = code[n], lexed.word(code[n])
-    if word == "#" and _glued(lexed, code, n) and code[n + 1].kind is Kind.IDENT:
-        return f"#{lexed.word(code[n + 1])}", "`#` commands evaluate or print at check time"
-    if word == "@" and _glued(lexed, code, n, "["):
-        bad = [a for a in _attributes(lexed, code, n + 1) if a not in ALLOWED_ATTRIBUTES]
-        return (f"@[{bad[0]}]", "only attributes that steer tactics are allowed") if bad else None
+    token, word = code[n], words[n]
     if token.kind is not Kind.IDENT:
+        if word == "#" and _glued(code, words, n) and code[n + 1].kind is Kind.IDENT:
+            return f"#{words[n + 1]}", "`#` commands evaluate or print at check time"
+        if word == "@" and _glued(code, words, n, "["):
+            bad = [a for a in _attributes(code, words, n + 1) if a not in ALLOWED_ATTRIBUTES]
+            why = "only attributes that steer tactics are allowed"
+            return (f"@[{bad[0]}]", why) if bad else None
         return None
     if word in FORBIDDEN_KEYWORDS:
         return word, FORBIDDEN_KEYWORDS[word]
-    following = code[n + 1] if n + 1 < len(code) else None
-    if word.endswith("!") and following is not None and lexed.word(following).startswith('"'):
+    if word.endswith("!") and n + 1 < len(code) and words[n + 1].startswith('"'):
         return f'{word}"..."', "interpolated strings are not needed in a proof"
     if word == "set_option":
         option = _check_option(lexed.masked, token.end)
@@ -215,9 +217,10 @@ def _refusal(lexed: Lexed, code: list[Token], n: int, scopes: list[int]) -> tupl
 def _first_forbidden(lexed: Lexed) -> tuple[int, str, str] | None:
     """(position, command, reason) of the first refused command among ``lexed``'s tokens."""
     code = [t for t in lexed.tokens if t.kind is not Kind.COMMENT]
+    words = [lexed.text[t.start : t.end] for t in code]
     scopes = [0]
     for n in range(len(code)):
-        found = _refusal(lexed, code, n, scopes)
+        found = _refusal(lexed, code, words, n, scopes)
         if found is not None:
             return code[n].start, *found
     return None
@@ -239,7 +242,7 @@ def screen(code: str) -> Forbidden | None:
         shown = code[at : at + 24].split("\n")[0]
         shown += "…" if len(shown) < len(code) - at else ""
         return Forbidden(shown, line_of(at), f"{lexed.undecided.what}: {_UNDECIDED}")
-    found = [f for f in map(_first_forbidden, (lexed, *lexed.rereadings)) if f is not None]
+    found = [f for f in map(_first_forbidden, (lexed, lexed.second_reading())) if f]
     if not found:
         return None
     at, command, reason = min(found)

@@ -39,7 +39,7 @@ unknown identifier one character in (``errorAtSavedPos``), so an identifier may 
 second time from its second character: ``h'"' …`` is then a char literal and what followed it
 is code, and ``«x #eval …»`` is code. Each identifier's second reading is lexed too; one that
 does not end where the identifier ends is undecided, and the second readings of ``«…»``
-names are handed to the screen (:attr:`Lexed.rereadings`).
+names are handed to the screen (:meth:`Lexed.second_reading`).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class Lexed:
     text: str
     tokens: tuple[Token, ...]
     undecided: Undecided | None
-    rereadings: tuple[Lexed, ...] = field(default=())
+    reread: tuple[Token, ...] = field(default=())
     start: int = 0
     end: int = 0
 
@@ -120,6 +120,11 @@ class Lexed:
 
     def word(self, token: Token) -> str:
         return self.text[token.start : token.end]
+
+    def second_reading(self) -> Lexed:
+        """The tokens of every ``«…»`` name's inside, read as code (see the module
+        docstring), as one token stream over the same text."""
+        return Lexed(self.text, self.reread, None, (), 0, len(self.text))
 
 
 _NAME_PART = re.compile(r"«([^»]*)»")
@@ -172,7 +177,12 @@ def _is_digit(ch: str) -> bool:
 _HEX = frozenset("0123456789abcdefABCDEF")
 _QUOTABLE = frozenset("\\\"'rnt")
 _ASCII_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_'!?]*")
+_ASCII_ID_FIRST = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_!?]*")
+"""A ``«…»`` name's inside that reads again as one identifier and nothing else."""
 _COMMENT_MARK = re.compile(r"-/|/-")
+_PLAIN_SYMBOLS = frozenset("()[]{},:;=<>+*@#$%&|^~!?.`\\⟨⟩")
+"""Characters that are a symbol token wherever they stand (no literal or comment starts)."""
 _GLUE_SAFE = frozenset("()[]{}⟨⟩⦃⦄,")
 """Symbols after which ``--``/``/-`` surely start a comment (no token continues them)."""
 
@@ -191,7 +201,7 @@ class _Reader:
     def __init__(self, text: str, start: int, end: int, nested: bool) -> None:
         self.text, self.start, self.end, self.nested = text, start, end, nested
         self.tokens: list[Token] = []
-        self.rereadings: list[Lexed] = []
+        self.reread: list[Token] = []
         self.token_start = start
 
     def at(self, i: int) -> str:
@@ -203,48 +213,67 @@ class _Reader:
             self._tokens()
         except _Stop as stop:
             undecided, read_to = stop.undecided, self.token_start
-        rereadings = tuple(self.rereadings)
-        return Lexed(self.text, tuple(self.tokens), undecided, rereadings, self.start, read_to)
+        reread = tuple(self.reread)
+        return Lexed(self.text, tuple(self.tokens), undecided, reread, self.start, read_to)
 
     def _tokens(self) -> None:
+        text, stop = self.text, self.end
+        append = self.tokens.append
         i, glued = self.start, -1  # glued: end of the last symbol token
-        while i < self.end:
-            self.token_start = i
-            ch = self.text[i]
-            nxt = self.at(i + 1)
+        while i < stop:
+            ch = text[i]
             if ch in " \t\r\n":
                 i += 1
                 continue
-            if (ch == "-" and nxt == "-") or (ch == "/" and nxt == "-"):
-                if glued == i and self.text[i - 1] not in _GLUE_SAFE:
-                    raise _Stop(i, f"comment mark glued to `{self.text[i - 1]}`")
-                end = self._line_comment(i) if ch == "-" else self._block_comment(i)
-                kind = Kind.COMMENT
-            elif ch == '"':
-                end, kind = self._string(i), Kind.STRING
-            elif ch == "'" and nxt != "'":
-                end, kind = self._char_end(i), Kind.CHAR
-                after_symbol = glued == i and self.text[i - 1] not in _GLUE_SAFE
-                if end >= 0 and after_symbol:
-                    raise _Stop(i, "`'` glued to a symbol: a char literal or part of the symbol")
-                if end < 0 and not after_symbol:
-                    raise _Stop(i, "malformed character literal")
-                if end < 0:  # the end of a symbol token such as Mathlib's `⁻¹'`
-                    end, kind = i + 1, Kind.SYMBOL
-            elif ch == "'":
-                end, kind = i + 2, Kind.SYMBOL  # `''`: never a char literal
-            elif _is_digit(ch):
-                end, kind = self._number(i), Kind.NUMBER
-            elif ch == "r" and self._raw_start(i + 1):
-                end, kind = self._raw_string(i), Kind.STRING
-            elif ch == "«" or is_id_first(ch):
-                end, kind = self._ident(i), Kind.IDENT
-                self._reread(i, end)
-            else:
-                end, kind = i + 1, Kind.SYMBOL
-            self.tokens.append(Token(kind, i, end))
+            self.token_start = i
+            if ch in _ASCII_ID_FIRST and not (ch == "r" and self._raw_start(i + 1)):
+                plain = _ASCII_IDENT.match(text, i, stop)
+                end = plain.end() if plain else i + 1
+                if end < stop and (text[end] == "." or text[end] >= "\x80"):
+                    end = self._ident(i)  # dotted, or non-ASCII letters after ASCII ones
+                if end - i > 1 and (text[i + 1] not in _ASCII_ID_FIRST or text[i + 1] == "r"):
+                    self._reread(i, end)
+                append(Token(Kind.IDENT, i, end))
+                glued, i = -1, end
+                continue
+            end, kind = self._token(i, glued == i)
+            append(Token(kind, i, end))
             glued = end if kind is Kind.SYMBOL else -1
             i = end
+
+    def _token(self, i: int, glued: bool) -> tuple[int, Kind]:
+        """The end and kind of the token at ``i`` (not an ASCII identifier), ``glued`` when
+        it follows a symbol token with no space between."""
+        ch = self.text[i]
+        if ch in _PLAIN_SYMBOLS:
+            return i + 1, Kind.SYMBOL
+        nxt = self.at(i + 1)
+        after_symbol = glued and self.text[i - 1] not in _GLUE_SAFE
+        if (ch == "-" and nxt == "-") or (ch == "/" and nxt == "-"):
+            if after_symbol:
+                raise _Stop(i, f"comment mark glued to `{self.text[i - 1]}`")
+            return (self._line_comment(i) if ch == "-" else self._block_comment(i)), Kind.COMMENT
+        if ch == '"':
+            return self._string(i), Kind.STRING
+        if ch == "'" and nxt != "'":
+            end = self._char_end(i)
+            if end >= 0 and after_symbol:
+                raise _Stop(i, "`'` glued to a symbol: a char literal or part of the symbol")
+            if end < 0 and not after_symbol:
+                raise _Stop(i, "malformed character literal")
+            # else the end of a symbol token such as Mathlib's `⁻¹'`
+            return (end, Kind.CHAR) if end >= 0 else (i + 1, Kind.SYMBOL)
+        if ch == "'":
+            return i + 2, Kind.SYMBOL  # `''`: never a char literal
+        if _is_digit(ch):
+            return self._number(i), Kind.NUMBER
+        if ch == "r" and self._raw_start(i + 1):
+            return self._raw_string(i), Kind.STRING
+        if ch == "«" or is_id_first(ch):
+            end = self._ident(i)
+            self._reread(i, end)
+            return end, Kind.IDENT
+        return i + 1, Kind.SYMBOL
 
     def _line_comment(self, i: int) -> int:
         newline = self.text.find("\n", i, self.end)
@@ -382,12 +411,14 @@ class _Reader:
         p = start + 1
         if self.text[start] == "«":
             close = self.text.index("»", start)
-            inner = _Reader(self.text, p, close, nested=True).run()
-            if inner.undecided is not None:
-                raise _Stop(
-                    start, f"«name» whose text Lean may read as code: {inner.undecided.what}"
-                )
-            self.rereadings.append(inner)
+            if _PLAIN_NAME.fullmatch(self.text, p, close):
+                self.reread.append(Token(Kind.IDENT, p, close))
+            else:
+                inner = _Reader(self.text, p, close, nested=True).run()
+                if inner.undecided is not None:
+                    what = inner.undecided.what
+                    raise _Stop(start, f"«name» whose text Lean may read as code: {what}")
+                self.reread.extend(inner.tokens)
             p = close + 1
         while p < end:
             ch = self.text[p]
