@@ -16,15 +16,18 @@ Allowed (the whitelist): declarations (``theorem``, ``lemma``, ``def``, ``abbrev
 options in :data:`ALLOWED_OPTIONS` only (with a numeral value). ``axiom`` and ``sorry`` are
 let through: the axiom rule of ``gapscope.lean.soundness`` turns them into a ``sorry`` verdict.
 
-How: the code is scanned token by token with comments and string literals blanked
-(``gapscope.lean.source``), so keywords anywhere count (Lean starts a new command wherever a
-command keyword appears, not only at the start of a line; ``set_option ... in`` also works
-inside terms and tactics), and none in a comment or string does. Every Lean command keyword
+How: the code is read by the Lean lexer (``gapscope.lean.source``) and scanned token by
+token, so keywords anywhere count (Lean starts a new command wherever a command keyword
+appears, not only at the start of a line; ``set_option ... in`` also works inside terms and
+tactics), and none in a comment, a string or a ``«…»`` name does. Every Lean command keyword
 that is not on the whitelist is refused (:data:`FORBIDDEN_KEYWORDS`, and every ``#command``).
-Interpolated strings (``s!"..."``, ``throwError``) are refused too: a proof never needs them,
-and their ``{code}`` parts would otherwise be read as string text. A filter is never
-complete (an imported library can add commands), which is why local REPLs also run
-sandboxed (``gapscope.lean.sandbox``); see docs/lean.md for the threat model.
+Interpolated strings (``s!"..."``, ``throwError``) are refused too: a proof never needs them.
+The inside of a ``«…»`` name is screened as code as well (Lean may read it again after a
+parse error in a tactic block), and code the lexer cannot read for certain (an unterminated
+comment, an invalid escape, a comment mark glued to a symbol, ...) is refused whole: what
+Lean would read there is unknown. One pass, linear in the code (runs of unclosed ``@[`` too).
+A filter is never complete (an imported library can add commands), which is why local REPLs
+also run sandboxed (``gapscope.lean.sandbox``); see docs/lean.md for the threat model.
 """
 
 from __future__ import annotations

@@ -30,16 +30,28 @@ What it follows, from Lean 4's ``Lean.Parser.Basic`` (``whitespace``, ``tokenFnA
   library declares), which a lexer cannot know, so every string is read both ways: a string
   whose plain and interpolated readings could end in different places is undecided.
 
+Symbols are read one character a token: Lean's multi-character tokens come from a table that
+the imports extend (Mathlib's ``⁻¹'``, ``''``), which a lexer cannot know. That matters only
+where a token could swallow the first character of a comment mark or a char literal.
+
 Anything the lexer cannot decide, or that Lean rejects while reading a token, is reported as
-:class:`Undecided` and the screen refuses the code: an unterminated comment, string, char
-literal or ``«…»`` name; an invalid escape; a comment mark glued to a symbol (``<--``,
-``\\/-``: a longer token of the imported library may swallow its first character). Lean
-resumes after a parse error where the error was reported, and its tactic parser reports an
-unknown identifier one character in (``errorAtSavedPos``), so an identifier may be read a
-second time from its second character: ``h'"' …`` is then a char literal and what followed it
-is code, and ``«x #eval …»`` is code. Each identifier's second reading is lexed too; one that
-does not end where the identifier ends is undecided, and the second readings of ``«…»``
-names are handed to the screen (:meth:`Lexed.second_reading`).
+:class:`Undecided`; the reading stops there and the screen refuses the code (fail closed):
+
+- an unterminated comment, string, char literal or ``«…»`` name, a malformed char literal;
+- an invalid escape (``\\q``, and ``\\u{41}``: Lean reads exactly 4 hex digits after ``\\u``),
+  a string gap with two newlines. Lean reports these inside the token and resumes parsing
+  right there, so the rest of the string would be read as code;
+- a comment mark glued to a symbol (``<--``, ``\\/-``: a longer token may swallow its first
+  character, and then no comment starts), and a valid char literal glued to a symbol;
+- a string whose interpolated reading could end elsewhere: a ``{…}`` part unbalanced or holding
+  a quote, ``'``, ``«``, a backquote, a backslash or a comment mark;
+- an identifier whose second reading does not end where it ends. Lean resumes after a parse
+  error where the error was reported, and its tactic parser reports an unknown identifier one
+  character in (``errorAtSavedPos``), so an identifier may be read again from its second
+  character: ``h'"' …`` then starts a char literal and what followed it is code, ``hr"…`` a
+  raw string, and the inside of ``«x #eval …»`` is code. The second readings of ``«…»``
+  names are handed to the screen (:meth:`Lexed.second_reading`); one whose inside opens a
+  comment or literal that runs past the ``»`` (``«--»``, ``«"»``, ``«/-»``) is undecided.
 """
 
 from __future__ import annotations
@@ -84,29 +96,26 @@ class Undecided:
 
 @dataclass(frozen=True)
 class Lexed:
-    """The tokens of ``text[start:end]``. ``undecided`` is the first place where Lean could
-    read otherwise (None when the reading is certain); the reading stops there, and ``end``
-    is the start of the token it could not read."""
+    """The tokens of ``text``, in order. ``undecided`` is the first place where Lean could
+    read otherwise (None when the reading is certain); the tokens stop before it. ``reread``:
+    the second reading of every ``«…»`` name's inside (see the module docstring)."""
 
     text: str
     tokens: tuple[Token, ...]
-    undecided: Undecided | None
+    undecided: Undecided | None = None
     reread: tuple[Token, ...] = field(default=())
-    start: int = 0
-    end: int = 0
 
     @cached_property
     def masked(self) -> str:
-        """``text`` with comments and literals blanked to spaces and the inside of ``«…»``
-        names to ``_`` (newlines kept). Text outside the reading is blanked too: after an
-        undecided token nothing is known to be code. Offsets are kept, so a match in the
-        masked text indexes ``text``; a ``«theorem …»`` name stays one identifier, and no
-        keyword or statement can be found inside it."""
-        end = self.end
-        parts = [_blank(self.text[: self.start], " ")]
-        at = self.start
+        """``text`` with only its code visible: comments and literals blanked to spaces, the
+        inside of ``«…»`` names to ``_``, and whatever no token covers (after an undecided
+        token nothing is known to be code) blanked too; newlines are kept. Offsets are kept,
+        so a match in the masked text indexes ``text``; a ``«theorem …»`` name stays one
+        identifier, and no keyword or statement can be found inside it."""
+        parts: list[str] = []
+        at = 0
         for token in self.tokens:
-            parts.append(self.text[at : token.start])
+            parts.append(_gap(self.text[at : token.start]))
             piece = self.text[token.start : token.end]
             if token.kind in HIDDEN:
                 piece = _blank(piece, " ")
@@ -114,17 +123,16 @@ class Lexed:
                 piece = _NAME_PART.sub(lambda m: "«" + _blank(m[1], "_") + "»", piece)
             parts.append(piece)
             at = token.end
-        parts.append(self.text[at:end])
-        parts.append(_blank(self.text[end:], " "))
+        parts.append(_gap(self.text[at:]))
         return "".join(parts)
 
     def word(self, token: Token) -> str:
         return self.text[token.start : token.end]
 
     def second_reading(self) -> Lexed:
-        """The tokens of every ``«…»`` name's inside, read as code (see the module
-        docstring), as one token stream over the same text."""
-        return Lexed(self.text, self.reread, None, (), 0, len(self.text))
+        """The tokens of every ``«…»`` name's inside, read as code, as one token stream
+        over the same text."""
+        return Lexed(self.text, self.reread)
 
 
 _NAME_PART = re.compile(r"«([^»]*)»")
@@ -133,6 +141,11 @@ _NOT_NEWLINE = re.compile(r"[^\n]")
 
 def _blank(text: str, fill: str) -> str:
     return _NOT_NEWLINE.sub(fill, text)
+
+
+def _gap(text: str) -> str:
+    """Text between tokens: whitespace in a full reading, anything in a second one."""
+    return text if not text or text.isspace() else _blank(text, " ")
 
 
 def code_only(code: str) -> str:
@@ -196,25 +209,24 @@ class _Stop(Exception):
 
 
 class _Reader:
-    """One left-to-right pass over ``text[start:end]``."""
+    """One left-to-right pass over ``text[start:end]``; ``nested`` for the inside of a
+    ``«…»`` name, where a comment that reaches the end runs past the name's ``»``."""
 
     def __init__(self, text: str, start: int, end: int, nested: bool) -> None:
         self.text, self.start, self.end, self.nested = text, start, end, nested
         self.tokens: list[Token] = []
         self.reread: list[Token] = []
-        self.token_start = start
 
     def at(self, i: int) -> str:
         return self.text[i] if i < self.end else ""
 
     def run(self) -> Lexed:
-        undecided, read_to = None, self.end
+        undecided = None
         try:
             self._tokens()
         except _Stop as stop:
-            undecided, read_to = stop.undecided, self.token_start
-        reread = tuple(self.reread)
-        return Lexed(self.text, tuple(self.tokens), undecided, reread, self.start, read_to)
+            undecided = stop.undecided
+        return Lexed(self.text, tuple(self.tokens), undecided, tuple(self.reread))
 
     def _tokens(self) -> None:
         text, stop = self.text, self.end
@@ -225,7 +237,6 @@ class _Reader:
             if ch in " \t\r\n":
                 i += 1
                 continue
-            self.token_start = i
             if ch in _ASCII_ID_FIRST and not (ch == "r" and self._raw_start(i + 1)):
                 plain = _ASCII_IDENT.match(text, i, stop)
                 end = plain.end() if plain else i + 1
@@ -301,7 +312,7 @@ class _Reader:
             return j + 1
         if ch in ("x", "u"):
             digits = 2 if ch == "x" else 4
-            if all(self.at(j + k) in _HEX and self.at(j + k) for k in range(1, digits + 1)):
+            if all(self.at(j + k) in _HEX for k in range(1, digits + 1)):
                 return j + 1 + digits
         elif ch == "\n" and in_string:  # a string gap: one newline, then indentation
             j += 1
