@@ -126,6 +126,9 @@ FORBIDDEN_KEYWORDS: dict[str, str] = {
 
 _OPTION = re.compile(r"\s+([^\W\d][\w.]*)\s+(\S+)")
 _SCOPE_OPENERS = frozenset({"namespace", "section", "mutual"})
+_BRACKETS = {"[": 1, "]": -1}
+_NOTABLE = frozenset({"#", "@", "set_option", "end", *_SCOPE_OPENERS, *FORBIDDEN_KEYWORDS})
+"""The only words :func:`_refusal` has anything to say about (others it lets pass)."""
 _UNDECIDED = "Lean may read it otherwise than the screen does, so the screen cannot vouch for it"
 """Why code the lexer cannot read for certain (``gapscope.lean.source.Undecided``) is refused."""
 
@@ -158,7 +161,7 @@ def _attributes(code: list[Token], words: list[str], at: int) -> list[str]:
         word = words[n]
         if n > at and word == "@" and _glued(code, words, n, "["):
             break
-        depth += {"[": 1, "]": -1}.get(word, 0)
+        depth += _BRACKETS.get(word, 0)
         if depth == 0:
             break
         if depth == 1 and word == ",":
@@ -219,13 +222,15 @@ def _refusal(
 
 def _first_forbidden(lexed: Lexed) -> tuple[int, str, str] | None:
     """(position, command, reason) of the first refused command among ``lexed``'s tokens."""
-    code = [t for t in lexed.tokens if t.kind is not Kind.COMMENT]
-    words = [lexed.text[t.start : t.end] for t in code]
+    comment, text = Kind.COMMENT, lexed.text
+    code = [t for t in lexed.tokens if t.kind is not comment]
+    words = [text[t.start : t.end] for t in code]
     scopes = [0]
-    for n in range(len(code)):
-        found = _refusal(lexed, code, words, n, scopes)
-        if found is not None:
-            return code[n].start, *found
+    for n, word in enumerate(words):
+        if word in _NOTABLE or word.endswith("!"):
+            found = _refusal(lexed, code, words, n, scopes)
+            if found is not None:
+                return code[n].start, *found
     return None
 
 

@@ -60,6 +60,7 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
+from typing import NamedTuple
 
 
 class Kind(StrEnum):
@@ -77,9 +78,8 @@ HIDDEN: frozenset[Kind] = frozenset({Kind.COMMENT, Kind.STRING, Kind.CHAR})
 """Tokens whose text is not code: blanked by :attr:`Lexed.masked`."""
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
-    """``text[start:end]`` is one token of kind ``kind``."""
+class Token(NamedTuple):
+    """``text[start:end]`` is one token of kind ``kind`` (a tuple: lexing makes many)."""
 
     kind: Kind
     start: int
@@ -253,11 +253,15 @@ class _Reader:
             i = end
 
     def _token(self, i: int, glued: bool) -> tuple[int, Kind]:
-        """The end and kind of the token at ``i`` (not an ASCII identifier), ``glued`` when
-        it follows a symbol token with no space between."""
+        """The end and kind of the token at ``i`` (not an ASCII identifier: ``_tokens`` reads
+        those), ``glued`` when it follows a symbol token with no space between."""
         ch = self.text[i]
         if ch in _PLAIN_SYMBOLS:
             return i + 1, Kind.SYMBOL
+        if ch == "«" or (ch >= "\x80" and is_id_first(ch)):
+            end = self._ident(i)
+            self._reread(i, end)
+            return end, Kind.IDENT
         nxt = self.at(i + 1)
         after_symbol = glued and self.text[i - 1] not in _GLUE_SAFE
         if (ch == "-" and nxt == "-") or (ch == "/" and nxt == "-"):
@@ -280,10 +284,6 @@ class _Reader:
             return self._number(i), Kind.NUMBER
         if ch == "r" and self._raw_start(i + 1):
             return self._raw_string(i), Kind.STRING
-        if ch == "«" or is_id_first(ch):
-            end = self._ident(i)
-            self._reread(i, end)
-            return end, Kind.IDENT
         return i + 1, Kind.SYMBOL
 
     def _line_comment(self, i: int) -> int:
