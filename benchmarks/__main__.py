@@ -10,6 +10,7 @@ from benchmarks import (
     bench_models,
     bench_report,
     bench_s2b,
+    bench_screen,
     bench_steer,
     bench_verifier,
 )
@@ -29,6 +30,7 @@ def main() -> None:
         ("gapscope report: 10 vs 100 logs", bench_report.main),
         ("steering: overhead and extraction throughput", bench_steer.main),
         ("Ctrl-C during an embedded run: seconds to exit", bench_interrupt.main),
+        ("command screen: 56 KB hostile vs benign replies", bench_screen.main),
     ):
         print(f"\n== {name} ==")
         bench()

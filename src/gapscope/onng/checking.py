@@ -28,14 +28,21 @@ from gapscope.onng.render import Obfuscation, candidate_declaration, check_file
 
 DISALLOWED_TACTIC = "disallowed_tactic"
 STATEMENT_CHANGED = "statement_changed"
+CODE_TOO_LONG = "code_too_long"
+MAX_CODE_CHARS = 20_000
+"""The longest answer code the static checks read. A level's proof is a few lines (the
+longest reference proof is under 600 characters); code past this is not screened, it is
+``code_too_long``, so no reply can make the checks slow (the screen is linear, but a run
+checks thousands of replies)."""
 
 
 @dataclass(frozen=True)
 class StaticCheck:
     """The answer as extracted and what the checks before Lean found.
 
-    ``status`` is a verdict reached without Lean (``disallowed_tactic``,
-    ``statement_changed``) or None; ``disallowed`` lists the forbidden tactics used.
+    ``status`` is a verdict reached without Lean (``code_too_long``, ``forbidden_command``,
+    ``statement_changed``, ``disallowed_tactic``) or None; ``disallowed`` lists the
+    forbidden tactics used.
     """
 
     answer: Answer
@@ -77,6 +84,9 @@ def static_check(
     answer = extract_answer(reply)
     if not answer.usable:
         return StaticCheck(answer, detail=f"no usable answer ({answer.status.value})")
+    if len(answer.code) > MAX_CODE_CHARS:
+        detail = f"the code has {len(answer.code)} characters, more than {MAX_CODE_CHARS}"
+        return StaticCheck(answer, CODE_TOO_LONG, f"{detail}: not screened, not checked")
     forbidden = screen(answer.code)
     if forbidden is not None:
         return StaticCheck(answer, Status.FORBIDDEN.value, forbidden.verdict().detail)
