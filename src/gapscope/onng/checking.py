@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from gapscope.lean.backend import CheckRequest, LeanBackend
 from gapscope.lean.screen import screen
+from gapscope.lean.source import code_only
 from gapscope.lean.verdict import LeanVerdict, Status
 from gapscope.onng.closed import disallowed_tactics
 from gapscope.onng.lexicon import identifiers
@@ -68,12 +69,14 @@ def _normalized(text: str) -> str:
 def changed_statement(obf: Obfuscation, problem: Problem, code: str) -> str | None:
     """The declared statement when code that declares the target states something else."""
     name = obf.name(problem.name)
-    if name not in set(identifiers(code)):
+    visible = code_only(code)  # a statement inside a comment, string or «name» states nothing
+    if name not in set(identifiers(visible)):
         return None  # a proof body: the target's header is supplied
-    match = re.search(rf"(?:theorem|lemma)\s+({re.escape(name)}\b.*?):=", code, re.S)
+    match = re.search(rf"(?:theorem|lemma)\s+({re.escape(name)}\b.*?):=", visible, re.S)
     expected = _normalized(obf.apply(problem.header()).removeprefix("theorem "))
-    if match is None or _normalized(match.group(1)) != expected:
-        return _normalized(match.group(1)) if match else f"no declaration of {name}"
+    stated = _normalized(code[match.start(1) : match.end(1)]) if match else None
+    if stated != expected:
+        return stated if stated is not None else f"no declaration of {name}"
     return None
 
 
