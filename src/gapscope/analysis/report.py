@@ -221,6 +221,11 @@ def write_report(
     report = Report(html=out)
     plain = [loaded for loaded in logs if not is_steering_run(loaded)]
     report.rows = [row for loaded in plain for row in loaded.summary.rows()]
+    report.notes += [  # a summary's own warnings (degenerate answers, truncated rollouts)
+        f"{x.diagnostic.name}, {model_of(x)}: {note}"
+        for x in plain
+        for note in getattr(x.summary, "notes", ())
+    ]
     report.comparisons = _comparisons(plain, report.notes)
     report.curves = dosage_curves(logs, report.notes)
     steered = len(logs) - len(plain)

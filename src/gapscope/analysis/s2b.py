@@ -8,6 +8,7 @@ gives it a Wilson interval over those games.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -89,6 +90,7 @@ def summarize(log: EvalLog) -> S2BRunSummary:
     rows: list[dict[str, Any]] = []
     query: dict[str, bool] = {}
     notes: list[str] = []
+    decisions: Counter[bool | None] = Counter()
     for sample in log.samples or []:
         seed = cast(EpisodeMetadata, sample.metadata).get("seed")
         row: dict[str, Any] = {"seed": seed}
@@ -105,9 +107,17 @@ def summarize(log: EvalLog) -> S2BRunSummary:
             for game in sample.store.get("games", []):
                 if game["phase"] == "query":
                     query[f"seed-{seed}/game-{game['index']}"] = game["flexible"] == game["same"]
+                    decisions[game["flexible"]] += 1
         else:
             row["error"] = sample.error.message if sample.error else "not scored"
         rows.append(row)
+    (said, count), *others = decisions.most_common() or [(None, 0)]
+    if not others and said is not None and count > 1:  # all unparsed: the unparsed count says it
+        word = "same" if said else "different"
+        notes.append(
+            f"the listener answered every query game ({count}) with {word}: "
+            "its ZSCT is that answer's share of the games, not evidence of learning a convention"
+        )
     scored = [r for r in rows if "error" not in r]
     summary = (
         {key: SeedSummary.of([r[key] for r in scored]) for key in SCORE_KEYS} if scored else {}

@@ -18,7 +18,7 @@ from typing import cast
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
+from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, grouped, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
@@ -26,6 +26,7 @@ from gapscope.lean import open_backend
 from gapscope.lean.backend import LeanBackend
 from gapscope.lean.executor import RayOptions, open_checker
 from gapscope.log_metadata import plain
+from gapscope.models.solvers import system_first
 from gapscope.onng.checking import lean_check, static_check
 from gapscope.onng.contract import TASK, AttemptRecord, ProblemMetadata
 from gapscope.onng.problemset import ProblemSet, load_problem_set
@@ -105,7 +106,7 @@ def onng(
     samples = [_sample(problem_set, obfs[lam], i) for lam in levels for i in indices]
     return Task(
         dataset=MemoryDataset(samples, name="onng"),
-        solver=prove(backend, obfs, check_timeout),
+        solver=[system_first(system_prompt()), prove(backend, obfs, check_timeout)],
         scorer=lean_verdict(),
         config=GenerateConfig(max_tokens=max_tokens, temperature=PROVER_TEMPERATURE, top_p=1.0),
         metadata={"seed": seed, "lams": list(levels), "toolchain": backend.toolchain},
@@ -116,10 +117,7 @@ def _sample(problem_set: ProblemSet, obf: Obfuscation, index: int) -> Sample:
     problem = problem_set.problems[index]
     return Sample(
         id=f"{problem.name}@{obf.lam}",
-        input=[
-            ChatMessageSystem(content=system_prompt()),
-            ChatMessageUser(content=build_prompt(problem_set, obf, problem)),
-        ],
+        input=build_prompt(problem_set, obf, problem),
         metadata=plain(
             ProblemMetadata(
                 problem=problem.name,

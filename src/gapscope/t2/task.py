@@ -22,13 +22,14 @@ from typing import Any
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, ModelOutput
+from inspect_ai.model import GenerateConfig, ModelOutput
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from gapscope.lean.cache import VerdictCache
 from gapscope.lean.executor import RayOptions, open_checker
 from gapscope.log_metadata import plain
+from gapscope.models.solvers import system_first
 from gapscope.t2.audit import audit
 from gapscope.t2.contract import TASK, RunMetadata
 from gapscope.t2.evaluate import SampleOutcome, SampleResult, evaluate_answer
@@ -149,10 +150,7 @@ def t2(
             samples.append(
                 Sample(
                     id=f"{record.id}@{setting.name}",
-                    input=[
-                        ChatMessageSystem(content=system_prompt()),
-                        ChatMessageUser(content=user_prompt(record, target, setting, text)),
-                    ],
+                    input=user_prompt(record, target, setting, text),
                     metadata=_metadata(record, setting.name),
                 )
             )
@@ -167,7 +165,9 @@ def t2(
     evaluate = _evaluator(lean, check_timeout, executor, ray_address, ray_actors, repo_config)
     return Task(
         dataset=MemoryDataset(samples, name="t2"),
-        solver=ground_truth_answer() if ground_truth else generate(),
+        solver=ground_truth_answer()
+        if ground_truth
+        else [system_first(system_prompt()), generate()],
         scorer=t2_scorer(evaluate),
         epochs=Epochs(1 if ground_truth else k),
         config=GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens),
