@@ -44,12 +44,17 @@ class ReplResponse:
     error: str | None = None
 
 
+def encode_request(payload: dict[str, Any]) -> bytes:
+    """Any REPL request (``cmd``, ``pickleTo``, ``unpickleEnvFrom``) framed for its stdin."""
+    return (json.dumps(payload, ensure_ascii=False) + "\n\n").encode("utf-8")
+
+
 def encode_command(code: str, env: int | None = None) -> bytes:
     """A ``{"cmd": ..., "env": ...}`` request framed for the REPL's stdin."""
     payload: dict[str, Any] = {"cmd": code}
     if env is not None:
         payload["env"] = env
-    return (json.dumps(payload, ensure_ascii=False) + "\n\n").encode("utf-8")
+    return encode_request(payload)
 
 
 def split_blocks(text: str) -> Iterator[str]:
