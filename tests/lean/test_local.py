@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -14,7 +16,7 @@ from gapscope.lean.backend import CheckRequest
 from gapscope.lean.cache import VerdictCache
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.verdict import Status
-from tests.lean.conftest import read_log
+from tests.lean.conftest import FAKE_REPL, read_log
 
 HEADER = "import GapscopeNNG"
 Make = Callable[..., LocalBackend]
@@ -176,7 +178,9 @@ def test_header_that_fails_is_a_server_error(make_backend: Make) -> None:
 
 
 def test_unstartable_command_is_a_server_error(project: Path) -> None:
-    with LocalBackend(project, repl_command=["/nonexistent/repl"]) as backend:
+    with LocalBackend(
+        project, repl_command=["/nonexistent/repl"], allow_unsandboxed=True
+    ) as backend:
         verdict = backend.check(proof())
     # unsandboxed: Popen fails; sandboxed: bwrap starts, then cannot exec the command
     assert verdict.status is Status.SERVER_ERROR and "/nonexistent/repl" in verdict.detail
@@ -217,3 +221,54 @@ def test_a_header_that_hangs_respects_the_check_timeout(make_backend: Make) -> N
     verdict = backend.check(proof(), header=HEADER, timeout_s=0.5)
     assert time.monotonic() - start < 3.0
     assert verdict.status is Status.SERVER_ERROR and "within 0.5 s" in verdict.detail
+
+
+def test_a_reply_arriving_late_is_never_taken_for_the_next_checks_answer(
+    make_backend: Make, repl_log: Path
+) -> None:
+    """Regression: the REPL repeated its answer only when the next command came, after the
+    stray-output checks; a ``sorry`` attempt then got the earlier VALID answer."""
+    backend = make_backend(max_workers=1)
+    assert backend.check(proof("late_twice"), header=HEADER).valid
+    verdict = backend.check(proof("sorry", name="bar"), header=HEADER)
+    assert verdict.status is Status.SERVER_ERROR and "out of step" in verdict.detail
+    assert backend.pool.stats.discarded == 1
+    assert backend.check(proof("sorry", name="baz"), header=HEADER).status is Status.SORRY
+
+
+def test_a_reply_past_the_cap_is_a_server_error_naming_it(make_backend: Make) -> None:
+    backend = make_backend(max_workers=1, max_reply_bytes=2**20, env={"FAKE_REPL_FLOOD_MB": "3"})
+    verdict = backend.check(proof("flood"), header=HEADER)
+    assert verdict.status is Status.SERVER_ERROR and "max_reply_bytes" in verdict.detail
+    assert backend.pool.stats.discarded == 1
+    assert backend.check(proof(), header=HEADER).valid
+
+
+OWNER = """
+import sys
+from gapscope.lean.process import ReplProcess
+repl = ReplProcess([sys.executable, sys.argv[1]])
+print(repl.pid, flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_repl_dies_with_its_owner(tmp_path: Path) -> None:
+    """Regression: a REPL whose owner was killed kept running (an orphan lived 31 minutes)."""
+    owner = subprocess.Popen(
+        [sys.executable, "-c", OWNER, str(FAKE_REPL)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        text=True,
+    )
+    assert owner.stdout is not None
+    child = int(owner.stdout.readline())
+    assert alive(child)
+    owner.kill()
+    owner.wait()
+    for _ in range(200):  # the kernel delivers the death signal; wait for it to land
+        if not alive(child):
+            break
+        time.sleep(0.05)
+    assert not alive(child)

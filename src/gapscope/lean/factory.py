@@ -48,15 +48,22 @@ def parse_spec(spec: str) -> tuple[str, str]:
 
 
 def open_backend(
-    spec: str | None = None, *, health_check: bool = True, **options: Any
+    spec: str | None = None,
+    *,
+    health_check: bool = True,
+    allow_unsandboxed: bool = False,
+    **options: Any,
 ) -> CachedBackend:
     """The backend ``spec`` (or ``$GAPSCOPE_LEAN``) names; LeanUnavailable if there is none.
 
     ``options`` go to the backend's constructor (``cache``, ``max_workers``, ...). A local
-    backend takes its REPL command from ``$GAPSCOPE_LEAN_REPL_CMD`` when set and its sandbox
-    choice from ``$GAPSCOPE_LEAN_SANDBOX`` (``on``, ``off``, ``auto``); a kimina backend
-    takes its API key from ``$LEAN_SERVER_API_KEY`` and its toolchain label from
-    ``$GAPSCOPE_LEAN_TOOLCHAIN``, and is health-checked unless ``health_check=False``.
+    backend refuses to start without a working sandbox (SandboxUnavailable, a LeanUnavailable)
+    unless ``allow_unsandboxed``; it takes its REPL command from ``$GAPSCOPE_LEAN_REPL_CMD``
+    when set and its sandbox choice from ``$GAPSCOPE_LEAN_SANDBOX`` (``on``, ``off`` - which
+    also needs ``allow_unsandboxed`` - or ``auto``). A kimina backend (it sandboxes on the
+    server's side; ``allow_unsandboxed`` does not apply) takes its API key from
+    ``$LEAN_SERVER_API_KEY`` and its toolchain label from ``$GAPSCOPE_LEAN_TOOLCHAIN``, and is
+    health-checked unless ``health_check=False``.
     """
     spec = spec or os.environ.get(ENV_SPEC, "").strip() or None
     if spec is None:
@@ -70,7 +77,9 @@ def open_backend(
         if choice not in _SANDBOX_VALUES:
             raise ValueError(f"{ENV_SANDBOX} must be on, off or auto, got {choice!r}")
         options.setdefault("sandbox", _SANDBOX_VALUES[choice])
-        return LocalBackend(Path(target).expanduser(), **options)
+        return LocalBackend(
+            Path(target).expanduser(), allow_unsandboxed=allow_unsandboxed, **options
+        )
     options.setdefault("api_key", os.environ.get(ENV_API_KEY))
     options.setdefault("toolchain", os.environ.get(ENV_TOOLCHAIN))
     backend = KiminaBackend(target, **options)

@@ -109,7 +109,9 @@ def judge_report(report: Any, names: Sequence[str], elapsed_s: float) -> LeanVer
         return LeanVerdict(status, (), elapsed_s, axioms, detail, checker=Checker.GAPSCOPE)
 
     if not isinstance(report, dict):
-        return verdict(Status.SERVER_ERROR, f"the checker's report is not an object: {report!r:.200}")
+        return verdict(
+            Status.SERVER_ERROR, f"the checker's report is not an object: {report!r:.200}"
+        )
     if report.get("error"):
         return verdict(Status.SERVER_ERROR, f"the checker failed: {report['error']}")
     replay = report.get("replay")
@@ -117,9 +119,11 @@ def judge_report(report: Any, names: Sequence[str], elapsed_s: float) -> LeanVer
         why = replay.get("error") if isinstance(replay, dict) else "no replay result"
         return verdict(Status.LEAN_ERROR, f"the kernel did not accept the solution: {why}")
     entries = report.get("theorems")
-    by_name = {
-        e.get("name"): e for e in entries if isinstance(e, dict)
-    } if isinstance(entries, list) else {}
+    by_name = (
+        {e.get("name"): e for e in entries if isinstance(e, dict)}
+        if isinstance(entries, list)
+        else {}
+    )
     found_axioms: set[str] = set()
     for name in names:
         entry = by_name.get(name)

@@ -46,7 +46,7 @@ from gapscope.lean.replay import (
     read_signatures,
     solution_command,
 )
-from gapscope.lean.sandbox import require_sandbox, sandbox_argv, sandbox_status
+from gapscope.lean.sandbox import require_sandbox, sandbox_argv
 from gapscope.lean.soundness import judge, prepare
 from gapscope.lean.verdict import LeanVerdict, Status
 
@@ -145,11 +145,13 @@ class LocalBackend(CachedBackend):
         if self.sandboxed:
             command = tuple(sandbox_argv(command, project))
         self.project = project
-        self.kernel = (
-            find_kernel_checker(project) if kernel_checker == "auto" else kernel_checker
+        if isinstance(kernel_checker, str) and kernel_checker != "auto":
+            raise ValueError(
+                f"kernel_checker must be 'auto', a KernelChecker or None, got {kernel_checker!r}"
+            )
+        self.kernel: KernelChecker | None = (
+            find_kernel_checker(project) if isinstance(kernel_checker, str) else kernel_checker
         )
-        if isinstance(self.kernel, str):
-            raise ValueError(f"kernel_checker must be 'auto', a KernelChecker or None, got {self.kernel!r}")
         self._toolchain = read_toolchain(project)
         self.pool = ReplPool(
             PoolConfig(

@@ -22,6 +22,8 @@ out-of-environment kernel checker (``gapscope.lean.kernel``) then has the last w
 configured.
 """
 
+# ruff: noqa: RUF002  (Lean's double-struck N is meant)
+
 from __future__ import annotations
 
 import re
@@ -118,7 +120,9 @@ def elaboration_verdict(response: ReplResponse, elapsed_s: float) -> LeanVerdict
     return None
 
 
-def unpickle_failure(error: str, messages: tuple[LeanMessage, ...], elapsed_s: float) -> LeanVerdict:
+def unpickle_failure(
+    error: str, messages: tuple[LeanMessage, ...], elapsed_s: float
+) -> LeanVerdict:
     """The verdict when the REPL could not rebuild the solution's environment: the kernel
     rejecting a replayed declaration is a verdict on the proof, anything else on the REPL."""
     kernel = "(kernel)" in error
@@ -143,9 +147,7 @@ def acceptance_verdict(
     record."""
 
     def verdict(status: Status, detail: str, axioms: tuple[str, ...] | None = None) -> LeanVerdict:
-        return LeanVerdict(
-            status, messages, elapsed_s, axioms, detail, checker=Checker.REPL_TEXT
-        )
+        return LeanVerdict(status, messages, elapsed_s, axioms, detail, checker=Checker.REPL_TEXT)
 
     if replayed.error is not None:
         return unpickle_failure(replayed.error, messages, elapsed_s)
