@@ -15,6 +15,7 @@ from gapscope.lean.backend import LeanUnavailable
 from gapscope.lean.base import CachedBackend
 from gapscope.lean.kimina import KiminaBackend
 from gapscope.lean.local import LocalBackend
+from gapscope.lean.sandbox import unsandboxed_allowed
 
 ENV_SPEC = "GAPSCOPE_LEAN"
 ENV_REPL_COMMAND = "GAPSCOPE_LEAN_REPL_CMD"
@@ -47,6 +48,13 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return kind, target
 
 
+def sandbox_options(allow_unsandboxed: bool) -> dict[str, Any]:
+    """The keyword a task passes to ``open_backend``/``open_checker`` for its
+    ``allow_unsandboxed`` parameter: none at the default, so that the call stays
+    ``open_backend(spec)`` - the one form every backend opener (and stand-in) accepts."""
+    return {"allow_unsandboxed": True} if allow_unsandboxed else {}
+
+
 def open_backend(
     spec: str | None = None,
     *,
@@ -58,9 +66,10 @@ def open_backend(
 
     ``options`` go to the backend's constructor (``cache``, ``max_workers``, ...). A local
     backend refuses to start without a working sandbox (SandboxUnavailable, a LeanUnavailable)
-    unless ``allow_unsandboxed``; it takes its REPL command from ``$GAPSCOPE_LEAN_REPL_CMD``
-    when set and its sandbox choice from ``$GAPSCOPE_LEAN_SANDBOX`` (``on``, ``off`` - which
-    also needs ``allow_unsandboxed`` - or ``auto``). A kimina backend (it sandboxes on the
+    unless ``allow_unsandboxed`` (or ``$GAPSCOPE_LEAN_ALLOW_UNSANDBOXED=1``); it takes its
+    REPL command from ``$GAPSCOPE_LEAN_REPL_CMD`` when set and its sandbox choice from
+    ``$GAPSCOPE_LEAN_SANDBOX`` (``on``, ``off`` - which also needs ``allow_unsandboxed`` - or
+    ``auto``). A kimina backend (it sandboxes on the
     server's side; ``allow_unsandboxed`` does not apply) takes its API key from
     ``$LEAN_SERVER_API_KEY`` and its toolchain label from ``$GAPSCOPE_LEAN_TOOLCHAIN``, and is
     health-checked unless ``health_check=False``.
@@ -78,7 +87,9 @@ def open_backend(
             raise ValueError(f"{ENV_SANDBOX} must be on, off or auto, got {choice!r}")
         options.setdefault("sandbox", _SANDBOX_VALUES[choice])
         return LocalBackend(
-            Path(target).expanduser(), allow_unsandboxed=allow_unsandboxed, **options
+            Path(target).expanduser(),
+            allow_unsandboxed=unsandboxed_allowed(allow_unsandboxed),
+            **options,
         )
     options.setdefault("api_key", os.environ.get(ENV_API_KEY))
     options.setdefault("toolchain", os.environ.get(ENV_TOOLCHAIN))

@@ -20,6 +20,7 @@ checking (``allow_unsandboxed``), which is logged and recorded in every verdict.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -36,6 +37,16 @@ ALLOW_HINT = (
     "allow_unsandboxed=True (inspect eval: -T allow_unsandboxed=true; gapscope: "
     "--allow-unsandboxed)"
 )
+
+
+ENV_ALLOW_UNSANDBOXED = "GAPSCOPE_LEAN_ALLOW_UNSANDBOXED"
+"""Set to ``1`` (or ``true``) to allow unsandboxed checking without passing the option (for
+Ray actors and scripted runs); anything else, or unset, leaves the default: refuse."""
+
+
+def unsandboxed_allowed(explicit: bool = False) -> bool:
+    """Whether the user allowed unsandboxed runs: the option or the environment variable."""
+    return explicit or os.environ.get(ENV_ALLOW_UNSANDBOXED, "").strip().lower() in {"1", "true"}
 
 
 class SandboxUnavailable(LeanUnavailable):

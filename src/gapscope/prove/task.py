@@ -21,6 +21,7 @@ from inspect_ai.solver import TaskState
 
 from gapscope.lean import open_backend
 from gapscope.lean.executor import RayOptions, open_checker
+from gapscope.lean.factory import sandbox_options
 from gapscope.lean.verdict import LeanVerdict
 from gapscope.prove.checking import check_reply
 from gapscope.prove.coherence import classify
@@ -81,6 +82,7 @@ def prove(
     ray_actors: int | None = None,
     steer: str | None = None,
     alpha: float = 0.0,
+    allow_unsandboxed: bool = False,
 ) -> Task:
     """Whole-proof generation on miniF2F-style problems, n attempts per problem.
 
@@ -102,6 +104,8 @@ def prove(
         ray_actors: with ``ray``: actors to start (None: one per CPU).
         steer: a direction directory to steer generation with (seed: the transfer test).
         alpha: steering strength (0 = no steering); the seed's transfer uses -3 and +1.
+        allow_unsandboxed: check the model's Lean without the bubblewrap sandbox where it is
+            missing; by default the task refuses to start there (before any model call).
     """
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
@@ -118,7 +122,13 @@ def prove(
     return Task(
         dataset=MemoryDataset([problem_sample(p) for p in chosen], name=f"prove-{subset}"),
         solver=steered_generate(steer, alpha),
-        scorer=lean_proof(lean, check_timeout, executor, RayOptions(ray_address, ray_actors)),
+        scorer=lean_proof(
+            lean,
+            check_timeout,
+            executor,
+            RayOptions(ray_address, ray_actors),
+            allow_unsandboxed,
+        ),
         epochs=Epochs(n),
         # pass@k needs samples of the model's own distribution: the seed gives no top-p, so
         # send 1.0 (no truncation) rather than let a server's default nucleus apply.
@@ -159,6 +169,7 @@ def lean_proof(
     timeout_s: float = 60.0,
     executor: str = "local",
     ray: RayOptions | None = None,
+    allow_unsandboxed: bool = False,
 ) -> Scorer:
     """Extract the proof, screen it, check it with Lean, record verdict and coherence class.
 
@@ -166,10 +177,11 @@ def lean_proof(
     ``server_error`` (scored incorrect here, excluded by the report) and the run goes on; a
     reply with a forbidden command is ``forbidden_command`` and never reaches Lean.
     """
+    options = sandbox_options(allow_unsandboxed)
     backend = (
-        open_backend(lean)
+        open_backend(lean, **options)
         if executor == "local"
-        else open_checker(lean, executor=executor, ray=ray)
+        else open_checker(lean, executor=executor, ray=ray, **options)
     )
 
     async def score(state: TaskState, target: Target) -> Score:
