@@ -46,6 +46,9 @@ SAFEVERIFY_BINARIES = (
     ".lake/packages/safeverify/.lake/build/bin/safe_verify",
 )
 COMPARATOR_BINARIES = (".lake/packages/comparator/.lake/build/bin/comparator",)
+GAPSCOPE_EXE = "gapscope_check"
+"""gapscope's checker built into a workspace by ``gapscope lean setup`` (faster than
+``lean --run``, which interprets it on every check)."""
 MAX_OUTPUT_BYTES = 4 * 2**20
 """A checker's report is a line of JSON; output past this is cut (and then fails to parse)."""
 REPORT_FACTS = ("in_challenge", "in_solution", "same_type", "constants_agree")
@@ -284,11 +287,15 @@ class KernelChecker:
 
 
 def find_kernel_checker(project: Path) -> KernelChecker | None:
-    """SafeVerify built in ``project``, else gapscope's checker; None without ``lake``."""
+    """SafeVerify built in ``project``, else gapscope's checker (built there, or interpreted
+    from the installed package); None without ``lake``."""
     if shutil.which("lake") is None:
         return None
     lean = ("lake", "env", "lean")
     safeverify = _first_file(project, SAFEVERIFY_BINARIES)
     if safeverify is not None:
         return KernelChecker(Checker.SAFEVERIFY, lean, ("lake", "env", str(safeverify)))
+    built = project / ".lake" / "build" / "bin" / GAPSCOPE_EXE
+    if built.is_file():
+        return KernelChecker(Checker.GAPSCOPE, lean, ("lake", "env", str(built)))
     return KernelChecker(Checker.GAPSCOPE, lean, (*lean, "--run", str(checker_source())))
