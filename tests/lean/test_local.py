@@ -230,10 +230,10 @@ def test_a_reply_arriving_late_is_never_taken_for_the_next_checks_answer(
     stray-output checks; a ``sorry`` attempt then got the earlier VALID answer."""
     backend = make_backend(max_workers=1)
     assert backend.check(proof("late_twice"), header=HEADER).valid
-    verdict = backend.check(proof("sorry", name="bar"), header=HEADER)
+    verdict = backend.check(proof("sorry"), header=HEADER)  # the same theorem, attempt 2
     assert verdict.status is Status.SERVER_ERROR and "out of step" in verdict.detail
     assert backend.pool.stats.discarded == 1
-    assert backend.check(proof("sorry", name="baz"), header=HEADER).status is Status.SORRY
+    assert backend.check(proof("sorry"), header=HEADER).status is Status.SORRY
 
 
 def test_a_reply_past_the_cap_is_a_server_error_naming_it(make_backend: Make) -> None:
@@ -247,24 +247,29 @@ def test_a_reply_past_the_cap_is_a_server_error_naming_it(make_backend: Make) ->
 OWNER = """
 import sys
 from gapscope.lean.process import ReplProcess
+from gapscope.lean.protocol import encode_command
 repl = ReplProcess([sys.executable, sys.argv[1]])
 print(repl.pid, flush=True)
-sys.stdin.read()
+repl.request(encode_command("theorem t : True := trivial -- fake:timeout"), 3600)
 """
 
 
-def test_a_repl_dies_with_its_owner(tmp_path: Path) -> None:
-    """Regression: a REPL whose owner was killed kept running (an orphan lived 31 minutes)."""
+def test_a_busy_repl_dies_with_its_owner(repl_log: Path) -> None:
+    """Regression: a REPL whose owner was killed kept running (an orphan lived 31 minutes):
+    busy elaborating, it never read the end of its input."""
     owner = subprocess.Popen(
         [sys.executable, "-c", OWNER, str(FAKE_REPL)],
-        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "FAKE_REPL_LOG": str(repl_log)},
         text=True,
     )
     assert owner.stdout is not None
     child = int(owner.stdout.readline())
-    assert alive(child)
+    for _ in range(200):  # until the REPL has taken the command and sleeps in it
+        if read_log(repl_log):
+            break
+        time.sleep(0.05)
+    assert read_log(repl_log) and alive(child)
     owner.kill()
     owner.wait()
     for _ in range(200):  # the kernel delivers the death signal; wait for it to land

@@ -1,8 +1,6 @@
 """Untrusted Lean runs only in the sandbox: T2's lake calls and the kernel checker go through
 the sandbox argv, and without a sandbox a run stops before its first model call."""
 
-
-
 from __future__ import annotations
 
 import json
