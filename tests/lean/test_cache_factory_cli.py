@@ -57,7 +57,7 @@ def test_local_spec_from_env_with_repl_override(
     with open_backend(max_workers=1, allow_unsandboxed=True) as backend:
         assert isinstance(backend, LocalBackend)
         verdict = backend.check("theorem t : True := trivial")
-        assert verdict.valid and verdict.sandboxed is False
+        assert verdict.valid and verdict.sandboxed is backend.sandboxed
 
 
 def test_local_spec_without_lake_or_repl(monkeypatch: pytest.MonkeyPatch, project: Path) -> None:

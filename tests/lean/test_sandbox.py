@@ -13,12 +13,12 @@ import pytest
 from typer.testing import CliRunner
 
 from gapscope.lean import sandbox
-from gapscope.lean.backend import LeanUnavailable
+from gapscope.lean.backend import CheckRequest, LeanUnavailable
 from gapscope.lean.cli import lean_app
 from gapscope.lean.factory import open_backend
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.sandbox import SandboxStatus, SandboxUnavailable, sandbox_argv, sandbox_status
-from gapscope.lean.verdict import Status
+from gapscope.lean.verdict import Checker, Status
 from tests.lean.conftest import FAKE_REPL
 
 MISSING = SandboxStatus(False, "bubblewrap (bwrap) not found")
@@ -179,3 +179,28 @@ def test_fake_repl_checks_and_times_out_inside_the_sandbox(project: Path) -> Non
         slow = backend.check("theorem u : True := trivial -- fake:timeout", "import X", 0.5)
         assert slow.status is Status.TIMEOUT
         assert backend.check("theorem v : True := trivial", header="import X").valid
+
+
+@needs_bwrap
+def test_the_acceptance_check_and_the_kernel_checker_work_inside_the_sandbox(
+    project: Path,
+) -> None:
+    from tests.lean.test_acceptance import ATTACKS, CHALLENGE, HONEST, NAMES, fake_kernel
+
+    with LocalBackend(
+        project,
+        repl_command=(sys.executable, str(FAKE_REPL)),
+        max_workers=1,
+        kernel_checker=fake_kernel(),
+    ) as backend:
+        assert backend.sandboxed
+        honest, attack = backend.check_many(
+            [
+                CheckRequest(HONEST, "import Mathlib", 20.0, NAMES, CHALLENGE),
+                CheckRequest(ATTACKS["namespace-restatement-plus-root-true"], "import Mathlib",
+                             20.0, NAMES, CHALLENGE),
+            ]
+        )  # fmt: skip
+    assert honest.status is Status.VALID and honest.checker is Checker.GAPSCOPE, honest
+    assert honest.sandboxed is True
+    assert attack.status is Status.MISSING_DECLARATION

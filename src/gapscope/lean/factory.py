@@ -15,14 +15,12 @@ from gapscope.lean.backend import LeanUnavailable
 from gapscope.lean.base import CachedBackend
 from gapscope.lean.kimina import KiminaBackend
 from gapscope.lean.local import LocalBackend
-from gapscope.lean.sandbox import unsandboxed_allowed
+from gapscope.lean.sandbox import sandbox_choice, unsandboxed_allowed
 
 ENV_SPEC = "GAPSCOPE_LEAN"
 ENV_REPL_COMMAND = "GAPSCOPE_LEAN_REPL_CMD"
 ENV_TOOLCHAIN = "GAPSCOPE_LEAN_TOOLCHAIN"
 ENV_API_KEY = "LEAN_SERVER_API_KEY"
-ENV_SANDBOX = "GAPSCOPE_LEAN_SANDBOX"
-_SANDBOX_VALUES = {"on": True, "1": True, "off": False, "0": False, "auto": None}
 
 NOTHING_CONFIGURED = (
     "No Lean backend is configured, so no proof can be checked. Either\n"
@@ -82,10 +80,7 @@ def open_backend(
         command = os.environ.get(ENV_REPL_COMMAND)
         if command and "repl_command" not in options:
             options["repl_command"] = shlex.split(command)
-        choice = os.environ.get(ENV_SANDBOX, "auto").strip().lower()
-        if choice not in _SANDBOX_VALUES:
-            raise ValueError(f"{ENV_SANDBOX} must be on, off or auto, got {choice!r}")
-        options.setdefault("sandbox", _SANDBOX_VALUES[choice])
+        options.setdefault("sandbox", sandbox_choice())
         return LocalBackend(
             Path(target).expanduser(),
             allow_unsandboxed=unsandboxed_allowed(allow_unsandboxed),

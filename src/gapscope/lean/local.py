@@ -46,7 +46,7 @@ from gapscope.lean.replay import (
     read_signatures,
     solution_command,
 )
-from gapscope.lean.sandbox import require_sandbox, sandbox_argv
+from gapscope.lean.sandbox import decide_sandbox, sandbox_argv
 from gapscope.lean.soundness import judge, prepare
 from gapscope.lean.verdict import LeanVerdict, Status
 
@@ -72,20 +72,6 @@ def read_toolchain(project: Path) -> str:
     pin = project / "lean-toolchain"
     text = pin.read_text(encoding="utf-8").strip() if pin.is_file() else ""
     return text or f"unpinned@{project.resolve()}"
-
-
-def _use_sandbox(requested: bool | None, allow_unsandboxed: bool) -> bool:
-    """Whether to sandbox. None: yes, and refuse (SandboxUnavailable) where bubblewrap does
-    not work unless ``allow_unsandboxed``. True: insist whatever the opt-out says. False:
-    never - only together with ``allow_unsandboxed=True`` (ValueError otherwise)."""
-    if requested is False:
-        if not allow_unsandboxed:
-            raise ValueError(
-                "sandbox=False runs model-written Lean unsandboxed; it needs "
-                "allow_unsandboxed=True as well"
-            )
-        return False
-    return require_sandbox(allow_unsandboxed and not requested, "model-written Lean")
 
 
 def default_repl_command(project: Path) -> tuple[str, ...]:
@@ -141,7 +127,7 @@ class LocalBackend(CachedBackend):
                 f"{project}`."
             )
         command = tuple(repl_command) if repl_command else default_repl_command(project)
-        self.sandboxed = _use_sandbox(sandbox, allow_unsandboxed)
+        self.sandboxed = decide_sandbox(sandbox, allow_unsandboxed, "model-written Lean")
         if self.sandboxed:
             command = tuple(sandbox_argv(command, project))
         self.project = project

@@ -44,6 +44,18 @@ ENV_ALLOW_UNSANDBOXED = "GAPSCOPE_LEAN_ALLOW_UNSANDBOXED"
 Ray actors and scripted runs); anything else, or unset, leaves the default: refuse."""
 
 
+ENV_SANDBOX = "GAPSCOPE_LEAN_SANDBOX"
+_SANDBOX_VALUES = {"on": True, "1": True, "off": False, "0": False, "auto": None}
+
+
+def sandbox_choice() -> bool | None:
+    """``$GAPSCOPE_LEAN_SANDBOX``: ``on`` (True), ``off`` (False), ``auto``/unset (None)."""
+    choice = os.environ.get(ENV_SANDBOX, "auto").strip().lower()
+    if choice not in _SANDBOX_VALUES:
+        raise ValueError(f"{ENV_SANDBOX} must be on, off or auto, got {choice!r}")
+    return _SANDBOX_VALUES[choice]
+
+
 def unsandboxed_allowed(explicit: bool = False) -> bool:
     """Whether the user allowed unsandboxed runs: the option or the environment variable."""
     return explicit or os.environ.get(ENV_ALLOW_UNSANDBOXED, "").strip().lower() in {"1", "true"}
@@ -149,3 +161,16 @@ def require_sandbox(allow_unsandboxed: bool, what: str = "Lean") -> bool:
         INSTALL_HINT,
     )
     return False
+
+
+def decide_sandbox(requested: bool | None, allow_unsandboxed: bool, what: str) -> bool:
+    """Whether to sandbox ``what``. None: yes, refusing where bubblewrap does not work unless
+    ``allow_unsandboxed`` (:func:`require_sandbox`). True: insist whatever the opt-out says.
+    False: never - only together with ``allow_unsandboxed`` (ValueError otherwise)."""
+    if requested is False:
+        if not allow_unsandboxed:
+            raise ValueError(
+                f"sandbox=False runs {what} unsandboxed; it needs allow_unsandboxed=True as well"
+            )
+        return False
+    return require_sandbox(allow_unsandboxed and not requested, what)

@@ -36,7 +36,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gapscope.lean.sandbox import require_sandbox, sandbox_argv, unsandboxed_allowed
+from gapscope.lean.sandbox import (
+    decide_sandbox,
+    sandbox_argv,
+    sandbox_choice,
+    unsandboxed_allowed,
+)
 from gapscope.t2.declarations import split_declarations
 from gapscope.t2.evaluate import Outcome, SampleResult, Screen, code_to_check
 from gapscope.t2.extract import Answer
@@ -55,8 +60,11 @@ _SKIP_DIRS = {".lake", "lake-packages", ".git"}
 
 @dataclass(frozen=True)
 class RepoConfig:
-    """Where the project is and how ``lake`` is run (``lake`` may be any command line);
-    ``allow_unsandboxed`` lets ``lake`` run without the sandbox where bubblewrap is missing."""
+    """Where the project is and how ``lake`` is run (``lake`` may be any command line).
+
+    ``allow_unsandboxed`` lets ``lake`` run without the sandbox where bubblewrap is missing;
+    ``sandbox`` as for the Lean backends (None: ``$GAPSCOPE_LEAN_SANDBOX``, else sandboxed;
+    False, never, needs ``allow_unsandboxed``)."""
 
     root: Path
     lake: tuple[str, ...] = ("lake",)
@@ -64,6 +72,7 @@ class RepoConfig:
     compile_timeout_s: float = 600.0
     workers: int = 2
     allow_unsandboxed: bool = False
+    sandbox: bool | None = None
 
 
 def target_file(record: T2Record) -> str:
@@ -128,8 +137,11 @@ class Workspaces:
 
     def __post_init__(self) -> None:
         try:  # before any copy is made, so a refusal (SandboxUnavailable) costs nothing
-            self.sandboxed = require_sandbox(
-                unsandboxed_allowed(self.config.allow_unsandboxed), "T2's lake builds"
+            requested = self.config.sandbox
+            self.sandboxed = decide_sandbox(
+                sandbox_choice() if requested is None else requested,
+                unsandboxed_allowed(self.config.allow_unsandboxed),
+                "T2's lake builds",
             )
         except Exception:
             shutil.rmtree(self._base, ignore_errors=True)
