@@ -22,7 +22,7 @@ Environments hold the constants their commands declared (``fake_elab``: signatur
 Lean resolves names in namespaces, axioms from the fixture of the declaring command), so the
 acceptance check of ``gapscope.lean.replay`` runs for real: ``pickleTo`` writes an env's
 constants to a file, ``unpickleEnvFrom`` replays them into a new env (nothing else of the code
-survives, as in the real REPL), ``set_option pp.all true in #check @_root_.X`` prints X's
+survives, as in the real REPL; it imports again, so it sleeps the import delay too), ``set_option pp.all true in #check @_root_.X`` prints X's
 signature and ``#print axioms _root_.X`` its axioms.
 """
 
@@ -139,6 +139,8 @@ def _pickle(command: dict[str, Any]) -> dict[str, Any]:
 
 
 def _unpickle(command: dict[str, Any], next_env: int) -> dict[str, Any]:
+    # The real REPL imports the pickled env's header again before the replay.
+    time.sleep(float(os.environ.get("FAKE_REPL_IMPORT_DELAY", "0")))
     constants: Constants = json.loads(Path(command["unpickleEnvFrom"]).read_text(encoding="utf-8"))
     rejected = [n for n, c in constants.items() if "kernel_reject" in c.get("flags", ())]
     if rejected:
