@@ -143,7 +143,7 @@ def test_without_a_sandbox_the_run_stops_before_any_model_call(
     monkeypatch.setattr(sandbox, "sandbox_status", lambda: MISSING)
     monkeypatch.delenv("GAPSCOPE_LEAN_ALLOW_UNSANDBOXED", raising=False)
     monkeypatch.setenv("GAPSCOPE_LEAN_REPL_CMD", f"{sys.executable} {FAKE_REPL}")
-    model = script(f"no-sandbox-{diagnostic}", lambda messages: "```lean\nsorry\n```")
+    model = script(f"no-sandbox-{diagnostic}", lambda messages: f"```lean\n{HONEST}\n```")
     lean = f"local:{project}"
     with pytest.raises(SandboxUnavailable, match="allow_unsandboxed"):
         RUNS[diagnostic](tmp_path, lean, False)
@@ -153,3 +153,9 @@ def test_without_a_sandbox_the_run_stops_before_any_model_call(
     log = inspect_eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none")[0]
     assert log.status == "success", log.error
     assert REQUESTS[model.split("/")[1]]
+    if diagnostic == "prove":  # the log says which check settled the verdict, and how it ran
+        assert log.samples is not None
+        (score,) = log.samples[0].scores.values()  # type: ignore[union-attr]
+        recorded = score.metadata["verdict"]  # type: ignore[index]
+        assert recorded["status"] == "valid" and recorded["checker"] == "repl-text"
+        assert recorded["sandboxed"] is False

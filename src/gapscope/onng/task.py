@@ -171,6 +171,8 @@ def prove(backend: LeanBackend, obfs: dict[float, Obfuscation], timeout_s: float
             record["detail"] = verdict.detail
             record["messages"] = [m.data for m in verdict.messages if m.severity == "error"]
             record["check_s"] = verdict.elapsed_s
+            record["checker"] = verdict.checker.value  # which check settled it
+            record["sandboxed"] = verdict.sandboxed
         state.store.set("onng", record)
         return state
 

@@ -160,6 +160,8 @@ def _verdict_metadata(verdict: LeanVerdict) -> dict[str, Any]:
         "elapsed_s": verdict.elapsed_s,
         "axioms": list(verdict.axioms) if verdict.axioms is not None else None,
         "detail": verdict.detail,
+        "checker": verdict.checker.value,  # which check settled it (docs/lean.md)
+        "sandboxed": verdict.sandboxed,
     }
 
 
