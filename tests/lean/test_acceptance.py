@@ -145,3 +145,11 @@ def test_valid_needs_the_type_comparison_in_the_report() -> None:
     assert judge_report({"replay": {"ok": True}, "theorems": []}, NAMES, 0.0).status is (
         Status.SERVER_ERROR
     )
+
+
+def test_an_official_theorem_may_not_bring_its_own_imports(make_backend: Make) -> None:
+    code = f"import Mathlib.Evil\n\n{HONEST}"
+    verdict = make_backend(max_workers=1).check_many([request(code)])[0]
+    assert verdict.status is Status.FORBIDDEN and "import" in verdict.detail
+    same = make_backend(max_workers=1).check_many([request(f"{HEADER}\n\n{HONEST}")])[0]
+    assert same.valid  # repeating the header's own import is harmless

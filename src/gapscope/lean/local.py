@@ -186,6 +186,14 @@ class LocalBackend(CachedBackend):
                 detail=f"no challenge statement for {', '.join(request.required)}: the "
                 "solution's type cannot be compared, so it cannot be VALID",
             )
+        if request.required and header != request.header:
+            # The challenge is elaborated on the trusted header alone; a module the model
+            # imports could change what its statement means there.
+            return LeanVerdict(
+                Status.FORBIDDEN,
+                detail="forbidden command `import`: the code imports modules beyond the "
+                "problem's header, which the challenge statement is elaborated on alone",
+            )
         try:
             repl = self.pool.acquire(header, request.timeout_s)
         except PoolError as exc:

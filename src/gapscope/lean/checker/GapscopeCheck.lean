@@ -84,7 +84,8 @@ def report (challenge solution : Environment) (name : Name) : Json :=
   | some c, some s =>
     let bad := disagreeing challenge solution c.type
     Json.mkObj [
-      ("name", toJson name.toString), ("in_challenge", true), ("in_solution", true),
+      ("name", toJson name.toString), ("in_challenge", toJson true),
+      ("in_solution", toJson true),
       ("same_type", toJson (c.levelParams == s.levelParams && c.type == s.type)),
       ("constants_agree", toJson bad.isEmpty),
       ("disagreeing", toJson (bad.map (·.toString))),
@@ -104,16 +105,17 @@ def main (args : List String) : IO UInt32 := do
       let replayed ← (rebuild sImports sConstants).toBaseIO
       match replayed with
       | .error err =>
-        IO.println (Json.mkObj [("checker", "gapscope"),
-          ("replay", Json.mkObj [("ok", false), ("error", toJson (toString err))]),
+        IO.println (Json.mkObj [("checker", toJson "gapscope"),
+          ("replay", Json.mkObj [("ok", toJson false), ("error", toJson (toString err))]),
           ("theorems", Json.arr #[])]).compress
       | .ok solution =>
         let theorems := names.toArray.map fun n => report challenge solution n.toName
-        IO.println (Json.mkObj [("checker", "gapscope"),
-          ("replay", Json.mkObj [("ok", true)]), ("theorems", Json.arr theorems)]).compress
+        IO.println (Json.mkObj [("checker", toJson "gapscope"),
+          ("replay", Json.mkObj [("ok", toJson true)]), ("theorems", Json.arr theorems)]).compress
       return 0
     catch err =>
-      IO.println (Json.mkObj [("checker", "gapscope"), ("error", toJson (toString err))]).compress
+      IO.println (Json.mkObj [("checker", toJson "gapscope"),
+        ("error", toJson (toString err))]).compress
       return 1
   | _ =>
     IO.eprintln "usage: GapscopeCheck <folder> <challenge module> <solution module> <names>..."
