@@ -22,8 +22,9 @@ Environments hold the constants their commands declared (``fake_elab``: signatur
 Lean resolves names in namespaces, axioms from the fixture of the declaring command), so the
 acceptance check of ``gapscope.lean.replay`` runs for real: ``pickleTo`` writes an env's
 constants to a file, ``unpickleEnvFrom`` replays them into a new env (nothing else of the code
-survives, as in the real REPL; it imports again, so it sleeps the import delay too), ``set_option pp.all true in #check @_root_.X`` prints X's
-signature and ``#print axioms _root_.X`` its axioms.
+survives, as in the real REPL; it imports again, so it sleeps the import delay too),
+``set_option pp.all true in #check @_root_.X`` prints X's signature and
+``#print axioms _root_.X`` its axioms.
 """
 
 from __future__ import annotations
