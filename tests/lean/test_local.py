@@ -15,7 +15,7 @@ import pytest
 from gapscope.lean.backend import CheckRequest
 from gapscope.lean.cache import VerdictCache
 from gapscope.lean.local import LocalBackend
-from gapscope.lean.verdict import Status
+from gapscope.lean.verdict import Checker, Status
 from tests.lean.conftest import FAKE_REPL, read_log
 
 HEADER = "import GapscopeNNG"
@@ -277,3 +277,10 @@ def test_a_busy_repl_dies_with_its_owner(repl_log: Path) -> None:
             break
         time.sleep(0.05)
     assert not alive(child)
+
+
+def test_a_plain_check_is_marked_as_read_from_the_repls_text(make_backend: Make) -> None:
+    backend = make_backend(max_workers=1)
+    assert backend.check(proof(), header=HEADER).checker is Checker.REPL_TEXT
+    crashed = backend.check(proof("crash"), header=HEADER, timeout_s=5)
+    assert crashed.status is Status.SERVER_ERROR and crashed.checker is Checker.NONE

@@ -41,7 +41,7 @@ from gapscope.lean.cache import VerdictCache
 from gapscope.lean.process import DEFAULT_MAX_REPLY_BYTES, ReplyTooLarge
 from gapscope.lean.protocol import ProtocolError, parse_response
 from gapscope.lean.soundness import Prepared, judge, prepare
-from gapscope.lean.verdict import Checker, LeanVerdict, Status
+from gapscope.lean.verdict import LeanVerdict, Status
 
 CHECK_PATH = "/api/check"
 HEALTH_PATH = "/health"
@@ -107,7 +107,6 @@ def _verdict(result: dict[str, Any], snippet: _Snippet) -> LeanVerdict:
         verdict = judge(parse_response(response), snippet.prepared, elapsed)
     except ProtocolError as exc:
         return LeanVerdict(Status.SERVER_ERROR, elapsed_s=elapsed, detail=str(exc))
-    verdict = dataclasses.replace(verdict, checker=Checker.REPL_TEXT)
     if verdict.valid and snippet.prepared.required:
         return dataclasses.replace(
             verdict,
