@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m gapscope.demo
+	$(PY) -m gapscope.app.demo
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks

@@ -1,7 +1,7 @@
 """Ctrl-C during an embedded-model run: seconds from SIGINT to process exit (issue 10, #7).
 
 Two arms in the same run, each a real ``run s2b`` on the embedded model interrupted while it
-decodes: ``gapscope.cli.main`` (which freezes the heap before the interpreter shuts down) and
+decodes: ``gapscope.app.main.main`` (which freezes the heap before the interpreter shuts down) and
 the bare Typer ``app`` (the interpreter's shutdown collection walks the whole heap). The target
 is an exit within one to two seconds.
 """
@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 ARMS = {
-    "gapscope main (heap frozen at exit)": "from gapscope.cli import main; main()",
-    "bare typer app (baseline)": "from gapscope.cli import app; app()",
+    "gapscope main (heap frozen at exit)": "from gapscope.app.main import main; main()",
+    "bare typer app (baseline)": "from gapscope.app.main import app; app()",
 }
 ARGS = ["run", "s2b", "--preset", "cat-10shot", "--seeds", "4", "--listener", "lm"]
 DECODING_S = 5.0  # let generation get under way before the interrupt

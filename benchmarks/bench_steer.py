@@ -19,13 +19,13 @@ from typing import Any
 
 import torch
 
+from gapscope.models.direction import DirectionCard, ModelIdentity, SteeringVector
 from gapscope.models.embedded import embedded_checkpoint
 from gapscope.models.engine import Engine, EngineConfig, GenerationRequest, SamplingParams
+from gapscope.models.steering import steering
 from gapscope.s2b.config import resolve
-from gapscope.steer.apply import steering
 from gapscope.steer.extract import mean_difference, parse_layers, tokenize_pairs
 from gapscope.steer.pairs import build_pairs
-from gapscope.steer.vector import DirectionCard, ModelIdentity, SteeringVector
 
 PROMPTS = [
     "Name three colors.",

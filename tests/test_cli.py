@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from gapscope.cli import app
+from gapscope.app.main import app
 
 runner = CliRunner()
 
@@ -100,3 +100,47 @@ def test_episodes_json_envelope_and_bad_out(tmp_path: Path) -> None:
     assert result.exit_code == 2
     envelope = json.loads(result.stdout)
     assert envelope["status"] == "bad_input" and "is a directory" in envelope["error"]
+
+
+def _quadrant_csv(tmp_path: Path, x: str, y: str) -> Path:
+    rows = [f"{x},{y}"] + [f"{i},{(i * 7) % 10}" for i in range(10)]
+    path = tmp_path / "models.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_tables_keep_every_cell_when_piped_and_take_width(tmp_path: Path) -> None:
+    """Tables written through a pipe used rich's 80 columns and cut names (``gapsc…``)."""
+    x, y = "adj_zsct_on_the_categorical_ten_shot_preset", "minif2f_pass_at_32_on_the_aime_subset"
+    csv = _quadrant_csv(tmp_path, x, y)
+    piped = runner.invoke(app, ["stats", "quadrant", str(csv), "--x", x, "--y", y])
+    assert piped.exit_code == 0, piped.output
+    assert f"low {x}" in piped.output and f"high {y}" in piped.output
+    assert "…" not in piped.output
+    narrow = runner.invoke(
+        app, ["--width", "60", "stats", "quadrant", str(csv), "--x", x, "--y", y]
+    )
+    assert narrow.exit_code == 0, narrow.output
+    assert max(len(line) for line in narrow.output.splitlines()) <= 60
+
+
+def test_user_column_names_are_printed_literally(tmp_path: Path) -> None:
+    x, y = "[bold]x[/bold]", "y[/]"
+    csv = _quadrant_csv(tmp_path, x, y)
+    result = runner.invoke(app, ["stats", "quadrant", str(csv), "--x", x, "--y", y])
+    assert result.exit_code == 0, result.output
+    assert "low [bold]x[/bold]" in result.output and "high y[/]" in result.output
+
+
+def test_lean_doctor_gives_the_elan_command_once_and_unwrapped(monkeypatch: object) -> None:
+    import os
+
+    env = {**os.environ, "PATH": "/usr/bin:/bin", "COLUMNS": "60"}
+    result = runner.invoke(app, ["lean", "doctor"], env=env)
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    url = "https://raw.githubusercontent.com/leanprover/elan/master/elan-init.sh"
+    with_url = [line for line in lines if url in line]
+    assert len(with_url) == 1  # once, for elan; lean and lake point back to it
+    assert with_url[0].strip().startswith("-> install elan: curl") and with_url[0].endswith("| sh")
+    assert sum("the same fix as elan" in line for line in lines) == 2

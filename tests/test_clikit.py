@@ -15,7 +15,8 @@ from inspect_ai.dataset import Sample
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from typer.testing import CliRunner
 
-from gapscope.clikit import Result, run_diagnostic
+from gapscope.analysis.view import View
+from gapscope.app.kit import run_diagnostic
 
 runner = CliRunner(env={"COLUMNS": "400"})  # rich must not wrap the messages
 
@@ -50,7 +51,7 @@ def _app() -> typer.Typer:
             "run test",
             json_out,
             build,
-            lambda log: Result(),
+            lambda log: View(),
             model="none",
             log_dir=log_dir,
             display="none",
@@ -83,7 +84,7 @@ def test_ctrl_c_json_envelope_names_the_log(tmp_path: Path) -> None:
 
 def test_log_dir_that_is_a_file_is_bad_input(tmp_path: Path) -> None:
     """Regression (issue 10, #12): a non-directory --log-dir gave a traceback."""
-    from gapscope.cli import app
+    from gapscope.app.main import app
 
     blocker = tmp_path / "logs"
     blocker.write_text("not a directory")
@@ -95,7 +96,7 @@ def test_log_dir_that_is_a_file_is_bad_input(tmp_path: Path) -> None:
 
 
 def test_onng_render_out_that_is_a_file_is_bad_input(tmp_path: Path) -> None:
-    from gapscope.cli import app
+    from gapscope.app.main import app
 
     blocker = tmp_path / "out"
     blocker.write_text("x")
@@ -106,15 +107,16 @@ def test_onng_render_out_that_is_a_file_is_bad_input(tmp_path: Path) -> None:
 def test_missing_local_checkpoint_is_bad_input_in_the_envelope(tmp_path: Path) -> None:
     """Regression (issue 10, #12): `gapscope/hf//nonexistent` ended in a CheckpointError
     traceback."""
-    from gapscope.cli import app
+    from gapscope.app.main import app
 
+    missing = tmp_path / "missing"  # made here: a fixed path may exist on some machine
     args = ["run", "s2b", "--preset", "demo", "--seeds", "1", "--json", "--log-dir", str(tmp_path)]
-    result = runner.invoke(app, [*args, "--model", "gapscope/hf//nonexistent"])
+    result = runner.invoke(app, [*args, "--model", f"gapscope/hf/{missing}"])
     assert result.exit_code == 2
     envelope = json.loads(result.stdout)
     assert envelope["status"] == "bad_input"
-    assert "--model gapscope/hf//nonexistent" in envelope["error"]
-    assert "'/nonexistent' does not exist" in envelope["error"]
+    assert f"--model gapscope/hf/{missing}" in envelope["error"]
+    assert f"'{missing}' does not exist" in envelope["error"]
     assert not list(tmp_path.glob("*.eval"))  # stopped before a run started
 
 
@@ -132,7 +134,7 @@ def _python(code: str) -> str:
 def test_cli_start_up_imports_no_heavy_library() -> None:
     """`gapscope --help` took 5 s because Inspect and scipy.stats loaded at start-up."""
     code = (
-        "import sys; from gapscope.cli import app; "
+        "import sys; from gapscope.app.main import app; "
         "print(sorted(m for m in ('inspect_ai', 'scipy.stats', 'torch', 'matplotlib') "
         "if m in sys.modules))"
     )
@@ -144,7 +146,7 @@ def test_every_command_ends_with_the_heap_frozen() -> None:
     collection walking torch's and Inspect's objects; a frozen heap is skipped by it. Checked
     for an ending by SystemExit, as every Typer command (and the interrupt path) ends."""
     code = (
-        "import gc, sys; from gapscope.cli import main; sys.argv = ['gapscope', '--help']\n"
+        "import gc, sys; from gapscope.app.main import main; sys.argv = ['gapscope', '--help']\n"
         "try:\n    main()\nexcept SystemExit as exc:\n"
         "    print(exc.code, gc.get_freeze_count() > 0)"
     )
@@ -156,13 +158,13 @@ def test_the_installed_command_goes_through_main() -> None:
     from importlib.metadata import entry_points
 
     (script,) = [e for e in entry_points(group="console_scripts") if e.name == "gapscope"]
-    assert script.value == "gapscope.cli:main"
+    assert script.value == "gapscope.app.main:main"
 
 
 def test_server_model_errors_stay_off_stdout_and_lose_their_markup(tmp_path: Path) -> None:
     """Inspect prints a provider's error (missing key or package) itself; with --json only the
     envelope may reach stdout."""
-    from gapscope.cli import app
+    from gapscope.app.main import app
 
     args = ["run", "s2b", "--preset", "demo", "--seeds", "1", "--json", "--log-dir", str(tmp_path)]
     result = CliRunner(env={"VLLM_API_KEY": None, "VLLM_BASE_URL": None}).invoke(

@@ -90,7 +90,7 @@ def test_mismatched_items_are_refused_with_the_count(logs: dict[str, Path]) -> N
 
 
 def test_compare_cli_json_envelope(logs: dict[str, Path]) -> None:
-    from gapscope.cli import app
+    from gapscope.app.main import app
 
     result = CliRunner().invoke(
         app, ["compare", str(logs["rule"].parent), str(logs["random"]), "--json"]

@@ -13,7 +13,7 @@ runner = CliRunner()
 
 
 def _app():  # type: ignore[no-untyped-def]
-    from gapscope.cli import app
+    from gapscope.app.main import app
 
     return app
 

@@ -15,7 +15,7 @@ runner = CliRunner(env={"COLUMNS": "400"})  # rich must not wrap the messages
 
 
 def _app():  # type: ignore[no-untyped-def]
-    from gapscope.cli import app
+    from gapscope.app.main import app
 
     return app
 

@@ -9,7 +9,7 @@ import pytest
 from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
-from gapscope.cli import app
+from gapscope.app.main import app
 from gapscope.ladder.compile import (
     CompileError,
     Stage,

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 import gapscope.ladder.task as ladder_task
 from gapscope.analysis.ladder import build_report, model_run
-from gapscope.cli import app
+from gapscope.app.main import app
 from gapscope.ladder.families import load_bundled
 from gapscope.ladder.probes import Condition, build_probes
 from gapscope.ladder.task import oracle_ladder, parse_conditions

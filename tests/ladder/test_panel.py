@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from gapscope.analysis.ladder import build_report
-from gapscope.cli import app
+from gapscope.analysis.ladder_panel import PanelError, read_panel, read_panels
+from gapscope.app.main import app
 from gapscope.ladder.families import Family, Milestone
-from gapscope.ladder.panel import PanelError, read_panel, read_panels
 from gapscope.ladder.probes import Condition
 from gapscope.ladder.schema import MilestoneType
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gapscope.analysis.ladder import build_report
-from gapscope.ladder.panel import read_panels
+from gapscope.analysis.ladder_panel import read_panels
 
 RELEASE = Path("/work/shared/data/oracleladder/data")
 FAMILIES = RELEASE / "diagnostic_354_families.jsonl"

@@ -1,4 +1,4 @@
-"""Outcome levels, gap labels and the tau sweep on a hand-built panel."""
+"""LadderOutcome levels, gap labels and the tau sweep on a hand-built panel."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from gapscope.ladder.taxonomy import (
     FamilyCounts,
     Gap,
-    Outcome,
+    LadderOutcome,
     gap,
     outcome,
     passes_stage0,
@@ -17,15 +17,15 @@ from gapscope.ladder.taxonomy import (
 
 # pid: (c1, c2, c3, milestones) -> expected outcome and gap at tau = 1
 PANEL = {
-    "direct": ((3, 0, 0, (8, 8)), Outcome.DIRECT, Gap.NONE),
-    "direct-fails-s0": ((1, 8, 8, (0, 8)), Outcome.DIRECT, Gap.NONE),
-    "roadmap": ((0, 2, 5, (1, 4)), Outcome.ROADMAP_NEEDED, Gap.ROADMAP),
-    "execution": ((0, 0, 4, (2, 2, 2)), Outcome.ANSWERS_NEEDED, Gap.MILESTONE_EXECUTION),
-    "composition": ((0, 0, 0, (8, 8)), Outcome.UNRECOVERED, Gap.COMPOSITION),
-    "missing-r": ((0, 1, 0, (0, 8)), Outcome.ROADMAP_NEEDED, Gap.MISSING_MILESTONE),
-    "missing-a": ((0, 0, 1, (3, 0)), Outcome.ANSWERS_NEEDED, Gap.MISSING_MILESTONE),
-    "capability": ((0, 0, 0, (0, 0)), Outcome.UNRECOVERED, Gap.CAPABILITY),
-    "no-milestones": ((0, 0, 0, ()), Outcome.UNRECOVERED, Gap.CAPABILITY),
+    "direct": ((3, 0, 0, (8, 8)), LadderOutcome.DIRECT, Gap.NONE),
+    "direct-fails-s0": ((1, 8, 8, (0, 8)), LadderOutcome.DIRECT, Gap.NONE),
+    "roadmap": ((0, 2, 5, (1, 4)), LadderOutcome.ROADMAP_NEEDED, Gap.ROADMAP),
+    "execution": ((0, 0, 4, (2, 2, 2)), LadderOutcome.ANSWERS_NEEDED, Gap.MILESTONE_EXECUTION),
+    "composition": ((0, 0, 0, (8, 8)), LadderOutcome.UNRECOVERED, Gap.COMPOSITION),
+    "missing-r": ((0, 1, 0, (0, 8)), LadderOutcome.ROADMAP_NEEDED, Gap.MISSING_MILESTONE),
+    "missing-a": ((0, 0, 1, (3, 0)), LadderOutcome.ANSWERS_NEEDED, Gap.MISSING_MILESTONE),
+    "capability": ((0, 0, 0, (0, 0)), LadderOutcome.UNRECOVERED, Gap.CAPABILITY),
+    "no-milestones": ((0, 0, 0, ()), LadderOutcome.UNRECOVERED, Gap.CAPABILITY),
 }
 
 
@@ -43,19 +43,19 @@ def test_hand_built_panel(pid: str) -> None:
 
 def test_composition_gap_means_stage0_pass_and_unrecovered() -> None:
     fam = _fam("composition")
-    assert passes_stage0(fam) and outcome(fam) is Outcome.UNRECOVERED
+    assert passes_stage0(fam) and outcome(fam) is LadderOutcome.UNRECOVERED
     assert gap(fam) is Gap.COMPOSITION
 
 
 def test_thresholds_move_families_down_the_ladder() -> None:
     fam = FamilyCounts("x", c1=2, c2=3, c3=5, milestones=(4, 2))
     assert [outcome(fam, tau) for tau in (1, 2, 3, 4, 5, 6)] == [
-        Outcome.DIRECT,
-        Outcome.DIRECT,
-        Outcome.ROADMAP_NEEDED,
-        Outcome.ANSWERS_NEEDED,
-        Outcome.ANSWERS_NEEDED,
-        Outcome.UNRECOVERED,
+        LadderOutcome.DIRECT,
+        LadderOutcome.DIRECT,
+        LadderOutcome.ROADMAP_NEEDED,
+        LadderOutcome.ANSWERS_NEEDED,
+        LadderOutcome.ANSWERS_NEEDED,
+        LadderOutcome.UNRECOVERED,
     ]
     assert passes_stage0(fam, 2) and not passes_stage0(fam, 3)
     assert gap(fam, tau=3, stage0_tau=3) is Gap.MISSING_MILESTONE
@@ -68,10 +68,10 @@ def test_profile_counts_and_tau_table() -> None:
     p = profile(fams)
     assert p.n_families == 9
     assert p.outcomes == {
-        Outcome.DIRECT: 2,
-        Outcome.ROADMAP_NEEDED: 2,
-        Outcome.ANSWERS_NEEDED: 2,
-        Outcome.UNRECOVERED: 3,
+        LadderOutcome.DIRECT: 2,
+        LadderOutcome.ROADMAP_NEEDED: 2,
+        LadderOutcome.ANSWERS_NEEDED: 2,
+        LadderOutcome.UNRECOVERED: 3,
     }
     assert p.gaps[Gap.MISSING_MILESTONE] == 2
     assert p.gaps[Gap.CAPABILITY] == 2
@@ -84,8 +84,8 @@ def test_profile_counts_and_tau_table() -> None:
     assert table[1] == p.outcomes
     # at tau = 5 only the families with >= 5 correct anywhere survive
     assert table[5] == {
-        Outcome.DIRECT: 0,
-        Outcome.ROADMAP_NEEDED: 1,
-        Outcome.ANSWERS_NEEDED: 1,
-        Outcome.UNRECOVERED: 7,
+        LadderOutcome.DIRECT: 0,
+        LadderOutcome.ROADMAP_NEEDED: 1,
+        LadderOutcome.ANSWERS_NEEDED: 1,
+        LadderOutcome.UNRECOVERED: 7,
     }

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from gapscope.app.lean import lean_app
 from gapscope.lean.backend import LeanUnavailable
 from gapscope.lean.cache import VerdictCache
-from gapscope.lean.cli import lean_app
 from gapscope.lean.factory import open_backend, parse_spec
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.verdict import LeanMessage, LeanVerdict, Status

@@ -177,13 +177,12 @@ def test_header_that_fails_is_a_server_error(make_backend: Make) -> None:
     assert verdict.status is Status.SERVER_ERROR and "did not load" in verdict.detail
 
 
-def test_unstartable_command_is_a_server_error(project: Path) -> None:
-    with LocalBackend(
-        project, repl_command=["/nonexistent/repl"], allow_unsandboxed=True
-    ) as backend:
+def test_unstartable_command_is_a_server_error(project: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "missing" / "repl"  # made here: a fixed path may exist on some machine
+    with LocalBackend(project, repl_command=[str(missing)], allow_unsandboxed=True) as backend:
         verdict = backend.check(proof())
     # unsandboxed: Popen fails; sandboxed: bwrap starts, then cannot exec the command
-    assert verdict.status is Status.SERVER_ERROR and "/nonexistent/repl" in verdict.detail
+    assert verdict.status is Status.SERVER_ERROR and str(missing) in verdict.detail
 
 
 def test_toolchain_comes_from_the_project(make_backend: Make) -> None:

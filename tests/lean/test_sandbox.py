@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from gapscope.app.lean import lean_app
 from gapscope.lean import sandbox
 from gapscope.lean.backend import CheckRequest, LeanUnavailable
-from gapscope.lean.cli import lean_app
 from gapscope.lean.factory import open_backend
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.sandbox import SandboxStatus, SandboxUnavailable, sandbox_argv, sandbox_status

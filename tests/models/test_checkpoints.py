@@ -34,3 +34,14 @@ def test_incomplete_directory_is_not_sent_to_the_hub(tiny_checkpoint: Path, tmp_
     with pytest.raises(CheckpointError, match="does not hold a complete checkpoint") as error:
         checkpoints.load_checkpoint(broken, device="cpu")
     assert "allow_download" not in str(error.value)
+
+
+def test_a_directory_that_is_no_checkpoint_says_so(tmp_path: Path) -> None:
+    """A folder of anything else (here: a README) used to fail with "install sentencepiece or
+    tiktoken", transformers' guess at a tokenizer it could not find."""
+    (tmp_path / "README.md").write_text("not a model\n")
+    with pytest.raises(
+        CheckpointError, match="is not a Hugging Face checkpoint: it has no config"
+    ) as error:
+        checkpoints.load_checkpoint(tmp_path, device="cpu")
+    assert "sentencepiece" not in str(error.value) and "tiktoken" not in str(error.value)

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow  # loads the embedded model
 
 
 def test_ctrl_c_stops_an_embedded_run_and_prints_the_resume_line(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "gapscope.cli", "run", "s2b", "--preset", "cat-10shot"]
+    command = [sys.executable, "-m", "gapscope.app.main", "run", "s2b", "--preset", "cat-10shot"]
     command += ["--seeds", "4", "--listener", "lm", "--log-dir", str(tmp_path)]
     process = subprocess.Popen(
         command,

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 import gapscope.lean
+from gapscope.app.onng import onng_app
 from gapscope.onng.checking import DISALLOWED_TACTIC, STATEMENT_CHANGED, static_check
-from gapscope.onng.cli import onng_app
 from gapscope.onng.problemset import load_problem_set
 from gapscope.onng.render import obfuscation
 from tests.onng.test_task import BrokenLean, FakeLean

@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 import gapscope.onng.task as onng_task
 from gapscope.analysis.onng import records_from_log, summarize
+from gapscope.app.onng import onng_app
 from gapscope.lean.backend import CheckRequest, LeanUnavailable
 from gapscope.lean.verdict import LeanMessage, LeanVerdict, Status
-from gapscope.onng.cli import onng_app
 from gapscope.onng.problemset import load_problem_set
 from tests.conftest import script
 
@@ -125,7 +125,7 @@ def test_render_command(tmp_path: Path) -> None:
 
 
 def test_run_onng_cli_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gapscope.cli import app
+    from gapscope.app.main import app
 
     monkeypatch.setattr(onng_task, "open_backend", lambda spec: FakeLean())
     args = ["run", "onng", "--model", script("onng-cli", _reply), "--lams", "0,1.0"]
@@ -142,7 +142,7 @@ def test_run_onng_cli_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_run_onng_without_lean_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gapscope.cli import app
+    from gapscope.app.main import app
 
     monkeypatch.delenv("GAPSCOPE_LEAN", raising=False)
     result = CliRunner().invoke(app, ["run", "onng", "--model", "none"])

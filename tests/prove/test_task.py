@@ -17,10 +17,10 @@ from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
 from gapscope.analysis.prove import read_run, summarize
+from gapscope.app.prove import prove_app, run_prove
 from gapscope.lean.backend import CheckRequest, LeanBackend, LeanUnavailable
 from gapscope.lean.verdict import LeanMessage, LeanVerdict, Status
 from gapscope.prove import task as prove_task
-from gapscope.prove.cli import prove_app, run_prove
 from gapscope.prove.task import parse_ks, prove
 from tests.conftest import script
 

@@ -88,7 +88,7 @@ def test_presets_match_the_seed_table_configurations() -> None:
 def test_cli_refuses_impossible_sizes_before_running() -> None:
     from typer.testing import CliRunner
 
-    from gapscope.cli import app
+    from gapscope.app.main import app
 
     runner = CliRunner()
     for args, named in [

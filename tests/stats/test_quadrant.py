@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from scipy.stats import fisher_exact
 from typer.testing import CliRunner
 
+from gapscope.app.stats import stats_app
 from gapscope.stats import (
     ENUMERATION_LIMIT,
     QuadrantResult,
@@ -26,7 +27,6 @@ from gapscope.stats import (
     median_split,
     quadrant_test,
 )
-from gapscope.stats.cli import stats_app
 
 # Ten models shaped like the seed study: adj-ZSCT median 23.3, miniF2F median 67.95, and every
 # high-miniF2F model is also high on adj-ZSCT (empty forbidden cell).

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from gapscope.models.direction import DirectionCard, ModelIdentity, SteeringVector
 from gapscope.models.engine import Engine, EngineConfig
-from gapscope.steer.vector import DirectionCard, ModelIdentity, SteeringVector
 from tests.models.tiny import build_tiny_checkpoint
 
 HIDDEN, LAYERS = 64, 4

@@ -12,11 +12,11 @@ import pytest
 import torch
 from torch import nn
 
+from gapscope.models.direction import DirectionError, ModelIdentity, SteeringVector
 from gapscope.models.engine import Engine, GenerationRequest, SamplingParams
 from gapscope.models.hooks import current_hooks, forward_hooks
-from gapscope.steer.apply import steering
+from gapscope.models.steering import steering
 from gapscope.steer.controls import control
-from gapscope.steer.vector import DirectionError, ModelIdentity, SteeringVector
 from tests.models.tiny import build_tiny_checkpoint
 from tests.steer.conftest import EngineFactory, random_vector
 

@@ -9,17 +9,17 @@ import pytest
 import torch
 from torch import nn
 
-from gapscope.clikit import run_task
+from gapscope.app.kit import run_task
+from gapscope.app.sweep import SweepSpec, run_sweep
 from gapscope.models.checkpoints import CheckpointError
+from gapscope.models.direction import DirectionError, ModelIdentity, SteeringVector
 from gapscope.models.engine import Engine, GenerationRequest, SamplingParams
 from gapscope.models.hooks import forward_hooks
+from gapscope.models.steering import steering
+from gapscope.models.task_steering import engine_for
 from gapscope.s2b.config import resolve
-from gapscope.steer.apply import steering
 from gapscope.steer.controls import control
 from gapscope.steer.extract import extract_direction
-from gapscope.steer.sweep import SweepSpec, run_sweep
-from gapscope.steer.task import engine_for
-from gapscope.steer.vector import DirectionError, ModelIdentity, SteeringVector
 
 pytestmark = pytest.mark.slow
 MODEL = "gapscope/embedded"

@@ -10,12 +10,12 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from typer.testing import CliRunner
 
-from gapscope.cli import app
-from gapscope.clikit import Interrupted
+from gapscope.app.kit import Interrupted
+from gapscope.app.main import app
+from gapscope.app.sweep import SweepSpec, parse_alphas
+from gapscope.models.direction import SteeringVector
+from gapscope.models.task_steering import SteeringUnsupported, engine_for
 from gapscope.s2b.task import s2b_lm
-from gapscope.steer.sweep import SweepSpec, parse_alphas
-from gapscope.steer.task import SteeringUnsupported, engine_for
-from gapscope.steer.vector import SteeringVector
 from tests.conftest import script
 
 runner = CliRunner()
@@ -96,13 +96,13 @@ def test_extract_then_sweep_from_the_command_line(tiny64: Path, tmp_path: Path) 
 def test_ctrl_c_in_a_sweep_names_the_log_to_resume(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gapscope.steer import cli as steer_cli
+    from gapscope.app import steer as steer_cli
 
     def interrupted(*args: object, **kwargs: object) -> None:
         raise Interrupted(str(tmp_path / "run.eval"))
 
     monkeypatch.setattr(steer_cli, "run_task", interrupted)
-    monkeypatch.setattr("gapscope.steer.sweep.prepare_directions", lambda spec: {})
+    monkeypatch.setattr("gapscope.app.sweep.prepare_directions", lambda spec: {})
     args = ["run", "steer", "--out", str(tmp_path / "o"), "--log-dir", str(tmp_path), "--json"]
     result = runner.invoke(app, args)
     assert result.exit_code == 130

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from gapscope.clikit import run_task
+from gapscope.app.kit import run_task
+from gapscope.app.sweep import SweepSpec, run_sweep
 from gapscope.models.engine import Engine
 from gapscope.prove import task as prove_task
 from gapscope.prove.task import prove
-from gapscope.steer.sweep import SweepSpec, run_sweep
 from tests.prove.test_task import FakeLean, _dataset
 from tests.steer.conftest import random_vector
 

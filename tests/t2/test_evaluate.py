@@ -12,7 +12,7 @@ import pytest
 from gapscope.lean.backend import CheckRequest
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.verdict import LeanVerdict, Status
-from gapscope.t2.evaluate import Outcome, evaluate_answer
+from gapscope.t2.evaluate import SampleOutcome, evaluate_answer
 from gapscope.t2.extract import extract_answer
 from gapscope.t2.programs import build_programs
 from gapscope.t2.records import T2Record, load_records
@@ -47,7 +47,7 @@ def _evaluate(record: T2Record, backend: LocalBackend, reply: str) -> dict[str, 
 
 def test_a_right_answer_passes_everything(record: T2Record, backend: LocalBackend) -> None:
     result = _evaluate(record, backend, _reply(GOOD))
-    assert result["outcome"] == Outcome.CHECKED
+    assert result["outcome"] == SampleOutcome.CHECKED
     assert (result["compiles"], result["ta"], result["ta_strict"]) == (True, True, True)
     assert result["graded"] == 1.0 and result["successors"] == 5
 
@@ -59,7 +59,7 @@ def test_a_renamed_declaration_is_renamed_and_not_checked(record: T2Record) -> N
     reply = _reply(GOOD.replace("double_eq", "double_eq'"))
     answer = extract_answer(reply, target_identity(record))
     result = evaluate_answer(record, answer, never, timeout_s=10)
-    assert result.outcome == Outcome.RENAMED == "renamed"
+    assert result.outcome == SampleOutcome.RENAMED == "renamed"
     assert not (result.compiles or result.ta or result.ta_strict)
     assert "double_eq'" in result.detail
 
@@ -126,7 +126,7 @@ def test_the_screen_refuses_before_lean(record: T2Record) -> None:
 
     answer = extract_answer(_reply(GOOD + "\n#eval 1"), target_identity(record))
     result = evaluate_answer(record, answer, never, timeout_s=10, screen=lambda code: "uses #eval")
-    assert (result.outcome, result.detail) == (Outcome.FORBIDDEN, "uses #eval")
+    assert (result.outcome, result.detail) == (SampleOutcome.FORBIDDEN, "uses #eval")
 
 
 def test_the_default_screen_is_the_lean_layers_whitelist(record: T2Record) -> None:
@@ -137,7 +137,7 @@ def test_the_default_screen_is_the_lean_layers_whitelist(record: T2Record) -> No
         _reply(GOOD + '\n#eval IO.Process.run {cmd := "id"}'), target_identity(record)
     )
     result = evaluate_answer(record, answer, never, timeout_s=10)
-    assert result.outcome is Outcome.FORBIDDEN
+    assert result.outcome is SampleOutcome.FORBIDDEN
     assert "#eval" in (result.detail or "")
 
 
@@ -147,7 +147,7 @@ def test_a_backend_failure_is_a_server_error_not_a_verdict(record: T2Record) -> 
 
     answer = extract_answer(_reply(GOOD), target_identity(record))
     result = evaluate_answer(record, answer, broken, timeout_s=10)
-    assert result.outcome == Outcome.SERVER_ERROR and result.detail == "REPL died"
+    assert result.outcome == SampleOutcome.SERVER_ERROR and result.detail == "REPL died"
     assert not result.ta
 
 

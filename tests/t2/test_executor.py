@@ -120,7 +120,7 @@ def test_prove_and_onng_take_the_executor_option(
 ) -> None:
     from typer.testing import CliRunner
 
-    from gapscope.cli import app
+    from gapscope.app.main import app
 
     monkeypatch.setitem(sys.modules, "ray", None)
     problems = tmp_path / "p.jsonl"

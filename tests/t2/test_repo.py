@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gapscope.cli import app
+from gapscope.app.main import app
 from gapscope.t2.audit import Defect, audit
 from gapscope.t2.evaluate import SampleResult
 from gapscope.t2.extract import extract_answer

@@ -15,7 +15,7 @@ from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
 from gapscope.analysis.t2 import summarize_log
-from gapscope.cli import app
+from gapscope.app.main import app
 from gapscope.t2.task import t2
 from tests.conftest import REQUESTS, script
 from tests.t2.conftest import FAKE_LEAN

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from gapscope.verify.cli import verify_command
+from gapscope.app.verify import verify_command
 
 app = typer.Typer()
 app.command("verify")(verify_command)

@@ -24,6 +24,6 @@ def _modules_after(statement: str) -> set[str]:
 
 
 def test_verify_imports_no_diagnostic_and_nothing_heavy() -> None:
-    loaded = _modules_after("import gapscope.verify.cli, gapscope.verify.__main__")
+    loaded = _modules_after("import gapscope.app.verify, gapscope.verify.__main__")
     assert not [m for m in loaded if m.startswith(DIAGNOSTICS)]
     assert not [m for m in loaded if m.split(".")[0] in HEAVY]

@@ -3,10 +3,16 @@
 * :mod:`.logs` reads a log (task-name check, samples, model, task args, run time) and turns
   every unreadable or wrong-kind log into a :class:`~.logs.LogError` with a message a user can
   act on. No other module calls ``inspect_ai.log.read_eval_log``.
-* :mod:`.s2b`, :mod:`.ladder`, :mod:`.onng`, :mod:`.prove` hold each diagnostic's typed summary.
+* :mod:`.s2b`, :mod:`.ladder`, :mod:`.onng`, :mod:`.prove`, :mod:`.t2` hold each diagnostic's
+  typed summary, read through the keys the diagnostic declares in its ``contract`` module;
+  :mod:`.ladder_panel` reads the OracleLadder authors' released results into the same summary.
 * :mod:`.profile` is the one row shape (:class:`~.profile.GapRow`) that terminal tables,
   ``--json``, the HTML report and ``compare`` all use.
-* :mod:`.diagnostics` maps an Inspect task name to its diagnostic; T2 and steering register
-  there.
-* :mod:`.terminal` prints, :mod:`.compare` pairs two models, :mod:`.report` writes HTML.
+* :mod:`.diagnostics` maps an Inspect task name to its diagnostic (reader and view);
+  :func:`~.diagnostics.present` is what ``run X`` shows of the log it just wrote.
+* :mod:`.view` pairs a summary with its rows, ``--json`` details and printer; :mod:`.terminal`
+  holds every table the terminal prints; :mod:`.steering` regroups steered runs into dosage
+  curves; :mod:`.compare` pairs two models; :mod:`.figures` and :mod:`.report` write HTML.
+
+The commands that call all this live in :mod:`gapscope.app`; nothing here imports them.
 """

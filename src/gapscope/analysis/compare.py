@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from rich.console import Console
+from rich.table import Table
 
 from gapscope.analysis.diagnostics import LoadedLog
 from gapscope.analysis.ladder import ModelRun, transition_matrix
@@ -186,3 +188,32 @@ def compare(
         }
     rows = [r for side in (a, b) for x in side for r in x.summary.rows()]
     return Comparison(_label(a), _label(b), metrics, transitions, notes, rows)
+
+
+def print_comparison(comparison: Comparison, console: Console) -> None:
+    """One line per metric compared, then the OracleLadder transition matrices."""
+    table = Table(title=f"Paired comparison: A = {comparison.a} vs B = {comparison.b}")
+    for col in ("diagnostic", "metric", "n", "A only", "B only", "A - B [95% CI]", "p", "p Holm"):
+        table.add_column(col, justify="left" if col in ("diagnostic", "metric") else "right")
+    for m in comparison.metrics:
+        d = m.difference
+        table.add_row(
+            m.diagnostic,
+            m.metric,
+            str(m.mcnemar.n),
+            str(m.mcnemar.b),
+            str(m.mcnemar.c),
+            f"{100 * d.estimate:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]",
+            f"{m.mcnemar.p_value:.3g}",
+            f"{m.p_holm:.3g}",
+        )
+    console.print(table)
+    for name, matrix in comparison.transitions.items():
+        trans = Table(title=f"OracleLadder transitions ({name}): A (rows) -> B (columns)")
+        trans.add_column("")
+        columns = list(next(iter(matrix.values())))
+        for col in columns:
+            trans.add_column(col, justify="right")
+        for row_name, row in matrix.items():
+            trans.add_row(row_name, *(str(row[c]) for c in columns))
+        console.print(trans)

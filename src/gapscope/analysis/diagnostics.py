@@ -2,8 +2,10 @@
 
 Report and compare take logs of any diagnostic; this table is how they find the reader. To
 add a diagnostic, write its ``analysis/<name>.py`` with a summary
-that has ``rows() -> list[GapRow]`` and ``outcomes() -> {metric: {item: bool}}`` and add one
-:class:`Diagnostic` to :data:`DIAGNOSTICS` (figures, if any, go to :mod:`.figures`).
+that has ``rows() -> list[GapRow]`` and ``outcomes() -> {metric: {item: bool}}``, its view in
+:mod:`.view`, and add one :class:`Diagnostic` to :data:`DIAGNOSTICS` (figures, if any, go to
+:mod:`.figures`). :func:`present` is the one path from a finished log to what ``run X``
+prints and emits.
 """
 
 from __future__ import annotations
@@ -11,18 +13,33 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gapscope.analysis import ladder, onng, prove, s2b, t2
 from gapscope.analysis.logs import (
     LogError,
     RunInfo,
     expand_log_paths,
+    log_path,
     read_log,
     run_info,
     task_name,
 )
 from gapscope.analysis.profile import GapRow
+from gapscope.analysis.view import (
+    View,
+    ViewOptions,
+    ladder_view,
+    onng_view,
+    prove_view,
+    s2b_view,
+    t2_view,
+)
+from gapscope.ladder import contract as ladder_log
+from gapscope.onng import contract as onng_log
+from gapscope.prove import contract as prove_log
+from gapscope.s2b import contract as s2b_log
+from gapscope.t2 import contract as t2_log
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
@@ -43,6 +60,8 @@ class Diagnostic:
     task: str
     name: str
     summarize: Callable[[EvalLog], Summary]
+    view: Callable[[Any, ViewOptions], View]
+    """What ``run X`` shows of one summary (rows, ``--json`` details, tables)."""
 
 
 def _onng(log: EvalLog) -> Summary:
@@ -56,11 +75,13 @@ def _prove(log: EvalLog) -> Summary:
 DIAGNOSTICS: dict[str, Diagnostic] = {
     d.task: d
     for d in (
-        Diagnostic(s2b.TASK, s2b.DIAGNOSTIC, s2b.summarize),
-        Diagnostic(ladder.TASK, ladder.DIAGNOSTIC, ladder.model_run),
-        Diagnostic(onng.TASK, onng.DIAGNOSTIC, _onng),
-        Diagnostic(prove.TASK, prove.DIAGNOSTIC, _prove),
-        Diagnostic(t2.TASK, t2.DIAGNOSTIC, t2.summarize_log),
+        Diagnostic(s2b_log.TASK, s2b.DIAGNOSTIC, s2b.summarize, s2b_view),
+        Diagnostic(
+            ladder_log.TASK, ladder.DIAGNOSTIC, ladder.model_run, lambda s, o: ladder_view([s], o)
+        ),
+        Diagnostic(onng_log.TASK, onng.DIAGNOSTIC, _onng, onng_view),
+        Diagnostic(prove_log.TASK, prove.DIAGNOSTIC, _prove, lambda s, o: prove_view([s], o)),
+        Diagnostic(t2_log.TASK, t2.DIAGNOSTIC, t2.summarize_log, t2_view),
     )
 }
 
@@ -82,7 +103,7 @@ def load(path: Path) -> LoadedLog:
 
 def loaded_from(log: EvalLog, path: Path | None = None) -> LoadedLog:
     """Summarise a log already in memory (a run that just ended) with its diagnostic's reader."""
-    path = path or Path(log.location.removeprefix("file://"))
+    path = path or log_path(log.location)
     diagnostic = DIAGNOSTICS.get(task_name(log))
     if diagnostic is None:
         known = ", ".join(sorted(DIAGNOSTICS))
@@ -92,6 +113,12 @@ def loaded_from(log: EvalLog, path: Path | None = None) -> LoadedLog:
     except (KeyError, ValueError, TypeError) as exc:
         raise LogError(f"{path}: not a well-formed {diagnostic.name} log ({exc!r})") from None
     return LoadedLog(path, diagnostic, summary, run_info(log))
+
+
+def present(log: EvalLog, options: ViewOptions = ViewOptions()) -> View:
+    """What ``run X`` prints and emits for the log it just finished (any diagnostic)."""
+    loaded = loaded_from(log)
+    return loaded.diagnostic.view(loaded.summary, options)
 
 
 def load_all(paths: Iterable[Path]) -> list[LoadedLog]:

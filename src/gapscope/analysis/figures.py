@@ -118,7 +118,7 @@ def ladder_gaps(logs: Sequence[LoadedLog]) -> NamedFigure | None:
 
 
 def ladder_tau(logs: Sequence[LoadedLog]) -> NamedFigure | None:
-    """Outcome counts at tau = 1..5, one panel per model: how robust the labels are."""
+    """LadderOutcome counts at tau = 1..5, one panel per model: how robust the labels are."""
     runs: list[ModelRun] = _of(logs, ModelRun)
     if not runs:
         return None

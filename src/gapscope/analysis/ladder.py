@@ -9,20 +9,22 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+from inspect_ai.scorer import CORRECT
 
 from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
 from gapscope.analysis.profile import GapRow
 from gapscope.ladder.anchors import AnchorAgreement, anchor_agreement
+from gapscope.ladder.contract import COMPILE_TASK, TASK, CompileStore, ProbeMetadata, RunMetadata
 from gapscope.ladder.probes import CONTROLS, LADDER, Condition
 from gapscope.ladder.taxonomy import (
     GAP_ORDER,
     OUTCOME_ORDER,
     FamilyCounts,
+    LadderOutcome,
     ModelProfile,
-    Outcome,
     outcome,
     profile,
     tau_sensitivity,
@@ -36,7 +38,6 @@ if TYPE_CHECKING:
 
     from inspect_ai.log import EvalLog
 
-TASK = "oracle_ladder"
 DIAGNOSTIC = "OracleLadder"
 
 
@@ -136,16 +137,17 @@ def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
     rollouts = []
     for sample in log.samples or []:
         score = sample_score(sample)
-        meta = sample.metadata
+        meta = cast(ProbeMetadata, sample.metadata)
         rollouts.append(
             Rollout(
                 pid=str(meta["pid"]),
                 condition=Condition(meta["condition"]),
                 milestone_index=meta.get("milestone_index"),
-                correct=score is not None and score.value == "C",
+                correct=score is not None and score.value == CORRECT,
             )
         )
-    tested = {str(k): int(v) for k, v in log.eval.metadata["tested_milestones"].items()}  # type: ignore[index]
+    run = cast(RunMetadata, log.eval.metadata or {})
+    tested = {str(k): int(v) for k, v in run["tested_milestones"].items()}
     info = run_info(log)
     return ModelRun(name or info.model, info.location, rollouts, tested)
 
@@ -157,7 +159,7 @@ def read(path: Path | str, name: str | None = None) -> ModelRun:
 
 def transition_matrix(
     before: Sequence[FamilyCounts], after: Sequence[FamilyCounts], tau: int = 1
-) -> dict[Outcome, dict[Outcome, int]]:
+) -> dict[LadderOutcome, dict[LadderOutcome, int]]:
     """How families move between outcome states from one run to another (common pids)."""
     a = {f.pid: outcome(f, tau) for f in before}
     b = {f.pid: outcome(f, tau) for f in after}
@@ -175,11 +177,11 @@ class LadderReport:
     models: dict[str, ModelProfile]
     any_probe_ci: dict[str, BootstrapCI]
     solved_by_condition: dict[str, dict[Condition, int]]
-    tau_table: dict[str, dict[int, dict[Outcome, int]]]
+    tau_table: dict[str, dict[int, dict[LadderOutcome, int]]]
     direct_accuracy: dict[str, float]
     stability: list[dict[str, Any]]
     kendall_accuracy_vs_any_probe: float | None
-    transitions: dict[Outcome, dict[Outcome, int]] | None
+    transitions: dict[LadderOutcome, dict[LadderOutcome, int]] | None
     anchors: AnchorAgreement | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -246,7 +248,7 @@ def build_report(
     rng = np.random.default_rng(seed)
     families = {r.name: r.families() for r in runs}
     solved = {
-        name: [float(outcome(f, tau) is not Outcome.UNRECOVERED) for f in fams]
+        name: [float(outcome(f, tau) is not LadderOutcome.UNRECOVERED) for f in fams]
         for name, fams in families.items()
     }
     common = sorted(set.intersection(*(set(r.tested) for r in runs))) if runs else []
@@ -291,9 +293,6 @@ def build_report(
     )
 
 
-COMPILE_TASK = "ladder_compile"
-
-
 @dataclass(frozen=True)
 class CompileFunnel:
     """A teacher-compilation log: the families kept and how far each problem got."""
@@ -311,8 +310,9 @@ def compile_funnel(log: EvalLog) -> CompileFunnel:
     reached: list[Stage | None] = []
     rejected_attempts = 0
     for sample in log.samples or []:
-        failures = sample.store.get("failures", [])
-        family = sample.store.get("family")
+        store = cast(CompileStore, sample.store)
+        failures = store.get("failures", [])
+        family = store.get("family")
         rejected_attempts += len(failures)
         if family:
             kept.append(family)

@@ -11,10 +11,13 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
+
+from inspect_ai.scorer import CORRECT
 
 from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
 from gapscope.analysis.profile import GapRow
+from gapscope.onng.contract import TASK, AttemptRecord, ProblemMetadata
 from gapscope.stats.groups import GroupTest, kruskal_wallis, one_way_anova
 from gapscope.stats.proportion import wilson_percent
 
@@ -23,7 +26,6 @@ if TYPE_CHECKING:
 
     from inspect_ai.log import EvalLog
 
-TASK = "onng"
 DIAGNOSTIC = "O-NNG"
 OUTCOMES = ("correct", "inference_s", "output_tokens")
 
@@ -187,14 +189,15 @@ def records_from_log(log: EvalLog, model: str | None = None) -> list[Record]:
     records: list[Record] = []
     for sample in log.samples or []:
         score = sample_score(sample)
-        meta: dict[str, Any] = (score.metadata if score and score.metadata else {}) or {}
+        meta = cast(AttemptRecord, (score.metadata if score and score.metadata else {}) or {})
+        problem = cast(ProblemMetadata, sample.metadata)
         records.append(
             Record(
                 model=name,
-                problem=str(sample.metadata["problem"]),
-                module=str(sample.metadata["module"]),
-                lam=float(sample.metadata["lam"]),
-                correct=bool(score is not None and score.value == "C"),
+                problem=str(problem["problem"]),
+                module=str(problem["module"]),
+                lam=float(problem["lam"]),
+                correct=bool(score is not None and score.value == CORRECT),
                 status=meta.get("status"),
                 parse_status=str(meta.get("parse_status", "no_json")),
                 inference_s=float(meta.get("inference_s", 0.0)),

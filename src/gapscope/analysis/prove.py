@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
 from gapscope.analysis.profile import GapRow
 from gapscope.prove.coherence import COHERENT, Coherence
+from gapscope.prove.contract import TASK, AttemptMetadata, ProblemMetadata, RunMetadata
 from gapscope.stats.passk import mean_pass_at_k, pass_at_k
 from gapscope.stats.resampling import bootstrap_ci
 
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 
     from inspect_ai.log import EvalLog
 
-TASK = "prove"
 DIAGNOSTIC = "pass@k"
 BOOTSTRAP_RESAMPLES = 2000
 
@@ -63,15 +63,15 @@ def read_run(log: EvalLog, model: str | None = None) -> ProveRun:
     counts: dict[str, Counter[Coherence]] = {}
     for sample in log.samples or []:
         score = sample_score(sample)
-        name = str(sample.metadata["name"])
-        meta = score.metadata if score is not None and score.metadata else {}
+        name = str(cast(ProblemMetadata, sample.metadata)["name"])
+        meta = cast(AttemptMetadata, score.metadata if score is not None and score.metadata else {})
         # a sample that errored before scoring was never checked: nothing is known about it
         coherence = Coherence(meta.get("coherence", Coherence.SERVER_ERROR))
         counts.setdefault(name, Counter())[coherence] += 1
     problems = [
         ProblemCounts(name, {c: counts[name][c] for c in Coherence}) for name in sorted(counts)
     ]
-    ks = tuple(int(k) for k in (log.eval.metadata or {}).get("k", [1]))
+    ks = tuple(int(k) for k in cast(RunMetadata, log.eval.metadata or {}).get("k", [1]))
     info = run_info(log)
     return ProveRun(model or info.model, info.location, info.status, ks, problems)
 

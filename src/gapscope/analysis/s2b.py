@@ -9,10 +9,11 @@ gives it a Wilson interval over those games.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
 from gapscope.analysis.profile import GapRow
+from gapscope.s2b.contract import TASK, EpisodeMetadata
 from gapscope.s2b.metrics import SCORE_KEYS, SeedSummary, adj_zsct, beyond_context
 from gapscope.stats.proportion import wilson_percent
 
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
 
     from inspect_ai.log import EvalLog
 
-TASK = "s2b_lm"
 DIAGNOSTIC = "S2B-LM"
 
 
@@ -90,7 +90,7 @@ def summarize(log: EvalLog) -> S2BRunSummary:
     query: dict[str, bool] = {}
     notes: list[str] = []
     for sample in log.samples or []:
-        seed = sample.metadata.get("seed")
+        seed = cast(EpisodeMetadata, sample.metadata).get("seed")
         row: dict[str, Any] = {"seed": seed}
         score = sample_score(sample)
         if score is not None and isinstance(score.value, dict):

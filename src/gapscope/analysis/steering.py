@@ -1,7 +1,7 @@
 """Steered runs -> dosage curves (seed, Figure 5), read from Inspect logs like every result.
 
 A steered log is an S2B-LM or prove run with ``steer``/``alpha``; its metadata carries the
-direction's provenance (:func:`gapscope.steer.task.check_options`): kind (``clb`` or a
+direction's provenance (:func:`gapscope.models.task_steering.check_options`): kind (``clb`` or a
 control), fingerprint, and ``base``, the CLB direction it belongs to. Steered logs that share
 diagnostic, model, settings (the task arguments apart from ``steer``/``alpha``) and base form
 one curve; the unsteered run with the same diagnostic, model and settings is its alpha = 0
@@ -15,25 +15,27 @@ baseline run) out of the gap profile and the pairwise comparisons and shows them
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from gapscope.analysis.prove import TASK as PROVE_TASK
+from gapscope.analysis.profile import GapRow
 from gapscope.analysis.prove import ProveSummary
-from gapscope.analysis.s2b import TASK as S2B_TASK
 from gapscope.analysis.s2b import S2BRunSummary
 from gapscope.prove.coherence import Coherence
+from gapscope.prove.contract import TASK as PROVE_TASK
+from gapscope.s2b.contract import TASK as S2B_TASK
 from gapscope.s2b.metrics import adj_zsct
 from gapscope.steer.dosage import BASELINE, Condition, CurvePoint, Trend, curve_points, trend
 
 if TYPE_CHECKING:
-    from gapscope.analysis.diagnostics import LoadedLog, Summary
+    from gapscope.analysis.diagnostics import LoadedLog
     from gapscope.analysis.logs import RunInfo
 
 STEERING_ARGS = ("steer", "alpha")
-STEERABLE = (S2B_TASK, PROVE_TASK)
+STEERABLE = {S2B_TASK: "zsct", PROVE_TASK: "pass@k"}
+"""The tasks whose runs can be steered, and the metric of their dosage curve."""
 """The tasks that take ``steer``/``alpha``."""
 
 
@@ -64,7 +66,7 @@ def steering_of(info: RunInfo | None) -> Steering | None:
 
 
 SWEEP_KEY = "steering_sweep"
-"""Set by ``gapscope run steer`` on every run of a sweep (see :mod:`gapscope.steer.sweep`)."""
+"""Set by ``gapscope run steer`` on every run of a sweep (see :mod:`gapscope.app.sweep`)."""
 
 
 def is_steering_run(loaded: LoadedLog) -> bool:
@@ -120,17 +122,14 @@ def prove_condition(direction: str, alpha: float, summary: ProveSummary) -> Cond
     )
 
 
-def condition(direction: str, alpha: float, summary: Summary) -> Condition:
-    """The dosage-grid cell of one run's summary (S2B-LM or prove)."""
-    if isinstance(summary, S2BRunSummary):
-        return s2b_condition(direction, alpha, summary)
-    if isinstance(summary, ProveSummary):
-        return prove_condition(direction, alpha, summary)
-    raise ValueError(f"{type(summary).__name__}: only S2B-LM and prove runs can be steered")
-
-
-def metric_of(summary: Summary) -> str:
-    return "zsct" if isinstance(summary, S2BRunSummary) else "pass@k"
+def condition(direction: str, alpha: float, loaded: LoadedLog) -> Condition:
+    """The dosage-grid cell of one run (S2B-LM or prove), read by its task's rule."""
+    task = loaded.diagnostic.task
+    if task == S2B_TASK:
+        return s2b_condition(direction, alpha, cast(S2BRunSummary, loaded.summary))
+    if task == PROVE_TASK:
+        return prove_condition(direction, alpha, cast(ProveSummary, loaded.summary))
+    raise ValueError(f"{loaded.diagnostic.name}: only S2B-LM and prove runs can be steered")
 
 
 @dataclass(frozen=True)
@@ -177,7 +176,7 @@ def build_curve(
     conditions, logs, notes = [], {}, list(notes or [])
     for direction, alpha, loaded in cells:
         try:
-            conditions.append(condition(direction, alpha, loaded.summary))
+            conditions.append(condition(direction, alpha, loaded))
         except ValueError as exc:
             notes.append(f"{exc} ({loaded.path}): left out")
             continue
@@ -190,7 +189,7 @@ def build_curve(
         model=first.info.model if first.info else first.path.stem,
         setting=_setting(first.info),
         base=base,
-        metric=metric_of(first.summary),
+        metric=STEERABLE[first.diagnostic.task],
         points=curve_points(conditions),
         trends=[trend(d, conditions) for d in directions],
         logs=logs,
@@ -263,3 +262,23 @@ def dosage_curves(logs: Sequence[LoadedLog], notes: list[str]) -> list[DosageCur
 def _direction_order(cell: tuple[str, float]) -> tuple[int, str, float]:
     direction, alpha = cell
     return (0 if direction == "clb" else 1, direction, alpha)
+
+
+def dosage_rows(
+    model: str, diagnostic: str, points: Sequence[CurvePoint], logs: Mapping[str, str]
+) -> list[GapRow]:
+    """One gap-profile row per condition of a sweep's grid: its mean metric with the CI."""
+    metric = "ZSCT" if diagnostic == "s2b" else "pass@k"
+    return [
+        GapRow(
+            model=model,
+            diagnostic="steering",
+            metric=f"{metric} [{p.direction}, alpha={p.alpha:g}]",
+            value=p.mean,
+            ci=(p.ci_low, p.ci_high),
+            n=p.n,
+            log=logs.get(f"{p.direction}@{p.alpha:g}", ""),
+            unit="%" if diagnostic == "s2b" else "",
+        )
+        for p in points
+    ]

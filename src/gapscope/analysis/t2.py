@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from gapscope.analysis.logs import require_task, sample_score
 from gapscope.analysis.profile import GapRow
-from gapscope.t2.evaluate import Outcome
+from gapscope.t2.contract import TASK, RunMetadata, SampleScoreMetadata
+from gapscope.t2.evaluate import SampleOutcome
 from gapscope.t2.metrics import ScoredSample, summarize
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
 
-TASK = "t2"
 DIAGNOSTIC = "T2"
 METRICS = {
     "compile": "compile",
@@ -37,12 +37,12 @@ def read_samples(log: EvalLog) -> list[ScoredSample]:
     out: list[ScoredSample] = []
     for sample in log.samples or []:
         score = sample_score(sample)
-        meta: dict[str, Any] = dict(score.metadata or {}) if score is not None else {}
+        meta = cast(SampleScoreMetadata, dict(score.metadata or {}) if score is not None else {})
         out.append(
             ScoredSample(
                 record=str(meta.get("record", sample.metadata.get("id"))),
                 context=str(meta.get("context", sample.metadata.get("context"))),
-                outcome=str(meta.get("outcome", Outcome.SERVER_ERROR)),
+                outcome=str(meta.get("outcome", SampleOutcome.SERVER_ERROR)),
                 compiles=bool(meta.get("compiles", False)),
                 ta=bool(meta.get("ta", False)),
                 ta_strict=bool(meta.get("ta_strict", False)),
@@ -86,7 +86,7 @@ class T2Summary:
         """TA (parity) per record and context, for paired comparisons (first sample of each)."""
         out: dict[str, dict[str, bool]] = {}
         for s in self.samples:
-            if s.outcome == Outcome.SERVER_ERROR:
+            if s.outcome == SampleOutcome.SERVER_ERROR:
                 continue
             out.setdefault(f"TA [{s.context}]", {}).setdefault(s.record, s.ta)
         return out
@@ -95,7 +95,7 @@ class T2Summary:
 def summarize_log(log: EvalLog, *, n_resamples: int = 2000, seed: int = 0) -> T2Summary:
     """The report of one run: metrics per context, skipped records, ground-truth failures."""
     samples = read_samples(log)
-    meta = log.eval.metadata or {}
+    meta = cast(RunMetadata, log.eval.metadata or {})
     skipped: dict[str, list[str]] = meta.get("skipped", {})
     report: dict[str, Any] = {
         "model": log.eval.model,
@@ -109,6 +109,8 @@ def summarize_log(log: EvalLog, *, n_resamples: int = 2000, seed: int = 0) -> T2
         ),
     }
     if meta.get("ground_truth"):
-        failed = Counter(s.record for s in samples if s.outcome == Outcome.CHECKED and not s.ta)
+        failed = Counter(
+            s.record for s in samples if s.outcome == SampleOutcome.CHECKED and not s.ta
+        )
         report["ground_truth_invalid"] = sorted(failed)
     return T2Summary(report, tuple(samples))

@@ -1,12 +1,13 @@
-"""Terminal tables for every diagnostic's summary, the gap profile and a comparison.
+"""Terminal tables for every diagnostic's summary and the gap profile.
 
-The CLI modules only parse arguments; what a run or a report prints lives here, next to the
-summaries it prints, so the same table serves ``run X`` and ``X report``.
+The command modules (``gapscope.app``) only parse arguments; what a run or a report prints lives
+here (a comparison's table sits beside it, in :mod:`.compare`), so the same table serves ``run X``
+and ``X report``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -17,11 +18,12 @@ from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER
 from gapscope.prove.coherence import Coherence
 
 if TYPE_CHECKING:
-    from gapscope.analysis.compare import Comparison
     from gapscope.analysis.onng import ONNGSummary
     from gapscope.analysis.profile import GapRow
     from gapscope.analysis.prove import ProveSummary
     from gapscope.analysis.s2b import S2BRunSummary
+    from gapscope.steer.dosage import CurvePoint, Trend
+    from gapscope.t2.audit import Audit
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -39,6 +41,47 @@ def print_rows(rows: Sequence[GapRow], console: Console, title: str = "Gap profi
         table.add_column(col, justify="right" if col.startswith("value") else "left")
     for row in rows:
         table.add_row(row.model, row.diagnostic, row.metric, row.cell())
+    console.print(table)
+
+
+def print_dosage(points: Sequence[CurvePoint], trends: Sequence[Trend], console: Console) -> None:
+    """A dosage curve's points (mean, CI, incoherent share) and each direction's trend."""
+    table = Table(title="Dosage curve (mean ± sd over units, 95% bootstrap CI)")
+    for column in ("direction", "alpha", "n", "mean ± sd", "95% CI", "incoherent", "extra"):
+        table.add_column(column, justify="left" if column == "direction" else "right")
+    for p in points:
+        table.add_row(
+            p.direction,
+            f"{p.alpha:g}",
+            str(p.n),
+            f"{p.mean:.3g} ± {p.sd:.2g}",
+            f"[{p.ci_low:.3g}, {p.ci_high:.3g}]",
+            f"{100 * p.incoherent:.1f}%",
+            " ".join(f"{k} {v:.3g}" for k, v in p.extra.items()),
+        )
+    console.print(table)
+    table = Table(title="Monotonicity (baseline included)")
+    for column in ("direction", "Spearman rho", "slope", "slope 95% CI", "points"):
+        table.add_column(column, justify="left" if column == "direction" else "right")
+    for t in trends:
+        rho = "n/a (constant)" if t.rho is None else f"{t.rho:.3f}"
+        table.add_row(
+            t.direction,
+            rho,
+            f"{t.slope:.3g}",
+            f"[{t.slope_low:.3g}, {t.slope_high:.3g}]",
+            str(t.points),
+        )
+    console.print(table)
+
+
+def print_funnel(title: str, counts: Mapping[str, int], console: Console) -> None:
+    """A stage -> families count table (teacher compilation, the anchor screen)."""
+    table = Table(title=title)
+    table.add_column("stage")
+    table.add_column("families", justify="right")
+    for stage, n in counts.items():
+        table.add_row(stage, str(n))
     console.print(table)
 
 
@@ -235,33 +278,21 @@ def print_prove(summaries: Sequence[ProveSummary], console: Console, per_problem
             console.print(table)
 
 
-def print_comparison(comparison: Comparison, console: Console) -> None:
-    """One line per metric compared, then the OracleLadder transition matrices."""
-    table = Table(title=f"Paired comparison: A = {comparison.a} vs B = {comparison.b}")
-    for col in ("diagnostic", "metric", "n", "A only", "B only", "A - B [95% CI]", "p", "p Holm"):
-        table.add_column(col, justify="left" if col in ("diagnostic", "metric") else "right")
-    for m in comparison.metrics:
-        d = m.difference
-        table.add_row(
-            m.diagnostic,
-            m.metric,
-            str(m.mcnemar.n),
-            str(m.mcnemar.b),
-            str(m.mcnemar.c),
-            f"{100 * d.estimate:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]",
-            f"{m.mcnemar.p_value:.3g}",
-            f"{m.p_holm:.3g}",
-        )
+def print_t2_audit(data: str, result: Audit, profile: Mapping[str, Any], console: Console) -> None:
+    """Records per defect class (first five ids each) and the successor profile."""
+    table = Table(title=f"T2 audit of {data}: {len(result.valid)} of {result.total} records valid")
+    table.add_column("defect")
+    table.add_column("records", justify="right")
+    table.add_column("ids")
+    ids = result.ids()
+    for defect, count in result.counts().items():
+        shown = ids.get(defect, [])
+        more = f" (+{len(shown) - 5} more)" if len(shown) > 5 else ""
+        table.add_row(defect, str(count), ", ".join(shown[:5]) + more)
     console.print(table)
-    for name, matrix in comparison.transitions.items():
-        trans = Table(title=f"OracleLadder transitions ({name}): A (rows) -> B (columns)")
-        trans.add_column("")
-        columns = list(next(iter(matrix.values())))
-        for col in columns:
-            trans.add_column(col, justify="right")
-        for row_name, row in matrix.items():
-            trans.add_row(row_name, *(str(row[c]) for c in columns))
-        console.print(trans)
+    console.print(f"skipped by run t2: {result.skipped()} of {result.total} records")
+    for key, value in profile.items():
+        console.print(f"{key.replace('_', ' ')}: {value}")
 
 
 def _t2_pct(ci: dict[str, float] | None) -> str:

@@ -24,13 +24,14 @@ from gapscope.ladder.compile import (
     retry_prompt,
     teacher_prompt,
 )
+from gapscope.ladder.contract import COMPILE_TASK
 
 TEACHER_TEMPERATURE = 0.0
 """Greedy teacher: a family is compiled once (retries get the error as feedback), so the
 task sends temperature 0 itself instead of inheriting a server's sampling default."""
 
 
-@task
+@task(name=COMPILE_TASK)
 def ladder_compile(problems: str, max_attempts: int = 3, max_tokens: int = 4096) -> Task:
     """Compile milestone families for the problems of a JSONL file with the task's model."""
     if max_attempts < 1:

@@ -27,6 +27,7 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState, generate
 
+from gapscope.ladder.contract import TASK, ProbeMetadata, RunMetadata, VerdictMetadata
 from gapscope.ladder.families import Family, load_bundled, load_families
 from gapscope.ladder.probes import (
     ALL_CONDITIONS,
@@ -36,6 +37,7 @@ from gapscope.ladder.probes import (
     build_probes,
     template,
 )
+from gapscope.log_metadata import plain
 from gapscope.verify import Verifier, extract_boxed
 
 
@@ -75,17 +77,19 @@ def probe_sample(probe: Probe) -> Sample:
             ChatMessageUser(content=probe.prompt),
         ],
         target=probe.gold,
-        metadata={
-            "pid": probe.pid,
-            "condition": probe.condition.value,
-            "milestone_index": probe.milestone_index,
-            "schema": probe.schema.value if probe.schema else None,
-            "donors": list(probe.donors),
-        },
+        metadata=plain(
+            ProbeMetadata(
+                pid=probe.pid,
+                condition=probe.condition.value,
+                milestone_index=probe.milestone_index,
+                schema=probe.schema.value if probe.schema else None,
+                donors=list(probe.donors),
+            )
+        ),
     )
 
 
-@task
+@task(name=TASK)
 def oracle_ladder(
     families: str = "bundled",
     k: int = 8,
@@ -121,12 +125,14 @@ def oracle_ladder(
         # The paper gives k = 8 sampled rollouts but no top-p: send 1.0 (no truncation)
         # rather than let a server's default nucleus change the rollouts.
         config=GenerateConfig(max_tokens=max_tokens, temperature=temperature, top_p=1.0),
-        metadata={
-            "families": families,
-            "n_families": len(chosen),
-            "load_problems": problems,
-            "tested_milestones": {f.pid: len(f.tested_milestones) for f in chosen},
-        },
+        metadata=plain(
+            RunMetadata(
+                families=families,
+                n_families=len(chosen),
+                load_problems=problems,
+                tested_milestones={f.pid: len(f.tested_milestones) for f in chosen},
+            )
+        ),
     )
 
 
@@ -148,7 +154,7 @@ def ladder_verifier(timeout_s: float = 5.0) -> Scorer:
             return Score(
                 value=NOANSWER,
                 explanation="no \\boxed{} answer found",
-                metadata={"reason": "no_boxed", "stage": "extract"},
+                metadata=plain(VerdictMetadata(reason="no_boxed", stage="extract")),
             )
         schema: Any = state.metadata.get("schema")
         verdict = await asyncio.to_thread(verifier.check, completion, target.text, schema)
@@ -156,7 +162,7 @@ def ladder_verifier(timeout_s: float = 5.0) -> Scorer:
             value=CORRECT if verdict.accepted else INCORRECT,
             answer=answer,
             explanation=verdict.reason,
-            metadata={"reason": verdict.reason, "stage": verdict.stage},
+            metadata=plain(VerdictMetadata(reason=verdict.reason, stage=verdict.stage)),
         )
 
     weakref.finalize(score, verifier.close)

@@ -1,9 +1,9 @@
-"""Outcome levels and the five-way gap taxonomy (rules in docs/ladder.md).
+"""LadderOutcome levels and the five-way gap taxonomy (rules in docs/ladder.md).
 
 Inputs are counts of verified-correct rollouts; the rules are pure functions so that a
 threshold sweep (tau = 1..5) re-labels a finished run without asking any model again.
 
-Outcome = the first help level with >= tau correct rollouts:
+LadderOutcome = the first help level with >= tau correct rollouts:
 DIRECT (C1), ROADMAP-NEEDED (C2), ANSWERS-NEEDED (C3), else UNRECOVERED.
 
 Stage 0 passes when every tested milestone has >= stage0_tau correct attempts alone.
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 
-class Outcome(StrEnum):
+class LadderOutcome(StrEnum):
     """The smallest help level at which the parent problem is solved."""
 
     DIRECT = "DIRECT"
@@ -46,7 +46,7 @@ class Gap(StrEnum):
     CAPABILITY = "capability"
 
 
-OUTCOME_ORDER: tuple[Outcome, ...] = tuple(Outcome)
+OUTCOME_ORDER: tuple[LadderOutcome, ...] = tuple(LadderOutcome)
 GAP_ORDER: tuple[Gap, ...] = tuple(Gap)
 
 
@@ -64,16 +64,16 @@ class FamilyCounts:
     milestones: tuple[int, ...]
 
 
-def outcome(counts: FamilyCounts, tau: int = 1) -> Outcome:
+def outcome(counts: FamilyCounts, tau: int = 1) -> LadderOutcome:
     """The first level with at least ``tau`` correct rollouts."""
     _check_tau(tau)
     if counts.c1 >= tau:
-        return Outcome.DIRECT
+        return LadderOutcome.DIRECT
     if counts.c2 >= tau:
-        return Outcome.ROADMAP_NEEDED
+        return LadderOutcome.ROADMAP_NEEDED
     if counts.c3 >= tau:
-        return Outcome.ANSWERS_NEEDED
-    return Outcome.UNRECOVERED
+        return LadderOutcome.ANSWERS_NEEDED
+    return LadderOutcome.UNRECOVERED
 
 
 def passes_stage0(counts: FamilyCounts, stage0_tau: int = 1) -> bool:
@@ -88,15 +88,15 @@ def passes_stage0(counts: FamilyCounts, stage0_tau: int = 1) -> bool:
 def gap(counts: FamilyCounts, tau: int = 1, stage0_tau: int = 1) -> Gap:
     """The five-way gap label (NONE when the family is solved directly)."""
     level = outcome(counts, tau)
-    if level is Outcome.DIRECT:
+    if level is LadderOutcome.DIRECT:
         return Gap.NONE
     if passes_stage0(counts, stage0_tau):
         return {
-            Outcome.ROADMAP_NEEDED: Gap.ROADMAP,
-            Outcome.ANSWERS_NEEDED: Gap.MILESTONE_EXECUTION,
-            Outcome.UNRECOVERED: Gap.COMPOSITION,
+            LadderOutcome.ROADMAP_NEEDED: Gap.ROADMAP,
+            LadderOutcome.ANSWERS_NEEDED: Gap.MILESTONE_EXECUTION,
+            LadderOutcome.UNRECOVERED: Gap.COMPOSITION,
         }[level]
-    return Gap.CAPABILITY if level is Outcome.UNRECOVERED else Gap.MISSING_MILESTONE
+    return Gap.CAPABILITY if level is LadderOutcome.UNRECOVERED else Gap.MISSING_MILESTONE
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ class ModelProfile:
     """One model's readout over a family set."""
 
     n_families: int
-    outcomes: dict[Outcome, int]
+    outcomes: dict[LadderOutcome, int]
     gaps: dict[Gap, int]
     any_probe: int
     stage0_pass: int
@@ -127,7 +127,7 @@ def profile(families: Sequence[FamilyCounts], tau: int = 1, stage0_tau: int = 1)
         n_families=len(families),
         outcomes=outcomes,
         gaps=gaps,
-        any_probe=len(families) - outcomes[Outcome.UNRECOVERED],
+        any_probe=len(families) - outcomes[LadderOutcome.UNRECOVERED],
         stage0_pass=sum(passes_stage0(f, stage0_tau) for f in families),
         milestones_passed=sum(c >= stage0_tau for f in families for c in f.milestones),
         milestones_tested=sum(len(f.milestones) for f in families),
@@ -136,8 +136,8 @@ def profile(families: Sequence[FamilyCounts], tau: int = 1, stage0_tau: int = 1)
 
 def tau_sensitivity(
     families: Sequence[FamilyCounts], taus: Sequence[int] = (1, 2, 3, 4, 5)
-) -> dict[int, dict[Outcome, int]]:
-    """Outcome counts at each threshold (seed, Appendix D: tau = 1..5)."""
+) -> dict[int, dict[LadderOutcome, int]]:
+    """LadderOutcome counts at each threshold (seed, Appendix D: tau = 1..5)."""
     return {tau: profile(families, tau).outcomes for tau in taus}
 
 

@@ -96,6 +96,12 @@ def load_checkpoint(
     text = str(source)
     path = Path(text).expanduser()
     if path.is_dir():
+        if not (path / "config.json").is_file():
+            # transformers would guess at a tokenizer and blame a missing sentencepiece/tiktoken
+            raise CheckpointError(
+                f"{text!r} is not a Hugging Face checkpoint: it has no config.json (a checkpoint "
+                "directory holds config.json, the tokenizer files and the weights)"
+            )
         location = str(path)
     elif isinstance(source, Path) or _looks_like_path(text):
         raise CheckpointError(

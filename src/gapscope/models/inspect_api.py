@@ -39,7 +39,8 @@ from gapscope.models.embedded import embedded_checkpoint, find_embedded
 from gapscope.models.engine import Engine, EngineConfig, GenerationRequest, SamplingParams
 from gapscope.models.hooks import current_hooks
 
-EMBEDDED = "embedded"
+EMBEDDED_SOURCE = "embedded"
+"""The provider-relative name of the embedded models (``gapscope/embedded[/<name>]``)."""
 HF_PREFIX = "hf/"
 DEFAULT_MAX_TOKENS = 512
 
@@ -107,8 +108,8 @@ class ModelSource:
 
 def model_source(model_name: str) -> ModelSource:
     """Resolve `embedded`, `embedded/<name>` (converting its GGUF once) or `hf/<checkpoint>`."""
-    if model_name == EMBEDDED or model_name.startswith(f"{EMBEDDED}/"):
-        embedded = find_embedded(model_name[len(EMBEDDED) + 1 :])
+    if model_name == EMBEDDED_SOURCE or model_name.startswith(f"{EMBEDDED_SOURCE}/"):
+        embedded = find_embedded(model_name[len(EMBEDDED_SOURCE) + 1 :])
         return ModelSource(str(embedded_checkpoint(embedded)), embedded.stop)
     if model_name.startswith(HF_PREFIX) and len(model_name) > len(HF_PREFIX):
         return ModelSource(model_name[len(HF_PREFIX) :])

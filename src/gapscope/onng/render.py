@@ -1,4 +1,4 @@
-"""Rendering the (obfuscated) library, the per-problem check files and the prompt set.
+"""Rendering the (obfuscated) library and the per-problem check files.
 
 The Lean file has three parts: tactic macros (aliases of renamed core tactics and the
 library's own ``use``), the renamed library preamble, and the renamed problems with their
@@ -9,10 +9,8 @@ candidate proved exactly the target statement under the target name.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from gapscope.onng.lexicon import identifiers, rename
 from gapscope.onng.obfuscate import build_renaming
@@ -116,32 +114,3 @@ def check_file(problem_set: ProblemSet, obf: Obfuscation, problem: Problem, code
 
 def _indent(code: str) -> str:
     return "\n".join(f"  {line}" if line.strip() else "" for line in code.splitlines())
-
-
-def render(lam: float, seed: int, out_dir: Path) -> dict[str, object]:
-    """Write ``library.lean``, ``renaming.json`` and ``prompts/NN_<name>.txt`` under
-    ``out_dir``; returns a summary (counts and paths)."""
-    from gapscope.onng.prompting import build_prompt
-
-    problem_set = load_problem_set()
-    obf = obfuscation(problem_set, lam, seed)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "library.lean").write_text(library_file(problem_set, obf), encoding="utf-8")
-    (out_dir / "renaming.json").write_text(
-        json.dumps(obf.renaming, indent=2, ensure_ascii=False, sort_keys=True) + "\n",
-        encoding="utf-8",
-    )
-    prompt_dir = out_dir / "prompts"
-    prompt_dir.mkdir(exist_ok=True)
-    for p in problem_set.problems:
-        path = prompt_dir / f"{p.index:02d}_{p.name}.txt"
-        path.write_text(build_prompt(problem_set, obf, p) + "\n", encoding="utf-8")
-    changed = sum(1 for k, v in obf.renaming.items() if k != v)
-    return {
-        "lam": lam,
-        "seed": seed,
-        "problems": len(problem_set.problems),
-        "names": len(obf.renaming),
-        "renamed": changed,
-        "out_dir": str(out_dir),
-    }

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
-from typing import Any
+from typing import cast
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -26,7 +26,9 @@ from gapscope.lean import open_backend
 from gapscope.lean.backend import LeanBackend
 from gapscope.lean.executor import RayOptions, open_checker
 from gapscope.lean.factory import sandbox_options
+from gapscope.log_metadata import plain
 from gapscope.onng.checking import lean_check, static_check
+from gapscope.onng.contract import TASK, AttemptRecord, ProblemMetadata
 from gapscope.onng.problemset import ProblemSet, load_problem_set
 from gapscope.onng.prompting import build_prompt, system_prompt
 from gapscope.onng.render import Obfuscation, obfuscation
@@ -65,7 +67,7 @@ PROVER_TEMPERATURE = 0.0
 settings), so the task sends temperature 0 itself instead of a server's default."""
 
 
-@task
+@task(name=TASK)
 def onng(
     lams: str = "0,0.25,0.5,0.75,1.0",
     seed: int = 0,
@@ -125,13 +127,15 @@ def _sample(problem_set: ProblemSet, obf: Obfuscation, index: int) -> Sample:
             ChatMessageSystem(content=system_prompt()),
             ChatMessageUser(content=build_prompt(problem_set, obf, problem)),
         ],
-        metadata={
-            "problem": problem.name,
-            "module": problem.module,
-            "index": index,
-            "lam": obf.lam,
-            "seed": obf.seed,
-        },
+        metadata=plain(
+            ProblemMetadata(
+                problem=problem.name,
+                module=problem.module,
+                index=index,
+                lam=obf.lam,
+                seed=obf.seed,
+            )
+        ),
     )
 
 
@@ -153,7 +157,7 @@ def prove(backend: LeanBackend, obfs: dict[float, Obfuscation], timeout_s: float
         state.output = output
         static = static_check(problem_set, obf, problem, output.completion)
         answer = static.answer
-        record: dict[str, Any] = {
+        record: AttemptRecord = {
             "parse_status": answer.status.value,
             "draft": answer.draft,
             "code": answer.code,
@@ -185,12 +189,12 @@ def lean_verdict() -> Scorer:
     """Correct only when Lean's verdict is ``valid``."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        record: dict[str, Any] = state.store.get("onng", {})
+        record = cast(AttemptRecord, state.store.get("onng", {}))
         status = record.get("status")
         return Score(
             value=CORRECT if status == "valid" else INCORRECT,
             explanation=f"parse {record.get('parse_status')}, lean {status}",
-            metadata=record,
+            metadata=plain(record),
         )
 
     return score

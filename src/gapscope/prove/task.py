@@ -23,11 +23,13 @@ from gapscope.lean import open_backend
 from gapscope.lean.executor import RayOptions, open_checker
 from gapscope.lean.factory import sandbox_options
 from gapscope.lean.verdict import LeanVerdict
+from gapscope.log_metadata import plain
+from gapscope.models.task_steering import check_options, steered_generate
 from gapscope.prove.checking import check_reply
 from gapscope.prove.coherence import classify
+from gapscope.prove.contract import TASK, AttemptMetadata, ProblemMetadata, RunMetadata
 from gapscope.prove.problems import Problem, load_problems, select
 from gapscope.prove.templates import proof_prompt
-from gapscope.steer.task import check_options, steered_generate
 
 MAX_MESSAGES = 20
 """Lean messages kept per attempt in the log (the first ones; the rest are counted)."""
@@ -56,16 +58,18 @@ def problem_sample(problem: Problem) -> Sample:
     return Sample(
         id=problem.name,
         input=proof_prompt(problem),
-        metadata={
-            "name": problem.name,
-            "split": problem.split,
-            "header": problem.header,
-            "formal_statement": problem.formal_statement,
-        },
+        metadata=plain(
+            ProblemMetadata(
+                name=problem.name,
+                split=problem.split,
+                header=problem.header,
+                formal_statement=problem.formal_statement,
+            )
+        ),
     )
 
 
-@task
+@task(name=TASK)
 def prove(
     dataset: str,
     subset: str = "all",
@@ -133,18 +137,20 @@ def prove(
         # pass@k needs samples of the model's own distribution: the seed gives no top-p, so
         # send 1.0 (no truncation) rather than let a server's default nucleus apply.
         config=GenerateConfig(max_tokens=max_tokens, temperature=temperature, top_p=1.0),
-        metadata={
-            "dataset": dataset,
-            "subset": subset,
-            "split": split,
-            "n": n,
-            "k": list(ks),
-            "problems": [p.name for p in chosen],
-            "load_problems": [str(p) for p in loaded.skipped],
-            "steer": steer,
-            "alpha": alpha,
-            "steering": steering,
-        },
+        metadata=plain(
+            RunMetadata(
+                dataset=dataset,
+                subset=subset,
+                split=split,
+                n=n,
+                k=list(ks),
+                problems=[p.name for p in chosen],
+                load_problems=[str(p) for p in loaded.skipped],
+                steer=steer,
+                alpha=alpha,
+                steering=steering,
+            )
+        ),
     )
 
 
@@ -198,11 +204,13 @@ def lean_proof(
             value=CORRECT if verdict is not None and verdict.valid else INCORRECT,
             answer=extraction.code,
             explanation=f"{coherence.value} ({extraction.status.value})",
-            metadata={
-                "coherence": coherence.value,
-                "extraction": extraction.status.value,
-                "verdict": _verdict_metadata(verdict) if verdict is not None else None,
-            },
+            metadata=plain(
+                AttemptMetadata(
+                    coherence=coherence.value,
+                    extraction=extraction.status.value,
+                    verdict=_verdict_metadata(verdict) if verdict is not None else None,
+                )
+            ),
         )
 
     weakref.finalize(score, backend.close)

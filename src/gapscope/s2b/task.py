@@ -40,14 +40,16 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import display_counter
 
+from gapscope.log_metadata import plain
+from gapscope.models.task_steering import check_options, task_steering
 from gapscope.s2b.answers import extract
 from gapscope.s2b.config import S2BConfig, resolve
-from gapscope.s2b.episode import Game, build_episode
+from gapscope.s2b.contract import TASK, EpisodeMetadata, RunMetadata
+from gapscope.s2b.episode import Episode, Game, build_episode
 from gapscope.s2b.export import episode_header
 from gapscope.s2b.metrics import accuracy_percent, adj_zsct, beyond_context
 from gapscope.s2b.prompting import system_prompt, user_turn
 from gapscope.s2b.verbalizer import Tracker
-from gapscope.steer.task import check_options, task_steering
 
 Listener = Literal["lm", "rule", "corrupted", "random"]
 LISTENERS: tuple[Listener, ...] = ("lm", "rule", "corrupted", "random")
@@ -60,7 +62,7 @@ LISTENER_TEMPERATURE = 0.0
 llama.cpp) would otherwise turn the test into sampling. Recorded in the log's plan config."""
 
 
-@task
+@task(name=TASK)
 def s2b_lm(
     preset: str = "cat-10shot",
     seeds: int = 4,
@@ -96,7 +98,7 @@ def s2b_lm(
         Sample(
             id=f"seed-{seed}",
             input=f"S2B-LM episode, preset {preset}, seed {seed}",
-            metadata={"seed": seed},
+            metadata=plain(EpisodeMetadata(seed=seed)),
         )
         for seed in range(first_seed, first_seed + seeds)
     ]
@@ -105,15 +107,30 @@ def s2b_lm(
         solver=play_episode(config, listener, max_tokens, steer, alpha),
         scorer=zsct_scorer(),
         config=GenerateConfig(temperature=LISTENER_TEMPERATURE, top_p=1.0),
-        metadata={
-            "preset": preset,
-            "listener": listener,
-            "config": dataclasses.asdict(config),
-            "steer": steer,
-            "alpha": alpha,
-            "steering": steering,
-        },
+        metadata=plain(
+            RunMetadata(
+                preset=preset,
+                listener=listener,
+                config=dataclasses.asdict(config),
+                steer=steer,
+                alpha=alpha,
+                steering=steering,
+                max_tokens=max_tokens,
+                model_calls={
+                    str(seed): model_calls(build_episode(config, seed), listener)
+                    for seed in range(first_seed, first_seed + seeds)
+                },
+            )
+        ),
     )
+
+
+def model_calls(episode: Episode, listener: str) -> int:
+    """How many of the episode's games the task's model answers: every game but the
+    verbalizer-written exemplars, for the ``lm`` listener; none for a reference listener."""
+    if listener != "lm":
+        return 0
+    return sum(1 for game in episode.games if game.index not in episode.exemplar_indices)
 
 
 @solver

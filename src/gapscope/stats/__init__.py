@@ -2,7 +2,7 @@
 
 Currently the median-split quadrant test (a one-sided Fisher exact test computed by exact
 enumeration), used to argue that a capability is *necessary* for a performance level.  The
-typer sub-app lives in :mod:`gapscope.stats.cli` and is not imported here, so the statistics
+typer sub-app lives in :mod:`gapscope.app.stats` and is not imported here, so the statistics
 stay importable without the CLI stack.
 """
 

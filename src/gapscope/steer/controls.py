@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from gapscope.steer.vector import SteeringVector
+from gapscope.models.direction import SteeringVector
 
 CONTROLS = ("orthogonal", "random")
 

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from gapscope.models.direction import DirectionCard, ModelIdentity, SteeringVector
 from gapscope.models.engine import Engine
 from gapscope.s2b.config import S2BConfig
 from gapscope.steer.pairs import ContrastPair, build_pairs, prompt_hash
-from gapscope.steer.vector import DirectionCard, ModelIdentity, SteeringVector
 
 WEIGHTING = "episode-balanced: each pair weighs 1 / (episodes x pairs in its episode)"
 

@@ -50,7 +50,7 @@ SCREEN: Screen = lean_screen
 goes through ``evaluate_answer`` (or the repository track), which calls it."""
 
 
-class Outcome(StrEnum):
+class SampleOutcome(StrEnum):
     """What happened to a sample: checked by Lean, or why not."""
 
     CHECKED = "checked"
@@ -119,7 +119,7 @@ def code_to_check(answer: Answer, screen: Screen | None = None) -> str | SampleR
         return SampleResult(answer.status.value, detail=answer.detail)
     refusal = (screen or SCREEN)(answer.code)
     if refusal is not None:
-        return SampleResult(Outcome.FORBIDDEN, detail=refusal)
+        return SampleResult(SampleOutcome.FORBIDDEN, detail=refusal)
     return answer.code
 
 
@@ -139,7 +139,7 @@ def evaluate_answer(
     broken = [v for v in (compiled, full) if v.status is Status.SERVER_ERROR]
     if broken:
         return SampleResult(
-            Outcome.SERVER_ERROR,
+            SampleOutcome.SERVER_ERROR,
             compile_status=compiled.status.value,
             full_status=full.status.value,
             detail=broken[0].detail,
@@ -167,7 +167,7 @@ def evaluate_answer(
         and not _nonstandard_axioms(record, compiled)
     )
     return SampleResult(
-        Outcome.CHECKED,
+        SampleOutcome.CHECKED,
         compiles=compiles,
         ta=ta,
         ta_strict=strict,

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from gapscope.stats.resampling import BootstrapCI, bootstrap_ci
-from gapscope.t2.evaluate import Outcome
+from gapscope.t2.evaluate import SampleOutcome
 
 RATES = ("compile", "ta", "ta_strict", "graded")
 
@@ -76,8 +76,8 @@ def summarize_context(
 ) -> dict[str, Any]:
     """Every metric of one context setting (see the module docstring for denominators)."""
     rng = np.random.default_rng(seed)
-    counted = [s for s in samples if s.outcome != Outcome.SERVER_ERROR]
-    server_errors = sorted({s.record for s in samples if s.outcome == Outcome.SERVER_ERROR})
+    counted = [s for s in samples if s.outcome != SampleOutcome.SERVER_ERROR]
+    server_errors = sorted({s.record for s in samples if s.outcome == SampleOutcome.SERVER_ERROR})
     by_record: defaultdict[str, list[ScoredSample]] = defaultdict(list)
     for s in counted:
         by_record[s.record].append(s)
@@ -88,11 +88,11 @@ def summarize_context(
         "outcomes": {
             o: sum(s.outcome == o for s in samples)
             for o in (
-                Outcome.CHECKED,
-                Outcome.RENAMED,
-                Outcome.NO_ANSWER,
-                Outcome.FORBIDDEN,
-                Outcome.SERVER_ERROR,
+                SampleOutcome.CHECKED,
+                SampleOutcome.RENAMED,
+                SampleOutcome.NO_ANSWER,
+                SampleOutcome.FORBIDDEN,
+                SampleOutcome.SERVER_ERROR,
             )
         },
         "server_error_records": server_errors,

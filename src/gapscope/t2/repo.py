@@ -43,7 +43,7 @@ from gapscope.lean.sandbox import (
     unsandboxed_allowed,
 )
 from gapscope.t2.declarations import split_declarations
-from gapscope.t2.evaluate import Outcome, SampleResult, Screen, code_to_check
+from gapscope.t2.evaluate import SampleOutcome, SampleResult, Screen, code_to_check
 from gapscope.t2.extract import Answer
 from gapscope.t2.records import T2Record
 
@@ -230,7 +230,7 @@ def evaluate_in_repo(
         original = path.read_text(encoding="utf-8")
         if original.count(record.target_code) != 1:
             detail = f"target_code occurs {original.count(record.target_code)} times in {relative}"
-            return SampleResult(Outcome.SERVER_ERROR, detail=detail)
+            return SampleResult(SampleOutcome.SERVER_ERROR, detail=detail)
         start = original.index(record.target_code)
         prefix, suffix = original[:start], original[start + len(record.target_code) :]
         code = code.strip("\n")
@@ -248,7 +248,7 @@ def evaluate_in_repo(
                 workspaces.lake(project, "build", module, *tests), project, config.build_timeout_s
             )
         except OSError as exc:
-            return SampleResult(Outcome.SERVER_ERROR, detail=f"cannot run lake: {exc}")
+            return SampleResult(SampleOutcome.SERVER_ERROR, detail=f"cannot run lake: {exc}")
         finally:
             path.write_text(original, encoding="utf-8")
     first = prefix.count("\n") + 1
@@ -276,7 +276,7 @@ def evaluate_in_repo(
     ta = build_rc == 0
     passed = sum(not bad for _, bad in units)
     return SampleResult(
-        Outcome.CHECKED,
+        SampleOutcome.CHECKED,
         compiles=compile_rc == 0,
         ta=ta,
         ta_strict=ta and not sorry_here,

@@ -28,8 +28,10 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from gapscope.lean.cache import VerdictCache
 from gapscope.lean.executor import RayOptions, open_checker
+from gapscope.log_metadata import plain
 from gapscope.t2.audit import audit
-from gapscope.t2.evaluate import Outcome, SampleResult, evaluate_answer
+from gapscope.t2.contract import TASK, RunMetadata
+from gapscope.t2.evaluate import SampleOutcome, SampleResult, evaluate_answer
 from gapscope.t2.extract import Answer, extract_answer
 from gapscope.t2.prompting import load_nl_file, parse_contexts, system_prompt, user_prompt
 from gapscope.t2.records import FIELDS, T2Record, load_records
@@ -65,7 +67,7 @@ def _record(meta: dict[str, Any]) -> T2Record:
     return T2Record(**{field: meta[field] for field in FIELDS}, line=int(meta["line"]))
 
 
-@task
+@task(name=TASK)
 def t2(
     data: str,
     context: str = "all",
@@ -181,17 +183,19 @@ def t2(
         scorer=t2_scorer(evaluate),
         epochs=Epochs(1 if ground_truth else k),
         config=GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens),
-        metadata={
-            "data": data,
-            "contexts": [GROUND_TRUTH] if ground_truth else [c.name for c in contexts],
-            "ground_truth": ground_truth,
-            "k": k,
-            "records": report.total,
-            "evaluated_records": len(chosen),
-            "skipped": skipped,
-            "executor": executor,
-            "repo": repo,
-        },
+        metadata=plain(
+            RunMetadata(
+                data=data,
+                contexts=[GROUND_TRUTH] if ground_truth else [c.name for c in contexts],
+                ground_truth=ground_truth,
+                k=k,
+                records=report.total,
+                evaluated_records=len(chosen),
+                skipped=skipped,
+                executor=executor,
+                repo=repo,
+            )
+        ),
     )
 
 
@@ -247,7 +251,7 @@ def t2_scorer(evaluate: Evaluate) -> Scorer:
         try:
             result = await asyncio.to_thread(evaluate, record, answer)
         except Exception as err:  # a checker bug costs one sample, not the run
-            result = SampleResult(Outcome.SERVER_ERROR, detail=f"{type(err).__name__}: {err}")
+            result = SampleResult(SampleOutcome.SERVER_ERROR, detail=f"{type(err).__name__}: {err}")
         return Score(
             value=CORRECT if result.ta else INCORRECT,
             answer=answer.code,

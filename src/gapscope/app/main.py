@@ -7,20 +7,22 @@ Every sub-command module imports Inspect, scipy and torch only inside its comman
 from __future__ import annotations
 
 import gc
+from typing import Annotated
 
 import typer
 
-from gapscope.analysis.cli import compare_command, report_command
-from gapscope.clikit import EMBEDDED_MODEL
-from gapscope.ladder.cli import ladder_app, run_ladder
-from gapscope.lean.cli import lean_app
-from gapscope.onng.cli import onng_app, run_onng
-from gapscope.prove.cli import prove_app, run_prove
-from gapscope.s2b.cli import episodes, run_s2b
-from gapscope.stats.cli import stats_app
-from gapscope.steer.cli import run_steer, steer_app
-from gapscope.t2.cli import run_t2, t2_app
-from gapscope.verify.cli import verify_command
+from gapscope.app.kit import EMBEDDED_MODEL, TABLE_WIDTH
+from gapscope.app.ladder import ladder_app, run_ladder
+from gapscope.app.lean import lean_app
+from gapscope.app.onng import onng_app, run_onng
+from gapscope.app.profile import profile
+from gapscope.app.prove import prove_app, run_prove
+from gapscope.app.report import compare_command, report_command
+from gapscope.app.s2b import episodes, run_s2b
+from gapscope.app.stats import stats_app
+from gapscope.app.steer import run_steer, steer_app
+from gapscope.app.t2 import run_t2, t2_app
+from gapscope.app.verify import verify_command
 
 __all__ = ["EMBEDDED_MODEL", "app", "main"]
 
@@ -33,6 +35,27 @@ run_app = typer.Typer(
     help="Run a diagnostic as an Inspect evaluation (logs open with `inspect view`).",
     no_args_is_help=True,
 )
+
+
+@app.callback()
+def _settings(
+    width: Annotated[
+        int | None,
+        typer.Option(
+            "--width",
+            min=40,
+            help="Width of printed tables (default: $GAPSCOPE_WIDTH, else the terminal's; "
+            "the cells' own when piped).",
+        ),
+    ] = None,
+) -> None:
+    """gapscope: diagnose where a language model's mathematical reasoning breaks.
+
+    ``--width`` is read where tables are printed (:func:`gapscope.app.kit.table_console`).
+    """
+    TABLE_WIDTH.set(width)
+
+
 app.add_typer(run_app, name="run")
 app.add_typer(stats_app, name="stats")
 app.add_typer(ladder_app, name="ladder")
@@ -45,6 +68,7 @@ app.command("verify")(verify_command)
 app.command("episodes")(episodes)
 app.command("report")(report_command)
 app.command("compare")(compare_command)
+app.command("profile")(profile)
 run_app.command("s2b")(run_s2b)
 run_app.command("ladder")(run_ladder)
 run_app.command("prove")(run_prove)

@@ -30,17 +30,17 @@ from inspect_ai.log import EvalLog
 from gapscope.analysis.diagnostics import LoadedLog, loaded_from
 from gapscope.analysis.figures import dosage_figure, save_figure
 from gapscope.analysis.steering import SWEEP_KEY, DosageCurve, build_curve
+from gapscope.models.direction import SteeringVector
+from gapscope.models.task_steering import engine_for, load_direction
 from gapscope.s2b.config import resolve
 from gapscope.s2b.task import s2b_lm
 from gapscope.steer.controls import CONTROLS, control
 from gapscope.steer.dosage import BASELINE, CurvePoint, Trend
 from gapscope.steer.extract import extract_direction
-from gapscope.steer.task import engine_for, load_direction
-from gapscope.steer.vector import SteeringVector
 
 Diagnostic = Literal["s2b", "prove"]
 RunTask = Callable[[Task, str], EvalLog]
-"""Runs one task on a model and returns its log (``clikit.run_task`` with a log dir)."""
+"""Runs one task on a model and returns its log (``app.kit.run_task`` with a log dir)."""
 
 
 @dataclass(frozen=True)

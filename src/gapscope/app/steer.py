@@ -1,5 +1,5 @@
 """``gapscope steer extract`` and ``gapscope run steer``: thin layers over extraction and the
-grid. Kept apart from ``gapscope.cli`` so the commands can move with a CLI restructuring."""
+dosage sweep (:mod:`gapscope.app.sweep`)."""
 
 from __future__ import annotations
 
@@ -9,43 +9,30 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
-from gapscope.analysis.profile import GapRow
-from gapscope.clikit import (
+from gapscope.analysis.view import View
+from gapscope.app.kit import (
+    EMBEDDED_MODEL,
     EXIT_RUN_FAILED,
     Interrupted,
     JsonOut,
-    Result,
     command_output,
     interrupted,
     require_directory,
     run_task,
 )
+from gapscope.app.options import Overrides, parse_overrides
 from gapscope.s2b.config import ConfigError, resolve
 
 if TYPE_CHECKING:  # Inspect and torch load only when a command runs
     from inspect_ai import Task
     from inspect_ai.log import EvalLog
 
-    from gapscope.steer.sweep import SweepResult, SweepSpec
 
 steer_app = typer.Typer(
     help="Activation steering: extract the CLB direction (CAA) from S2B-LM trace pairs.",
     no_args_is_help=True,
 )
-
-EMBEDDED = "gapscope/embedded"
-Overrides = Annotated[
-    list[str] | None,
-    typer.Option("--set", "-S", help="Override an episode parameter, e.g. -S query_size=4."),
-]
-
-
-def _overrides(pairs: list[str] | None) -> dict[str, Any]:
-    from gapscope.s2b.cli import parse_overrides
-
-    return parse_overrides(pairs or [])
 
 
 @steer_app.command("extract")
@@ -58,7 +45,7 @@ def extract(
     first_seed: Annotated[int, typer.Option(help="Seed of the first episode.")] = 0,
     model: Annotated[
         str, typer.Option(help="gapscope/embedded or gapscope/hf/<checkpoint> (local weights).")
-    ] = EMBEDDED,
+    ] = EMBEDDED_MODEL,
     layers: Annotated[
         str, typer.Option(help="last-quarter (seed default) | all | 20,21,...")
     ] = "last-quarter",
@@ -67,9 +54,9 @@ def extract(
     json_out: JsonOut = False,
 ) -> None:
     """Teacher-force correct vs corrupted traces on every query game; save the mean difference."""
+    from gapscope.models.task_steering import engine_for
     from gapscope.s2b.task import MAX_SEEDS
     from gapscope.steer.extract import extract_direction
-    from gapscope.steer.task import engine_for
 
     with command_output("steer extract", json_out) as output:
         if seeds > MAX_SEEDS:
@@ -77,7 +64,7 @@ def extract(
         if out.exists() and not out.is_dir():
             output.fail(f"--out {out} is a file; give a directory for the direction")
         try:
-            config = resolve(preset, **_overrides(set_))
+            config = resolve(preset, **parse_overrides(set_))
             vector = extract_direction(
                 engine_for(model),
                 model_id=model,
@@ -100,7 +87,7 @@ def extract(
             "card": vector.card.to_json(),
         }
         output.finish(
-            Result(details=details, show=lambda c: c.print(message, markup=False, soft_wrap=True))
+            View(details=details, show=lambda c: c.print(message, markup=False, soft_wrap=True))
         )
 
 
@@ -116,7 +103,7 @@ def run_steer(
     ] = "orthogonal,random",
     model: Annotated[
         str, typer.Option(help="gapscope/embedded or gapscope/hf/<checkpoint>.")
-    ] = EMBEDDED,
+    ] = EMBEDDED_MODEL,
     steer: Annotated[
         Path | None, typer.Option(help="Use this CLB direction instead of extracting one.")
     ] = None,
@@ -138,7 +125,9 @@ def run_steer(
     json_out: JsonOut = False,
 ) -> None:
     """Dosage sweep: every direction at every alpha; curve, monotonicity, coherence, figure."""
-    from gapscope.steer.sweep import SweepSpec, parse_alphas, run_sweep
+    from gapscope.analysis.steering import dosage_rows
+    from gapscope.analysis.terminal import print_dosage
+    from gapscope.app.sweep import SweepSpec, parse_alphas, run_sweep
 
     with command_output("run steer", json_out) as output:
         require_directory(log_dir, "--log-dir")
@@ -166,7 +155,7 @@ def run_steer(
                 seeds=seeds,
                 layers=layers,
                 max_tokens=max_tokens,
-                overrides=_overrides(set_),
+                overrides=parse_overrides(set_),
                 prove_args=prove_args,
             )
             resolve(preset, **spec.overrides)
@@ -184,54 +173,11 @@ def run_steer(
             "files": result.files,
             "notes": result.notes,
         }
-        output.finish(Result(_rows(spec, result), details, lambda c: _print(result, c)))
+        rows = dosage_rows(spec.model, spec.diagnostic, result.points, result.logs)
 
+        def show(console: Console) -> None:
+            print_dosage(result.points, result.trends, console)
+            console.print(f"figure: {result.files['png']} and {result.files['svg']}")
+            console.print(f"data: {result.files['csv']} and {result.files['json']}")
 
-def _rows(spec: SweepSpec, result: SweepResult) -> list[GapRow]:
-    """One gap-profile row per condition of the grid: its mean metric with the bootstrap CI."""
-    metric = "ZSCT" if spec.diagnostic == "s2b" else "pass@k"
-    return [
-        GapRow(
-            model=spec.model,
-            diagnostic="steering",
-            metric=f"{metric} [{p.direction}, alpha={p.alpha:g}]",
-            value=p.mean,
-            ci=(p.ci_low, p.ci_high),
-            n=p.n,
-            log=result.logs.get(f"{p.direction}@{p.alpha:g}", ""),
-            unit="%" if spec.diagnostic == "s2b" else "",
-        )
-        for p in result.points
-    ]
-
-
-def _print(result: SweepResult, console: Console) -> None:
-    table = Table(title="Dosage curve (mean ± sd over units, 95% bootstrap CI)")
-    for column in ("direction", "alpha", "n", "mean ± sd", "95% CI", "incoherent", "extra"):
-        table.add_column(column, justify="left" if column == "direction" else "right")
-    for p in result.points:
-        table.add_row(
-            p.direction,
-            f"{p.alpha:g}",
-            str(p.n),
-            f"{p.mean:.3g} ± {p.sd:.2g}",
-            f"[{p.ci_low:.3g}, {p.ci_high:.3g}]",
-            f"{100 * p.incoherent:.1f}%",
-            " ".join(f"{k} {v:.3g}" for k, v in p.extra.items()),
-        )
-    console.print(table)
-    trends = Table(title="Monotonicity (baseline included)")
-    for column in ("direction", "Spearman rho", "slope", "slope 95% CI", "points"):
-        trends.add_column(column, justify="left" if column == "direction" else "right")
-    for t in result.trends:
-        rho = "n/a (constant)" if t.rho is None else f"{t.rho:.3f}"
-        trends.add_row(
-            t.direction,
-            rho,
-            f"{t.slope:.3g}",
-            f"[{t.slope_low:.3g}, {t.slope_high:.3g}]",
-            str(t.points),
-        )
-    console.print(trends)
-    console.print(f"figure: {result.files['png']} and {result.files['svg']}")
-    console.print(f"data: {result.files['csv']} and {result.files['json']}")
+        output.finish(View(rows, details, show))

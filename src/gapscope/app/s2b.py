@@ -5,55 +5,23 @@ The main CLI mounts ``run_s2b`` as ``gapscope run s2b`` and ``episodes`` as ``ga
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gapscope.clikit import (
+from gapscope.analysis.view import View
+from gapscope.app.kit import (
     EMBEDDED_MODEL,
     JsonOut,
-    Result,
     command_output,
     run_diagnostic,
 )
-from gapscope.s2b.config import ConfigError, S2BConfig, resolve
+from gapscope.app.options import parse_overrides
+from gapscope.s2b.config import ConfigError, resolve
 
 if TYPE_CHECKING:
     from inspect_ai import Task
-    from inspect_ai.log import EvalLog
-
-
-def parse_overrides(pairs: list[str]) -> dict[str, Any]:
-    """``key=value`` pairs -> S2BConfig overrides, converted to each field's type."""
-    defaults = S2BConfig()
-    types = {f.name: type(getattr(defaults, f.name)) for f in dataclasses.fields(defaults)}
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise typer.BadParameter(f"expected key=value, got {pair!r}", param_hint="--set")
-        if key not in types:
-            raise typer.BadParameter(
-                f"unknown parameter {key!r}; known: {', '.join(sorted(types))}",
-                param_hint="--set",
-            )
-        try:
-            out[key] = types[key](value)
-        except ValueError:
-            raise typer.BadParameter(
-                f"{key} expects {types[key].__name__}, got {value!r}", param_hint="--set"
-            ) from None
-    return out
-
-
-def _summarise(log: EvalLog) -> Result:
-    from gapscope.analysis.s2b import summarize
-    from gapscope.analysis.terminal import print_s2b
-
-    summary = summarize(log)
-    return Result(summary.rows(), summary.to_dict(), lambda console: print_s2b(summary, console))
 
 
 def run_s2b(
@@ -82,7 +50,7 @@ def run_s2b(
     json_out: JsonOut = False,
 ) -> None:
     """Play S2B-LM episodes and report ZSCT and adj-ZSCT per seed and mean ± sd."""
-    overrides = parse_overrides(set_ or [])
+    overrides = parse_overrides(set_)
 
     def build() -> Task:
         from gapscope.s2b.task import LISTENERS, s2b_lm
@@ -107,7 +75,6 @@ def run_s2b(
         "run s2b",
         json_out,
         build,
-        _summarise,
         model=model if listener == "lm" else "none",
         log_dir=log_dir,
         bad_input=(ConfigError, ValueError),
@@ -131,7 +98,7 @@ def episodes(
         if out.is_dir():
             output.fail(f"--out {out} is a directory; give a .jsonl file name")
         try:
-            config = resolve(preset, **parse_overrides(set_ or []))
+            config = resolve(preset, **parse_overrides(set_))
             n = write_jsonl(build_episode(config, seed), out)
         except ConfigError as exc:
             output.fail(exc)
@@ -140,5 +107,5 @@ def episodes(
         message = f"wrote {n} games (+1 header) to {out}"
         details = {"out": str(out), "games": n, "preset": preset, "seed": seed}
         output.finish(
-            Result(details=details, show=lambda c: c.print(message, markup=False, soft_wrap=True))
+            View(details=details, show=lambda c: c.print(message, markup=False, soft_wrap=True))
         )

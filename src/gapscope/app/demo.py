@@ -20,10 +20,11 @@ from rich.console import Console
 
 from gapscope.analysis.diagnostics import load_all
 from gapscope.analysis.ladder import build_report, model_run
+from gapscope.analysis.logs import log_path
 from gapscope.analysis.report import write_report
 from gapscope.analysis.s2b import S2BRunSummary, summarize
 from gapscope.analysis.terminal import print_ladder
-from gapscope.clikit import EMBEDDED_MODEL, run_task
+from gapscope.app.kit import EMBEDDED_MODEL, run_task
 from gapscope.ladder.task import oracle_ladder
 from gapscope.models.embedded import GEMMA3_270M
 from gapscope.s2b.task import s2b_lm
@@ -42,14 +43,14 @@ def _s2b(listener: str, model: str, log_dir: Path) -> S2BRunSummary:
 
 def _report(locations: list[str], log_dir: Path) -> Path:
     """Write the report over the demo's logs; return the HTML file."""
-    paths = [Path(location.removeprefix("file://")) for location in locations]
+    paths = [log_path(location) for location in locations]
     return write_report(load_all(paths), log_dir / "report.html").html
 
 
 def _steering_sweep(log_dir: Path) -> list[str]:
     """Extract the CLB direction on a demo episode and sweep three alphas; print the figure.
     Returns the sweep's logs, which the report draws as a dosage curve."""
-    from gapscope.steer.sweep import SweepSpec, run_sweep
+    from gapscope.app.sweep import SweepSpec, run_sweep
 
     spec = SweepSpec(
         model=EMBEDDED_MODEL,

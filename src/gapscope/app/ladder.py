@@ -9,12 +9,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
-from gapscope.clikit import (
+from gapscope.analysis.view import View, ViewOptions
+from gapscope.app.kit import (
     EMBEDDED_MODEL,
     JsonOut,
-    Result,
     command_output,
     read_or_fail,
     require_directory,
@@ -26,24 +25,11 @@ if TYPE_CHECKING:
     from inspect_ai import Task
     from inspect_ai.log import EvalLog
 
-    from gapscope.analysis.ladder import ModelRun
 
 ladder_app = typer.Typer(
     help="OracleLadder: reports over finished runs, teacher compilation of new families.",
     no_args_is_help=True,
 )
-
-
-def _result(runs: list[ModelRun], tau: int, n_resamples: int = 2000) -> Result:
-    from gapscope.analysis.ladder import build_report
-    from gapscope.analysis.terminal import print_ladder
-
-    details = build_report(runs, tau=tau, n_resamples=n_resamples).to_dict()
-    return Result(
-        [row for run in runs for row in run.rows(tau)],
-        details,
-        lambda console: print_ladder(details, console),
-    )
 
 
 def run_ladder(
@@ -83,17 +69,12 @@ def run_ladder(
             temperature=temperature,
         )
 
-    def summarise(log: EvalLog) -> Result:
-        from gapscope.analysis.ladder import model_run
-
-        return _result([model_run(log)], tau)
-
     run_diagnostic(
         "run ladder",
         json_out,
         build,
-        summarise,
         model=model,
+        view_options=ViewOptions(tau=tau),
         log_dir=log_dir,
         bad_input=(ValueError, SourceError),
     )
@@ -129,7 +110,8 @@ def report(
     ``--families``). With two runs (e.g. two checkpoints) it adds the transition matrix.
     """
     from gapscope.analysis import ladder
-    from gapscope.ladder.panel import read_panels
+    from gapscope.analysis.ladder_panel import read_panels
+    from gapscope.analysis.view import ladder_view
 
     logs = logs or []
     labels = names.split(",") if names else [None] * len(logs)
@@ -147,7 +129,7 @@ def report(
             out.fail(exc)
         out.logs.extend(r.log_location for r in runs)
         try:
-            result = _result(runs, tau, resamples)
+            result = ladder_view(runs, ViewOptions(tau=tau, n_resamples=resamples))
         except ValueError as exc:
             out.fail(exc)
         out.finish(result)
@@ -174,7 +156,7 @@ def compile_families(
 
         return ladder_compile(problems=str(problems), max_attempts=max_attempts)
 
-    def summarise(log: EvalLog) -> Result:
+    def summarise(log: EvalLog) -> View:
         """Write the kept families (also after a failed run: finished work is kept)."""
         from gapscope.analysis.ladder import compile_funnel
 
@@ -184,15 +166,12 @@ def compile_families(
         out.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in kept), "utf-8")
 
         def show(console: Console) -> None:
-            table = Table(title="Teacher compilation funnel")
-            table.add_column("stage")
-            table.add_column("families", justify="right")
-            for stage, n in funnel.items():
-                table.add_row(stage, str(n))
-            console.print(table)
+            from gapscope.analysis.terminal import print_funnel
+
+            print_funnel("Teacher compilation funnel", funnel, console)
             console.print(f"wrote {len(kept)} families to {out}; log: {log.location}")
 
-        return Result(details={"funnel": funnel, "out": str(out)}, show=show)
+        return View(details={"funnel": funnel, "out": str(out)}, show=show)
 
     run_diagnostic(
         "ladder compile",
@@ -236,12 +215,9 @@ def screen_families(
         counts = funnel.counts()
 
         def show(console: Console) -> None:
-            table = Table(title="Anchor screen")
-            table.add_column("stage")
-            table.add_column("families", justify="right")
-            for stage, n in counts.items():
-                table.add_row(stage, str(n))
-            console.print(table)
+            from gapscope.analysis.terminal import print_funnel
+
+            print_funnel("Anchor screen", counts, console)
             console.print(f"wrote {len(chosen)} families to {out}")
 
-        output.finish(Result((), {"funnel": counts, "out": str(out)}, show))
+        output.finish(View((), {"funnel": counts, "out": str(out)}, show))

@@ -9,9 +9,8 @@ How a command adopts it (a new ``run X`` or ``X report``)::
         run_diagnostic(
             "run x",
             json_out,
-            lambda: x_task(...),                      # raise ValueError & co. for bad input
-            lambda log: Result(rows, details, show),  # the summary of a finished log
-            model=model,
+            lambda: x_task(...),  # raise ValueError & co. for bad input
+            model=model,      # the finished log is shown by analysis.diagnostics.present
             log_dir=log_dir,
             bad_input=(ValueError, SourceError),
         )
@@ -20,12 +19,13 @@ How a command adopts it (a new ``run X`` or ``X report``)::
         with command_output("x report", json_out) as out:
             summary = read_or_fail(out, lambda: x.read(...))  # LogError: exit 2, no traceback
             out.logs.extend(str(p) for p in logs)
-            out.finish(Result(summary.rows(), summary.to_dict(), lambda c: print_x(summary, c)))
+            out.finish(x_view(summary))  # from analysis.view, as the run shows it
 
 A new diagnostic's reader goes in ``gapscope/analysis/<x>.py`` (through
-``analysis.logs.read_log``; see ``analysis/diagnostics.py``), its printer in
-``analysis/terminal.py``. Bad input raised inside ``build`` (``typer.BadParameter`` or one of
-``bad_input``) and a ``--model`` the provider cannot open become exit 2 with the envelope.
+``analysis.logs.read_log``; see ``analysis/diagnostics.py``), its view in
+``analysis/view.py``, its printer in ``analysis/terminal.py``. Bad input raised inside
+``build`` (``typer.BadParameter`` or one of ``bad_input``) and a ``--model`` the provider
+cannot open become exit 2 with the envelope.
 
 With ``--json`` everything a command or Inspect prints goes to stderr while the command runs,
 and stdout gets exactly one JSON object: ``{"command", "status", "logs", "summary": [gap-profile
@@ -37,8 +37,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
@@ -47,7 +49,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from gapscope.analysis.profile import GapRow
+from gapscope.analysis.view import View, ViewOptions
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -69,16 +71,24 @@ STATUS = {
 }
 T = TypeVar("T")
 
-_err = Console(stderr=True, soft_wrap=True)  # paths in messages stay whole
+err_console = Console(stderr=True, soft_wrap=True)  # paths in messages stay whole
+
+WIDTH_ENV = "GAPSCOPE_WIDTH"
+"""Width of printed tables, when ``gapscope --width N`` does not give one."""
+TABLE_WIDTH: ContextVar[int | None] = ContextVar("table_width", default=None)
+"""``gapscope --width N``: set by the root command for every invocation (None when not given)."""
+PIPED_WIDTH = 1000
+"""Tables written to a pipe or a file are not cut to a terminal's width (rich's default of 80
+columns turned names into ``gapsc…``): they take the width their cells need, up to this."""
 
 
-@dataclass(frozen=True)
-class Result:
-    """What a command produced: gap-profile rows, JSON details, and how to print it."""
-
-    rows: Sequence[GapRow] = ()
-    details: Any = None
-    show: Callable[[Console], None] | None = None
+def table_console(file: IO[str]) -> Console:
+    """A console for result tables on ``file``: ``--width`` if given, the terminal's width on a
+    terminal, and room for every cell when piped."""
+    width = TABLE_WIDTH.get() or os.environ.get(WIDTH_ENV)
+    if width:
+        return Console(file=file, width=int(width))
+    return Console(file=file, width=None if file.isatty() else PIPED_WIDTH)
 
 
 @dataclass
@@ -90,7 +100,7 @@ class Output:
     stdout: IO[str] = field(default_factory=lambda: sys.stdout)
     logs: list[str] = field(default_factory=list)
 
-    def _envelope(self, code: int, result: Result, error: str | None) -> str:
+    def _envelope(self, code: int, result: View, error: str | None) -> str:
         return json.dumps(
             {
                 "command": self.command,
@@ -103,21 +113,21 @@ class Output:
             indent=2,
         )
 
-    def finish(self, result: Result, code: int = EXIT_OK, error: str | None = None) -> None:
+    def finish(self, result: View, code: int = EXIT_OK, error: str | None = None) -> None:
         """Print the result (table or envelope); exit with ``code`` when it is not 0."""
         if self.json_mode:
             self.stdout.write(self._envelope(code, result, error) + "\n")
             self.stdout.flush()
         elif result.show is not None:
-            result.show(Console(file=self.stdout))
+            result.show(table_console(self.stdout))
         if error:
-            _err.print(f"[red]error:[/red] {escape(error)}", markup=True, highlight=False)
+            err_console.print(f"[red]error:[/red] {escape(error)}", markup=True, highlight=False)
         if code != EXIT_OK:
             raise typer.Exit(code)
 
     def fail(self, message: object, code: int = EXIT_BAD_INPUT, details: Any = None) -> NoReturn:
         """Exit with ``code`` and ``error: message`` on stderr (and in the envelope)."""
-        self.finish(Result(details=details), code, str(message))
+        self.finish(View(details=details), code, str(message))
         raise AssertionError("unreachable")  # finish() always exits for a non-zero code
 
 
@@ -135,7 +145,7 @@ def command_output(command: str, json_mode: bool) -> Iterator[Output]:
 def fail(message: object, code: int = EXIT_BAD_INPUT) -> NoReturn:
     """Print ``error: message`` on stderr and exit with ``code`` (for commands without --json)."""
     # Plain text, escaped: "gapscope[ray]" must not be read as rich markup.
-    _err.print(f"[red]error:[/red] {escape(str(message))}", markup=True, highlight=False)
+    err_console.print(f"[red]error:[/red] {escape(str(message))}", markup=True, highlight=False)
     raise typer.Exit(code)
 
 
@@ -239,19 +249,40 @@ def open_model(model: str) -> str | Model:
         raise ModelOpenError(f"--model {model}: cannot open it: {_plain(str(exc))}") from None
 
 
+def _is_prerequisite_error(exc: BaseException) -> bool:
+    """Whether Inspect raised its "install X first" error.
+
+    Inspect does not export that type (it lives in a private module), so it is recognised by
+    its class name rather than imported from ``inspect_ai._util``.
+    """
+    return any(cls.__name__ == "PrerequisiteError" for cls in type(exc).__mro__)
+
+
 def run_diagnostic(
     command: str,
     json_out: bool,
     build: Callable[[], Task],
-    summarise: Callable[[EvalLog], Result],
+    summarise: Callable[[EvalLog], View] | None = None,
     *,
     model: str,
+    view_options: ViewOptions = ViewOptions(),
     log_dir: Path,
     bad_input: tuple[type[BaseException], ...] = (ValueError,),
     **eval_args: Any,
 ) -> None:
     """The ``run`` skeleton: build the task (bad input: exit 2), run it (Ctrl-C: exit 130 with
-    the resume line), summarise the log, print or emit JSON, exit 1 if the run failed."""
+    the resume line), summarise the log, print or emit JSON, exit 1 if the run failed.
+
+    A diagnostic's log is summarised by its reader in the analysis registry
+    (:func:`gapscope.analysis.diagnostics.present`, shown with ``view_options``); ``summarise``
+    replaces that for a task that is not a diagnostic (teacher compilation).
+    """
+    if summarise is None:
+        from gapscope.analysis.diagnostics import present
+
+        def summarise(log: EvalLog) -> View:
+            return present(log, view_options)
+
     with command_output(command, json_out) as out:
         _run_diagnostic(out, build, summarise, model, log_dir, bad_input, eval_args)
 
@@ -259,14 +290,12 @@ def run_diagnostic(
 def _run_diagnostic(
     out: Output,
     build: Callable[[], Task],
-    summarise: Callable[[EvalLog], Result],
+    summarise: Callable[[EvalLog], View],
     model: str,
     log_dir: Path,
     bad_input: tuple[type[BaseException], ...],
     eval_args: dict[str, Any],
 ) -> None:
-    from inspect_ai._util.error import PrerequisiteError
-
     require_directory(log_dir, "--log-dir")
     try:
         task = build()
@@ -281,8 +310,10 @@ def _run_diagnostic(
         log = run_task(task, opened, log_dir, **eval_args)
     except Interrupted as stop:
         interrupted(out, stop)
-    except PrerequisiteError as exc:  # e.g. a provider's package is not installed
-        out.fail(exc)
+    except Exception as exc:
+        if not _is_prerequisite_error(exc):
+            raise
+        out.fail(exc)  # e.g. a provider's package is not installed: the user's to fix
     out.logs.append(log.location)
     if log.status == "success":
         out.finish(summarise(log))
@@ -291,5 +322,5 @@ def _run_diagnostic(
     try:
         partial = summarise(log)
     except Exception:  # a failed run may lack what a summary needs; the error says enough
-        partial = Result()
+        partial = View()
     out.finish(partial, EXIT_RUN_FAILED, f"run {log.status}: {reason} (log: {log.location})")

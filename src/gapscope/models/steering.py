@@ -25,8 +25,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from gapscope.models.direction import SteeringVector
 from gapscope.models.hooks import HookFn, HookSet, HookTarget, forward_hooks
-from gapscope.steer.vector import SteeringVector
 
 _HOOKS: dict[tuple[str, float], tuple[tuple[HookTarget, HookFn], ...]] = {}
 _HOOKS_LOCK = threading.Lock()

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from gapscope.clikit import JsonOut, Result, command_output, read_or_fail, require_directory
+from gapscope.analysis.view import View
+from gapscope.app.kit import JsonOut, command_output, read_or_fail, require_directory
 
 if TYPE_CHECKING:
     from gapscope.analysis.figures import NamedFigure
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 
 def _quadrant_figure(csv: Path, x: str, y: str, label: str | None) -> NamedFigure:
     from gapscope.analysis.figures import quadrant_scatter
-    from gapscope.stats.cli import read_columns
+    from gapscope.app.csv_columns import read_columns
     from gapscope.stats.quadrant import quadrant_test
 
     xs, ys, labels = read_columns(csv, x, y, label)
@@ -69,7 +70,7 @@ def report_command(
             print_rows(report.rows, console)
             console.print(f"report: {report.html} ({len(report.figures)} figures)")
 
-        output.finish(Result(report.rows, details, show))
+        output.finish(View(report.rows, details, show))
 
 
 def compare_command(
@@ -83,9 +84,8 @@ def compare_command(
 ) -> None:
     """Paired comparison per metric: exact McNemar, bootstrap CI of A - B, Holm; OracleLadder
     transition matrix. Refuses differing item sets (saying how many differ) unless --intersect."""
-    from gapscope.analysis.compare import compare
+    from gapscope.analysis.compare import compare, print_comparison
     from gapscope.analysis.diagnostics import load_all
-    from gapscope.analysis.terminal import print_comparison
 
     with command_output("compare", json_out) as output:
         side_a = read_or_fail(output, lambda: load_all([a]))
@@ -94,4 +94,4 @@ def compare_command(
         result = read_or_fail(
             output, lambda: compare(side_a, side_b, intersect=intersect, seed=seed)
         )
-        output.finish(Result(result.rows, result.to_dict(), lambda c: print_comparison(result, c)))
+        output.finish(View(result.rows, result.to_dict(), lambda c: print_comparison(result, c)))

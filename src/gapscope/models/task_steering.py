@@ -14,21 +14,32 @@ import functools
 import math
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from inspect_ai.model import Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 if TYPE_CHECKING:  # torch loads only when a task really steers
+    from gapscope.models.direction import ModelIdentity, SteeringVector
     from gapscope.models.engine import Engine
-    from gapscope.steer.vector import ModelIdentity, SteeringVector
 
 
 class SteeringUnsupported(ValueError):
     """The task's model has no local weights to hook."""
 
 
-def check_options(steer: str | None, alpha: float) -> dict[str, Any] | None:
+class SteeringRecord(TypedDict):
+    """A steered run's provenance in its log's metadata (``steering``)."""
+
+    kind: str
+    fingerprint: str
+    base: str
+    alpha: float
+    layers: list[int]
+    control_seed: int | None
+
+
+def check_options(steer: str | None, alpha: float) -> SteeringRecord | None:
     """Validate the task options up front (a missing directory fails before any model call).
 
     Returns the direction's provenance for the log's metadata (None when nothing is steered):
@@ -41,14 +52,14 @@ def check_options(steer: str | None, alpha: float) -> dict[str, Any] | None:
     if steer is None:
         return None
     vector = load_direction(steer)
-    return {
-        "kind": vector.card.kind,
-        "fingerprint": vector.fingerprint,
-        "base": str(vector.card.extra.get("control_of", vector.fingerprint)),
-        "alpha": alpha,
-        "layers": list(vector.layers),
-        "control_seed": vector.card.control_seed,
-    }
+    return SteeringRecord(
+        kind=vector.card.kind,
+        fingerprint=vector.fingerprint,
+        base=str(vector.card.extra.get("control_of", vector.fingerprint)),
+        alpha=alpha,
+        layers=list(vector.layers),
+        control_seed=vector.card.control_seed,
+    )
 
 
 def load_direction(path: str) -> SteeringVector:
@@ -61,7 +72,7 @@ def load_direction(path: str) -> SteeringVector:
 
 @functools.lru_cache(maxsize=16)
 def _load(directory: str, stamp: int) -> SteeringVector:
-    from gapscope.steer.vector import SteeringVector
+    from gapscope.models.direction import SteeringVector
 
     return SteeringVector.load(Path(directory))
 
@@ -96,7 +107,7 @@ def model_identity(model: Model) -> ModelIdentity:
 
 @functools.lru_cache(maxsize=8)
 def _identity(engine: object, model_id: str) -> ModelIdentity:
-    from gapscope.steer.vector import ModelIdentity
+    from gapscope.models.direction import ModelIdentity
 
     return ModelIdentity.of(engine.model, len(engine.decoder_layers()), model_id)  # type: ignore[attr-defined]
 
@@ -109,7 +120,7 @@ def task_steering(steer: str | None, alpha: float) -> Iterator[None]:
     if steer is None or alpha == 0:
         yield
         return
-    from gapscope.steer.apply import steering
+    from gapscope.models.steering import steering
 
     vector = load_direction(steer)
     vector.check_model(model_identity(get_model()))

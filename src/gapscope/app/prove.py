@@ -3,27 +3,23 @@ analysis."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gapscope.clikit import (
+from gapscope.app.kit import (
     EMBEDDED_MODEL,
     JsonOut,
-    Result,
     command_output,
     read_or_fail,
     run_diagnostic,
 )
-from gapscope.lean.executor_cli import ExecutorOption, RayActorsOption, RayAddressOption
+from gapscope.app.options import ExecutorOption, RayActorsOption, RayAddressOption
 
 if TYPE_CHECKING:
     from inspect_ai import Task
-    from inspect_ai.log import EvalLog
 
-    from gapscope.analysis.prove import ProveSummary
 
 prove_app = typer.Typer(
     help="Whole-proof generation (miniF2F): pass@k and coherence reports over finished runs.",
@@ -38,16 +34,6 @@ def _ks(spec: str | None) -> list[int] | None:
         return [int(part) for part in spec.split(",") if part.strip()]
     except ValueError:
         raise typer.BadParameter(f"expected e.g. 1,8,32, got {spec!r}", param_hint="--k") from None
-
-
-def _result(summaries: Sequence[ProveSummary], per_problem: bool = False) -> Result:
-    from gapscope.analysis.terminal import print_prove
-
-    return Result(
-        [row for s in summaries for row in s.rows()],
-        [s.to_dict() for s in summaries],
-        lambda console: print_prove(summaries, console, per_problem),
-    )
 
 
 def run_prove(
@@ -104,16 +90,10 @@ def run_prove(
             alpha=alpha,
         )
 
-    def summarise(log: EvalLog) -> Result:
-        from gapscope.analysis.prove import read_run, summarize
-
-        return _result([summarize(read_run(log))])
-
     run_diagnostic(
         "run prove",
         json_out,
         build,
-        summarise,
         model=model,
         log_dir=log_dir,
         bad_input=(ValueError, SourceError, LeanUnavailable),
@@ -133,6 +113,7 @@ def report(
 ) -> None:
     """pass@k (unbiased estimator, mean over problems) and coherence fractions per log."""
     from gapscope.analysis import prove
+    from gapscope.analysis.view import ViewOptions, prove_view
 
     ks = _ks(k)
     with command_output("prove report", json_out) as out:
@@ -142,4 +123,4 @@ def report(
             summaries = [prove.summarize(r, ks) for r in runs]
         except ValueError as exc:
             out.fail(exc)
-        out.finish(_result(summaries, per_problem))
+        out.finish(prove_view(summaries, ViewOptions(per_problem=per_problem)))

@@ -20,7 +20,8 @@ from typing import IO, Annotated, Any
 
 import typer
 
-from gapscope.clikit import EXIT_INTERRUPTED, Output, Result, command_output
+from gapscope.analysis.view import View
+from gapscope.app.kit import EXIT_INTERRUPTED, Output, command_output
 from gapscope.verify.disk_cache import default_cache_path
 from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.verdict import Verdict
@@ -158,7 +159,7 @@ def _line_writer(sink: IO[str]) -> Callable[[dict[str, Any]], None]:
 
 def _grade_file(
     output: Output, path: Path, out: Path | None, verifier: Verifier, json_mode: bool
-) -> Result:
+) -> View:
     """Grade every line; verdicts stream to ``out`` (or stdout). With ``--json`` and no
     ``--out`` stdout is the envelope's, so the verdicts go into it instead."""
     collected: list[dict[str, Any]] | None = [] if json_mode and out is None else None
@@ -190,12 +191,12 @@ def _grade_file(
         f"NOT_ACCEPT, {counts['input_errors']} input errors",
         err=True,
     )
-    return Result(details=details())
+    return View(details=details())
 
 
 def _grade_one(
     gold: str | None, answer: str | None, schema: str | None, verifier: Verifier
-) -> Result:
+) -> View:
     if gold is None or answer is None:
         raise typer.BadParameter("give --gold and --answer, or --jsonl FILE")
     kind = _schema(schema)
@@ -206,7 +207,7 @@ def _grade_one(
         f"answer found: {verdict.extraction}; {strict})"
     )
     details = {**_row(verdict), "gold": gold, "answer": answer, "schema": kind and kind.value}
-    return Result(details=details, show=lambda console: console.print(line, markup=False))
+    return View(details=details, show=lambda console: console.print(line, markup=False))
 
 
 def verify_command(

@@ -9,15 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from gapscope.clikit import EMBEDDED_MODEL, JsonOut, Result, command_output, run_diagnostic
-from gapscope.lean.executor_cli import ExecutorOption, RayActorsOption, RayAddressOption
+from gapscope.analysis.view import View
+from gapscope.app.kit import EMBEDDED_MODEL, JsonOut, command_output, run_diagnostic
+from gapscope.app.options import ExecutorOption, RayActorsOption, RayAddressOption
 
 if TYPE_CHECKING:
     from inspect_ai import Task
-    from inspect_ai.log import EvalLog
 
 t2_app = typer.Typer(help="T2 testing accuracy: audit records for defects.", no_args_is_help=True)
 
@@ -31,6 +29,7 @@ def audit_command(
     json_out: JsonOut = False,
 ) -> None:
     """Count the records of each defect class and list the offending ids."""
+    from gapscope.analysis.terminal import print_t2_audit
     from gapscope.records import SourceError
     from gapscope.t2.audit import audit
     from gapscope.t2.records import load_records
@@ -49,23 +48,13 @@ def audit_command(
         )
         profile = successor_profile(loaded.records)
 
-        def show(console: Console) -> None:
-            title = f"T2 audit of {data}: {len(result.valid)} of {result.total} records valid"
-            table = Table(title=title)
-            table.add_column("defect")
-            table.add_column("records", justify="right")
-            table.add_column("ids")
-            ids = result.ids()
-            for defect, count in result.counts().items():
-                shown = ids.get(defect, [])
-                more = f" (+{len(shown) - 5} more)" if len(shown) > 5 else ""
-                table.add_row(defect, str(count), ", ".join(shown[:5]) + more)
-            console.print(table)
-            console.print(f"skipped by run t2: {result.skipped()} of {result.total} records")
-            for key, value in profile.items():
-                console.print(f"{key.replace('_', ' ')}: {value}")
-
-        out.finish(Result((), result.to_dict() | {"successors": profile}, show))
+        out.finish(
+            View(
+                (),
+                result.to_dict() | {"successors": profile},
+                lambda console: print_t2_audit(data, result, profile, console),
+            )
+        )
 
 
 def run_t2(
@@ -142,19 +131,10 @@ def run_t2(
             workers=workers,
         )
 
-    def summarise(log: EvalLog) -> Result:
-        from gapscope.analysis.t2 import summarize_log
-        from gapscope.analysis.terminal import print_t2
-
-        summary = summarize_log(log)
-        report = summary.to_dict()
-        return Result(summary.rows(), report, lambda console: print_t2(report, console))
-
     run_diagnostic(
         "run t2",
         json_out,
         build,
-        summarise,
         model="none" if ground_truth else model,
         log_dir=log_dir,
         bad_input=(ValueError, OSError, SourceError, LeanUnavailable),

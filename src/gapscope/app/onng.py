@@ -11,34 +11,25 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from gapscope.clikit import (
+from gapscope.analysis.view import View
+from gapscope.app.kit import (
     EMBEDDED_MODEL,
     EXIT_RUN_FAILED,
     JsonOut,
-    Result,
     command_output,
     read_or_fail,
     require_directory,
     run_diagnostic,
 )
-from gapscope.lean.executor_cli import ExecutorOption, RayActorsOption, RayAddressOption
+from gapscope.app.options import ExecutorOption, RayActorsOption, RayAddressOption
 
 if TYPE_CHECKING:
     from inspect_ai import Task
-    from inspect_ai.log import EvalLog
-
-    from gapscope.analysis.onng import ONNGSummary
 
 onng_app = typer.Typer(
     help="O-NNG: render the obfuscated problem set, check one answer, report over finished runs.",
     no_args_is_help=True,
 )
-
-
-def _result(summary: ONNGSummary) -> Result:
-    from gapscope.analysis.terminal import print_onng
-
-    return Result(summary.rows(), summary.to_dict(), lambda console: print_onng(summary, console))
 
 
 @onng_app.command("render")
@@ -49,14 +40,12 @@ def render_command(
     json_out: JsonOut = False,
 ) -> None:
     """Write the Lean library, the renaming map and one prompt per problem."""
-    from gapscope.onng.render import render
+    from gapscope.onng.export import write_obfuscation
 
     require_directory(out, "--out")
     with command_output("onng render", json_out) as output:
-        written = render(lam, seed, out)
-        output.finish(
-            Result(details=written, show=lambda console: _print_written(written, console))
-        )
+        written = write_obfuscation(lam, seed, out)
+        output.finish(View(details=written, show=lambda console: _print_written(written, console)))
 
 
 def _print_written(written: dict[str, object], console: Console) -> None:
@@ -71,7 +60,7 @@ def setup_lean_command(
     json_out: JsonOut = False,
 ) -> None:
     """A Lean workspace (toolchain, REPL) with O-NNG's Peano library installed in it."""
-    from gapscope.lean.cli import write_and_explain
+    from gapscope.app.workspace_setup import write_and_explain
     from gapscope.onng.render import workspace_libraries
 
     write_and_explain("onng setup-lean", json_out, directory, workspace_libraries(), force=force)
@@ -141,7 +130,7 @@ def check_command(
                 console.print(f"{key}: {value}", highlight=False, markup=False)
 
         valid = result["status"] == "valid"
-        out.finish(Result((), result, show), code=0 if valid else EXIT_RUN_FAILED)
+        out.finish(View((), result, show), code=0 if valid else EXIT_RUN_FAILED)
 
 
 def run_onng(
@@ -184,16 +173,10 @@ def run_onng(
             ray_actors=ray_actors,
         )
 
-    def summarise(log: EvalLog) -> Result:
-        from gapscope.analysis.onng import records_from_log, summarize
-
-        return _result(summarize(records_from_log(log)))
-
     run_diagnostic(
         "run onng",
         json_out,
         build,
-        summarise,
         model=model,
         log_dir=log_dir,
         bad_input=(ValueError, LeanUnavailable),
@@ -207,8 +190,9 @@ def report_command(
 ) -> None:
     """Correct rate and latency per model and lambda, ANOVA and Kruskal-Wallis across lambda."""
     from gapscope.analysis import onng
+    from gapscope.analysis.view import onng_view
 
     with command_output("onng report", json_out) as out:
         records = read_or_fail(out, lambda: [r for p in logs for r in onng.read(p)])
         out.logs.extend(str(p) for p in logs)
-        out.finish(_result(onng.summarize(records)))
+        out.finish(onng_view(onng.summarize(records)))

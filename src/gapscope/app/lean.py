@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from gapscope.clikit import JsonOut, Result, command_output
+from gapscope.analysis.view import View
+from gapscope.app.kit import JsonOut, command_output
+from gapscope.app.workspace_setup import write_and_explain
 from gapscope.lean.doctor import (
     Finding,
     kimina_finding,
@@ -23,8 +24,6 @@ from gapscope.lean.factory import ENV_SPEC, parse_spec
 from gapscope.lean.workspace import (
     DEFAULT_REPL_REV,
     DEFAULT_TOOLCHAIN,
-    next_steps,
-    write_workspace,
 )
 
 ENV_KIMINA_URL = "GAPSCOPE_KIMINA_URL"
@@ -85,13 +84,23 @@ def doctor(
     )
 
     def show(console: Console) -> None:
+        """One line per finding; a fix is printed once, whole (never wrapped: it is copied into
+        a shell), and a later finding with the same fix points back to the first."""
+        first_with: dict[str, str] = {}
         for f in findings:
-            console.print(f"{'ok' if f.ok else 'missing':<8} {f.name}: {f.found}", highlight=False)
-            if f.fix:
-                console.print(f"{'':<8} -> {f.fix}", highlight=False, markup=False)
+            line = f"{'ok' if f.ok else 'missing':<8} {f.name}: {f.found}"
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+            if not f.fix:
+                continue
+            if f.fix in first_with:
+                fix = f"the same fix as {first_with[f.fix]}"
+            else:
+                first_with[f.fix] = f.name
+                fix = f.fix
+            console.print(f"{'':<8} -> {fix}", highlight=False, markup=False, soft_wrap=True)
 
     with command_output("lean doctor", as_json) as out:
-        out.finish(Result(details=[dataclasses.asdict(f) for f in findings], show=show))
+        out.finish(View(details=[dataclasses.asdict(f) for f in findings], show=show))
 
 
 @lean_app.command()
@@ -130,37 +139,3 @@ def setup(
         toolchain=toolchain,
         repl_rev=repl_rev,
     )
-
-
-def write_and_explain(
-    command: str,
-    json_out: bool,
-    directory: Path,
-    libraries: dict[str, str],
-    *,
-    force: bool = False,
-    toolchain: str = DEFAULT_TOOLCHAIN,
-    repl_rev: str = DEFAULT_REPL_REV,
-) -> None:
-    """Write the workspace, list the files and print the commands that finish the setup
-    (shared by ``gapscope lean setup`` and each diagnostic's own setup command)."""
-    with command_output(command, json_out) as out:
-        try:
-            written = write_workspace(
-                directory, force=force, toolchain=toolchain, repl_rev=repl_rev, libraries=libraries
-            )
-        except (FileExistsError, ValueError) as exc:
-            out.fail(exc)
-        steps = next_steps(directory, have_elan=shutil.which("elan") is not None)
-
-        def show(console: Console) -> None:
-            lines = [f"wrote {path}" for path in written] + ["", "Next, run:"]
-            for line in lines + [f"  {step}" for step in steps]:
-                console.print(line, markup=False, highlight=False, soft_wrap=True)
-
-        details = {
-            "directory": str(directory),
-            "written": [str(path) for path in written],
-            "next_steps": steps,
-        }
-        out.finish(Result(details=details, show=show))

@@ -1,0 +1,47 @@
+"""Writing a Lean workspace and saying what finishes its setup: ``gapscope lean setup`` and each
+diagnostic's own setup command (``gapscope onng setup-lean``) share it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from rich.console import Console
+
+from gapscope.analysis.view import View
+from gapscope.app.kit import command_output
+from gapscope.lean.workspace import DEFAULT_REPL_REV, DEFAULT_TOOLCHAIN, next_steps, write_workspace
+
+
+def write_and_explain(
+    command: str,
+    json_out: bool,
+    directory: Path,
+    libraries: dict[str, str],
+    *,
+    force: bool = False,
+    toolchain: str = DEFAULT_TOOLCHAIN,
+    repl_rev: str = DEFAULT_REPL_REV,
+) -> None:
+    """Write the workspace, list the files and print the commands that finish the setup
+    (shared by ``gapscope lean setup`` and each diagnostic's own setup command)."""
+    with command_output(command, json_out) as out:
+        try:
+            written = write_workspace(
+                directory, force=force, toolchain=toolchain, repl_rev=repl_rev, libraries=libraries
+            )
+        except (FileExistsError, ValueError) as exc:
+            out.fail(exc)
+        steps = next_steps(directory, have_elan=shutil.which("elan") is not None)
+
+        def show(console: Console) -> None:
+            lines = [f"wrote {path}" for path in written] + ["", "Next, run:"]
+            for line in lines + [f"  {step}" for step in steps]:
+                console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+        details = {
+            "directory": str(directory),
+            "written": [str(path) for path in written],
+            "next_steps": steps,
+        }
+        out.finish(View(details=details, show=show))

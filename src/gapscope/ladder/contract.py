@@ -1,0 +1,46 @@
+"""What OracleLadder's tasks write into their logs, declared once for the task and its reader.
+
+The task builds these dictionaries and :mod:`gapscope.analysis.ladder` reads them back; both
+name the keys through these types, so a renamed key is a type error on both sides instead of a
+``KeyError`` in someone's report.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+TASK = "oracle_ladder"
+COMPILE_TASK = "ladder_compile"
+
+
+class ProbeMetadata(TypedDict):
+    """One probe sample: its family, condition, milestone and the controls' donors."""
+
+    pid: str
+    condition: str
+    milestone_index: int | None
+    schema: str | None
+    donors: list[str]
+
+
+class RunMetadata(TypedDict):
+    """The log's task metadata: the family set and how many milestones each family tests."""
+
+    families: str
+    n_families: int
+    load_problems: list[str]
+    tested_milestones: dict[str, int]
+
+
+class VerdictMetadata(TypedDict):
+    """One rollout's grade: the verifier's reason and the cascade stage that decided it."""
+
+    reason: str
+    stage: str
+
+
+class CompileStore(TypedDict, total=False):
+    """A teacher-compilation sample's store: the kept family, or every rejected attempt."""
+
+    family: dict[str, Any]
+    failures: list[dict[str, Any]]

@@ -1,0 +1,31 @@
+"""What the S2B-LM task writes into its log, declared once for the task and its reader
+(:mod:`gapscope.analysis.s2b`): a renamed key is then a type error on both sides."""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from gapscope.models.task_steering import SteeringRecord
+
+TASK = "s2b_lm"
+
+
+class EpisodeMetadata(TypedDict):
+    """One sample = one episode, named by its seed."""
+
+    seed: int
+
+
+class RunMetadata(TypedDict):
+    """The log's task metadata: the preset, the listener, the resolved episode config and the
+    steering applied (None when unsteered)."""
+
+    preset: str
+    listener: str
+    config: dict[str, Any]
+    steer: str | None
+    alpha: float
+    steering: SteeringRecord | None
+    max_tokens: int
+    model_calls: dict[str, int]
+    """Per episode (seed), the games the task's model answers: a plan counts them before a run."""

@@ -1,0 +1,42 @@
+"""What the T2 task writes into its log, declared once for the task and its reader
+(:mod:`gapscope.analysis.t2`): a renamed key is then a type error on both sides."""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+TASK = "t2"
+
+
+class RunMetadata(TypedDict):
+    """The log's task metadata: the data, the NL/statement contexts, the record funnel."""
+
+    data: str
+    contexts: list[str]
+    ground_truth: bool
+    k: int
+    records: int
+    evaluated_records: int
+    skipped: dict[str, list[str]]
+    executor: str
+    repo: str | None
+
+
+class SampleScoreMetadata(TypedDict, total=False):
+    """One generation's score metadata: the record, the context, and its outcome
+    (:meth:`gapscope.t2.evaluate.SampleResult.to_dict` supplies the rest)."""
+
+    record: str
+    context: str
+    outcome: str
+    compiles: bool
+    ta: bool
+    ta_strict: bool
+    graded: float | None
+    successors: int
+    successors_passed: int
+    failing_successors: list[str]
+    compile_status: str | None
+    full_status: str | None
+    detail: str
+    errors: dict[str, Any]
