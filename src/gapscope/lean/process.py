@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gapscope.lean.protocol import ProtocolError, decode_block
+from gapscope.lean.protocol import ProtocolError, decode_block, expected_env
 
 
 class ReplTimeout(TimeoutError):
@@ -139,21 +139,18 @@ class ReplProcess:
         OutOfStep if the answer's env id is not the one this command must get (see the
         module docstring); a REPL-level error (``{"message": ...}``) has none and is returned.
         """
-        command = decode_block(payload.decode("utf-8"))
+        expected, following = expected_env(decode_block(payload.decode("utf-8")), self._next_env)
         deadline = time.monotonic() + timeout_s
         self._write(payload, deadline)
         answer = decode_block(self._read_block(deadline))
         if "env" not in answer and "message" in answer:
             return answer
-        creates = "pickleTo" not in command
-        expected = self._next_env if creates else command.get("env")
         if answer.get("env") != expected:
             raise OutOfStep(
                 f"the REPL answered out of step (env {answer.get('env')!r} where the request "
                 f"just sent must get env {expected}): a reply to an earlier command"
             )
-        if creates:
-            self._next_env += 1
+        self._next_env = following
         return answer
 
     def has_stray_output(self) -> bool:
