@@ -25,6 +25,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from gapscope.lean import open_backend
 from gapscope.lean.backend import LeanBackend
 from gapscope.lean.executor import RayOptions, open_checker
+from gapscope.lean.factory import sandbox_options
 from gapscope.log_metadata import plain
 from gapscope.models.solvers import system_first
 from gapscope.onng.checking import lean_check, static_check
@@ -79,6 +80,7 @@ def onng(
     executor: str = "local",
     ray_address: str | None = None,
     ray_actors: int | None = None,
+    allow_unsandboxed: bool = False,
 ) -> Task:
     """O-NNG: prove the Peano problem set under name obfuscation at each noise level.
 
@@ -93,14 +95,19 @@ def onng(
         executor: where checks run: ``local`` or ``ray`` (see ``gapscope.lean.executor``).
         ray_address: with ``ray``: ``auto``, ``ray://HOST:PORT``, or None to start Ray here.
         ray_actors: with ``ray``: actors to start (None: one per CPU).
+        allow_unsandboxed: check the model's Lean without the bubblewrap sandbox where it is
+            missing; by default the task refuses to start there (before any model call).
     """
     problem_set = load_problem_set()
     levels = parse_lams(lams)
     indices = select_problems(problem_set, modules, limit)
+    options = sandbox_options(allow_unsandboxed)
     backend = (
-        open_backend(lean)
+        open_backend(lean, **options)
         if executor == "local"
-        else open_checker(lean, executor=executor, ray=RayOptions(ray_address, ray_actors))
+        else open_checker(
+            lean, executor=executor, ray=RayOptions(ray_address, ray_actors), **options
+        )
     )
     obfs = {lam: obfuscation(problem_set, lam, seed) for lam in levels}
     samples = [_sample(problem_set, obfs[lam], i) for lam in levels for i in indices]
@@ -168,6 +175,8 @@ def prove(backend: LeanBackend, obfs: dict[float, Obfuscation], timeout_s: float
             record["detail"] = verdict.detail
             record["messages"] = [m.data for m in verdict.messages if m.severity == "error"]
             record["check_s"] = verdict.elapsed_s
+            record["checker"] = verdict.checker.value  # which check settled it
+            record["sandboxed"] = verdict.sandboxed
         state.store.set("onng", record)
         return state
 
