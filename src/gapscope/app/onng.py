@@ -21,7 +21,12 @@ from gapscope.app.kit import (
     require_directory,
     run_diagnostic,
 )
-from gapscope.app.options import ExecutorOption, RayActorsOption, RayAddressOption
+from gapscope.app.options import (
+    AllowUnsandboxedOption,
+    ExecutorOption,
+    RayActorsOption,
+    RayAddressOption,
+)
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -148,6 +153,7 @@ def run_onng(
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     ray_actors: RayActorsOption = None,
+    allow_unsandboxed: AllowUnsandboxedOption = False,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
 ) -> None:
@@ -171,6 +177,7 @@ def run_onng(
             executor=executor,
             ray_address=ray_address,
             ray_actors=ray_actors,
+            allow_unsandboxed=allow_unsandboxed,
         )
 
     run_diagnostic(
