@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from gapscope.analysis.profile import GapRow
     from gapscope.analysis.prove import ProveSummary
     from gapscope.analysis.s2b import S2BRunSummary
+    from gapscope.stats.quadrant import QuadrantResult
     from gapscope.steer.dosage import CurvePoint, Trend
     from gapscope.t2.audit import Audit
 
@@ -341,3 +342,31 @@ def print_t2(summary: dict[str, Any], console: Console) -> None:
         invalid = summary["ground_truth_invalid"]
         console.print(f"ground truth fails on {len(invalid)} record(s): {', '.join(invalid)}")
     console.print(f"log: {summary['log']}")
+
+
+def print_quadrant(result: QuadrantResult, x_col: str, y_col: str, console: Console) -> None:
+    """The 2 x 2 median-split table, the forbidden cell and both p-values."""
+    # Column names are user data: escaped, so a '[' is never read as a style tag.
+    x_col, y_col = escape(x_col), escape(y_col)
+    table = Table(title=f"Quadrant test: {y_col} vs {x_col} (median split)")
+    table.add_column("")
+    table.add_column(f"low {x_col} (<= {result.x_median:g})", justify="right")
+    table.add_column(f"high {x_col} (> {result.x_median:g})", justify="right")
+    table.add_row(
+        f"high {y_col} (> {result.y_median:g})",
+        f"{result.low_x_high_y} (forbidden)",
+        str(result.high_x_high_y),
+    )
+    table.add_row(
+        f"low {y_col} (<= {result.y_median:g})",
+        str(result.low_x_low_y),
+        str(result.high_x_low_y),
+    )
+    console.print(table)
+    console.print(f"n = {result.n} models; forbidden cell (high Y, low X) = {result.forbidden}")
+    if result.forbidden_labels:
+        console.print("forbidden-cell models: " + ", ".join(result.forbidden_labels), markup=False)
+    console.print(
+        f"p (exact, {result.p_method} over {result.n_placements} placements) = {result.p_exact:.6g}"
+    )
+    console.print(f"p (hypergeometric cross-check) = {result.p_hypergeom:.6g}")
