@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 
 from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.split import split_top, unwrap_braces
@@ -67,6 +68,10 @@ _WRAPPED_UNIT = re.compile(
 )
 _BARE_UNIT = re.compile(r"(?<=[\d}\s.])\s*" + _UNIT_WORDS + r"(?:\^\{?[23]\}?)?$")
 _THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
+# ``0.\\overline{3}``, ``0.1\\overline{6}``: a repeating decimal, exactly a fraction.
+_REPEATING = re.compile(r"(?<![\d.])(\d*)\.(\d*)\\(?:overline|bar)\s*\{(\d+)\}")
+# Whitespace between two digits: ``1 2`` is two numbers, never twelve.
+_SPACE_OFF_DIGITS = re.compile(r"(?<!\d) +| +(?!\d)")
 _MIXED = re.compile(r"(?:(?<=^)|(?<=[\s,=(]))(-?)(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}(?=$|[\s,)])")
 _SIMPLE_NAME = (
     r"(?:[A-Za-z]|\\(?:alpha|beta|gamma|theta|phi|varphi|lambda|mu|omega))(?:_\{?\w*\}?)?"
@@ -157,6 +162,34 @@ def drop_thousands(text: str) -> str:
     return _THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), text)
 
 
+def squeeze(text: str) -> str:
+    """``text`` without its spaces, except those between two digits (``1 2`` stays two numbers).
+
+    Typesetting spaces mean nothing (``\\frac{1}{2} x`` is ``\\frac{1}{2}x``), but deleting
+    the space in ``\\boxed{1 2}`` would make it the number 12. Thousands written with a thin
+    space (``1\\,000``) are joined by ``clean`` before this runs.
+    """
+    return _SPACE_OFF_DIGITS.sub("", text)
+
+
+def repeating_decimals(text: str) -> str:
+    """``0.\\overline{3}`` -> ``\\frac{1}{3}``, ``0.\\overline{9}`` -> ``1``: the exact value.
+
+    The fraction is exact, so the comparison that follows grants no decimal tolerance.
+    """
+
+    def repl(m: re.Match[str]) -> str:
+        whole, fixed, period = m.group(1), m.group(2), m.group(3)
+        shift = 10 ** len(fixed)
+        value = Fraction(int(whole or "0")) + Fraction(int(fixed or "0"), shift)
+        value += Fraction(int(period), (10 ** len(period) - 1) * shift)
+        if value.denominator == 1:
+            return str(value.numerator)
+        return f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
+
+    return _REPEATING.sub(repl, text)
+
+
 def mixed_numbers(text: str) -> str:
     """``2\\frac{1}{4}`` -> ``\\frac{9}{4}`` where the fraction is proper and stands alone.
 
@@ -208,5 +241,5 @@ def canonical(text: str, schema: AnswerSchema) -> tuple[str, Marks]:
             text = strip_units(drop_thousands(text), bare=True)
     if schema in (AnswerSchema.INEQUALITY, AnswerSchema.INTERVAL):
         text = function_chain(text)
-    text = mixed_numbers(text)
+    text = mixed_numbers(repeating_decimals(text))
     return unwrap_braces(text.rstrip(" .")), marks

@@ -23,15 +23,15 @@ from types import TracebackType
 from typing import cast
 
 from gapscope.verify.disk_cache import DiskCache, cache_key
-from gapscope.verify.extract import BOXES, NONE, Extracted, find_answer
+from gapscope.verify.extract import BOXED, BOXES, NONE, Extracted, find_answer
 from gapscope.verify.fast import fast_check
 from gapscope.verify.infer import infer_schema
 from gapscope.verify.limits import screen_pair, screen_response
-from gapscope.verify.normalize import clean
+from gapscope.verify.normalize import clean, squeeze
 from gapscope.verify.pool import TaskPool
 from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.split import split_top, wrapped
-from gapscope.verify.verdict import NO_BOXED, TIMEOUT, Label, Verdict, reject
+from gapscope.verify.verdict import HEDGED, NO_BOXED, TIMEOUT, Label, Verdict, reject
 from gapscope.verify.worker import Result, deep_check
 
 SchemaLike = AnswerSchema | str | None
@@ -90,6 +90,32 @@ def combined_answer(found: Extracted, gold: str, schema: AnswerSchema) -> tuple[
     if gold_items == 1 and size == len(found.group) and not _tuple_size(found.answer):
         return "(" + ", ".join(found.group) + ")", BOXES
     return found.answer, found.stage
+
+
+def hedged(found: Extracted, schema: AnswerSchema, rel_tol: float) -> bool:
+    """Whether the final group of boxes names different answers (``\\boxed{1} or \\boxed{2}``).
+
+    A response that boxes several candidates has not committed to one of them, and grading it
+    by its last box would reward listing every candidate. The same answer boxed twice (also as
+    ``\\boxed{2}`` and ``\\boxed{2.0}``: the fast path must find them equal) is one answer;
+    boxes that together form one multi-valued answer were joined by ``combined_answer`` before
+    this is asked. Boxes past the input bounds are compared as written: normalising them is
+    what the bounds exist to prevent.
+    """
+    last = found.group[-1] if found.group else found.answer
+    others = set(found.group) - {last}
+    if not others:
+        return False
+    if any(screen_pair(box, last) is not None for box in others):
+        return True
+
+    def same(box: str) -> bool:
+        if squeeze(clean(box)) == squeeze(clean(last)):
+            return True
+        verdict = fast_check(box, last, schema, rel_tol)
+        return verdict is not None and verdict.accepted
+
+    return not all(same(box) for box in others)
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +254,8 @@ class Verifier:
         if found is None:
             return _Planned(reject(NO_BOXED, "extract", NONE))
         answer, stage = combined_answer(found, gold, schema)
+        if stage == BOXED and hedged(found, schema, self.rel_tol):
+            return _Planned(reject(HEDGED, "extract", BOXED))
         return self._pair_plan(answer, gold, schema, stage)
 
     @staticmethod
