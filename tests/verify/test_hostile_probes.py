@@ -31,9 +31,9 @@ HEDGING = [
 ]
 SPLIT_NUMBERS = [
     ("\\boxed{1 2}", "12", None, "\\boxed{12}"),
-    ("\\boxed{1\\ 000}", "1000", None, "\\boxed{1,\\!000}"),
+    ("\\boxed{10\\ 00}", "1000", None, "\\boxed{1,\\!000}"),
     ("\\boxed{3 1}", "31", "NUMBER", "\\boxed{31}"),
-    ("\\boxed{1 000}", "1000", None, "\\boxed{1{,}000}"),
+    ("\\boxed{1 0 0 0}", "1000", None, "\\boxed{1 000}"),  # SI digit groups are thousands
     ("\\boxed{2 5}", "25", None, "The answer is $25$."),
 ]
 CLOSED_INFINITY = [

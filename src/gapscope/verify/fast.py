@@ -37,6 +37,8 @@ _FINE_PRECISION = Fraction(1, 10**4)
 # A number with a space inside it (``1 2``); a sub/superscript before a number (``\\log_2 8``,
 # ``\\cos^2 2\\theta``) is a separate token, not a split number.
 _SPLIT_NUMBER = re.compile(r"(?<![\d_^.])\d+ \d")
+# A number written in a base (``52_8``, ``4210_{5}``).
+_BASE_NUMBER = re.compile(r"\d_\{?\d")
 # An infinite end closed by a bracket (``(0,\\infty]``): sympy reads it as open, which it is not.
 _CLOSED_INFINITY = re.compile(r"\[\s*[-+]?\s*\\infty|\\infty\s*\]")
 _SET_WRAP = re.compile(r"^\\\{(.*)\\\}$", re.DOTALL)
@@ -140,10 +142,21 @@ def _words(text: str) -> str:
     return re.sub(r"[^0-9a-z]", "", unwrap_text(clean(text)).lower())
 
 
+def _option_text(text: str) -> str:
+    """The words after an option's letter (``(C) 3.15 m`` -> ``315m``); ``""`` for a bare letter."""
+    text = unwrap_text(clean(text)).strip()
+    m = _CHOICE.match(text)
+    return _words(text[m.end() :]) if m is not None else ""
+
+
 def _mcq(answer: str, gold: str) -> Verdict:
     gold_letter = choice_letter(gold)
     if gold_letter is not None and re.match(r"^\(?[A-H]\)?(?:$|[.:)\s])", unwrap_text(clean(gold))):
         same = choice_letter(answer) == gold_letter
+        # The right letter with another option's content (``(C) 3.16 m`` for ``(C) 3.15 m``)
+        # contradicts itself: when both spell the content out, it must agree.
+        texts = (_option_text(answer), _option_text(gold)) if same else ("", "")
+        same = same and (not all(texts) or texts[0] == texts[1])
         return accept(STRING_MATCH, STAGE) if same else reject(MISMATCH, STAGE)
     same = _words(answer) == _words(gold) and _words(gold) != ""
     return accept(STRING_MATCH, STAGE) if same else reject(MISMATCH, STAGE)
@@ -171,11 +184,12 @@ def _number_lists(answer: str, gold: str, rel_tol: float, approx: bool) -> Verdi
 def _malformed(a_text: str, g_text: str) -> bool:
     """Whether a shape no later stage may read leniently differs between the two sides.
 
-    A split number (``1 2``) would be joined into one by sympy and math-verify, and an
-    infinite end's bracket (``\\infty]`` vs ``\\infty)``) is lost by sympy's intervals; unless
-    both sides are the same string, such a pair is a mismatch.
+    A split number (``1 2``) would be joined into one by sympy and math-verify, a number in
+    a base (``52_8``) would lose its base to them, and an infinite end's bracket
+    (``\\infty]`` vs ``\\infty)``) is lost by sympy's intervals; unless both sides are the
+    same string, such a pair is a mismatch.
     """
-    if _SPLIT_NUMBER.search(a_text) or _SPLIT_NUMBER.search(g_text):
+    if any(p.search(t) for p in (_SPLIT_NUMBER, _BASE_NUMBER) for t in (a_text, g_text)):
         return True
     if "\\infty" not in a_text and "\\infty" not in g_text:
         return False
@@ -192,6 +206,8 @@ def fast_check(answer: str, gold: str, schema: AnswerSchema, rel_tol: float) -> 
     same_text = squeeze(a_text) == squeeze(g_text)
     if not same_text and _malformed(a_text, g_text):
         return reject(MISMATCH, STAGE)
+    if a_marks.unit_power and g_marks.unit_power and a_marks.unit_power != g_marks.unit_power:
+        return reject(MISMATCH, STAGE)  # ``15 cm^3`` is not ``15 cm^2``
     if same_text and (a_marks.percent == g_marks.percent or schema is not AnswerSchema.NUMBER):
         return accept(STRING_MATCH, STAGE)
     # A decimal on either side licenses the relative tolerance: a gold 0.333333 is 1/3.

@@ -10,7 +10,7 @@ Every rule is a regex or a linear scan, so it is safe to run in the parent proce
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from gapscope.verify.schema import AnswerSchema
@@ -37,6 +37,7 @@ _SIMPLE = [
     (re.compile(r"\\q?quad|(?<!\\)\\[;: ]|~"), " "),
     (re.compile(r"\\\$"), ""),
     (re.compile(r"(?<=[A-Za-z])_\{\}"), ""),
+    (re.compile(r"_\{(\w)\}"), r"_\1"),  # ``x_{1}`` is ``x_1``, ``4210_{5}`` is ``4210_5``
     (re.compile("\u2212"), "-"),
     (re.compile(r"·"), r"\\cdot "),
     (re.compile("\u00d7"), r"\\times "),
@@ -66,8 +67,11 @@ _WRAPPED_UNIT = re.compile(
     + _UNIT_WORDS
     + r"\s*\}(?:\^\{?[23]\}?)?$"
 )
+_UNIT_POWER = re.compile(r"\^\{?([23])\}?$")
 _BARE_UNIT = re.compile(r"(?<=[\d}\s.])\s*" + _UNIT_WORDS + r"(?:\^\{?[23]\}?)?$")
 _THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
+# ``1 000 000``: digit groups of three after a space, the SI way of writing thousands.
+_SPACED_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})+(?![\d,]| \d)")
 # ``0.\\overline{3}``, ``0.1\\overline{6}``: a repeating decimal, exactly a fraction.
 _REPEATING = re.compile(r"(?<![\d.])(\d*)\.(\d*)\\(?:overline|bar)\s*\{(\d+)\}")
 # Whitespace between two digits: ``1 2`` is two numbers, never twelve.
@@ -106,6 +110,7 @@ class Marks:
 
     degree: bool = False
     percent: bool = False
+    unit_power: str = ""  # ``2`` for a stripped ``cm^2``: square units are not cubic ones
 
 
 def _system(match: re.Match[str]) -> str:
@@ -148,6 +153,12 @@ def strip_units(text: str, bare: bool) -> str:
     return text
 
 
+def _stripped_power(before: str, after: str) -> str:
+    """The exponent of the unit ``strip_units`` removed (``cm^2`` -> ``2``), else ``""``."""
+    power = _UNIT_POWER.search(before) if after != before else None
+    return power.group(1) if power is not None else ""
+
+
 def strip_marks(text: str) -> tuple[str, Marks]:
     """Remove degree and percent signs, remembering that they were there."""
     degree = _DEGREE.search(text) is not None
@@ -158,7 +169,11 @@ def strip_marks(text: str) -> tuple[str, Marks]:
 
 
 def drop_thousands(text: str) -> str:
-    """``1,000,000`` -> ``1000000``; only called where the schema says the answer is a number."""
+    """``1,000,000`` or ``1 000 000`` -> ``1000000``; only where the schema says it is a number.
+
+    Any other space between digits stays (``1 2`` is not twelve, see ``squeeze``).
+    """
+    text = _SPACED_THOUSANDS.sub(lambda m: m.group(0).replace(" ", ""), text)
     return _THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), text)
 
 
@@ -232,13 +247,17 @@ def canonical(text: str, schema: AnswerSchema) -> tuple[str, Marks]:
     text = clean(text)
     if schema is AnswerSchema.MCQ_STRING:
         return unwrap_text(text), Marks()
-    text = strip_units(text, bare=schema is AnswerSchema.NUMBER)
-    text = unwrap_text(text)
-    text, marks = strip_marks(text)
+    unitless = strip_units(text, bare=schema is AnswerSchema.NUMBER)
+    power = _stripped_power(text, unitless)
+    text, marks = strip_marks(unwrap_text(unitless))
     if schema in (AnswerSchema.NUMBER, AnswerSchema.EXPR):
         text = strip_assignment(text)
         if schema is AnswerSchema.NUMBER:
-            text = strip_units(drop_thousands(text), bare=True)
+            numeric = drop_thousands(text)
+            text = strip_units(numeric, bare=True)
+            power = power or _stripped_power(numeric, text)
+    if power:
+        marks = replace(marks, unit_power=power)
     if schema in (AnswerSchema.INEQUALITY, AnswerSchema.INTERVAL):
         text = function_chain(text)
     text = mixed_numbers(repeating_decimals(text))

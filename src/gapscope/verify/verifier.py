@@ -23,7 +23,7 @@ from types import TracebackType
 from typing import cast
 
 from gapscope.verify.disk_cache import DiskCache, cache_key
-from gapscope.verify.extract import BOXED, BOXES, NONE, Extracted, find_answer
+from gapscope.verify.extract import BOXED, BOXES, NONE, Extracted, find_answer, read_gold
 from gapscope.verify.fast import fast_check
 from gapscope.verify.infer import infer_schema
 from gapscope.verify.limits import screen_pair, screen_response
@@ -95,15 +95,19 @@ def combined_answer(found: Extracted, gold: str, schema: AnswerSchema) -> tuple[
 def hedged(found: Extracted, schema: AnswerSchema, rel_tol: float) -> bool:
     """Whether the final group of boxes names different answers (``\\boxed{1} or \\boxed{2}``).
 
-    A response that boxes several candidates has not committed to one of them, and grading it
-    by its last box would reward listing every candidate. The same answer boxed twice (also as
-    ``\\boxed{2}`` and ``\\boxed{2.0}``: the fast path must find them equal) is one answer;
-    boxes that together form one multi-valued answer were joined by ``combined_answer`` before
-    this is asked. Boxes past the input bounds are compared as written: normalising them is
-    what the bounds exist to prevent.
+    A response that lists several boxed candidates has not committed to one of them, and
+    grading it by its last box would reward listing every candidate (boxes with words
+    between them, ``\\boxed{3} for part one, and overall \\boxed{7}``, are not a list). The
+    same answer boxed twice (also as ``\\boxed{2}`` and ``\\boxed{2.0}``: the fast path must
+    find them equal) is one answer; boxes that together form one multi-valued answer were
+    joined by ``combined_answer`` before this is asked. Boxes past the input bounds are
+    compared as written: normalising them is what the bounds exist to prevent.
     """
-    last = found.group[-1] if found.group else found.answer
-    others = set(found.group) - {last}
+    listed = found.group[len(found.group) - found.listed :]
+    if not listed:
+        return False
+    last = listed[-1]
+    others = set(listed) - {last}
     if not others:
         return False
     if any(screen_pair(box, last) is not None for box in others):
@@ -213,7 +217,8 @@ class Verifier:
         return self.check_many([(response, gold, schema)])[0]
 
     def compare(self, answer: str, gold: str, schema: SchemaLike = None) -> Verdict:
-        """Grade a bare answer (no extraction) against a gold answer."""
+        """Grade a bare answer (no extraction) against a gold answer (its stated answer)."""
+        gold = read_gold(gold).answer
         plan = self._pair_plan(answer, gold, as_schema(schema, gold), "bare")
         out: list[Verdict] = []
         with self._lock:
@@ -246,17 +251,22 @@ class Verifier:
         return None if verdict is None else self._remember(key, verdict)
 
     def _plan(self, item: Item) -> _Planned:
-        response, gold = item[0], item[1]
-        schema = as_schema(item[2] if len(item) > 2 else None, gold)
+        response, given = item[0], item[2] if len(item) > 2 else None
+        gold = read_gold(item[1])
+        schema = as_schema(given, gold.answer)
         if (too_big := screen_response(response)) is not None:
             return _Planned(replace(too_big, extraction=NONE))
         found = find_answer(response)
         if found is None:
             return _Planned(reject(NO_BOXED, "extract", NONE))
-        answer, stage = combined_answer(found, gold, schema)
+        answer, stage = combined_answer(found, gold.answer, schema)
         if stage == BOXED and hedged(found, schema, self.rel_tol):
             return _Planned(reject(HEDGED, "extract", BOXED))
-        return self._pair_plan(answer, gold, schema, stage)
+        if len(gold.group) > 1 and _tuple_size(answer) == len(gold.group):
+            # ``\\boxed{1} papers and \\boxed{2} bins`` against ``(1, 2)``: one box per component.
+            tuple_gold = "(" + ", ".join(gold.group) + ")"
+            return self._pair_plan(answer, tuple_gold, as_schema(given, tuple_gold), stage)
+        return self._pair_plan(answer, gold.answer, schema, stage)
 
     @staticmethod
     def _pair_plan(answer: str, gold: str, schema: AnswerSchema, stage: str) -> _Planned:
