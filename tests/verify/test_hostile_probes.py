@@ -28,6 +28,10 @@ HEDGING = [
     ("So $x = \\boxed{1}$ or $x = \\boxed{2}$.", "2", None, "So $x = \\boxed{2}$."),
     ("\\boxed{(2,1)} or \\boxed{(1,2)}", "(1,2)", None, "\\boxed{(1,2)} and \\boxed{(1, 2)}"),
     ("\\boxed{A} or \\boxed{B}", "B", None, "\\boxed{B} and again \\boxed{B}"),
+    # the same rule without boxes: listed math spans, in a final statement or trailing
+    ("So $x = 1$ or $x = 2$.", "x=2", None, "So $x = 1$, hence $x = 2$."),
+    ("The answer is $1$ or $2$.", "1", None, "The answer is $1$, not $2$."),
+    ("We find $3$, $4$ and $5$.", "5", None, "We find $5$, that is $\\frac{10}{2}$."),
 ]
 SPLIT_NUMBERS = [
     ("\\boxed{1 2}", "12", None, "\\boxed{12}"),
@@ -70,7 +74,9 @@ def test_different_final_boxes_are_hedging_with_a_reason(verifier: Verifier, res
 
 
 def test_hedging_rule_leaves_multi_valued_golds_whole(verifier: Verifier) -> None:
-    """Boxes that together are the gold's several values stay one answer, not a hedge."""
+    """Boxes or math spans that together are the gold's values stay one answer, not a hedge."""
+    assert verifier.check("The roots are $x=1$ and $x=2$.", "\\{1,2\\}").accepted
+    assert verifier.check("So the roots are $x=1$ and $x=2$.", "\\{1,2\\}").accepted
     assert verifier.check("\\boxed{1} or \\boxed{2}", "1, 2").accepted
     assert verifier.check("$x = \\boxed{2}$, $y = \\boxed{-3}$", "(2,-3)").accepted
     assert verifier.check("\\boxed{1} or \\boxed{2}", "\\{1,2\\}").accepted

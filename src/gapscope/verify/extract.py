@@ -175,13 +175,21 @@ def _last(matches: Iterator[re.Match[str]]) -> re.Match[str] | None:
 
 def _phrase_answer(phrase: str) -> str | None:
     """The answer inside a statement's phrase: ``The volume of $V$ is 120`` -> ``120``,
-    ``12 distinct sequences`` -> ``12``, ``$x = 3$ is the solution`` -> ``x = 3``."""
+    ``12 distinct sequences`` -> ``12``, ``$x = 3$ is the solution`` -> ``x = 3``,
+    ``$1$ or $2$`` -> ``1, 2``."""
     verbs = list(_VERB.finditer(phrase))
     if verbs and not _MATH_SPAN.fullmatch(phrase.strip()):
         phrase = phrase[verbs[-1].end() :]
     phrase = phrase.strip()
     if (span := _MATH_SPAN.match(phrase)) is not None:
-        return next(g for g in span.groups() if g is not None).strip() or None
+        # ``The answer is $1$ or $2$``: every listed value, never just the first one.
+        run = [span]
+        while (later := _MATH_SPAN.search(phrase, run[-1].end())) is not None:
+            gap = phrase[run[-1].end() : later.start()]
+            if not (_LIST_GAP.match(gap) and _CONNECTOR.search(gap)):
+                break
+            run.append(later)
+        return ", ".join(dict.fromkeys(_span_text(m) for m in run)) or None
     if (number := _LEADING_NUMBER.match(phrase)) is not None:
         return number.group(1)
     return _EMPHASIS.sub("", phrase).strip() or None
@@ -206,15 +214,30 @@ def _statement_match(body: str, pattern: re.Pattern[str]) -> tuple[int, str] | N
     return None if answer is None else (last.start(), answer)
 
 
-def _trailing_math(body: str) -> str | None:
-    """The last math span when only punctuation follows it."""
+def _span_text(span: re.Match[str]) -> str:
+    return next(g for g in span.groups() if g is not None).strip()
+
+
+def _trailing_math(body: str) -> tuple[str, tuple[str, ...]] | None:
+    """The last math span when only punctuation follows it, and the run of spans it ends.
+
+    Spans listed before it with only a connector between (``$x=1$ or $x=2$``) are the run, as
+    boxes are in ``_box_group``: one answer of several values, or several candidates.
+    """
     tail_start = max(0, len(body) - 4 * _MAX_STATEMENT_CHARS)
-    last = _last(_MATH_SPAN.finditer(body, tail_start))
-    if last is None or len(body[last.end() :].strip()) > _MAX_TRAILER_CHARS:
+    spans = list(_MATH_SPAN.finditer(body, tail_start))
+    if not spans or len(body[spans[-1].end() :].strip()) > _MAX_TRAILER_CHARS:
         return None
-    if not _TRAILER.match(body[last.end() :]):
+    if not _TRAILER.match(body[spans[-1].end() :]):
         return None
-    return next(g for g in last.groups() if g is not None).strip() or None
+    run = [spans[-1]]
+    for prev in reversed(spans[:-1]):
+        gap = body[prev.end() : run[0].start()]
+        if not (_LIST_GAP.match(gap) and _CONNECTOR.search(gap)) or "\n\n" in gap:
+            break
+        run.insert(0, prev)
+    answer = _span_text(spans[-1])
+    return (answer, tuple(_span_text(m) for m in run)) if answer else None
 
 
 def find_answer(response: str) -> Extracted | None:
@@ -232,8 +255,8 @@ def find_answer(response: str) -> Extracted | None:
         return None  # the response was cut off inside its box: it committed to no answer
     if (statement := _statement_match(body, _STATEMENT)) is not None:
         return Extracted(statement[1], STATEMENT)
-    if (answer := _trailing_math(body)) is not None:
-        return Extracted(answer, TRAILING_MATH)
+    if (trailing := _trailing_math(body)) is not None:
+        return Extracted(trailing[0], TRAILING_MATH, trailing[1], len(trailing[1]))
     stripped = body.strip()
     one_line = bool(stripped) and "\n" not in stripped
     if one_line and (len(stripped) <= _MAX_BARE_CHARS or _PROSE.search(stripped) is None):
@@ -262,6 +285,6 @@ def read_gold(gold: str) -> Extracted:
     if len(stripped) > _MAX_BARE_CHARS or "\n" in stripped:  # a solution, not an answer
         if (statement := _statement_match(body, _STATEMENT)) is not None:
             return Extracted(statement[1], STATEMENT)
-        if (answer := _trailing_math(body)) is not None:
-            return Extracted(answer, TRAILING_MATH)
+        if (trailing := _trailing_math(body)) is not None:
+            return Extracted(trailing[0], TRAILING_MATH)
     return Extracted(" ".join(_DELIMITER.sub(" ", stripped).split()), BARE)

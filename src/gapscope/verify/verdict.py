@@ -21,7 +21,8 @@ NUMERIC_MATCH = "numeric_match"
 SYMBOLIC_MATCH = "symbolic_match"
 MATH_VERIFY_MATCH = "math_verify_match"
 MISMATCH = "mismatch"
-# The final boxes name different answers (``\\boxed{1} or \\boxed{2}``): no answer was chosen.
+# The final boxes (or math spans) name different answers (``\\boxed{1} or \\boxed{2}``,
+# ``$1$ or $2$``): no answer was chosen.
 HEDGED = "hedged"
 PARSE_ERROR = "parse_error"
 # The check ran out of its budget: wall clock, recursion depth or memory. All three mean the

@@ -79,21 +79,23 @@ def combined_answer(found: Extracted, gold: str, schema: AnswerSchema) -> tuple[
 
     ``\\boxed{1}`` and ``\\boxed{2}`` against ``{1,2}``, or one box per unknown (against a
     tuple ``(x, y)`` or a system), are one answer when the gold is a set/tuple/list or a system
-    of equations with more values than the last box holds.
+    of equations with more values than the last box holds. A run of trailing math spans
+    (``$x=1$ or $x=2$``) is joined the same way and stays ``trailing_math``.
     """
     if schema not in _MULTI_ANSWER or len(found.group) < 2:
         return found.answer, found.stage
+    stage = BOXES if found.stage == BOXED else found.stage
     gold_items, answer_items = len(_items(gold)), len(_items(found.answer))
     if gold_items > answer_items:
-        return ", ".join(found.group), BOXES
+        return ", ".join(found.group), stage
     size = _tuple_size(gold)
     if gold_items == 1 and size == len(found.group) and not _tuple_size(found.answer):
-        return "(" + ", ".join(found.group) + ")", BOXES
+        return "(" + ", ".join(found.group) + ")", stage
     return found.answer, found.stage
 
 
 def hedged(found: Extracted, schema: AnswerSchema, rel_tol: float) -> bool:
-    """Whether the final group of boxes names different answers (``\\boxed{1} or \\boxed{2}``).
+    """Whether the final group of boxes (or of trailing math spans) names different answers.
 
     A response that lists several boxed candidates has not committed to one of them, and
     grading it by its last box would reward listing every candidate (boxes with words
@@ -260,8 +262,8 @@ class Verifier:
         if found is None:
             return _Planned(reject(NO_BOXED, "extract", NONE))
         answer, stage = combined_answer(found, gold.answer, schema)
-        if stage == BOXED and hedged(found, schema, self.rel_tol):
-            return _Planned(reject(HEDGED, "extract", BOXED))
+        if answer == found.answer and hedged(found, schema, self.rel_tol):
+            return _Planned(reject(HEDGED, "extract", stage))
         if len(gold.group) > 1 and _tuple_size(answer) == len(gold.group):
             # ``\\boxed{1} papers and \\boxed{2} bins`` against ``(1, 2)``: one box per component.
             tuple_gold = "(" + ", ".join(gold.group) + ")"
