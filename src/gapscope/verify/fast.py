@@ -37,8 +37,8 @@ _FINE_PRECISION = Fraction(1, 10**4)
 # A number with a space inside it (``1 2``); a sub/superscript before a number (``\\log_2 8``,
 # ``\\cos^2 2\\theta``) is a separate token, not a split number.
 _SPLIT_NUMBER = re.compile(r"(?<![\d_^.])\d+ \d")
-# A number written in a base (``52_8``, ``4210_{5}``).
-_BASE_NUMBER = re.compile(r"\d_\{?\d")
+# A number written in a base (``52_8``, ``4210_{5}``, ``(100011)_2``).
+_BASE_NUMBER = re.compile(r"[\d)]_\{?\d")
 # An infinite end closed by a bracket (``(0,\\infty]``): sympy reads it as open, which it is not.
 _CLOSED_INFINITY = re.compile(r"\[\s*[-+]?\s*\\infty|\\infty\s*\]")
 _SET_WRAP = re.compile(r"^\\\{(.*)\\\}$", re.DOTALL)
@@ -143,10 +143,11 @@ def _words(text: str) -> str:
 
 
 def _option_text(text: str) -> str:
-    """The words after an option's letter (``(C) 3.15 m`` -> ``315m``); ``""`` for a bare letter."""
+    """What follows an option's letter (``(C) -3.15 m`` -> ``-3.15m``, signs and points kept),
+    ``""`` for a bare letter."""
     text = unwrap_text(clean(text)).strip()
     m = _CHOICE.match(text)
-    return _words(text[m.end() :]) if m is not None else ""
+    return squeeze(text[m.end() :].lstrip(" .:)")).lower() if m is not None else ""
 
 
 def _mcq(answer: str, gold: str) -> Verdict:
@@ -197,6 +198,24 @@ def _malformed(a_text: str, g_text: str) -> bool:
     return ends[0] != ends[1]
 
 
+def half_open(text: str) -> bool:
+    """Whether a top-level bracket pair of ``text`` is half-open (``(a,b]``, ``[a,b)``).
+
+    Such a pair is an interval; as a tuple it is malformed, and tuple comparison, which reads
+    ``(`` and ``[`` alike, would take ``(4,4\\sqrt{3}]`` for the point ``(4,4\\sqrt{3})``.
+    """
+    depth, opener = 0, ""
+    for ch in text:
+        if ch in "([{":
+            opener = ch if depth == 0 else opener
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0 and opener + ch in ("(]", "[)"):
+                return True
+    return False
+
+
 def fast_check(answer: str, gold: str, schema: AnswerSchema, rel_tol: float) -> Verdict | None:
     """A decisive verdict when a cheap rule settles the pair, else None."""
     if schema is AnswerSchema.MCQ_STRING:
@@ -208,6 +227,8 @@ def fast_check(answer: str, gold: str, schema: AnswerSchema, rel_tol: float) -> 
         return reject(MISMATCH, STAGE)
     if a_marks.unit_power and g_marks.unit_power and a_marks.unit_power != g_marks.unit_power:
         return reject(MISMATCH, STAGE)  # ``15 cm^3`` is not ``15 cm^2``
+    if schema is AnswerSchema.TUPLE_LIST and not same_text and half_open(a_text + g_text):
+        return reject(MISMATCH, STAGE)
     if same_text and (a_marks.percent == g_marks.percent or schema is not AnswerSchema.NUMBER):
         return accept(STRING_MATCH, STAGE)
     # A decimal on either side licenses the relative tolerance: a gold 0.333333 is 1/3.
