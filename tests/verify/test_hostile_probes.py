@@ -80,6 +80,7 @@ def test_hedging_rule_leaves_multi_valued_golds_whole(verifier: Verifier) -> Non
     assert verifier.check("\\boxed{1} or \\boxed{2}", "1, 2").accepted
     assert verifier.check("$x = \\boxed{2}$, $y = \\boxed{-3}$", "(2,-3)").accepted
     assert verifier.check("\\boxed{1} or \\boxed{2}", "\\{1,2\\}").accepted
+    assert verifier.check("$x = \\boxed{3}$ or $x = \\boxed{-3}$", "\\pm 3").accepted
     assert not verifier.check("\\boxed{1} or \\boxed{2}", "2").accepted
 
 

@@ -85,7 +85,9 @@ def combined_answer(found: Extracted, gold: str, schema: AnswerSchema) -> tuple[
     if schema not in _MULTI_ANSWER or len(found.group) < 2:
         return found.answer, found.stage
     stage = BOXES if found.stage == BOXED else found.stage
-    gold_items, answer_items = len(_items(gold)), len(_items(found.answer))
+    # ``\\pm 3`` holds two values: ``\\boxed{3}`` and ``\\boxed{-3}`` are its answer, not a hedge.
+    gold_items = len(_items(gold)) + gold.count("\\pm") + gold.count("\\mp")
+    answer_items = len(_items(found.answer))
     if gold_items > answer_items:
         return ", ".join(found.group), stage
     size = _tuple_size(gold)
