@@ -61,6 +61,9 @@ def test_read_gold_keeps_bare_golds_and_reads_written_ones() -> None:
     assert read_gold("\\boxed{3} and \\boxed{3}").answer == "3"
     long = "We work it out at length, line by line.\n\nThe answer is $\\frac{3}{4}$."
     assert read_gold(long).answer == "\\frac{3}{4}"
+    # a prose gold is kept whole: "so ... is" does not cut it down to a fragment
+    prose = "Two cases remain, so the count is 5 when n is odd and 6 when n is even, as tabulated"
+    assert read_gold(prose).answer == prose
 
 
 def test_several_boxes_against_a_tuple_gold_and_back(verifier: Verifier) -> None:

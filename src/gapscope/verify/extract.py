@@ -283,7 +283,8 @@ def read_gold(gold: str) -> Extracted:
         return Extracted(text_of(body, *spans[-1]), BOXED)
     stripped = body.strip()
     if len(stripped) > _MAX_BARE_CHARS or "\n" in stripped:  # a solution, not an answer
-        if (statement := _statement_match(body, _STATEMENT)) is not None:
+        # Only an explicit "the answer is": a looser "so ... is" could cut a prose gold short.
+        if (statement := _statement_match(body, _FINAL)) is not None:
             return Extracted(statement[1], STATEMENT)
         if (trailing := _trailing_math(body)) is not None:
             return Extracted(trailing[0], TRAILING_MATH)
