@@ -62,9 +62,9 @@ def init_worker(memory_mb: int | None) -> None:
     logging.getLogger("latex2sympy2_extended").setLevel(logging.CRITICAL)
     import math_verify  # noqa: F401
 
-    from gapscope.verify import schemas
+    from gapscope.verify import schema_compare
 
-    schemas.compare("1", "\\frac{2}{2}", AnswerSchema.NUMBER, 1e-6)
+    schema_compare.compare("1", "\\frac{2}{2}", AnswerSchema.NUMBER, 1e-6)
 
 
 def serve(conn: Connection, memory_mb: int | None) -> None:
@@ -132,7 +132,7 @@ def same_tree(answer: str, gold: str, schema: AnswerSchema) -> bool:
 
 def deep_check(answer: str, gold: str, schema: str, rel_tol: float) -> Result:
     """(label, reason, stage) for a pair the fast paths could not settle."""
-    from gapscope.verify import schemas
+    from gapscope.verify import schema_compare
 
     kind = AnswerSchema(schema)
     if _ELLIPSIS.search(answer) or _ELLIPSIS.search(gold):
@@ -148,7 +148,7 @@ def deep_check(answer: str, gold: str, schema: str, rel_tol: float) -> Result:
         # so any other true statement would "equal" it: only the fast path's string match counts.
         return ("NOT_ACCEPT", MISMATCH, "symbolic")
     try:
-        outcome = schemas.compare(answer, gold, kind, rel_tol)
+        outcome = schema_compare.compare(answer, gold, kind, rel_tol)
         if outcome == "symbolic":
             return ("ACCEPT", SYMBOLIC_MATCH, "symbolic")
         if outcome == "numeric":
