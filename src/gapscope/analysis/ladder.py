@@ -173,7 +173,8 @@ class LadderReport:
 
     tau: int
     models: dict[str, ModelProfile]
-    any_probe_ci: dict[str, BootstrapCI]
+    any_probe_ci: dict[str, BootstrapCI | None]
+    """None for a model with one family: no interval can be resampled from one."""
     solved_by_condition: dict[str, dict[Condition, int]]
     tau_table: dict[str, dict[int, dict[Outcome, int]]]
     direct_accuracy: dict[str, float]
@@ -183,8 +184,8 @@ class LadderReport:
     anchors: AnchorAgreement | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        def ci(c: BootstrapCI) -> dict[str, float]:
-            return {"estimate": c.estimate, "low": c.low, "high": c.high}
+        def ci(c: BootstrapCI | None) -> dict[str, float] | None:
+            return None if c is None else {"estimate": c.estimate, "low": c.low, "high": c.high}
 
         return {
             "tau": self.tau,

@@ -127,7 +127,7 @@ class ProveSummary:
                     n_resamples=BOOTSTRAP_RESAMPLES,
                     rng=np.random.default_rng(0),
                 )
-                ci = (100 * boot.low, 100 * boot.high)
+                ci = None if boot is None else (100 * boot.low, 100 * boot.high)
             rows.append(
                 GapRow(
                     model=self.model,

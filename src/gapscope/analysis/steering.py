@@ -26,7 +26,14 @@ from gapscope.analysis.s2b import TASK as S2B_TASK
 from gapscope.analysis.s2b import S2BRunSummary
 from gapscope.prove.coherence import Coherence
 from gapscope.s2b.metrics import adj_zsct
-from gapscope.steer.dosage import BASELINE, Condition, CurvePoint, Trend, curve_points, trend
+from gapscope.steer.dosage import (
+    BASELINE,
+    CurvePoint,
+    DoseCondition,
+    Trend,
+    curve_points,
+    trend,
+)
 
 if TYPE_CHECKING:
     from gapscope.analysis.diagnostics import LoadedLog, Summary
@@ -73,7 +80,7 @@ def is_steering_run(loaded: LoadedLog) -> bool:
     return steering_of(loaded.info) is not None or _sweep_of(loaded) is not None
 
 
-def s2b_condition(direction: str, alpha: float, summary: S2BRunSummary) -> Condition:
+def s2b_condition(direction: str, alpha: float, summary: S2BRunSummary) -> DoseCondition:
     """Per-seed ZSCT; incoherent = share of query games whose answer did not parse."""
     rows = [row for row in summary.per_seed if "error" not in row]
     if not rows:
@@ -81,7 +88,7 @@ def s2b_condition(direction: str, alpha: float, summary: S2BRunSummary) -> Condi
     zsct = {str(row["seed"]): float(row["zsct"]) for row in rows}
     queries = len(summary.query)
     unparsed = sum(row["unparsed"] for row in rows)
-    return Condition(
+    return DoseCondition(
         direction,
         alpha,
         zsct,
@@ -90,7 +97,7 @@ def s2b_condition(direction: str, alpha: float, summary: S2BRunSummary) -> Condi
     )
 
 
-def prove_condition(direction: str, alpha: float, summary: ProveSummary) -> Condition:
+def prove_condition(direction: str, alpha: float, summary: ProveSummary) -> DoseCondition:
     """Per-problem pass@k at the largest k; incoherent = parse/elaboration errors and empty
     extractions among the checked attempts."""
     k = max(summary.ks)
@@ -111,7 +118,7 @@ def prove_condition(direction: str, alpha: float, summary: ProveSummary) -> Cond
     if overall is not None:
         extra[f"pass@{k}"] = overall
     coherent = summary.coherent_fraction
-    return Condition(
+    return DoseCondition(
         direction,
         alpha,
         values,
@@ -120,7 +127,7 @@ def prove_condition(direction: str, alpha: float, summary: ProveSummary) -> Cond
     )
 
 
-def condition(direction: str, alpha: float, summary: Summary) -> Condition:
+def condition(direction: str, alpha: float, summary: Summary) -> DoseCondition:
     """The dosage-grid cell of one run's summary (S2B-LM or prove)."""
     if isinstance(summary, S2BRunSummary):
         return s2b_condition(direction, alpha, summary)

@@ -82,10 +82,11 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
         outcomes.add_column(col, justify="right")
     for name, m in models.items():
         ci = m["any_probe_ci95"]
+        interval = "n/a" if ci is None else f"{ci['low']:.0f}, {ci['high']:.0f}"
         outcomes.add_row(
             name,
             *(str(m["outcomes"][o.value]) for o in OUTCOME_ORDER),
-            f"{m['any_probe']}/{m['n_families']} [{ci['low']:.0f}, {ci['high']:.0f}]",
+            f"{m['any_probe']}/{m['n_families']} [{interval}]",
             str(m["stage0_pass"]),
             f"{100 * m['milestone_pass_fraction']:.1f}%",
             f"{100 * m['direct_accuracy']:.1f}%",

@@ -3,6 +3,10 @@
 Families are the unit of resampling (seed, Appendix F): a resample draws n families with
 replacement and recomputes each model's statistic on the *same* draw, so comparisons between
 models are paired. Intervals are percentile intervals.
+
+A resample of one family is that family again, so its "interval" would have zero width and
+look like certainty; an interval over fewer than two families is therefore absent (None), and
+callers show it as "n/a".
 """
 
 from __future__ import annotations
@@ -47,11 +51,14 @@ def bootstrap_ci(
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     rng: np.random.Generator,
-) -> BootstrapCI:
-    """Percentile bootstrap interval of ``statistic`` over per-family ``values``."""
+) -> BootstrapCI | None:
+    """Percentile bootstrap interval of ``statistic`` over per-family ``values``; None for a
+    single family (no variation between families can be seen). No family is an error."""
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     data = np.asarray(values, dtype=np.float64)
+    if len(data) == 1:
+        return None
     draws = _resample_indices(len(data), n_resamples, rng)
     stats = np.array([statistic(data[idx]) for idx in draws])
     alpha = (1.0 - confidence) / 2.0
