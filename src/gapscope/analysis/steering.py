@@ -10,6 +10,11 @@ made by hand with ``--steer``, are grouped the same way, so the report needs no 
 
 Steered runs are interventions, not the model: the report keeps them (and a sweep's own
 baseline run) out of the gap profile and the pairwise comparisons and shows them here.
+
+Metrics: S2B-LM points are ZSCT per episode. Prove points are the per-attempt solve rate
+(correct attempts / checked attempts, pooled over problems, its CI clustered by problem), the
+scale of the seed's 32.3 % / 2.9 % (155 and 14 of 480); pass@k per problem and overall stand
+beside it.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from gapscope.analysis.s2b import TASK as S2B_TASK
 from gapscope.analysis.s2b import S2BRunSummary
 from gapscope.prove.coherence import Coherence
 from gapscope.s2b.metrics import adj_zsct
+from gapscope.stats.passk import pass_at_k
 from gapscope.steer.dosage import (
     BASELINE,
     CurvePoint,
@@ -97,26 +103,38 @@ def s2b_condition(direction: str, alpha: float, summary: S2BRunSummary) -> DoseC
     )
 
 
+SOLVE_RATE = "per-attempt solve rate"
+"""The transfer's metric: correct attempts / checked attempts (seed: 32.3 % = 155 / 480)."""
+
+
 def prove_condition(direction: str, alpha: float, summary: ProveSummary) -> DoseCondition:
-    """Per-problem pass@k at the largest k; incoherent = parse/elaboration errors and empty
-    extractions among the checked attempts."""
-    k = max(summary.ks)
-    values = {
-        p.name: value
-        for p in summary.problems
-        if (value := summary.problem_pass_at_k(p, k)) is not None
+    """Per-problem solve rate c / n, weighted by n, so the point is the per-attempt solve rate;
+    per problem its attempts, correct attempts and pass@k for every k it has attempts for,
+    overall pass@k in ``extra``; incoherent = parse/elaboration errors and empty extractions
+    among the checked attempts."""
+    checked = [p for p in summary.problems if p.n]
+    if not checked:
+        raise ValueError(f"{direction} alpha={alpha:g}: no attempt was checked")
+    values = {p.name: p.c / p.n for p in checked}
+    per_unit = {
+        p.name: {
+            "attempts": float(p.n),
+            "correct": float(p.c),
+            **{f"pass@{k}": pass_at_k(p.n, p.c, k) for k in summary.ks if k <= p.n},
+        }
+        for p in checked
     }
-    if not values:
-        raise ValueError(f"{direction} alpha={alpha:g}: no problem has {k} checked attempts")
     extra = {
         f"share_{c.value}": share
         for c in summary.coherence
         if c is not Coherence.SERVER_ERROR  # a failed check says nothing about the output
         and (share := summary.coherence_fraction(c)) is not None
     }
-    overall = summary.pass_at_k.get(k)
-    if overall is not None:
-        extra[f"pass@{k}"] = overall
+    extra.update(
+        {f"pass@{k}": value for k, value in summary.pass_at_k.items() if value is not None}
+    )
+    extra["attempts"] = float(sum(p.n for p in checked))
+    extra["correct"] = float(sum(p.c for p in checked))
     coherent = summary.coherent_fraction
     return DoseCondition(
         direction,
@@ -124,6 +142,8 @@ def prove_condition(direction: str, alpha: float, summary: ProveSummary) -> Dose
         values,
         incoherent=1.0 - coherent if coherent is not None else 0.0,
         extra=extra,
+        weights={p.name: float(p.n) for p in checked},
+        per_unit=per_unit,
     )
 
 
@@ -137,7 +157,8 @@ def condition(direction: str, alpha: float, summary: Summary) -> DoseCondition:
 
 
 def metric_of(summary: Summary) -> str:
-    return "zsct" if isinstance(summary, S2BRunSummary) else "pass@k"
+    """The curve's metric, named in its JSON and on its figure's axis."""
+    return "zsct" if isinstance(summary, S2BRunSummary) else SOLVE_RATE
 
 
 @dataclass(frozen=True)
