@@ -48,6 +48,7 @@ def check_options(steer: str | None, alpha: float) -> dict[str, Any] | None:
         "alpha": alpha,
         "layers": list(vector.layers),
         "control_seed": vector.card.control_seed,
+        "control_stream": vector.card.control_stream,
     }
 
 

@@ -64,7 +64,8 @@ class ModelIdentity:
 @dataclass(frozen=True)
 class DirectionCard:
     """Provenance of a direction; ``kind`` is ``clb`` or a control (``orthogonal``,
-    ``random``, with ``control_seed``)."""
+    ``random``, with ``control_seed`` and ``control_stream``, the random stream it was drawn
+    from: :mod:`gapscope.steer.controls`); ``seeds`` are the episodes the pairs came from."""
 
     model: ModelIdentity
     layers: tuple[int, ...]
@@ -76,6 +77,7 @@ class DirectionCard:
     prompt_sha: str | None = None
     weighting: str | None = None
     control_seed: int | None = None
+    control_stream: int | None = None
     gapscope_version: str = gapscope.__version__
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -99,6 +101,7 @@ class DirectionCard:
                 prompt_sha=data.get("prompt_sha"),
                 weighting=data.get("weighting"),
                 control_seed=data.get("control_seed"),
+                control_stream=data.get("control_stream"),
                 gapscope_version=str(data["gapscope_version"]),
                 extra=dict(data.get("extra", {})),
             )
