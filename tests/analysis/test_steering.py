@@ -163,3 +163,27 @@ def test_solve_rate_pools_attempts_where_problems_have_unequal_counts() -> None:
     steered = _prove_run("clb.eval", [0, 0], alpha=-3, kind="clb")
     (curve,) = dosage_curves([loaded, steered], [])
     assert curve.points[0].mean == pytest.approx(1 / 10)  # 1 of 10 attempts, not (1 + 0) / 2
+
+
+def test_a_point_evaluated_on_the_extraction_episodes_is_flagged() -> None:
+    config = {"n_dim": 2, "query_size": 4}
+    extraction = {"preset": "demo", "seeds": [1, 1000], "config": config}
+    logs = [
+        _run("base.eval", (50.0, 60.0)),
+        _run("clb.eval", (30.0, 40.0), alpha=-2, kind="clb"),
+    ]
+    for loaded in logs:
+        assert loaded.info is not None
+        loaded.info.metadata["config"] = config
+    steered = logs[1].info
+    assert steered is not None
+    steered.metadata["steering"]["extraction"] = extraction
+    (curve,) = dosage_curves(logs, [])
+    assert [p.overlaps_extraction for p in curve.points] == [True, True]  # seed 1 in both
+    assert curve.to_dict()["points"][1]["overlaps_extraction"] is True
+    assert any("episode seeds 1, which the direction was extracted" in n for n in curve.notes)
+
+    # the same seeds under another episode configuration are other episodes
+    steered.metadata["steering"]["extraction"] = {**extraction, "config": {"n_dim": 3}}
+    (held_out,) = dosage_curves(logs, [])
+    assert not any(p.overlaps_extraction for p in held_out.points) and not held_out.notes

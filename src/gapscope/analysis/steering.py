@@ -14,11 +14,13 @@ baseline run) out of the gap profile and the pairwise comparisons and shows them
 Metrics: S2B-LM points are ZSCT per episode. Prove points are the per-attempt solve rate
 (correct attempts / checked attempts, pooled over problems, its CI clustered by problem), the
 scale of the seed's 32.3 % / 2.9 % (155 and 14 of 480); pass@k per problem and overall stand
-beside it.
+beside it. A point whose run evaluated episodes the direction was extracted from carries
+``overlaps_extraction`` and a note: it is not a held-out measurement.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -40,6 +42,7 @@ from gapscope.steer.dosage import (
     curve_points,
     trend,
 )
+from gapscope.steer.protocol import Extraction, seed_overlap
 
 if TYPE_CHECKING:
     from gapscope.analysis.diagnostics import LoadedLog, Summary
@@ -200,15 +203,31 @@ class DosageCurve:
 def build_curve(
     cells: Sequence[tuple[str, float, LoadedLog]], *, base: str, notes: list[str] | None = None
 ) -> DosageCurve:
-    """A curve from its cells ``(direction, alpha, log)``; the baseline is ``(BASELINE, 0)``."""
+    """A curve from its cells ``(direction, alpha, log)``; the baseline is ``(BASELINE, 0)``.
+
+    Every S2B-LM point is checked against the episodes the curve's direction was extracted
+    from (recorded by each steered run); a point evaluated on them is flagged and named in
+    the notes.
+    """
     first = cells[0][2]
     conditions, logs, notes = [], {}, list(notes or [])
+    extraction = _extraction([loaded for _, _, loaded in cells])
     for direction, alpha, loaded in cells:
         try:
-            conditions.append(condition(direction, alpha, loaded.summary))
+            cell = condition(direction, alpha, loaded.summary)
         except ValueError as exc:
             notes.append(f"{exc} ({loaded.path}): left out")
             continue
+        overlap = _overlap(extraction, loaded)
+        if overlap:
+            cell = dataclasses.replace(cell, overlaps_extraction=True)
+            seeds = ", ".join(str(s) for s in sorted(overlap))
+            notes.append(
+                f"{direction} alpha={alpha:g} evaluates episode seeds {seeds}, which the "
+                "direction was extracted from: not a held-out point (evaluate other seeds, or "
+                "extract from seeds that no run evaluates)"
+            )
+        conditions.append(cell)
         logs[f"{direction}@{alpha:g}"] = str(loaded.path)
     if not conditions:
         raise ValueError(f"no cell of the dosage grid for {base} was scored: {'; '.join(notes)}")
@@ -224,6 +243,26 @@ def build_curve(
         logs=logs,
         notes=notes,
     )
+
+
+def _extraction(cells: Sequence[LoadedLog]) -> Extraction | None:
+    """Where the curve's direction came from, as its steered runs recorded it (the controls
+    repeat the CLB card's extraction); None for logs written before runs recorded it."""
+    for loaded in cells:
+        record = (loaded.info.metadata.get("steering") or {}) if loaded.info else {}
+        if record.get("extraction"):
+            return Extraction.from_json(record["extraction"])
+    return None
+
+
+def _overlap(extraction: Extraction | None, loaded: LoadedLog) -> set[int]:
+    """The S2B-LM episodes of ``loaded`` that ``extraction`` read (prove runs: none)."""
+    summary = loaded.summary
+    if extraction is None or not isinstance(summary, S2BRunSummary):
+        return set()
+    config = loaded.info.metadata.get("config") if loaded.info else None
+    seeds = {int(row["seed"]) for row in summary.per_seed}
+    return seed_overlap(extraction, seeds, summary.preset, config)
 
 
 def _setting(info: RunInfo | None) -> dict[str, Any]:

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from inspect_ai.model import Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from gapscope.steer.protocol import Extraction
+
 if TYPE_CHECKING:  # torch loads only when a task really steers
     from gapscope.models.engine import Engine
     from gapscope.steer.vector import ModelIdentity, SteeringVector
@@ -34,7 +36,9 @@ def check_options(steer: str | None, alpha: float) -> dict[str, Any] | None:
     Returns the direction's provenance for the log's metadata (None when nothing is steered):
     its kind, its fingerprint, and ``base``, the CLB direction it belongs to (its own
     fingerprint, or the one a control was drawn for). The analysis layer groups steered logs
-    into dosage curves by ``base``, so a curve survives the direction files being moved.
+    into dosage curves by ``base``, so a curve survives the direction files being moved, and
+    reads ``extraction`` (the episodes the direction came from) to mark a point evaluated on
+    them (:func:`gapscope.steer.protocol.seed_overlap`).
     """
     if not math.isfinite(alpha):
         raise ValueError(f"alpha must be a finite number, got {alpha}")
@@ -49,6 +53,7 @@ def check_options(steer: str | None, alpha: float) -> dict[str, Any] | None:
         "layers": list(vector.layers),
         "control_seed": vector.card.control_seed,
         "control_stream": vector.card.control_stream,
+        "extraction": Extraction.of(vector.card).to_json(),
     }
 
 
