@@ -65,3 +65,4 @@ def test_sweep_grids_default_to_the_seeds_figures(tmp_path: Path) -> None:
     chosen = SweepSpec(model="m", out=tmp_path, alphas=(-1.0,), controls=())
     assert (chosen.alphas, chosen.controls) == ((-1.0,), ())
     assert s2b.extract_first_seed == EXTRACTION_FIRST_SEED == 1000
+    assert s2b.corruption == "wrong-decision"

@@ -34,6 +34,7 @@ from gapscope.analysis.figures import dosage_figure, save_figure
 from gapscope.analysis.steering import SWEEP_KEY, DosageCurve, build_curve
 from gapscope.s2b.config import resolve
 from gapscope.s2b.task import s2b_lm
+from gapscope.s2b.verbalizer import DEFAULT_CORRUPTION, Corruption, check_corruption
 from gapscope.steer.controls import CONTROLS, control
 from gapscope.steer.dosage import BASELINE, CurvePoint, Trend
 from gapscope.steer.extract import extract_direction
@@ -62,6 +63,7 @@ class SweepSpec:
     seeds: int = 4
     first_seed: int = 0
     extract_first_seed: int = EXTRACTION_FIRST_SEED
+    corruption: Corruption = DEFAULT_CORRUPTION
     layers: str = "last-quarter"
     max_tokens: int = 256
     overrides: dict[str, Any] = field(default_factory=dict)
@@ -71,6 +73,7 @@ class SweepSpec:
         alphas, controls = default_grid(self.diagnostic)
         object.__setattr__(self, "alphas", alphas if self.alphas is None else self.alphas)
         object.__setattr__(self, "controls", controls if self.controls is None else self.controls)
+        check_corruption(self.corruption)
         unknown = [c for c in self.grid_controls if c not in CONTROLS]
         if unknown:
             raise ValueError(f"unknown control(s) {unknown}; choose from {', '.join(CONTROLS)}")
@@ -127,6 +130,7 @@ def prepare_directions(spec: SweepSpec) -> dict[str, Path]:
             preset=spec.preset,
             seeds=list(seeds),
             layers=spec.layers,
+            corruption=spec.corruption,
         )
     paths = {"clb": clb.save(root / "clb")}
     for kind in spec.grid_controls:

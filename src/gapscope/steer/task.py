@@ -53,6 +53,7 @@ def check_options(steer: str | None, alpha: float) -> dict[str, Any] | None:
         "layers": list(vector.layers),
         "control_seed": vector.card.control_seed,
         "control_stream": vector.card.control_stream,
+        "corruption": vector.card.corruption,
         "extraction": Extraction.of(vector.card).to_json(),
     }
 
