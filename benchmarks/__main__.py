@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from benchmarks import (
+    bench_device,
     bench_executor,
     bench_interrupt,
     bench_lean,
@@ -24,6 +25,7 @@ def main() -> None:
         ("gapscope report: 10 vs 100 logs", bench_report.main),
         ("steering: overhead and extraction throughput", bench_steer.main),
         ("Ctrl-C during an embedded run: seconds to exit", bench_interrupt.main),
+        ("device (CUDA): engine vs HF generate, steering, extraction at 7B", bench_device.main),
     ):
         print(f"\n== {name} ==")
         bench()
