@@ -14,6 +14,7 @@ by nothing, the random one by about 2M / 8 at hidden size 64, too little to flip
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pytest
@@ -123,6 +124,11 @@ def test_the_sweep_sees_a_direction_that_moves_the_decision(sweep: SweepResult) 
     clb = trends["clb"]
     assert _sees_an_effect(clb)
     assert clb.slope == pytest.approx(100 / 3 / 4)  # +33 points over 4 units of alpha
+    assert clb.dropped == 0 and clb.resamples == 2000  # every unit saw every alpha
+    with Path(sweep.files["csv"]).open(encoding="utf-8") as fh:
+        rows = {(r["direction"], float(r["alpha"])): r for r in csv.DictReader(fh)}
+    assert float(rows[("clb", 2.0)]["relative_drop"]) == pytest.approx(-1.0)  # doubled
+    assert {r["overlaps_extraction"] for r in rows.values()} == {"False"}  # no card seeds
 
 
 @pytest.mark.parametrize("kind", ["orthogonal", "random"])

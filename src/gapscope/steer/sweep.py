@@ -9,10 +9,10 @@ log that records its direction, so ``gapscope report`` over the log directory dr
 curve (:mod:`gapscope.analysis.steering`).
 
 The diagnostic is S2B-LM (metric: ZSCT per episode; incoherent: unparseable answers) or prove
-(metric: pass@k per problem at the largest k; incoherent: parse/elaboration errors and empty
-extractions). By default the CLB direction is extracted from episodes disjoint from the ones
-the S2B sweep evaluates (seeds from ``extract_first_seed``), so no evaluated game was seen
-during extraction. The default grid depends on the diagnostic (:mod:`gapscope.steer.protocol`:
+(metric: the per-attempt solve rate, pass@k beside it; incoherent: parse/elaboration errors
+and empty extractions). By default the CLB direction is extracted from episodes disjoint from
+the ones the S2B sweep evaluates (seeds from ``extract_first_seed``), so no evaluated game was
+seen during extraction. The default grid depends on the diagnostic (:mod:`gapscope.steer.protocol`:
 Figure 5's alphas and both controls for S2B-LM, Figures 6-7's -3, 0, +1 and the random control
 for prove).
 """
@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from inspect_ai import Task
 from inspect_ai.log import EvalLog
@@ -38,11 +38,10 @@ from gapscope.s2b.verbalizer import DEFAULT_CORRUPTION, Corruption, check_corrup
 from gapscope.steer.controls import CONTROLS, control
 from gapscope.steer.dosage import BASELINE, CurvePoint, Trend
 from gapscope.steer.extract import extract_direction
-from gapscope.steer.protocol import EXTRACTION_FIRST_SEED, default_grid
+from gapscope.steer.protocol import EXTRACTION_FIRST_SEED, Diagnostic, default_grid
 from gapscope.steer.task import engine_for, load_direction
 from gapscope.steer.vector import SteeringVector
 
-Diagnostic = Literal["s2b", "prove"]
 RunTask = Callable[[Task, str], EvalLog]
 """Runs one task on a model and returns its log (``clikit.run_task`` with a log dir)."""
 
@@ -191,6 +190,7 @@ def _write(spec: SweepSpec, curve: DosageCurve, directions: dict[str, Path]) -> 
     points = curve.points
     extras = sorted({key for p in points for key in p.extra})
     columns = ["direction", "alpha", "n", "mean", "sd", "ci_low", "ci_high", "incoherent"]
+    columns += ["relative_drop", "overlaps_extraction"]
     with csv_path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow([*columns, *extras])
