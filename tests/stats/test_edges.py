@@ -15,9 +15,11 @@ from gapscope.stats.rank import kendall_tau
 from gapscope.stats.resampling import bootstrap_ci
 
 
-def test_a_bootstrap_over_one_unit_has_no_interval() -> None:
-    assert bootstrap_ci([0.7], rng=np.random.default_rng(0)) is None
-    assert bootstrap_ci([0.7, 0.1], rng=np.random.default_rng(0)) is not None
+def test_a_bootstrap_over_one_unit_has_an_estimate_and_no_interval() -> None:
+    alone = bootstrap_ci([0.7], rng=np.random.default_rng(0))
+    assert (alone.estimate, alone.low, alone.high, alone.interval) == (0.7, None, None, None)
+    pair = bootstrap_ci([0.7, 0.1], rng=np.random.default_rng(0))
+    assert pair.interval is not None and pair.interval[0] < pair.interval[1]
 
 
 def test_holm_refuses_nan() -> None:

@@ -173,8 +173,7 @@ class LadderReport:
 
     tau: int
     models: dict[str, ModelProfile]
-    any_probe_ci: dict[str, BootstrapCI | None]
-    """None for a model with one family: no interval can be resampled from one."""
+    any_probe_ci: dict[str, BootstrapCI]
     solved_by_condition: dict[str, dict[Condition, int]]
     tau_table: dict[str, dict[int, dict[Outcome, int]]]
     direct_accuracy: dict[str, float]
@@ -184,8 +183,8 @@ class LadderReport:
     anchors: AnchorAgreement | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        def ci(c: BootstrapCI | None) -> dict[str, float] | None:
-            return None if c is None else {"estimate": c.estimate, "low": c.low, "high": c.high}
+        def ci(c: BootstrapCI) -> dict[str, float | None]:
+            return {"estimate": c.estimate, "low": c.low, "high": c.high}
 
         return {
             "tau": self.tau,

@@ -82,7 +82,7 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
         outcomes.add_column(col, justify="right")
     for name, m in models.items():
         ci = m["any_probe_ci95"]
-        interval = "n/a" if ci is None else f"{ci['low']:.0f}, {ci['high']:.0f}"
+        interval = "n/a" if ci["low"] is None else f"{ci['low']:.0f}, {ci['high']:.0f}"
         outcomes.add_row(
             name,
             *(str(m["outcomes"][o.value]) for o in OUTCOME_ORDER),
@@ -265,9 +265,11 @@ def print_comparison(comparison: Comparison, console: Console) -> None:
         console.print(trans)
 
 
-def _t2_pct(ci: dict[str, float] | None) -> str:
+def _t2_pct(ci: dict[str, Any] | None) -> str:
     if ci is None:
         return "n/a"
+    if ci["low"] is None:  # one record: an estimate without an interval
+        return f"{100 * ci['estimate']:.1f} [n/a]"
     return f"{100 * ci['estimate']:.1f} [{100 * ci['low']:.1f}, {100 * ci['high']:.1f}]"
 
 
