@@ -33,6 +33,7 @@ def test_the_prover_shape_is_deepseek_prover_v2_7b() -> None:
     assert shape.dtype == torch.bfloat16 and shape.device == "cuda"
 
 
+@pytest.mark.slow  # a whole benchmark run, if a tiny one: ~10 s idle, a minute on a busy CPU
 def test_the_cpu_flag_runs_every_measurement_on_a_tiny_model(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
