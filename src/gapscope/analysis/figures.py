@@ -270,8 +270,8 @@ def dosage_figure(curve: DosageCurve, stem: str = "dosage") -> NamedFigure:
             [a + dodge for a in alphas],
             [p.mean for p in series],
             yerr=[
-                [max(0.0, p.mean - p.ci_low) for p in series],
-                [max(0.0, p.ci_high - p.mean) for p in series],
+                [max(0.0, p.mean - p.ci_low) if p.ci_low is not None else 0.0 for p in series],
+                [max(0.0, p.ci_high - p.mean) if p.ci_high is not None else 0.0 for p in series],
             ],
             marker="o",
             capsize=3,

@@ -209,7 +209,7 @@ class LadderReport:
     anchors: AnchorAgreement | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        def ci(c: BootstrapCI) -> dict[str, float]:
+        def ci(c: BootstrapCI) -> dict[str, float | None]:
             return {"estimate": c.estimate, "low": c.low, "high": c.high}
 
         return {

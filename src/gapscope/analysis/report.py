@@ -134,14 +134,20 @@ def _notes(notes: Sequence[str]) -> str:
     return f"<ul class='notes'>{items}</ul>" if items else ""
 
 
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.2f}"
+
+
 def _trend_html(curve: DosageCurve) -> str:
-    """Per direction: Spearman rho (p) and the slope per unit alpha with its cluster CI."""
+    """Per direction: Spearman rho (p) and the slope per unit alpha with its cluster CI (and
+    how many resamples had no slope: all their units at one alpha)."""
     rows = "".join(
         f"<tr><td>{_e(t.direction)}</td>"
         f"<td>{'n/a' if t.rho is None else f'{t.rho:+.2f}'}</td>"
         f"<td>{'n/a' if t.rho_p is None else f'{t.rho_p:.3g}'}</td>"
-        f"<td>{t.slope:+.2f} [{t.slope_low:+.2f}, {t.slope_high:+.2f}]</td>"
-        f"<td>{t.points}</td></tr>"
+        f"<td>{_number(t.slope)} [{_number(t.slope_low)}, {_number(t.slope_high)}]"
+        + (f" ({t.dropped} of {t.resamples} resamples without a slope)" if t.dropped else "")
+        + f"</td><td>{t.points}</td></tr>"
         for t in curve.trends
     )
     return (

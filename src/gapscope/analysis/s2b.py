@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
 from gapscope.analysis.profile import GapRow
-from gapscope.s2b.contract import TASK, EpisodeMetadata
+from gapscope.s2b.contract import TASK, EpisodeMetadata, RunMetadata
 from gapscope.s2b.metrics import SCORE_KEYS, SeedSummary, adj_zsct, beyond_context
 from gapscope.stats.proportion import wilson_percent
+from gapscope.steer.protocol import Extraction, seed_overlap
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -126,6 +127,7 @@ def summarize(log: EvalLog) -> S2BRunSummary:
         summary["adj_zsct"] = summary["zsct"].adjusted()
         summary["adj_zsct_strict"] = summary["zsct_strict"].adjusted()
     info = run_info(log)
+    notes += _not_held_out(log, [int(r["seed"]) for r in rows if r["seed"] is not None])
     return S2BRunSummary(
         preset=str(info.task_args.get("preset", "")),
         listener=str(info.task_args.get("listener", "")),
@@ -137,6 +139,22 @@ def summarize(log: EvalLog) -> S2BRunSummary:
         query=query,
         notes=notes,
     )
+
+
+def _not_held_out(log: EvalLog, seeds: list[int]) -> list[str]:
+    """A steered run that evaluated episodes its direction was read from says so."""
+    run = cast(RunMetadata, log.eval.metadata or {})
+    steering = run.get("steering")
+    if not steering or not steering.get("extraction"):
+        return []
+    extraction = Extraction.from_json(steering["extraction"])
+    overlap = seed_overlap(extraction, seeds, run.get("preset"), run.get("config"))
+    if not overlap:
+        return []
+    return [
+        f"steered on episodes the direction was extracted from (seeds {sorted(overlap)}): not "
+        "held out; extract with the default seeds (gapscope steer extract) or evaluate others"
+    ]
 
 
 def read(path: Path | str) -> S2BRunSummary:

@@ -48,32 +48,43 @@ def print_rows(rows: Sequence[GapRow], console: Console, title: str = "Gap profi
 def print_dosage(points: Sequence[CurvePoint], trends: Sequence[Trend], console: Console) -> None:
     """A dosage curve's points (mean, CI, incoherent share) and each direction's trend."""
     table = Table(title="Dosage curve (mean ± sd over units, 95% bootstrap CI)")
-    for column in ("direction", "alpha", "n", "mean ± sd", "95% CI", "incoherent", "extra"):
+    columns = ("direction", "alpha", "n", "mean ± sd", "95% CI", "vs baseline", "incoherent")
+    for column in (*columns, "extra"):
         table.add_column(column, justify="left" if column == "direction" else "right")
     for p in points:
+        drop = "" if p.relative_drop is None else f"{-100 * p.relative_drop:+.0f}%"
         table.add_row(
-            p.direction,
+            p.direction + (" (not held out)" if p.overlaps_extraction else ""),
             f"{p.alpha:g}",
             str(p.n),
             f"{p.mean:.3g} ± {p.sd:.2g}",
-            f"[{p.ci_low:.3g}, {p.ci_high:.3g}]",
+            _interval(p.ci_low, p.ci_high, p.n),
+            drop,
             f"{100 * p.incoherent:.1f}%",
             " ".join(f"{k} {v:.3g}" for k, v in p.extra.items()),
         )
     console.print(table)
     table = Table(title="Monotonicity (baseline included)")
-    for column in ("direction", "Spearman rho", "slope", "slope 95% CI", "points"):
+    for column in ("direction", "Spearman rho", "slope", "slope 95% CI", "points", "dropped"):
         table.add_column(column, justify="left" if column == "direction" else "right")
     for t in trends:
         rho = "n/a (constant)" if t.rho is None else f"{t.rho:.3f}"
         table.add_row(
             t.direction,
             rho,
-            f"{t.slope:.3g}",
-            f"[{t.slope_low:.3g}, {t.slope_high:.3g}]",
+            "n/a (one alpha)" if t.slope is None else f"{t.slope:.3g}",
+            _interval(t.slope_low, t.slope_high),
             str(t.points),
+            f"{t.dropped}/{t.resamples}" if t.resamples else "",
         )
     console.print(table)
+
+
+def _interval(low: float | None, high: float | None, n: int | None = None) -> str:
+    """A CI as ``[low, high]``, or why there is none (fewer than two units: no spread)."""
+    if low is None or high is None:
+        return f"n/a (n = {n}, no CI)" if n is not None and n < 2 else "n/a"
+    return f"[{low:.3g}, {high:.3g}]"
 
 
 def print_funnel(title: str, counts: Mapping[str, int], console: Console) -> None:
@@ -126,10 +137,11 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
         outcomes.add_column(col, justify="right")
     for name, m in models.items():
         ci = m["any_probe_ci95"]
+        interval = "n/a" if ci["low"] is None else f"{ci['low']:.0f}, {ci['high']:.0f}"
         outcomes.add_row(
             name,
             *(str(m["outcomes"][o.value]) for o in OUTCOME_ORDER),
-            f"{m['any_probe']}/{m['n_families']} [{ci['low']:.0f}, {ci['high']:.0f}]",
+            f"{m['any_probe']}/{m['n_families']} [{interval}]",
             str(m["stage0_pass"]),
             f"{100 * m['milestone_pass_fraction']:.1f}%",
             f"{100 * m['direct_accuracy']:.1f}%",
@@ -296,9 +308,11 @@ def print_t2_audit(data: str, result: Audit, profile: Mapping[str, Any], console
         console.print(f"{key.replace('_', ' ')}: {value}")
 
 
-def _t2_pct(ci: dict[str, float] | None) -> str:
+def _t2_pct(ci: dict[str, Any] | None) -> str:
     if ci is None:
         return "n/a"
+    if ci["low"] is None:  # one record: an estimate without an interval
+        return f"{100 * ci['estimate']:.1f} [n/a]"
     return f"{100 * ci['estimate']:.1f} [{100 * ci['low']:.1f}, {100 * ci['high']:.1f}]"
 
 

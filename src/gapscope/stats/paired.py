@@ -86,8 +86,19 @@ def paired_bootstrap_difference(
 def holm(p_values: Sequence[float]) -> list[float]:
     """Holm step-down adjusted p-values, in the input order (controls the family-wise error).
 
-    The i-th smallest p is multiplied by (m - i), then made monotone and capped at 1.
+    The i-th smallest p is multiplied by (m - i), then made monotone and capped at 1. A NaN
+    (a test that could not be computed) has no place in the order of the p-values, and
+    sorting around it silently shuffles the step-down, so it is refused: leave that test out
+    of the family instead. So is a value outside [0, 1].
     """
+    for index, p in enumerate(p_values):
+        if math.isnan(p):
+            raise ValueError(
+                f"p_values[{index}] is NaN: Holm's step-down needs every p-value ordered; "
+                "leave the test that produced it out of the family"
+            )
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"p_values[{index}] = {p} is not a probability in [0, 1]")
     m = len(p_values)
     order = sorted(range(m), key=lambda i: p_values[i])
     adjusted = [0.0] * m
