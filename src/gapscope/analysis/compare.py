@@ -17,10 +17,11 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from gapscope.analysis.diagnostics import LoadedLog
+from gapscope.analysis.diagnostics import LoadedLog, summaries_of
 from gapscope.analysis.ladder import ModelRun, transition_matrix
 from gapscope.analysis.profile import GapRow
 from gapscope.analysis.steering import is_steering_run
+from gapscope.ladder.contract import TASK as LADDER_TASK
 from gapscope.stats.paired import (
     DifferenceCI,
     McNemarResult,
@@ -147,7 +148,8 @@ def _disagreement(m: MetricComparison, alpha: float = 0.05) -> str | None:
 
 
 def _ladder_runs(logs: Sequence[LoadedLog]) -> list[ModelRun]:
-    return [x.summary for x in logs if isinstance(x.summary, ModelRun)]
+    runs: list[ModelRun] = summaries_of(logs, LADDER_TASK)
+    return runs
 
 
 def compare(

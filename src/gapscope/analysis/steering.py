@@ -256,9 +256,9 @@ def _extraction(cells: Sequence[LoadedLog]) -> Extraction | None:
 
 def _overlap(extraction: Extraction | None, loaded: LoadedLog) -> set[int]:
     """The S2B-LM episodes of ``loaded`` that ``extraction`` read (prove runs: none)."""
-    summary = loaded.summary
-    if extraction is None or not isinstance(summary, S2BRunSummary):
+    if extraction is None or loaded.diagnostic.task != S2B_TASK:
         return set()
+    summary = cast(S2BRunSummary, loaded.summary)
     config = loaded.info.metadata.get("config") if loaded.info else None
     seeds = {int(row["seed"]) for row in summary.per_seed}
     return seed_overlap(extraction, seeds, summary.preset, config)
