@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from gapscope.lean.doctor import kernel_checker_finding
+from gapscope.lean.factory import open_backend
 from gapscope.lean.kernel import checker_source, find_kernel_checker
+from gapscope.lean.local import LocalBackend
 from gapscope.lean.verdict import Checker
 from gapscope.lean.workspace import next_steps, workspace_files, write_workspace
 
@@ -75,3 +78,20 @@ def test_without_lake_there_is_no_kernel_checker_and_the_doctor_says_what_that_m
     assert find_kernel_checker(tmp_path) is None
     finding = kernel_checker_finding(tmp_path)
     assert not finding.ok and "repl-text" in finding.found and "elan" in finding.fix
+
+
+def test_the_kernel_checker_can_be_turned_off_from_the_environment(
+    tmp_path: Path, lake_on_path: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.lean.conftest import FAKE_REPL
+
+    monkeypatch.setenv("GAPSCOPE_LEAN_REPL_CMD", f"{sys.executable} {FAKE_REPL}")
+    spec = f"local:{tmp_path}"
+    with open_backend(spec, allow_unsandboxed=True, sandbox=False) as found:
+        assert isinstance(found, LocalBackend) and found.kernel is not None
+    monkeypatch.setenv("GAPSCOPE_LEAN_KERNEL_CHECKER", "none")
+    with open_backend(spec, allow_unsandboxed=True, sandbox=False) as alone:
+        assert isinstance(alone, LocalBackend) and alone.kernel is None
+    monkeypatch.setenv("GAPSCOPE_LEAN_KERNEL_CHECKER", "nanoda")
+    with pytest.raises(ValueError, match="GAPSCOPE_LEAN_KERNEL_CHECKER"):
+        open_backend(spec, allow_unsandboxed=True, sandbox=False)

@@ -46,6 +46,19 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return kind, target
 
 
+ENV_KERNEL_CHECKER = "GAPSCOPE_LEAN_KERNEL_CHECKER"
+
+
+def kernel_checker_choice() -> str | None:
+    """``$GAPSCOPE_LEAN_KERNEL_CHECKER``: ``auto`` (default: the workspace's checker, see
+    ``gapscope.lean.kernel``) or ``none`` (the REPL's replay alone, verdicts ``repl-text``) -
+    the way out while gapscope's own checker has not been run against your Lean."""
+    choice = os.environ.get(ENV_KERNEL_CHECKER, "auto").strip().lower()
+    if choice not in ("auto", "none"):
+        raise ValueError(f"{ENV_KERNEL_CHECKER} must be auto or none, got {choice!r}")
+    return "auto" if choice == "auto" else None
+
+
 def sandbox_options(allow_unsandboxed: bool) -> dict[str, Any]:
     """The keyword a task passes to ``open_backend``/``open_checker`` for its
     ``allow_unsandboxed`` parameter: none at the default, so that the call stays
@@ -67,10 +80,10 @@ def open_backend(
     unless ``allow_unsandboxed`` (or ``$GAPSCOPE_LEAN_ALLOW_UNSANDBOXED=1``); it takes its
     REPL command from ``$GAPSCOPE_LEAN_REPL_CMD`` when set and its sandbox choice from
     ``$GAPSCOPE_LEAN_SANDBOX`` (``on``, ``off`` - which also needs ``allow_unsandboxed`` - or
-    ``auto``). A kimina backend (it sandboxes on the
-    server's side; ``allow_unsandboxed`` does not apply) takes its API key from
-    ``$LEAN_SERVER_API_KEY`` and its toolchain label from ``$GAPSCOPE_LEAN_TOOLCHAIN``, and is
-    health-checked unless ``health_check=False``.
+    ``auto``) and its kernel checker from ``$GAPSCOPE_LEAN_KERNEL_CHECKER`` (``auto``/``none``).
+    A kimina backend (it sandboxes on the server's side; ``allow_unsandboxed`` does not apply)
+    takes its API key from ``$LEAN_SERVER_API_KEY`` and its toolchain label from
+    ``$GAPSCOPE_LEAN_TOOLCHAIN``, and is health-checked unless ``health_check=False``.
     """
     spec = spec or os.environ.get(ENV_SPEC, "").strip() or None
     if spec is None:
@@ -81,6 +94,7 @@ def open_backend(
         if command and "repl_command" not in options:
             options["repl_command"] = shlex.split(command)
         options.setdefault("sandbox", sandbox_choice())
+        options.setdefault("kernel_checker", kernel_checker_choice())
         return LocalBackend(
             Path(target).expanduser(),
             allow_unsandboxed=unsandboxed_allowed(allow_unsandboxed),
