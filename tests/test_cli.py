@@ -160,3 +160,11 @@ def test_steer_extract_and_run_s2b_defaults_never_share_an_episode() -> None:
         return set(range(first, first + n))
 
     assert seeds(extract) and seeds(run_s2b) and not seeds(extract) & seeds(run_s2b)
+
+
+def test_lean_setup_builds_the_chosen_kernel_checker(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["lean", "setup", str(tmp_path / "w"), "--checker", "safeverify"])
+    assert result.exit_code == 0, result.output
+    assert "lake build SafeVerify/safe_verify" in result.output
+    bad = runner.invoke(app, ["lean", "setup", str(tmp_path / "x"), "--checker", "magic"])
+    assert bad.exit_code == 2 and "checker must be one of gapscope, safeverify, none" in bad.output

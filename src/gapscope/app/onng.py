@@ -83,6 +83,7 @@ def check_command(
         str | None, typer.Option(help="Lean backend spec (default: $GAPSCOPE_LEAN, if set).")
     ] = None,
     timeout: Annotated[float, typer.Option(min=1.0, help="Lean check limit, seconds.")] = 60.0,
+    allow_unsandboxed: AllowUnsandboxedOption = False,
     json_out: JsonOut = False,
 ) -> None:
     """The verdict for one answer: the static checks (JSON, statement kept, allowed tactics)
@@ -116,7 +117,7 @@ def check_command(
         }
         if static.needs_lean:
             try:
-                backend = open_backend(lean)
+                backend = open_backend(lean, allow_unsandboxed=allow_unsandboxed)
             except (LeanUnavailable, ValueError) as exc:
                 result["detail"] = f"static checks passed; Lean not run: {exc}".splitlines()[0]
             else:
