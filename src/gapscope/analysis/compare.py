@@ -230,7 +230,7 @@ def print_comparison(comparison: Comparison, console: Console) -> None:
             str(m.mcnemar.n),
             str(m.mcnemar.b),
             str(m.mcnemar.c),
-            f"{100 * d.estimate:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]",
+            d.text(),
             f"{m.mcnemar.p_value:.3g}",
             f"{m.p_holm:.3g}",
         )

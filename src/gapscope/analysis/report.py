@@ -103,8 +103,7 @@ def _comparison_html(c: Comparison) -> str:
     rows = "".join(
         f"<tr><td>{_e(m.diagnostic)}</td><td>{_e(m.metric)}</td><td>{m.mcnemar.n}</td>"
         f"<td>{m.mcnemar.b}</td><td>{m.mcnemar.c}</td>"
-        f"<td>{100 * m.difference.estimate:+.1f} [{100 * m.difference.low:+.1f}, "
-        f"{100 * m.difference.high:+.1f}]</td>"
+        f"<td>{_e(m.difference.text())}</td>"
         f"<td>{m.mcnemar.p_value:.3g}</td><td>{m.p_holm:.3g}</td></tr>"
         for m in c.metrics
     )
