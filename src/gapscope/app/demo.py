@@ -27,7 +27,7 @@ from gapscope.analysis.logs import log_path
 from gapscope.analysis.report import write_report
 from gapscope.analysis.terminal import print_rows
 from gapscope.analysis.view import ladder_view
-from gapscope.app.kit import EMBEDDED_MODEL, run_task
+from gapscope.app.kit import EMBEDDED_MODEL, run_task, table_console
 from gapscope.app.profile import BUDGETS, Inputs, build_study, print_plan
 from gapscope.app.study import StudyProgress, run_study
 from gapscope.ladder.contract import TASK as LADDER_TASK
@@ -81,7 +81,7 @@ def _what_next(console: Console, log_dir: Path, html: Path) -> None:
 
 
 def main() -> None:
-    console = Console(soft_wrap=True)
+    console = table_console(sys.stdout)
     log_dir = Path(os.environ.get("INSPECT_LOG_DIR", "logs")).resolve()
     timings: dict[str, float] = {}
     start = time.monotonic()
