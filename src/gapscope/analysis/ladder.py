@@ -16,7 +16,7 @@ from inspect_ai.scorer import CORRECT
 
 from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
 from gapscope.analysis.profile import GapRow
-from gapscope.ladder.anchors import AnchorAgreement, anchor_agreement
+from gapscope.ladder.anchors import AnchorAgreement, AnchorRule, anchor_agreement
 from gapscope.ladder.contract import COMPILE_TASK, TASK, CompileStore, ProbeMetadata, RunMetadata
 from gapscope.ladder.probes import CONTROLS, LADDER, Condition
 from gapscope.ladder.taxonomy import (
@@ -214,11 +214,14 @@ class LadderReport:
             "kendall_tau_direct_accuracy_vs_any_probe": self.kendall_accuracy_vs_any_probe,
             "kendall_tau_composition_gap_across_anchors": (
                 {
+                    "rule": self.anchors.rule.value,
                     "pairs": [
-                        {"a": a, "b": b, "tau": t} for (a, b), t in self.anchors.pairs.items()
+                        {"a": p.a, "b": p.b, "compared": list(p.compared), "tau": p.tau}
+                        for p in self.anchors.pairs
                     ],
                     "mean": self.anchors.mean,
                     "screened": self.anchors.screened,
+                    "rankings": self.anchors.rankings,
                 }
                 if self.anchors
                 else None
@@ -240,8 +243,12 @@ def build_report(
     tau: int = 1,
     n_resamples: int = 2000,
     seed: int = 0,
+    anchor_rule: AnchorRule = AnchorRule.OTHERS,
 ) -> LadderReport:
-    """All tables for ``runs``; with exactly two runs, also their transition matrix."""
+    """All tables for ``runs``; with exactly two runs, also their transition matrix.
+
+    ``anchor_rule`` picks the models each anchor pair is compared on (default: the paper's).
+    """
     names = [r.name for r in runs]
     if len(set(names)) != len(names):
         raise ValueError(f"model names must be distinct, got {names}; pass names explicitly")
@@ -289,7 +296,7 @@ def build_report(
             if len(runs) == 2
             else None
         ),
-        anchors=anchor_agreement(families, tau),
+        anchors=anchor_agreement(families, tau, anchor_rule),
     )
 
 

@@ -176,13 +176,29 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
         )
     anchors = result["kendall_tau_composition_gap_across_anchors"]
     if anchors is not None:
-        table = Table(title="Composition-gap ranking agreement between anchors (Kendall tau)")
-        for col in ("anchor A", "anchor B", "tau"):
+        compared_on = (
+            "the models that are neither anchor"
+            if anchors["rule"] == "others"
+            else "every model, anchors included"
+        )
+        table = Table(
+            title="Composition-gap ranking agreement between anchors (Kendall tau-b, "
+            f"compared on {compared_on})"
+        )
+        for col in ("anchor A", "anchor B", "models compared", "tau"):
             table.add_column(col)
         for pair in anchors["pairs"]:
             tau = "undefined" if pair["tau"] is None else f"{pair['tau']:+.2f}"
-            table.add_row(pair["a"], pair["b"], tau)
+            table.add_row(pair["a"], pair["b"], ", ".join(pair["compared"]), tau)
         console.print(table)
+        ranks = Table(title="Composition-gap count of each model (columns) on each anchor's screen")
+        ranks.add_column("anchor")
+        ranks.add_column("screened", justify="right")
+        for model in anchors["rankings"]:
+            ranks.add_column(model, justify="right")
+        for anchor, row in anchors["rankings"].items():
+            ranks.add_row(anchor, str(anchors["screened"][anchor]), *(f"{row[m]:.0f}" for m in row))
+        console.print(ranks)
         if anchors["mean"] is not None:
             console.print(f"mean over anchor pairs: {anchors['mean']:+.2f}")
     if result["transition_matrix"]:

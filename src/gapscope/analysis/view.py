@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from gapscope.ladder.anchors import AnchorRule
+
 if TYPE_CHECKING:
     from gapscope.analysis.ladder import ModelRun
     from gapscope.analysis.onng import ONNGSummary
@@ -38,6 +40,7 @@ class ViewOptions:
     tau: int = 1
     n_resamples: int = 2000
     per_problem: bool = False
+    anchor_rule: AnchorRule = AnchorRule.OTHERS
 
 
 def s2b_view(summary: S2BRunSummary, options: ViewOptions = ViewOptions()) -> View:
@@ -50,7 +53,12 @@ def ladder_view(runs: Sequence[ModelRun], options: ViewOptions = ViewOptions()) 
     from gapscope.analysis.ladder import build_report
     from gapscope.analysis.terminal import print_ladder
 
-    details = build_report(list(runs), tau=options.tau, n_resamples=options.n_resamples).to_dict()
+    details = build_report(
+        list(runs),
+        tau=options.tau,
+        n_resamples=options.n_resamples,
+        anchor_rule=options.anchor_rule,
+    ).to_dict()
     return View(
         [row for run in runs for row in run.rows(options.tau)],
         details,

@@ -19,6 +19,7 @@ from gapscope.app.kit import (
     require_directory,
     run_diagnostic,
 )
+from gapscope.ladder.anchors import AnchorRule
 from gapscope.ladder.probes import PAPER_MAX_TOKENS
 
 if TYPE_CHECKING:
@@ -101,6 +102,13 @@ def report(
     ] = None,
     tau: Annotated[int, typer.Option(min=1, help="Outcome threshold.")] = 1,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
+    anchor_rule: Annotated[
+        AnchorRule,
+        typer.Option(
+            help="Models each anchor pair's Kendall tau is taken on: 'others' (the paper's: "
+            "the models that are neither anchor) or 'all' (anchors included)."
+        ),
+    ] = AnchorRule.OTHERS,
     json_out: JsonOut = False,
 ) -> None:
     """Outcome, gap, control, tau-sensitivity and ranking tables over finished runs.
@@ -129,7 +137,8 @@ def report(
             out.fail(exc)
         out.logs.extend(r.log_location for r in runs)
         try:
-            result = ladder_view(runs, ViewOptions(tau=tau, n_resamples=resamples))
+            options = ViewOptions(tau=tau, n_resamples=resamples, anchor_rule=anchor_rule)
+            result = ladder_view(runs, options)
         except ValueError as exc:
             out.fail(exc)
         out.finish(result)
