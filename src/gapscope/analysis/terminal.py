@@ -152,6 +152,26 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
         controls.add_row(name, *(str(n) for n in m["solved_by_condition"].values()))
     console.print(controls)
 
+    tests = [(name, t) for name, m in models.items() for t in m["specificity_tests"]]
+    if tests:
+        table = Table(title="Matched help vs its control: exact McNemar on per-family outcomes")
+        for col in ("model", "matched", "control"):
+            table.add_column(col)
+        for col in ("families", "matched only", "control only", "p", "Holm p"):
+            table.add_column(col, justify="right")
+        for name, t in tests:
+            table.add_row(
+                name,
+                t["matched"],
+                t["control"],
+                str(t["families"]),
+                str(t["matched_only"]),
+                str(t["control_only"]),
+                f"{t['p_value']:.3g}",
+                f"{t['p_holm']:.3g}",
+            )
+        console.print(table)
+
     taus = Table(title="Threshold sensitivity: outcome counts at tau = 1..5")
     taus.add_column("model")
     taus.add_column("tau", justify="right")

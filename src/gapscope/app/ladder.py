@@ -148,22 +148,32 @@ def report(
 def compile_families(
     teacher: Annotated[str, typer.Option(help="Inspect model string of the teacher.")],
     problems: Annotated[
-        Path, typer.Option(help="JSONL with problem, answer (+ pid, solution) per line.")
+        str,
+        typer.Option(
+            help="JSONL with problem, answer (+ pid, solution) per line; with --problem-set, "
+            "a copy of that set (JSONL path, else a Hugging Face dataset id)."
+        ),
     ],
     out: Annotated[Path, typer.Option(help="Where to write the compiled families (JSONL).")],
     max_attempts: Annotated[
         int, typer.Option(min=1, help="Regenerations allowed per problem after a rejection.")
     ] = 3,
+    problem_set: Annotated[
+        str | None,
+        typer.Option(help="Read --problems as a replication set: math500, aime2024, aime2025."),
+    ] = None,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
 ) -> None:
     """Ask a teacher model to write milestone families; keep the valid, leak-free ones."""
+    from gapscope.records import SourceError
+
     require_directory(out.parent, "--out")
 
     def build() -> Task:
         from gapscope.ladder.compile_task import ladder_compile
 
-        return ladder_compile(problems=str(problems), max_attempts=max_attempts)
+        return ladder_compile(problems=problems, max_attempts=max_attempts, problem_set=problem_set)
 
     def summarise(log: EvalLog) -> View:
         """Write the kept families (also after a failed run: finished work is kept)."""
@@ -189,7 +199,7 @@ def compile_families(
         summarise,
         model=teacher,
         log_dir=log_dir,
-        bad_input=(ValueError, FileNotFoundError),
+        bad_input=(ValueError, FileNotFoundError, SourceError),
     )
 
 
@@ -200,6 +210,14 @@ def screen_families(
     ],
     families: Annotated[Path, typer.Option(help="The compiled families (JSONL) it ran on.")],
     out: Annotated[Path, typer.Option(help="Where to write the screened families (JSONL).")],
+    direct_failure_only: Annotated[
+        bool,
+        typer.Option(
+            "--direct-failure-only",
+            help="Keep every family the anchor fails directly (the replication sets' screen; "
+            "the log needs C1 only).",
+        ),
+    ] = False,
     json_out: JsonOut = False,
 ) -> None:
     """The paper's anchor screen: keep families the anchor fails directly in every rollout
@@ -213,7 +231,7 @@ def screen_families(
         run = read_or_fail(output, lambda: ladder.read(anchor_log, None))
         output.logs.append(run.log_location)
         try:
-            funnel = screen(run.families())
+            funnel = screen(run.families(), milestone_test=not direct_failure_only)
             loaded = load_families(families)
         except (ValueError, FileNotFoundError, KeyError) as exc:
             output.fail(exc)
