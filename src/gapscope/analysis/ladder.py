@@ -17,6 +17,7 @@ from inspect_ai.scorer import CORRECT
 from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
 from gapscope.analysis.profile import GapRow
 from gapscope.ladder.anchors import AnchorAgreement, AnchorRule, anchor_agreement
+from gapscope.ladder.containment import Containment, ContainmentFamily, Rate, containment
 from gapscope.ladder.contract import COMPILE_TASK, TASK, CompileStore, ProbeMetadata, RunMetadata
 from gapscope.ladder.probes import CONTROLS, LADDER, Condition
 from gapscope.ladder.taxonomy import (
@@ -53,6 +54,17 @@ class Rollout:
 
 
 @dataclass
+class RunTexts:
+    """The texts a log holds beyond the grades, for containment (a released panel has none):
+    per family its unaided (C1) completions, its statement (the C1 user turn) and the gold
+    answer of each tested milestone (the Stage 0 targets)."""
+
+    attempts: dict[str, list[str]] = field(default_factory=dict)
+    statements: dict[str, str] = field(default_factory=dict)
+    answers: dict[str, dict[int, str]] = field(default_factory=dict)
+
+
+@dataclass
 class ModelRun:
     """Everything one log says about one model."""
 
@@ -60,6 +72,25 @@ class ModelRun:
     log_location: str
     rollouts: list[Rollout]
     tested: dict[str, int]
+    texts: RunTexts | None = None
+
+    def containment_families(self, stage0_tau: int = 1) -> list[ContainmentFamily]:
+        """The families with C1 attempts and every tested milestone's answer in the log."""
+        if self.texts is None:
+            return []
+        texts = self.texts
+        counts = {f.pid: f for f in self.families()}
+        return [
+            ContainmentFamily(
+                pid=pid,
+                statement=texts.statements[pid],
+                answers=tuple(texts.answers[pid][i] for i in range(n)),
+                solved_alone=tuple(c >= stage0_tau for c in counts[pid].milestones),
+                attempts=tuple(texts.attempts[pid]),
+            )
+            for pid, n in sorted(self.tested.items())
+            if texts.attempts.get(pid) and len(texts.answers.get(pid, {})) == n
+        ]
 
     def correct_counts(self) -> dict[tuple[str, Condition, int | None], int]:
         counts: Counter[tuple[str, Condition, int | None]] = Counter()
@@ -136,26 +167,50 @@ def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
     """Read one OracleLadder log (every epoch of every sample)."""
     require_task(log, TASK)
     rollouts = []
+    texts = RunTexts()
     for sample in log.samples or []:
         score = sample_score(sample)
         meta = cast(ProbeMetadata, sample.metadata)
-        rollouts.append(
-            Rollout(
-                pid=str(meta["pid"]),
-                condition=Condition(meta["condition"]),
-                milestone_index=meta.get("milestone_index"),
-                correct=score is not None and score.value == CORRECT,
-            )
+        rollout = Rollout(
+            pid=str(meta["pid"]),
+            condition=Condition(meta["condition"]),
+            milestone_index=meta.get("milestone_index"),
+            correct=score is not None and score.value == CORRECT,
         )
+        rollouts.append(rollout)
+        if rollout.condition is Condition.C1:
+            texts.attempts.setdefault(rollout.pid, []).append(sample.output.completion)
+            prompt = sample.input if isinstance(sample.input, str) else sample.input[-1].text
+            texts.statements[rollout.pid] = prompt
+        elif rollout.condition is Condition.S0 and rollout.milestone_index is not None:
+            gold = sample.target if isinstance(sample.target, str) else sample.target[0]
+            texts.answers.setdefault(rollout.pid, {})[rollout.milestone_index] = gold
     run = cast(RunMetadata, log.eval.metadata or {})
     tested = {str(k): int(v) for k, v in run["tested_milestones"].items()}
     info = run_info(log)
-    return ModelRun(name or info.model, info.location, rollouts, tested)
+    return ModelRun(name or info.model, info.location, rollouts, tested, texts)
 
 
 def read(path: Path | str, name: str | None = None) -> ModelRun:
     """Read one OracleLadder log from a file."""
     return model_run(read_log(path, task=TASK), name)
+
+
+def containment_dict(result: Containment) -> dict[str, Any]:
+    """``--json`` shape of a containment readout: hits, pairs and rate per subset."""
+
+    def rate(r: Rate) -> dict[str, Any]:
+        return {"hits": r.hits, "pairs": r.pairs, "rate": r.rate}
+
+    return {
+        "families": result.families,
+        "attempts": result.attempts,
+        "skipped_milestones": result.skipped,
+        "subsets": {
+            name: {"milestones": s.milestones, "own": rate(s.own), "control": rate(s.control)}
+            for name, s in result.subsets.items()
+        },
+    }
 
 
 MATCHED_VS_CONTROL: tuple[tuple[Condition, Condition], ...] = (
@@ -243,6 +298,7 @@ class LadderReport:
     transitions: dict[LadderOutcome, dict[LadderOutcome, int]] | None
     anchors: AnchorAgreement | None = None
     specificity: dict[str, list[SpecificityTest]] = field(default_factory=dict)
+    containment: dict[str, Containment] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         def ci(c: BootstrapCI) -> dict[str, float]:
@@ -264,6 +320,11 @@ class LadderReport:
                         c.value: n for c, n in self.solved_by_condition[name].items()
                     },
                     "specificity_tests": [t.to_dict() for t in self.specificity.get(name, [])],
+                    "containment": (
+                        containment_dict(self.containment[name])
+                        if name in self.containment
+                        else None
+                    ),
                     "tau_sensitivity": {
                         str(t): {o.value: n for o, n in row.items()}
                         for t, row in self.tau_table[name].items()
@@ -359,6 +420,7 @@ def build_report(
         ),
         anchors=anchor_agreement(families, tau, anchor_rule),
         specificity={r.name: specificity_tests(r, tau) for r in runs},
+        containment={r.name: containment(fams) for r in runs if (fams := r.containment_families())},
     )
 
 

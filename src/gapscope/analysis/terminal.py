@@ -34,6 +34,11 @@ def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
+def _hits(rate: Mapping[str, Any]) -> str:
+    """``hits/pairs (rate)`` of a containment rate."""
+    return f"{rate['hits']}/{rate['pairs']} ({_percent(rate['rate'])})"
+
+
 def print_rows(rows: Sequence[GapRow], console: Console, title: str = "Gap profile") -> None:
     """The gap-profile rows: one line per (model, diagnostic, metric)."""
     table = Table(title=title)
@@ -170,6 +175,26 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
                 f"{t['p_value']:.3g}",
                 f"{t['p_holm']:.3g}",
             )
+        console.print(table)
+
+    contained = [(name, m["containment"]) for name, m in models.items() if m["containment"]]
+    if contained:
+        table = Table(
+            title="Milestone answers in unaided (C1) attempts: own problem vs other problems"
+        )
+        for col in ("model", "subset"):
+            table.add_column(col)
+        for col in ("milestones", "own problem", "other problems"):
+            table.add_column(col, justify="right")
+        for name, c in contained:
+            for subset, s in c["subsets"].items():
+                table.add_row(
+                    name,
+                    subset,
+                    str(s["milestones"]),
+                    _hits(s["own"]),
+                    _hits(s["control"]),
+                )
         console.print(table)
 
     taus = Table(title="Threshold sensitivity: outcome counts at tau = 1..5")
