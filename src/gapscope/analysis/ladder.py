@@ -16,6 +16,7 @@ from inspect_ai.scorer import CORRECT
 
 from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
 from gapscope.analysis.profile import GapRow
+from gapscope.ladder.agreement import agreement
 from gapscope.ladder.anchors import AnchorAgreement, AnchorRule, anchor_agreement
 from gapscope.ladder.containment import Containment, ContainmentFamily, Rate, containment
 from gapscope.ladder.contract import COMPILE_TASK, TASK, CompileStore, ProbeMetadata, RunMetadata
@@ -422,6 +423,68 @@ def build_report(
         specificity={r.name: specificity_tests(r, tau) for r in runs},
         containment={r.name: containment(fams) for r in runs if (fams := r.containment_families())},
     )
+
+
+def agreement_report(a: ModelRun, b: ModelRun, tau: int = 1) -> dict[str, Any]:
+    """``gapscope ladder agree``: one model on two family sets of the same problems (the
+    ``--json`` details; rules in :mod:`gapscope.ladder.agreement`)."""
+    result = agreement(a.families(), b.families(), tau)
+
+    def share(k: int, n: int) -> float | None:
+        return k / n if n else None
+
+    return {
+        "a": a.name,
+        "b": b.name,
+        "tau": result.tau,
+        "matched_families": len(result.families),
+        "only_a": list(result.only_a),
+        "only_b": list(result.only_b),
+        "outcome_agreement": [
+            {
+                "condition": o.condition.value,
+                "families": o.families,
+                "agree": o.agree,
+                "share": share(o.agree, o.families),
+                "both": o.both,
+                "only_a": o.only_a,
+                "only_b": o.only_b,
+                "neither": o.neither,
+            }
+            for o in result.outcomes
+        ],
+        "label_agreement": [
+            {
+                "milestone_test": la.test.value,
+                "labelled": la.labelled,
+                "agree": la.agree,
+                "share": share(la.agree, la.labelled),
+                "disagree_same_outcome": la.same_outcome,
+            }
+            for la in result.labels
+        ],
+        "milestones": {
+            name: {
+                "tested": m.tested,
+                "passed": m.passed,
+                "fraction_passed": m.fraction_passed,
+                "mean_tested_per_family": m.mean_per_family,
+                "mean_fraction_passed_per_family": m.mean_fraction_passed,
+            }
+            for name, m in zip((a.name, b.name), result.milestones, strict=True)
+        },
+        "families": [
+            {
+                "pid": f.pid,
+                "tested": list(f.tested),
+                "passed": list(f.passed),
+                "outcome": [o.value for o in f.outcome],
+                "label_strict": [g.value for g in f.strict],
+                "label_half": [g.value for g in f.half],
+            }
+            for f in result.families
+        ],
+    }
 
 
 @dataclass(frozen=True)

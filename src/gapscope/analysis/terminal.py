@@ -257,6 +257,53 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
         console.print(trans)
 
 
+def print_agreement(result: dict[str, Any], console: Console) -> None:
+    """``ladder agree``: outcome and label agreement, milestones of both family sets."""
+    a, b = result["a"], result["b"]
+    console.print(
+        f"{result['matched_families']} families in both {a} and {b}"
+        f" ({len(result['only_a'])} only in {a}, {len(result['only_b'])} only in {b})"
+    )
+    table = Table(title=f"Per-family outcome agreement (solved = >= {result['tau']} correct)")
+    table.add_column("condition")
+    for col in ("agree", "share", "both", f"{a} only", f"{b} only", "neither"):
+        table.add_column(col, justify="right")
+    for o in result["outcome_agreement"]:
+        table.add_row(
+            o["condition"],
+            f"{o['agree']}/{o['families']}",
+            _percent(o["share"]),
+            *(str(o[k]) for k in ("both", "only_a", "only_b", "neither")),
+        )
+    console.print(table)
+    table = Table(title="Five-way label agreement (families neither solves directly)")
+    table.add_column("milestone test")
+    for col in ("agree", "share", "disagree, same outcome"):
+        table.add_column(col, justify="right")
+    for la in result["label_agreement"]:
+        table.add_row(
+            "every milestone" if la["milestone_test"] == "strict" else "at least half",
+            f"{la['agree']}/{la['labelled']}",
+            _percent(la["share"]),
+            str(la["disagree_same_outcome"]),
+        )
+    console.print(table)
+    table = Table(title="Milestones of each family set (compare labels at matched granularity)")
+    table.add_column("family set")
+    for col in ("tested", "per family", "passed", "fraction passed", "mean per family"):
+        table.add_column(col, justify="right")
+    for name, m in result["milestones"].items():
+        table.add_row(
+            name,
+            str(m["tested"]),
+            f"{m['mean_tested_per_family']:.1f}",
+            str(m["passed"]),
+            _percent(m["fraction_passed"]),
+            _percent(m["mean_fraction_passed_per_family"]),
+        )
+    console.print(table)
+
+
 def print_onng(summary: ONNGSummary, console: Console) -> None:
     """The per-lambda table and the tests of each model."""
     for model, m in summary.models.items():

@@ -248,3 +248,35 @@ def screen_families(
             console.print(f"wrote {len(chosen)} families to {out}")
 
         output.finish(View((), {"funnel": counts, "out": str(out)}, show))
+
+
+@ladder_app.command("agree")
+def agree(
+    log_a: Annotated[Path, typer.Argument(help="oracle_ladder log of the model on family set A.")],
+    log_b: Annotated[
+        Path, typer.Argument(help="Its log on family set B: the same problems, other roadmaps.")
+    ],
+    names: Annotated[
+        str | None, typer.Option(help="Two comma-separated names for the family sets.")
+    ] = None,
+    tau: Annotated[int, typer.Option(min=1, help="Outcome threshold.")] = 1,
+    json_out: JsonOut = False,
+) -> None:
+    """Teacher or granularity agreement (the paper's Appendix P): one model's runs on two
+    family sets of the same problems (a second teacher, or finer roadmaps), families matched
+    by pid. Per-family C1/C2/C3 outcome agreement, five-way label agreement under the strict
+    and the at-least-half milestone test, and each set's milestone counts and pass fraction.
+    """
+    from gapscope.analysis import ladder
+    from gapscope.analysis.terminal import print_agreement
+
+    labels = names.split(",") if names else ["A", "B"]
+    if len(labels) != 2 or labels[0] == labels[1]:
+        raise typer.BadParameter("give two distinct names, e.g. --names gpt5,inkling")
+    with command_output("ladder agree", json_out) as out:
+        a, b = read_or_fail(
+            out, lambda: [ladder.read(p, n) for p, n in zip((log_a, log_b), labels, strict=True)]
+        )
+        out.logs.extend((a.log_location, b.log_location))
+        details = ladder.agreement_report(a, b, tau)
+        out.finish(View((), details, lambda console: print_agreement(details, console)))
