@@ -34,8 +34,8 @@ def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
-def _hits(rate: Mapping[str, Any]) -> str:
-    """``hits/pairs (rate)`` of a containment rate."""
+def rate_cell(rate: Mapping[str, Any]) -> str:
+    """``hits/pairs (rate)`` of a containment rate (terminal and HTML report)."""
     return f"{rate['hits']}/{rate['pairs']} ({_percent(rate['rate'])})"
 
 
@@ -192,8 +192,8 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
                     name,
                     subset,
                     str(s["milestones"]),
-                    _hits(s["own"]),
-                    _hits(s["control"]),
+                    rate_cell(s["own"]),
+                    rate_cell(s["control"]),
                 )
         console.print(table)
 
