@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import math
 from pathlib import Path
 
 import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
 from gapscope.app.main import app
 from gapscope.ladder.anchors import AnchorAgreement, AnchorRule, anchor_agreement, screen
+from gapscope.ladder.families import load_bundled
+from gapscope.ladder.probes import Condition, build_probes
+from gapscope.ladder.task import oracle_ladder
 from gapscope.ladder.taxonomy import FamilyCounts
+from tests.conftest import script
 
 
 def _fc(pid: str, c1: int, c2: int = 0, c3: int = 0, ms: tuple[int, ...] = (3, 3)) -> FamilyCounts:
@@ -44,28 +49,42 @@ def _taus(agreement: AnchorAgreement | None) -> dict[tuple[str, str], float | No
     return {(p.a, p.b): p.tau for p in agreement.pairs}
 
 
+KINDS = (
+    [("A", "BCD")] * 3 + [("A", "")] * 1
+    + [("B", "ACD")] * 2 + [("B", "")] * 2
+    + [("C", "ABD")] * 1 + [("C", "")] * 3
+    + [("D", "")] * 4
+)  # fmt: skip
+"""Per family: the model with a composition gap on it, and the models that need the roadmap."""
+
+
+def _state(model: str, family: int) -> Condition | None:
+    """The first help level at which ``model`` solves ``family`` (None: never); it passes
+    Stage 0 everywhere."""
+    composes, roadmap = KINDS[family]
+    return None if model == composes else Condition.C2 if model in roadmap else Condition.C1
+
+
 def _panel() -> dict[str, list[FamilyCounts]]:
     """Four models on 16 families, built so that every anchor ranks itself first on its own
     screen while the others keep one order, A > B > C > D.
 
-    A family makes some models COMPOSITION (fail C1-C3, pass Stage 0), some ROADMAP (fail C1,
+    A family makes one model COMPOSITION (fail C1-C3, pass Stage 0), some ROADMAP (fail C1,
     solve C2, pass Stage 0: screened, no composition gap) and the rest DIRECT (not screened).
     """
-    comp = FamilyCounts("", 0, 0, 0, (1, 1))
-    road = FamilyCounts("", 0, 1, 0, (1, 1))
-    direct = FamilyCounts("", 1, 0, 0, (1, 1))
-    kinds = (
-        [("A", "BCD")] * 3 + [("A", "")] * 1
-        + [("B", "ACD")] * 2 + [("B", "")] * 2
-        + [("C", "ABD")] * 1 + [("C", "")] * 3
-        + [("D", "")] * 4
-    )  # fmt: skip
-    runs: dict[str, list[FamilyCounts]] = {m: [] for m in "ABCD"}
-    for i, (composes, roadmap) in enumerate(kinds):
-        for model, fams in runs.items():
-            state = comp if model == composes else road if model in roadmap else direct
-            fams.append(dataclasses.replace(state, pid=f"f{i:02d}"))
-    return runs
+    return {
+        model: [
+            FamilyCounts(
+                f"f{i:02d}",
+                int(_state(model, i) is Condition.C1),
+                int(_state(model, i) is Condition.C2),
+                0,
+                (1, 1),
+            )
+            for i in range(len(KINDS))
+        ]
+        for model in "ABCD"
+    }
 
 
 def test_anchor_pairs_are_compared_on_the_models_that_are_neither_anchor() -> None:
@@ -202,3 +221,38 @@ def test_ladder_report_gives_the_paper_rule_by_default_and_the_other_on_request(
     human = runner.invoke(app, args)
     assert "mean over anchor pairs: +1.00" in human.output
     assert "neither anchor" in human.output
+
+
+def test_ladder_report_over_four_scripted_logs_gives_the_paper_rule(tmp_path: Path) -> None:
+    families = load_bundled().families[: len(KINDS)]
+    index = {f.pid: i for i, f in enumerate(families)}
+    conditions = (Condition.C1, Condition.C2, Condition.S0)
+    probes = {p.prompt: p for p in build_probes(families, conditions)}
+    logs = []
+    for model in "ABCD":
+
+        def reply(messages: list[ChatMessage], model: str = model) -> str:
+            probe = probes[messages[-1].text]
+            solved = _state(model, index[probe.pid])
+            right = probe.condition is Condition.S0 or probe.condition is solved
+            return f"\\boxed{{{probe.gold}}}" if right else "no idea"  # no box: not verified
+
+        # C3 is never reached by these students: leaving it out counts it as unsolved
+        task = oracle_ladder(families="bundled", k=1, conditions="C1,C2,S0", limit=len(KINDS))
+        (log,) = inspect_eval(
+            task, model=script(f"anchor-{model}", reply), log_dir=str(tmp_path), display="none"
+        )
+        assert log.status == "success", log.error
+        logs.append(log.location)
+    args = ["ladder", "report", *logs, "--names", "A,B,C,D", "--resamples", "100", "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    anchors = json.loads(result.stdout)["details"]["kendall_tau_composition_gap_across_anchors"]
+    assert anchors["screened"] == {"A": 7, "B": 8, "C": 9, "D": 10}
+    assert anchors["mean"] == 1.0 and {p["tau"] for p in anchors["pairs"]} == {1.0}
+    result = CliRunner().invoke(app, [*args, "--anchor-rule", "all"])
+    anchors = json.loads(result.stdout)["details"]["kendall_tau_composition_gap_across_anchors"]
+    assert anchors["mean"] == pytest.approx(0.0)
+    assert [p["tau"] for p in anchors["pairs"]] == pytest.approx(
+        [4 / 6, 2 / 6, 0, 0, -2 / 6, -4 / 6]
+    )
