@@ -111,3 +111,18 @@ def test_report_renders_in_headless_chromium(report: dict[str, object]) -> None:
     assert rendered == ["yes"] * 4, dom[:2000]
     console = [line for line in done.stderr.splitlines() if "CONSOLE" in line]
     assert console == [], console
+
+
+def test_report_has_the_ladder_analyses(report: dict[str, object]) -> None:
+    details = report["details"]
+    assert isinstance(details, dict)
+    page = Path(details["html"]).read_text(encoding="utf-8")
+    ladder = page[page.index("<h2>OracleLadder</h2>") :]
+    # the always-zero student solves nothing: every McNemar test has p = 1
+    assert "exact McNemar" in ladder and "<td>C2-random</td>" in ladder
+    assert (
+        "<td>scripted/always-zero</td><td>C2</td><td>C2-random</td><td>2</td><td>0</td>" in ladder
+    )
+    # its C1 reply "\boxed{0}" holds none of the 4 milestone answers (1 attempt per family)
+    assert "<td>all</td><td>4</td><td>0/4 (0.0%)</td><td>0/4 (0.0%)</td>" in ladder
+    assert "<td>solved alone</td><td>0</td><td>0/0 (n/a)</td>" in ladder

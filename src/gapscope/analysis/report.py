@@ -21,8 +21,10 @@ from typing import Any
 from gapscope.analysis.compare import Comparison, ComparisonError, compare
 from gapscope.analysis.diagnostics import LoadedLog
 from gapscope.analysis.figures import LOG_FIGURES, NamedFigure, dosage_figures, save_figure
+from gapscope.analysis.ladder import ModelRun, build_report
 from gapscope.analysis.profile import GapRow
 from gapscope.analysis.steering import DosageCurve, dosage_curves, is_steering_run
+from gapscope.analysis.terminal import rate_cell
 
 MAX_PAIRS = 10  # comparisons drawn in a report; more models than 5 -> first ten pairs
 
@@ -157,6 +159,69 @@ def _trend_html(curve: DosageCurve) -> str:
     )
 
 
+def _table(head: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A plain HTML table, every cell escaped."""
+    th = "".join(f"<th>{_e(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _ladder_html(logs: Sequence[LoadedLog], notes: list[str]) -> str:
+    """OracleLadder's analyses over its logs (``ladder report``'s): matched help vs its
+    controls, milestone answers in the model's own attempts, anchor-pair agreement."""
+    runs = [loaded.summary for loaded in logs if isinstance(loaded.summary, ModelRun)]
+    if not runs:
+        return ""
+    try:
+        details = build_report(runs).to_dict()
+    except ValueError as exc:
+        notes.append(f"OracleLadder analyses: {exc}")
+        return ""
+    models: dict[str, Any] = details["models"]
+    parts = []
+    tests = [
+        (name, t["matched"], t["control"], t["families"], t["matched_only"], t["control_only"])
+        + (f"{t['p_value']:.3g}", f"{t['p_holm']:.3g}")
+        for name, m in models.items()
+        for t in m["specificity_tests"]
+    ]
+    if tests:
+        head = ("model", "matched", "control", "families", "matched only", "control only", "p")
+        parts.append(
+            "<h3>Matched help vs its control (exact McNemar on per-family outcomes)</h3>"
+            + _table((*head, "Holm p"), tests)
+        )
+    contained = [
+        (name, subset, c["milestones"], rate_cell(c["own"]), rate_cell(c["control"]))
+        for name, m in models.items()
+        if m["containment"]
+        for subset, c in m["containment"]["subsets"].items()
+    ]
+    if contained:
+        parts.append(
+            "<h3>Milestone answers in unaided (C1) attempts: own problem vs other problems</h3>"
+            + _table(("model", "subset", "milestones", "own problem", "other problems"), contained)
+        )
+    anchors = details["kendall_tau_composition_gap_across_anchors"]
+    if anchors is not None:
+        pairs = [
+            (
+                p["a"],
+                p["b"],
+                ", ".join(p["compared"]),
+                "undefined" if p["tau"] is None else f"{p['tau']:+.2f}",
+            )
+            for p in anchors["pairs"]
+        ]
+        mean = "undefined" if anchors["mean"] is None else f"{anchors['mean']:+.2f}"
+        parts.append(
+            f"<h3>Composition-gap ranking agreement between anchors (Kendall tau-b, rule "
+            f"{_e(anchors['rule'])}; mean {_e(mean)})</h3>"
+            + _table(("anchor A", "anchor B", "models compared", "tau"), pairs)
+        )
+    return "".join(parts)
+
+
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2rem;max-width:1200px;color:#222}
 table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.85rem}
@@ -254,6 +319,7 @@ def write_report(
             f"{_e(paths[0].name)}, {_e(paths[1].name)} in {_e(directory.name)}/</figcaption>"
             "</figure>"
         )
+    ladder = _ladder_html(plain, report.notes)
     steering = "".join(_trend_html(c) for c in report.curves)
     comparisons = "".join(_comparison_html(c) for c in report.comparisons)
     notes = "".join(f"<li>{_e(n)}</li>" for n in report.notes)
@@ -271,6 +337,7 @@ def write_report(
         f"{_profile_table(report.rows)}"
         "<h2>Figures</h2>"
         + ("".join(blocks) or "<p>No figure applies to these logs.</p>")
+        + (f"<h2>OracleLadder</h2>{ladder}" if ladder else "")
         + (f"<h2>Steering</h2>{steering}" if steering else "")
         + (f"<h2>Comparisons</h2>{comparisons}" if comparisons else "")
         + (f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "")

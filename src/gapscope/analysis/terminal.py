@@ -35,6 +35,11 @@ def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
+def rate_cell(rate: Mapping[str, Any]) -> str:
+    """``hits/pairs (rate)`` of a containment rate (terminal and HTML report)."""
+    return f"{rate['hits']}/{rate['pairs']} ({_percent(rate['rate'])})"
+
+
 def print_rows(rows: Sequence[GapRow], console: Console, title: str = "Gap profile") -> None:
     """The gap-profile rows: one line per (model, diagnostic, metric)."""
     table = Table(title=title)
@@ -165,6 +170,46 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
         controls.add_row(name, *(str(n) for n in m["solved_by_condition"].values()))
     console.print(controls)
 
+    tests = [(name, t) for name, m in models.items() for t in m["specificity_tests"]]
+    if tests:
+        table = Table(title="Matched help vs its control: exact McNemar on per-family outcomes")
+        for col in ("model", "matched", "control"):
+            table.add_column(col)
+        for col in ("families", "matched only", "control only", "p", "Holm p"):
+            table.add_column(col, justify="right")
+        for name, t in tests:
+            table.add_row(
+                name,
+                t["matched"],
+                t["control"],
+                str(t["families"]),
+                str(t["matched_only"]),
+                str(t["control_only"]),
+                f"{t['p_value']:.3g}",
+                f"{t['p_holm']:.3g}",
+            )
+        console.print(table)
+
+    contained = [(name, m["containment"]) for name, m in models.items() if m["containment"]]
+    if contained:
+        table = Table(
+            title="Milestone answers in unaided (C1) attempts: own problem vs other problems"
+        )
+        for col in ("model", "subset"):
+            table.add_column(col)
+        for col in ("milestones", "own problem", "other problems"):
+            table.add_column(col, justify="right")
+        for name, c in contained:
+            for subset, s in c["subsets"].items():
+                table.add_row(
+                    name,
+                    subset,
+                    str(s["milestones"]),
+                    rate_cell(s["own"]),
+                    rate_cell(s["control"]),
+                )
+        console.print(table)
+
     taus = Table(title="Threshold sensitivity: outcome counts at tau = 1..5")
     taus.add_column("model")
     taus.add_column("tau", justify="right")
@@ -189,13 +234,29 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
         )
     anchors = result["kendall_tau_composition_gap_across_anchors"]
     if anchors is not None:
-        table = Table(title="Composition-gap ranking agreement between anchors (Kendall tau)")
-        for col in ("anchor A", "anchor B", "tau"):
+        compared_on = (
+            "the models that are neither anchor"
+            if anchors["rule"] == "others"
+            else "every model, anchors included"
+        )
+        table = Table(
+            title="Composition-gap ranking agreement between anchors (Kendall tau-b, "
+            f"compared on {compared_on})"
+        )
+        for col in ("anchor A", "anchor B", "models compared", "tau"):
             table.add_column(col)
         for pair in anchors["pairs"]:
             tau = "undefined" if pair["tau"] is None else f"{pair['tau']:+.2f}"
-            table.add_row(pair["a"], pair["b"], tau)
+            table.add_row(pair["a"], pair["b"], ", ".join(pair["compared"]), tau)
         console.print(table)
+        ranks = Table(title="Composition-gap count of each model (columns) on each anchor's screen")
+        ranks.add_column("anchor")
+        ranks.add_column("screened", justify="right")
+        for model in anchors["rankings"]:
+            ranks.add_column(model, justify="right")
+        for anchor, row in anchors["rankings"].items():
+            ranks.add_row(anchor, str(anchors["screened"][anchor]), *(f"{row[m]:.0f}" for m in row))
+        console.print(ranks)
         if anchors["mean"] is not None:
             console.print(f"mean over anchor pairs: {anchors['mean']:+.2f}")
     if result["transition_matrix"]:
@@ -207,6 +268,53 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
         for row_name, row in result["transition_matrix"].items():
             trans.add_row(row_name, *(str(row[o.value]) for o in OUTCOME_ORDER))
         console.print(trans)
+
+
+def print_agreement(result: dict[str, Any], console: Console) -> None:
+    """``ladder agree``: outcome and label agreement, milestones of both family sets."""
+    a, b = result["a"], result["b"]
+    console.print(
+        f"{result['matched_families']} families in both {a} and {b}"
+        f" ({len(result['only_a'])} only in {a}, {len(result['only_b'])} only in {b})"
+    )
+    table = Table(title=f"Per-family outcome agreement (solved = >= {result['tau']} correct)")
+    table.add_column("condition")
+    for col in ("agree", "share", "both", f"{a} only", f"{b} only", "neither"):
+        table.add_column(col, justify="right")
+    for o in result["outcome_agreement"]:
+        table.add_row(
+            o["condition"],
+            f"{o['agree']}/{o['families']}",
+            _percent(o["share"]),
+            *(str(o[k]) for k in ("both", "only_a", "only_b", "neither")),
+        )
+    console.print(table)
+    table = Table(title="Five-way label agreement (families neither solves directly)")
+    table.add_column("milestone test")
+    for col in ("agree", "share", "disagree, same outcome"):
+        table.add_column(col, justify="right")
+    for la in result["label_agreement"]:
+        table.add_row(
+            "every milestone" if la["milestone_test"] == "strict" else "at least half",
+            f"{la['agree']}/{la['labelled']}",
+            _percent(la["share"]),
+            str(la["disagree_same_outcome"]),
+        )
+    console.print(table)
+    table = Table(title="Milestones of each family set (compare labels at matched granularity)")
+    table.add_column("family set")
+    for col in ("tested", "per family", "passed", "fraction passed", "mean per family"):
+        table.add_column(col, justify="right")
+    for name, m in result["milestones"].items():
+        table.add_row(
+            name,
+            str(m["tested"]),
+            f"{m['mean_tested_per_family']:.1f}",
+            str(m["passed"]),
+            _percent(m["fraction_passed"]),
+            _percent(m["mean_fraction_passed_per_family"]),
+        )
+    console.print(table)
 
 
 def print_onng(summary: ONNGSummary, console: Console) -> None:

@@ -38,6 +38,9 @@ class ViewOptions:
     tau: int = 1
     n_resamples: int = 2000
     per_problem: bool = False
+    anchor_rule: str = "others"
+    """An :class:`~gapscope.ladder.anchors.AnchorRule` value; a string so that this module
+    (imported by every command) loads no diagnostic."""
 
 
 def s2b_view(summary: S2BRunSummary, options: ViewOptions = ViewOptions()) -> View:
@@ -49,8 +52,14 @@ def s2b_view(summary: S2BRunSummary, options: ViewOptions = ViewOptions()) -> Vi
 def ladder_view(runs: Sequence[ModelRun], options: ViewOptions = ViewOptions()) -> View:
     from gapscope.analysis.ladder import build_report
     from gapscope.analysis.terminal import print_ladder
+    from gapscope.ladder.anchors import AnchorRule
 
-    details = build_report(list(runs), tau=options.tau, n_resamples=options.n_resamples).to_dict()
+    details = build_report(
+        list(runs),
+        tau=options.tau,
+        n_resamples=options.n_resamples,
+        anchor_rule=AnchorRule(options.anchor_rule),
+    ).to_dict()
     return View(
         [row for run in runs for row in run.rows(options.tau)],
         details,

@@ -19,6 +19,7 @@ from gapscope.app.kit import (
     require_directory,
     run_diagnostic,
 )
+from gapscope.ladder.anchors import AnchorRule
 from gapscope.ladder.probes import PAPER_MAX_TOKENS
 
 if TYPE_CHECKING:
@@ -101,6 +102,13 @@ def report(
     ] = None,
     tau: Annotated[int, typer.Option(min=1, help="Outcome threshold.")] = 1,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
+    anchor_rule: Annotated[
+        AnchorRule,
+        typer.Option(
+            help="Models each anchor pair's Kendall tau is taken on: 'others' (the paper's: "
+            "the models that are neither anchor) or 'all' (anchors included)."
+        ),
+    ] = AnchorRule.OTHERS,
     json_out: JsonOut = False,
 ) -> None:
     """Outcome, gap, control, tau-sensitivity and ranking tables over finished runs.
@@ -129,7 +137,8 @@ def report(
             out.fail(exc)
         out.logs.extend(r.log_location for r in runs)
         try:
-            result = ladder_view(runs, ViewOptions(tau=tau, n_resamples=resamples))
+            options = ViewOptions(tau=tau, n_resamples=resamples, anchor_rule=anchor_rule)
+            result = ladder_view(runs, options)
         except ValueError as exc:
             out.fail(exc)
         out.finish(result)
@@ -139,22 +148,32 @@ def report(
 def compile_families(
     teacher: Annotated[str, typer.Option(help="Inspect model string of the teacher.")],
     problems: Annotated[
-        Path, typer.Option(help="JSONL with problem, answer (+ pid, solution) per line.")
+        str,
+        typer.Option(
+            help="JSONL with problem, answer (+ pid, solution) per line; with --problem-set, "
+            "a copy of that set (JSONL path, else a Hugging Face dataset id)."
+        ),
     ],
     out: Annotated[Path, typer.Option(help="Where to write the compiled families (JSONL).")],
     max_attempts: Annotated[
         int, typer.Option(min=1, help="Regenerations allowed per problem after a rejection.")
     ] = 3,
+    problem_set: Annotated[
+        str | None,
+        typer.Option(help="Read --problems as a replication set: math500, aime2024, aime2025."),
+    ] = None,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
 ) -> None:
     """Ask a teacher model to write milestone families; keep the valid, leak-free ones."""
+    from gapscope.records import SourceError
+
     require_directory(out.parent, "--out")
 
     def build() -> Task:
         from gapscope.ladder.compile_task import ladder_compile
 
-        return ladder_compile(problems=str(problems), max_attempts=max_attempts)
+        return ladder_compile(problems=problems, max_attempts=max_attempts, problem_set=problem_set)
 
     def summarise(log: EvalLog) -> View:
         """Write the kept families (also after a failed run: finished work is kept)."""
@@ -180,7 +199,7 @@ def compile_families(
         summarise,
         model=teacher,
         log_dir=log_dir,
-        bad_input=(ValueError, FileNotFoundError),
+        bad_input=(ValueError, FileNotFoundError, SourceError),
     )
 
 
@@ -191,6 +210,14 @@ def screen_families(
     ],
     families: Annotated[Path, typer.Option(help="The compiled families (JSONL) it ran on.")],
     out: Annotated[Path, typer.Option(help="Where to write the screened families (JSONL).")],
+    direct_failure_only: Annotated[
+        bool,
+        typer.Option(
+            "--direct-failure-only",
+            help="Keep every family the anchor fails directly (the replication sets' screen; "
+            "the log needs C1 only).",
+        ),
+    ] = False,
     json_out: JsonOut = False,
 ) -> None:
     """The paper's anchor screen: keep families the anchor fails directly in every rollout
@@ -204,7 +231,7 @@ def screen_families(
         run = read_or_fail(output, lambda: ladder.read(anchor_log, None))
         output.logs.append(run.log_location)
         try:
-            funnel = screen(run.families())
+            funnel = screen(run.families(), milestone_test=not direct_failure_only)
             loaded = load_families(families)
         except (ValueError, FileNotFoundError, KeyError) as exc:
             output.fail(exc)
@@ -221,3 +248,35 @@ def screen_families(
             console.print(f"wrote {len(chosen)} families to {out}")
 
         output.finish(View((), {"funnel": counts, "out": str(out)}, show))
+
+
+@ladder_app.command("agree")
+def agree(
+    log_a: Annotated[Path, typer.Argument(help="oracle_ladder log of the model on family set A.")],
+    log_b: Annotated[
+        Path, typer.Argument(help="Its log on family set B: the same problems, other roadmaps.")
+    ],
+    names: Annotated[
+        str | None, typer.Option(help="Two comma-separated names for the family sets.")
+    ] = None,
+    tau: Annotated[int, typer.Option(min=1, help="Outcome threshold.")] = 1,
+    json_out: JsonOut = False,
+) -> None:
+    """Teacher or granularity agreement (the paper's Appendix P): one model's runs on two
+    family sets of the same problems (a second teacher, or finer roadmaps), families matched
+    by pid. Per-family C1/C2/C3 outcome agreement, five-way label agreement under the strict
+    and the at-least-half milestone test, and each set's milestone counts and pass fraction.
+    """
+    from gapscope.analysis import ladder
+    from gapscope.analysis.terminal import print_agreement
+
+    labels = names.split(",") if names else ["A", "B"]
+    if len(labels) != 2 or labels[0] == labels[1]:
+        raise typer.BadParameter("give two distinct names, e.g. --names gpt5,inkling")
+    with command_output("ladder agree", json_out) as out:
+        a, b = read_or_fail(
+            out, lambda: [ladder.read(p, n) for p, n in zip((log_a, log_b), labels, strict=True)]
+        )
+        out.logs.extend((a.log_location, b.log_location))
+        details = ladder.agreement_report(a, b, tau)
+        out.finish(View((), details, lambda console: print_agreement(details, console)))
