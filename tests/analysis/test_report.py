@@ -111,3 +111,21 @@ def test_report_renders_in_headless_chromium(report: dict[str, object]) -> None:
     assert rendered == ["yes"] * 4, dom[:2000]
     console = [line for line in done.stderr.splitlines() if "CONSOLE" in line]
     assert console == [], console
+
+
+def test_report_refuses_to_overwrite_its_own_input_log(
+    logs: dict[str, Path], tmp_path: Path
+) -> None:
+    directory = tmp_path / "run"
+    shutil.copytree(logs["rule"].parent, directory)
+    (log,) = directory.glob("*.eval")
+    before = log.read_bytes()
+    link = tmp_path / "link.eval"
+    link.symlink_to(log)
+    for out in (log, link):
+        result = runner.invoke(_app(), ["report", str(directory), "--out", str(out), "--json"])
+        assert result.exit_code == 2, result.output
+        envelope = json.loads(result.stdout)
+        assert envelope["status"] == "bad_input"
+        assert str(out) in envelope["error"] and f"input log {log}" in envelope["error"]
+    assert log.read_bytes() == before

@@ -39,7 +39,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,13 +133,17 @@ class Output:
 
 @contextlib.contextmanager
 def command_output(command: str, json_mode: bool) -> Iterator[Output]:
-    """Run a command body; with ``json_mode`` anything printed on stdout goes to stderr."""
+    """Run a command body; with ``json_mode`` anything printed on stdout goes to stderr.
+
+    A ``typer.BadParameter`` raised in the body is bad input: exit 2 with the envelope.
+    """
     out = Output(command, json_mode)
-    if not json_mode:
-        yield out
-        return
-    with contextlib.redirect_stdout(sys.stderr):
-        yield out
+    redirect = contextlib.redirect_stdout(sys.stderr) if json_mode else contextlib.nullcontext()
+    with redirect:
+        try:
+            yield out
+        except typer.BadParameter as exc:
+            out.fail(exc.format_message())
 
 
 def fail(message: object, code: int = EXIT_BAD_INPUT) -> NoReturn:
@@ -157,6 +161,27 @@ def require_directory(path: Path, option: str) -> None:
                 where = "" if candidate == path else f" (its parent {candidate} is a file)"
                 raise typer.BadParameter(f"{path} is not a directory{where}", param_hint=option)
             return
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)  # also a hard link, or a path through a symlink
+    except OSError:  # one of them does not exist (yet): compare what they would name
+        return a.resolve() == b.resolve()
+
+
+def refuse_overwriting(out: Path | None, option: str, inputs: Iterable[tuple[str, Path]]) -> None:
+    """Refuse an output that is one of the command's inputs (``(what, path)`` pairs): opening
+    it for writing truncates the input before it is read, or overwrites a run's own log."""
+    if out is None:
+        return
+    for what, path in inputs:
+        if _same_file(out, path):
+            raise typer.BadParameter(
+                f"{out} is also the input {what} {path}; writing it would destroy that input,"
+                " give another path",
+                param_hint=option,
+            )
 
 
 def read_or_fail(out: Output, read: Callable[[], T]) -> T:

@@ -16,6 +16,7 @@ from gapscope.app.kit import (
     JsonOut,
     command_output,
     read_or_fail,
+    refuse_overwriting,
     require_directory,
     run_diagnostic,
 )
@@ -154,6 +155,7 @@ def compile_families(
     def build() -> Task:
         from gapscope.ladder.compile_task import ladder_compile
 
+        refuse_overwriting(out, "--out", [("--problems", problems)])
         return ladder_compile(problems=str(problems), max_attempts=max_attempts)
 
     def summarise(log: EvalLog) -> View:
@@ -201,6 +203,7 @@ def screen_families(
 
     require_directory(out.parent, "--out")
     with command_output("ladder screen", json_out) as output:
+        refuse_overwriting(out, "--out", [("anchor log", anchor_log), ("--families", families)])
         run = read_or_fail(output, lambda: ladder.read(anchor_log, None))
         output.logs.append(run.log_location)
         try:

@@ -9,7 +9,13 @@ import typer
 from rich.console import Console
 
 from gapscope.analysis.view import View
-from gapscope.app.kit import JsonOut, command_output, read_or_fail, require_directory
+from gapscope.app.kit import (
+    JsonOut,
+    command_output,
+    read_or_fail,
+    refuse_overwriting,
+    require_directory,
+)
 
 if TYPE_CHECKING:
     from gapscope.analysis.figures import NamedFigure
@@ -56,6 +62,10 @@ def report_command(
     with command_output("report", json_out) as output:
         loaded = read_or_fail(output, lambda: load_all(logs))
         output.logs.extend(str(x.path) for x in loaded)
+        inputs = [("log", x.path) for x in loaded]
+        if quadrant is not None:
+            inputs.append(("--quadrant", quadrant))
+        refuse_overwriting(out, "--out", inputs)
         extra = [_quadrant_figure(quadrant, x, y, label)] if quadrant and x and y else []
         report = write_report(loaded, out, extra)
         details = {

@@ -21,7 +21,7 @@ from typing import IO, Annotated, Any
 import typer
 
 from gapscope.analysis.view import View
-from gapscope.app.kit import EXIT_INTERRUPTED, Output, command_output
+from gapscope.app.kit import EXIT_INTERRUPTED, Output, command_output, refuse_overwriting
 from gapscope.verify.disk_cache import default_cache_path
 from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.verdict import Verdict
@@ -163,6 +163,7 @@ def _grade_file(
     """Grade every line; verdicts stream to ``out`` (or stdout). With ``--json`` and no
     ``--out`` stdout is the envelope's, so the verdicts go into it instead."""
     collected: list[dict[str, Any]] | None = [] if json_mode and out is None else None
+    refuse_overwriting(out, "--out", [("--jsonl", path)])
     with contextlib.ExitStack() as files:
         source = files.enter_context(_open_input(path))
         if collected is not None:
@@ -241,18 +242,15 @@ def verify_command(
 ) -> None:
     """Grade an answer against a gold answer with the deterministic verifier cascade."""
     with command_output("verify", json_out) as output:
+        timeout = _timeout(timeout_s)
+        cache = None if no_cache else (cache_file or default_cache_path())
+        # one answer needs one worker; a file gets the default pool
+        verifier = Verifier(timeout_s=timeout, cache_path=cache, workers=None if jsonl else 1)
         try:
-            timeout = _timeout(timeout_s)
-            cache = None if no_cache else (cache_file or default_cache_path())
-            # one answer needs one worker; a file gets the default pool
-            verifier = Verifier(timeout_s=timeout, cache_path=cache, workers=None if jsonl else 1)
-            try:
-                if jsonl is not None:
-                    result = _grade_file(output, jsonl, out, verifier, json_out)
-                else:
-                    result = _grade_one(gold, answer, schema, verifier)
-            finally:
-                verifier.close()
-        except typer.BadParameter as exc:
-            output.fail(exc.format_message())
+            if jsonl is not None:
+                result = _grade_file(output, jsonl, out, verifier, json_out)
+            else:
+                result = _grade_one(gold, answer, schema, verifier)
+        finally:
+            verifier.close()
         output.finish(result)
