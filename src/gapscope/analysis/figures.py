@@ -98,9 +98,16 @@ def zsct_per_preset(logs: Sequence[LoadedLog]) -> NamedFigure | None:
     return NamedFigure("s2b_zsct", "S2B-LM ZSCT per preset (95% Wilson CI over query games)", fig)
 
 
+def _reported_runs(logs: Sequence[LoadedLog]) -> list[ModelRun]:
+    """The OracleLadder runs with a family to draw (a run stopped before any was finished
+    has none: the report's notes name it)."""
+    runs: list[ModelRun] = _of(logs, ModelRun)
+    return [run for run in runs if run.tested]
+
+
 def ladder_gaps(logs: Sequence[LoadedLog]) -> NamedFigure | None:
     """Stacked bars: each model's families split by outcome and gap label (tau = 1)."""
-    runs: list[ModelRun] = _of(logs, ModelRun)
+    runs = _reported_runs(logs)
     if not runs:
         return None
     fig = _figure()
@@ -119,7 +126,7 @@ def ladder_gaps(logs: Sequence[LoadedLog]) -> NamedFigure | None:
 
 def ladder_tau(logs: Sequence[LoadedLog]) -> NamedFigure | None:
     """LadderOutcome counts at tau = 1..5, one panel per model: how robust the labels are."""
-    runs: list[ModelRun] = _of(logs, ModelRun)
+    runs = _reported_runs(logs)
     if not runs:
         return None
     fig = _figure(width=max(WIDTH, 3.2 * len(runs)), ncols=len(runs))

@@ -8,17 +8,23 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from inspect_ai.scorer import CORRECT
 
-from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
+from gapscope.analysis.logs import (
+    counted_samples,
+    read_log,
+    require_task,
+    run_info,
+    sample_score,
+)
 from gapscope.analysis.profile import GapRow
 from gapscope.ladder.anchors import AnchorAgreement, anchor_agreement
 from gapscope.ladder.contract import COMPILE_TASK, TASK, CompileStore, ProbeMetadata, RunMetadata
-from gapscope.ladder.probes import CONTROLS, LADDER, Condition
+from gapscope.ladder.probes import CONTROLS, LADDER, Condition, family_of
 from gapscope.ladder.taxonomy import (
     GAP_ORDER,
     OUTCOME_ORDER,
@@ -36,7 +42,7 @@ from gapscope.stats.resampling import BootstrapCI, bootstrap_ci, ranking_stabili
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from inspect_ai.log import EvalLog
+    from inspect_ai.log import EvalLog, EvalSample
 
 DIAGNOSTIC = "OracleLadder"
 
@@ -59,6 +65,9 @@ class ModelRun:
     log_location: str
     rollouts: list[Rollout]
     tested: dict[str, int]
+    status: str = "success"
+    notes: list[str] = field(default_factory=list)
+    """What the tables leave out (a run that did not finish: its unfinished families)."""
 
     def correct_counts(self) -> dict[tuple[str, Condition, int | None], int]:
         counts: Counter[tuple[str, Condition, int | None]] = Counter()
@@ -115,6 +124,7 @@ class ModelRun:
                 ci=wilson_percent(k, n),
                 n=n,
                 log=self.log_location,
+                status=self.status,
             )
             for metric, k in counts
         ]
@@ -132,10 +142,15 @@ class ModelRun:
 
 
 def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
-    """Read one OracleLadder log (every epoch of every sample)."""
+    """Read one OracleLadder log (every epoch of every sample).
+
+    Of a run that did not finish, only the families with every rollout scored count: a
+    family's outcome needs all its conditions, and one never run is not one the model failed.
+    """
     require_task(log, TASK)
     rollouts = []
-    for sample in log.samples or []:
+    samples = counted_samples(log)
+    for sample in samples:
         score = sample_score(sample)
         meta = cast(ProbeMetadata, sample.metadata)
         rollouts.append(
@@ -149,7 +164,29 @@ def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
     run = cast(RunMetadata, log.eval.metadata or {})
     tested = {str(k): int(v) for k, v in run["tested_milestones"].items()}
     info = run_info(log)
-    return ModelRun(name or info.model, info.location, rollouts, tested)
+    notes = [note] if (note := info.note()) else []
+    if not info.finished:
+        unfinished = _unfinished_families(log, samples) | (set(tested) - {r.pid for r in rollouts})
+        left_out = len(set(tested) & unfinished)
+        tested = {pid: n for pid, n in tested.items() if pid not in unfinished}
+        rollouts = [r for r in rollouts if r.pid in tested]
+        notes.append(
+            f"{info.location}: {left_out} of {left_out + len(tested)} families have a rollout"
+            f" that was never scored and are left out; the tables are over {len(tested)}"
+        )
+    return ModelRun(name or info.model, info.location, rollouts, tested, info.status, notes)
+
+
+def _unfinished_families(log: EvalLog, scored: Sequence[EvalSample]) -> set[str]:
+    """Families with a sample (of any epoch) that the log lists but did not score."""
+    done = {(str(s.id), s.epoch) for s in scored}
+    epochs = range(1, (log.eval.config.epochs or 1) + 1)
+    return {
+        family_of(str(i))
+        for i in log.eval.dataset.sample_ids or []
+        for epoch in epochs
+        if (str(i), epoch) not in done
+    }
 
 
 def read(path: Path | str, name: str | None = None) -> ModelRun:
@@ -183,6 +220,8 @@ class LadderReport:
     kendall_accuracy_vs_any_probe: float | None
     transitions: dict[LadderOutcome, dict[LadderOutcome, int]] | None
     anchors: AnchorAgreement | None = None
+    statuses: dict[str, str] = field(default_factory=dict)
+    """Each model's run status (``success`` unless the run did not finish)."""
 
     def to_dict(self) -> dict[str, Any]:
         def ci(c: BootstrapCI) -> dict[str, float]:
@@ -192,6 +231,7 @@ class LadderReport:
             "tau": self.tau,
             "models": {
                 name: {
+                    "status": self.statuses.get(name, "success"),
                     "n_families": p.n_families,
                     "outcomes": {o.value: n for o, n in p.outcomes.items()},
                     "gaps": {g.value: n for g, n in p.gaps.items()},
@@ -241,7 +281,15 @@ def build_report(
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> LadderReport:
-    """All tables for ``runs``; with exactly two runs, also their transition matrix."""
+    """All tables for ``runs``; with exactly two runs, also their transition matrix.
+
+    Raises ValueError for a run with no family (one stopped before it finished any): its
+    tables would be empty rows of zeros.
+    """
+    for run in runs:
+        if not run.tested:
+            why = "; ".join(run.notes) or "its log lists no family"
+            raise ValueError(f"{run.name}: no family to report ({why})")
     names = [r.name for r in runs]
     if len(set(names)) != len(names):
         raise ValueError(f"model names must be distinct, got {names}; pass names explicitly")
@@ -290,6 +338,7 @@ def build_report(
             else None
         ),
         anchors=anchor_agreement(families, tau),
+        statuses={r.name: r.status for r in runs},
     )
 
 

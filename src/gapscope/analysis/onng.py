@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from inspect_ai.scorer import CORRECT
 
-from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
+from gapscope.analysis.logs import counted_samples, read_log, require_task, run_info, sample_score
 from gapscope.analysis.profile import GapRow
 from gapscope.onng.contract import TASK, AttemptRecord, ProblemMetadata
 from gapscope.stats.groups import GroupTest, kruskal_wallis, one_way_anova
@@ -187,7 +187,7 @@ def records_from_log(log: EvalLog, model: str | None = None) -> list[Record]:
     info = run_info(log)
     name = model or info.model
     records: list[Record] = []
-    for sample in log.samples or []:
+    for sample in counted_samples(log):
         score = sample_score(sample)
         meta = cast(AttemptRecord, (score.metadata if score and score.metadata else {}) or {})
         problem = cast(ProblemMetadata, sample.metadata)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
+from gapscope.analysis.logs import counted_samples, read_log, require_task, run_info, sample_score
 from gapscope.analysis.profile import GapRow
 from gapscope.prove.coherence import COHERENT, Coherence
 from gapscope.prove.contract import TASK, AttemptMetadata, ProblemMetadata, RunMetadata
@@ -61,7 +61,7 @@ def read_run(log: EvalLog, model: str | None = None) -> ProveRun:
     """Count every attempt of a ``prove`` log by problem and coherence class."""
     require_task(log, TASK)
     counts: dict[str, Counter[Coherence]] = {}
-    for sample in log.samples or []:
+    for sample in counted_samples(log):
         score = sample_score(sample)
         name = str(cast(ProblemMetadata, sample.metadata)["name"])
         meta = cast(AttemptMetadata, score.metadata if score is not None and score.metadata else {})

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
+from gapscope.analysis.logs import counted_samples, read_log, require_task, run_info, sample_score
 from gapscope.analysis.profile import GapRow
 from gapscope.s2b.contract import TASK, EpisodeMetadata
 from gapscope.s2b.metrics import SCORE_KEYS, SeedSummary, adj_zsct, beyond_context
@@ -89,7 +89,7 @@ def summarize(log: EvalLog) -> S2BRunSummary:
     rows: list[dict[str, Any]] = []
     query: dict[str, bool] = {}
     notes: list[str] = []
-    for sample in log.samples or []:
+    for sample in counted_samples(log):
         seed = cast(EpisodeMetadata, sample.metadata).get("seed")
         row: dict[str, Any] = {"seed": seed}
         score = sample_score(sample)

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from gapscope.analysis.logs import require_task, sample_score
+from gapscope.analysis.logs import counted_samples, require_task, sample_score
 from gapscope.analysis.profile import GapRow
 from gapscope.t2.contract import TASK, RunMetadata, SampleScoreMetadata
 from gapscope.t2.evaluate import SampleOutcome
@@ -35,7 +35,7 @@ def read_samples(log: EvalLog) -> list[ScoredSample]:
     ``server_error`` (nothing is known about it)."""
     require_task(log, TASK)
     out: list[ScoredSample] = []
-    for sample in log.samples or []:
+    for sample in counted_samples(log):
         score = sample_score(sample)
         meta = cast(SampleScoreMetadata, dict(score.metadata or {}) if score is not None else {})
         out.append(

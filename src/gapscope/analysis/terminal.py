@@ -40,7 +40,8 @@ def print_rows(rows: Sequence[GapRow], console: Console, title: str = "Gap profi
     for col in ("model", "diagnostic", "metric", "value [95% CI] (n)"):
         table.add_column(col, justify="right" if col.startswith("value") else "left")
     for row in rows:
-        table.add_row(row.model, row.diagnostic, row.metric, row.cell())
+        model = row.model if row.status == "success" else f"{row.model} (run {row.status})"
+        table.add_row(model, row.diagnostic, row.metric, row.cell())
     console.print(table)
 
 
@@ -126,7 +127,7 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
     for name, m in models.items():
         ci = m["any_probe_ci95"]
         outcomes.add_row(
-            name,
+            name if m["status"] == "success" else f"{name} (run {m['status']})",
             *(str(m["outcomes"][o.value]) for o in OUTCOME_ORDER),
             f"{m['any_probe']}/{m['n_families']} [{ci['low']:.0f}, {ci['high']:.0f}]",
             str(m["stage0_pass"]),

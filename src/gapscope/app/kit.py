@@ -29,7 +29,8 @@ cannot open become exit 2 with the envelope.
 
 With ``--json`` everything a command or Inspect prints goes to stderr while the command runs,
 and stdout gets exactly one JSON object: ``{"command", "status", "logs", "summary": [gap-profile
-rows], "details", "error"}``, also on failure. Inspect is imported only when a run starts, so
+rows], "details", "notes", "error"}``, also on failure (``notes``: what the reader must know,
+e.g. a run that did not finish). Inspect is imported only when a run starts, so
 ``gapscope --help`` stays fast.
 """
 
@@ -108,6 +109,7 @@ class Output:
                 "logs": self.logs,
                 "summary": [row.to_dict() for row in result.rows],
                 "details": result.details,
+                "notes": list(result.notes),
                 "error": error,
             },
             indent=2,
@@ -118,8 +120,12 @@ class Output:
         if self.json_mode:
             self.stdout.write(self._envelope(code, result, error) + "\n")
             self.stdout.flush()
-        elif result.show is not None:
-            result.show(table_console(self.stdout))
+        elif result.show is not None or result.notes:
+            console = table_console(self.stdout)
+            if result.show is not None:
+                result.show(console)
+            for note in result.notes:
+                console.print(f"note: {note}", markup=False, highlight=False)
         if error:
             _err.print(f"[red]error:[/red] {escape(error)}", markup=True, highlight=False)
         if code != EXIT_OK:
