@@ -25,6 +25,7 @@ from gapscope.ladder.compile import (
     teacher_prompt,
 )
 from gapscope.ladder.contract import COMPILE_TASK
+from gapscope.params import generations, whole
 
 TEACHER_TEMPERATURE = 0.0
 """Greedy teacher: a family is compiled once (retries get the error as feedback), so the
@@ -34,11 +35,12 @@ task sends temperature 0 itself instead of inheriting a server's sampling defaul
 @task(name=COMPILE_TASK)
 def ladder_compile(problems: str, max_attempts: int = 3, max_tokens: int = 4096) -> Task:
     """Compile milestone families for the problems of a JSONL file with the task's model."""
-    if max_attempts < 1:
-        raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
+    max_attempts = whole("max_attempts", max_attempts, 1)
+    max_tokens = whole("max_tokens", max_tokens, 1)
     loaded, errors = load_problems(Path(problems))
     if not loaded:
         raise ValueError(f"no valid problem in {problems}: {'; '.join(errors) or 'empty file'}")
+    generations(len(loaded) * max_attempts, f"{len(loaded)} problems x max_attempts={max_attempts}")
     samples = [
         Sample(
             id=p.pid,
