@@ -16,6 +16,7 @@ from inspect_ai.scorer import CORRECT
 
 from gapscope.analysis.logs import (
     counted_samples,
+    malformed_sample,
     read_log,
     require_task,
     run_info,
@@ -151,16 +152,17 @@ def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
     rollouts = []
     samples = counted_samples(log)
     for sample in samples:
-        score = sample_score(sample)
-        meta = cast(ProbeMetadata, sample.metadata)
-        rollouts.append(
-            Rollout(
-                pid=str(meta["pid"]),
-                condition=Condition(meta["condition"]),
-                milestone_index=meta.get("milestone_index"),
-                correct=score is not None and score.value == CORRECT,
+        with malformed_sample(log, sample):
+            score = sample_score(sample)
+            meta = cast(ProbeMetadata, sample.metadata)
+            rollouts.append(
+                Rollout(
+                    pid=str(meta["pid"]),
+                    condition=Condition(meta["condition"]),
+                    milestone_index=meta.get("milestone_index"),
+                    correct=score is not None and score.value == CORRECT,
+                )
             )
-        )
     run = cast(RunMetadata, log.eval.metadata or {})
     tested = {str(k): int(v) for k, v in run["tested_milestones"].items()}
     info = run_info(log)

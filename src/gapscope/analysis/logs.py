@@ -8,7 +8,8 @@ JSON layer underneath (Inspect reports a corrupt ``.eval`` as ``ValueError: EOCD
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -157,6 +158,19 @@ def run_info(log: EvalLog) -> RunInfo:
 def sample_score(sample: EvalSample) -> Score | None:
     """The sample's score (every gapscope task has exactly one scorer)."""
     return next(iter((sample.scores or {}).values()), None)
+
+
+@contextlib.contextmanager
+def malformed_sample(log: EvalLog, sample: EvalSample) -> Iterator[None]:
+    """Read one sample's content inside this: a store or metadata of the wrong shape (a
+    ``games`` list holding ``None``) becomes a LogError naming the log and the sample."""
+    try:
+        yield
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise LogError(
+            f"{log.location}: sample {sample.id} (epoch {sample.epoch}) is not what a "
+            f"{task_name(log)} log holds: {type(exc).__name__}: {exc}"
+        ) from None
 
 
 def counted_samples(log: EvalLog) -> list[EvalSample]:

@@ -11,9 +11,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from gapscope.analysis.literal import printable
 from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER
 from gapscope.prove.coherence import Coherence
 
@@ -24,6 +25,11 @@ if TYPE_CHECKING:
     from gapscope.analysis.s2b import S2BRunSummary
     from gapscope.steer.dosage import CurvePoint, Trend
     from gapscope.t2.audit import Audit
+
+
+def _styled(text: str, style: str) -> Text:
+    """A styled cell or prefix: printed literally on any console (see ``analysis.literal``)."""
+    return Text(printable(text), style=style)
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -93,7 +99,7 @@ def print_s2b(summary: S2BRunSummary, console: Console) -> None:
         table.add_column(column, justify="right")
     for row in summary.per_seed:
         if "error" in row:
-            table.add_row(str(row["seed"]), f"[red]{row['error']}[/red]", "", "", "", "")
+            table.add_row(str(row["seed"]), _styled(row["error"], "red"), "", "", "", "")
             continue
         table.add_row(
             str(row["seed"]),
@@ -111,7 +117,7 @@ def print_s2b(summary: S2BRunSummary, console: Console) -> None:
         )
     console.print(table)
     for note in summary.notes:
-        console.print(f"[yellow]warning:[/yellow] {escape(note)}")
+        console.print(Text.assemble(_styled("warning:", "yellow"), " ", printable(note)))
     console.print(f"model: {summary.model}  log: {summary.log_location}")
 
 
@@ -262,7 +268,7 @@ def print_prove(summaries: Sequence[ProveSummary], console: Console, per_problem
     console.print(coherence)
     for s in summaries:
         for note in s.notes:
-            console.print(f"[yellow]{s.model}:[/yellow] {note}")
+            console.print(Text.assemble(_styled(f"{s.model}:", "yellow"), " ", printable(note)))
     if per_problem:
         for s in summaries:
             table = Table(title=f"Per-problem pass@k: {s.model}")

@@ -16,10 +16,9 @@ import os
 import sys
 from pathlib import Path
 
-from rich.console import Console
-
 from gapscope.analysis.diagnostics import load_all
 from gapscope.analysis.ladder import build_report, model_run
+from gapscope.analysis.literal import LiteralConsole
 from gapscope.analysis.report import write_report
 from gapscope.analysis.s2b import S2BRunSummary, summarize
 from gapscope.analysis.terminal import print_ladder
@@ -102,7 +101,7 @@ def main() -> None:
     print(f"\nOracleLadder, {LADDER_FAMILIES} bundled families, k = {LADDER_K}, embedded models:")
     done = [model_run(log, name) for name, log in ladders.items() if log.status == "success"]
     if done:
-        print_ladder(build_report(done).to_dict(), Console(width=140))
+        print_ladder(build_report(done).to_dict(), LiteralConsole(width=140))
     for name, log in ladders.items():
         if log.status != "success":
             print(f"  {name}: FAILED ({log.status}); see {log.location}")

@@ -47,9 +47,9 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
-from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
+from gapscope.analysis.literal import LiteralConsole, printable
 from gapscope.analysis.view import View, ViewOptions
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ STATUS = {
 }
 T = TypeVar("T")
 
-_err = Console(stderr=True, soft_wrap=True)  # paths in messages stay whole
+_err = LiteralConsole(stderr=True, soft_wrap=True)  # paths in messages stay whole
 
 WIDTH_ENV = "GAPSCOPE_WIDTH"
 """Width of printed tables, when ``gapscope --width N`` does not give one."""
@@ -83,13 +83,13 @@ PIPED_WIDTH = 1000
 columns turned names into ``gapsc…``): they take the width their cells need, up to this."""
 
 
-def table_console(file: IO[str]) -> Console:
+def table_console(file: IO[str]) -> LiteralConsole:
     """A console for result tables on ``file``: ``--width`` if given, the terminal's width on a
     terminal, and room for every cell when piped."""
     width = TABLE_WIDTH.get() or os.environ.get(WIDTH_ENV)
     if width:
-        return Console(file=file, width=int(width))
-    return Console(file=file, width=None if file.isatty() else PIPED_WIDTH)
+        return LiteralConsole(file=file, width=int(width))
+    return LiteralConsole(file=file, width=None if file.isatty() else PIPED_WIDTH)
 
 
 @dataclass
@@ -127,7 +127,7 @@ class Output:
             for note in result.notes:
                 console.print(f"note: {note}", markup=False, highlight=False)
         if error:
-            _err.print(f"[red]error:[/red] {escape(error)}", markup=True, highlight=False)
+            _print_error(error)
         if code != EXIT_OK:
             raise typer.Exit(code)
 
@@ -141,7 +141,8 @@ class Output:
 def command_output(command: str, json_mode: bool) -> Iterator[Output]:
     """Run a command body; with ``json_mode`` anything printed on stdout goes to stderr.
 
-    A ``typer.BadParameter`` raised in the body is bad input: exit 2 with the envelope.
+    A ``typer.BadParameter`` raised in the body is bad input: exit 2 with the envelope; so is
+    an ``OSError`` (a full disk, a path it may not write), named by its file when it has one.
     """
     out = Output(command, json_mode)
     redirect = contextlib.redirect_stdout(sys.stderr) if json_mode else contextlib.nullcontext()
@@ -150,13 +151,32 @@ def command_output(command: str, json_mode: bool) -> Iterator[Output]:
             yield out
         except typer.BadParameter as exc:
             out.fail(exc.format_message())
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            out.fail(f"{exc.filename}: {reason}" if exc.filename else reason)
+
+
+def write_output(path: Path, text: str, option: str = "--out") -> None:
+    """Write a command's output file; what the system refuses (no space left, no permission)
+    is bad input naming ``option`` and the file, not a traceback."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise typer.BadParameter(
+            f"{path}: cannot write it: {exc.strerror or exc}", param_hint=option
+        ) from None
 
 
 def fail(message: object, code: int = EXIT_BAD_INPUT) -> NoReturn:
     """Print ``error: message`` on stderr and exit with ``code`` (for commands without --json)."""
-    # Plain text, escaped: "gapscope[ray]" must not be read as rich markup.
-    _err.print(f"[red]error:[/red] {escape(str(message))}", markup=True, highlight=False)
+    _print_error(str(message))
     raise typer.Exit(code)
+
+
+def _print_error(message: str) -> None:
+    # literal: "gapscope[ray]" or a model named "[/bold]x" is not rich markup
+    _err.print(Text.assemble(("error:", "red"), " ", printable(message)), highlight=False)
 
 
 def require_directory(path: Path, option: str) -> None:
@@ -233,6 +253,17 @@ def run_task(task: Task, model: str | Model, log_dir: Path, **eval_args: Any) ->
     """
     from inspect_ai import eval as inspect_eval
 
+    shown = [str(log_dir), str(getattr(model, "name", model))]
+    if "display" not in eval_args and any("[" in t or printable(t) != t for t in shown):
+        # Inspect's panels (even with display "none") read the log dir and model name as rich
+        # markup: a "[/x]" in either ends the run in a MarkupError. Its log display does not.
+        _err.print(
+            "note: Inspect shows this run as log lines, not panels: they would read the"
+            f" brackets or control characters of {' or '.join(printable(t) for t in shown)}"
+            " as markup",
+            highlight=False,
+        )
+        eval_args["display"] = "log"
     before = _logs_in(log_dir)
     try:
         with contextlib.redirect_stdout(sys.stderr):

@@ -68,7 +68,13 @@ def report_command(
             inputs.append(("--quadrant", quadrant))
         refuse_overwriting(out, "--out", inputs)
         extra = [_quadrant_figure(quadrant, x, y, label)] if quadrant and x and y else []
-        report = write_report(loaded, out, extra)
+        try:
+            report = write_report(loaded, out, extra)
+        except OSError as exc:  # the HTML or a figure beside it
+            where = exc.filename or out
+            raise typer.BadParameter(
+                f"{where}: cannot write the report: {exc.strerror or exc}", param_hint="--out"
+            ) from None
         details = {
             "html": str(report.html),
             "figures": {stem: [str(p) for p in paths] for stem, paths in report.figures.items()},

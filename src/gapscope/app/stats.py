@@ -14,7 +14,6 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from gapscope.analysis.view import View
@@ -38,8 +37,7 @@ def _stats_callback() -> None:
 
 
 def _render(result: QuadrantResult, x_col: str, y_col: str, console: Console) -> None:
-    # Column names are user data: escaped, so a '[' is never read as a style tag.
-    x_col, y_col = escape(x_col), escape(y_col)
+    # Column names are user data: the console (a LiteralConsole) prints them as they are.
     table = Table(title=f"Quadrant test: {y_col} vs {x_col} (median split)")
     table.add_column("")
     table.add_column(f"low {x_col} (<= {result.x_median:g})", justify="right")
@@ -57,7 +55,7 @@ def _render(result: QuadrantResult, x_col: str, y_col: str, console: Console) ->
     console.print(table)
     console.print(f"n = {result.n} models; forbidden cell (high Y, low X) = {result.forbidden}")
     if result.forbidden_labels:
-        console.print("forbidden-cell models: " + ", ".join(result.forbidden_labels), markup=False)
+        console.print("forbidden-cell models: " + ", ".join(result.forbidden_labels))
     console.print(
         f"p (exact, {result.p_method} over {result.n_placements} placements) = {result.p_exact:.6g}"
     )

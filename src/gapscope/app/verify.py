@@ -149,10 +149,25 @@ def _items(source: IO[bytes], writer: _OrderedWriter) -> Iterator[Item]:
             yield item
 
 
+@contextlib.contextmanager
+def _writing(sink: IO[str]) -> Iterator[None]:
+    """A failed write (a full disk) names the file: the error from the OS does not."""
+    try:
+        yield
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot write verdicts: {exc.strerror}", sink.name) from None
+
+
+def _close(sink: IO[str]) -> None:
+    with _writing(sink):  # closing retries what a failed flush left in the buffer
+        sink.close()
+
+
 def _line_writer(sink: IO[str]) -> Callable[[dict[str, Any]], None]:
     def emit(row: dict[str, Any]) -> None:
-        sink.write(json.dumps(row) + "\n")
-        sink.flush()  # a line on disk is a verdict kept, whatever happens next
+        with _writing(sink):
+            sink.write(json.dumps(row) + "\n")
+            sink.flush()  # a line on disk is a verdict kept, whatever happens next
 
     return emit
 
@@ -171,7 +186,7 @@ def _grade_file(
         else:
             sink = _open_output(out)
             if sink is not sys.stdout:
-                files.callback(sink.close)
+                files.callback(_close, sink)
             writer = _OrderedWriter(_line_writer(sink))
 
         def details() -> dict[str, Any]:
