@@ -96,8 +96,12 @@ class LoadedLog:
 
     def rows(self) -> list[GapRow]:
         """The summary's rows, each marked with the run's status."""
+        return self.marked(self.summary.rows())
+
+    def marked(self, rows: Iterable[GapRow]) -> list[GapRow]:
+        """``rows`` of this log, each marked with the run's status."""
         status = self.info.status if self.info else "success"
-        return [replace(row, status=status) for row in self.summary.rows()]
+        return [replace(row, status=status) for row in rows]
 
     def notes(self) -> list[str]:
         """What a table of this log must say (a run that did not finish)."""
@@ -129,7 +133,7 @@ def present(log: EvalLog, options: ViewOptions = ViewOptions()) -> View:
     loaded = loaded_from(log)
     view = loaded.diagnostic.view(loaded.summary, options)
     notes = dict.fromkeys([*view.notes, *loaded.notes()])  # a view may already say it
-    return replace(view, rows=loaded.rows(), notes=list(notes))
+    return replace(view, rows=loaded.marked(view.rows), notes=list(notes))
 
 
 @dataclass(frozen=True)
