@@ -126,3 +126,21 @@ def test_report_has_the_ladder_analyses(report: dict[str, object]) -> None:
     # its C1 reply "\boxed{0}" holds none of the 4 milestone answers (1 attempt per family)
     assert "<td>all</td><td>4</td><td>0/4 (0.0%)</td><td>0/4 (0.0%)</td>" in ladder
     assert "<td>solved alone</td><td>0</td><td>0/0 (n/a)</td>" in ladder
+
+
+def test_report_refuses_to_overwrite_its_own_input_log(
+    logs: dict[str, Path], tmp_path: Path
+) -> None:
+    directory = tmp_path / "run"
+    shutil.copytree(logs["rule"].parent, directory)
+    (log,) = directory.glob("*.eval")
+    before = log.read_bytes()
+    link = tmp_path / "link.eval"
+    link.symlink_to(log)
+    for out in (log, link):
+        result = runner.invoke(_app(), ["report", str(directory), "--out", str(out), "--json"])
+        assert result.exit_code == 2, result.output
+        envelope = json.loads(result.stdout)
+        assert envelope["status"] == "bad_input"
+        assert str(out) in envelope["error"] and f"input log {log}" in envelope["error"]
+    assert log.read_bytes() == before

@@ -194,6 +194,12 @@ def test_ladder_screen_keeps_what_the_anchor_fails_but_can_decompose(tmp_path: P
     funnel = json.loads(direct.stdout)["details"]["funnel"]
     assert funnel == {"compiled": LIMIT, "anchor_fails_parent": 1, "kept": 1}
     assert [json.loads(line)["pid"] for line in out.read_text().splitlines()] == [failing]
+    before = compiled.read_text()
+    for clash in (compiled, Path(log.location)):  # an output over an input is refused
+        args = ["ladder", "screen", log.location, "--families", str(compiled), "--out", str(clash)]
+        refused = CliRunner().invoke(app, [*args, "--json"])
+        assert refused.exit_code == 2 and f"{clash} is also the input" in refused.stdout
+    assert compiled.read_text() == before
 
 
 def test_the_verifier_pool_is_closed_when_the_task_is_done(

@@ -14,13 +14,20 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 from inspect_ai.scorer import CORRECT, NOANSWER
 
-from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
+from gapscope.analysis.logs import (
+    counted_samples,
+    malformed_sample,
+    read_log,
+    require_task,
+    run_info,
+    sample_score,
+)
 from gapscope.analysis.profile import GapRow
 from gapscope.ladder.agreement import agreement
 from gapscope.ladder.anchors import AnchorAgreement, AnchorRule, anchor_agreement
 from gapscope.ladder.containment import Containment, ContainmentFamily, Rate, containment
 from gapscope.ladder.contract import COMPILE_TASK, TASK, CompileStore, ProbeMetadata, RunMetadata
-from gapscope.ladder.probes import CONTROLS, LADDER, Condition
+from gapscope.ladder.probes import CONTROLS, LADDER, Condition, family_of
 from gapscope.ladder.taxonomy import (
     GAP_ORDER,
     OUTCOME_ORDER,
@@ -39,7 +46,7 @@ from gapscope.stats.resampling import BootstrapCI, bootstrap_ci, ranking_stabili
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from inspect_ai.log import EvalLog
+    from inspect_ai.log import EvalLog, EvalSample
 
 DIAGNOSTIC = "OracleLadder"
 
@@ -74,21 +81,10 @@ class ModelRun:
     rollouts: list[Rollout]
     tested: dict[str, int]
     texts: RunTexts | None = None
-    unanswered: int = 0
-    """Rollouts with no ``\\boxed{}`` answer; ``truncated`` of them hit the token cap."""
-    truncated: int = 0
-
-    @property
-    def notes(self) -> list[str]:
-        """What a reader must know before reading the tables: most rollouts gave no answer."""
-        n = len(self.rollouts)
-        if not n or self.unanswered * 2 <= n:
-            return []
-        return [
-            f"{self.unanswered} of {n} rollouts have no \\boxed{{}} answer "
-            f"({self.truncated} hit the token cap): the outcomes measure the format and the "
-            "budget more than the reasoning; raise --max-tokens"
-        ]
+    status: str = "success"
+    notes: list[str] = field(default_factory=list)
+    """What the tables leave out or cannot be read without: a run that did not finish (its
+    unfinished families), rollouts that mostly gave no ``\\boxed{}`` answer."""
 
     def containment_families(self, stage0_tau: int = 1) -> list[ContainmentFamily]:
         """The families with C1 attempts and every tested milestone's answer in the log."""
@@ -168,6 +164,7 @@ class ModelRun:
                 ci=wilson_percent(k, n),
                 n=n,
                 log=self.log_location,
+                status=self.status,
             )
             for metric, k in counts
         ]
@@ -185,37 +182,69 @@ class ModelRun:
 
 
 def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
-    """Read one OracleLadder log (every epoch of every sample)."""
+    """Read one OracleLadder log (every epoch of every sample).
+
+    Of a run that did not finish, only the families with every rollout scored count: a
+    family's outcome needs all its conditions, and one never run is not one the model failed.
+    """
     require_task(log, TASK)
     rollouts = []
     texts = RunTexts()
     unanswered = truncated = 0
-    for sample in log.samples or []:
-        score = sample_score(sample)
-        meta = cast(ProbeMetadata, sample.metadata)
-        if score is not None and score.value == NOANSWER:
-            unanswered += 1
-            truncated += sample.output.stop_reason == "max_tokens"
-        rollout = Rollout(
-            pid=str(meta["pid"]),
-            condition=Condition(meta["condition"]),
-            milestone_index=meta.get("milestone_index"),
-            correct=score is not None and score.value == CORRECT,
-        )
-        rollouts.append(rollout)
-        if rollout.condition is Condition.C1:
-            texts.attempts.setdefault(rollout.pid, []).append(sample.output.completion)
-            prompt = sample.input if isinstance(sample.input, str) else sample.input[-1].text
-            texts.statements[rollout.pid] = prompt
-        elif rollout.condition is Condition.S0 and rollout.milestone_index is not None:
-            gold = sample.target if isinstance(sample.target, str) else sample.target[0]
-            texts.answers.setdefault(rollout.pid, {})[rollout.milestone_index] = gold
+    samples = counted_samples(log)
+    for sample in samples:
+        with malformed_sample(log, sample):
+            score = sample_score(sample)
+            meta = cast(ProbeMetadata, sample.metadata)
+            if score is not None and score.value == NOANSWER:
+                unanswered += 1
+                truncated += sample.output.stop_reason == "max_tokens"
+            rollout = Rollout(
+                pid=str(meta["pid"]),
+                condition=Condition(meta["condition"]),
+                milestone_index=meta.get("milestone_index"),
+                correct=score is not None and score.value == CORRECT,
+            )
+            rollouts.append(rollout)
+            if rollout.condition is Condition.C1:
+                texts.attempts.setdefault(rollout.pid, []).append(sample.output.completion)
+                prompt = sample.input if isinstance(sample.input, str) else sample.input[-1].text
+                texts.statements[rollout.pid] = prompt
+            elif rollout.condition is Condition.S0 and rollout.milestone_index is not None:
+                gold = sample.target if isinstance(sample.target, str) else sample.target[0]
+                texts.answers.setdefault(rollout.pid, {})[rollout.milestone_index] = gold
     run = cast(RunMetadata, log.eval.metadata or {})
     tested = {str(k): int(v) for k, v in run["tested_milestones"].items()}
     info = run_info(log)
-    return ModelRun(
-        name or info.model, info.location, rollouts, tested, texts, unanswered, truncated
-    )
+    notes = [note] if (note := info.note()) else []
+    if not info.finished:
+        unfinished = _unfinished_families(log, samples) | (set(tested) - {r.pid for r in rollouts})
+        left_out = len(set(tested) & unfinished)
+        tested = {pid: n for pid, n in tested.items() if pid not in unfinished}
+        rollouts = [r for r in rollouts if r.pid in tested]
+        notes.append(
+            f"{info.location}: {left_out} of {left_out + len(tested)} families have a rollout"
+            f" that was never scored and are left out; the tables are over {len(tested)}"
+        )
+    if samples and unanswered * 2 > len(samples):
+        notes.append(
+            f"{unanswered} of {len(samples)} rollouts have no \\boxed{{}} answer "
+            f"({truncated} hit the token cap): the outcomes measure the format and the "
+            "budget more than the reasoning; raise --max-tokens"
+        )
+    return ModelRun(name or info.model, info.location, rollouts, tested, texts, info.status, notes)
+
+
+def _unfinished_families(log: EvalLog, scored: Sequence[EvalSample]) -> set[str]:
+    """Families with a sample (of any epoch) that the log lists but did not score."""
+    done = {(str(s.id), s.epoch) for s in scored}
+    epochs = range(1, (log.eval.config.epochs or 1) + 1)
+    return {
+        family_of(str(i))
+        for i in log.eval.dataset.sample_ids or []
+        for epoch in epochs
+        if (str(i), epoch) not in done
+    }
 
 
 def read(path: Path | str, name: str | None = None) -> ModelRun:
@@ -326,6 +355,8 @@ class LadderReport:
     anchors: AnchorAgreement | None = None
     specificity: dict[str, list[SpecificityTest]] = field(default_factory=dict)
     containment: dict[str, Containment] = field(default_factory=dict)
+    statuses: dict[str, str] = field(default_factory=dict)
+    """Each model's run status (``success`` unless the run did not finish)."""
 
     def to_dict(self) -> dict[str, Any]:
         def ci(c: BootstrapCI) -> dict[str, float | None]:
@@ -335,6 +366,7 @@ class LadderReport:
             "tau": self.tau,
             "models": {
                 name: {
+                    "status": self.statuses.get(name, "success"),
                     "n_families": p.n_families,
                     "outcomes": {o.value: n for o, n in p.outcomes.items()},
                     "gaps": {g.value: n for g, n in p.gaps.items()},
@@ -397,7 +429,13 @@ def build_report(
     """All tables for ``runs``; with exactly two runs, also their transition matrix.
 
     ``anchor_rule`` picks the models each anchor pair is compared on (default: the paper's).
+    Raises ValueError for a run with no family (one stopped before it finished any): its
+    tables would be empty rows of zeros.
     """
+    for run in runs:
+        if not run.tested:
+            why = "; ".join(run.notes) or "its log lists no family"
+            raise ValueError(f"{run.name}: no family to report ({why})")
     names = [r.name for r in runs]
     if len(set(names)) != len(names):
         raise ValueError(f"model names must be distinct, got {names}; pass names explicitly")
@@ -448,6 +486,7 @@ def build_report(
         anchors=anchor_agreement(families, tau, anchor_rule),
         specificity={r.name: specificity_tests(r, tau) for r in runs},
         containment={r.name: containment(fams) for r in runs if (fams := r.containment_families())},
+        statuses={r.name: r.status for r in runs},
     )
 
 

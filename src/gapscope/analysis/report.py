@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gapscope.analysis.compare import Comparison, ComparisonError, compare
-from gapscope.analysis.diagnostics import LoadedLog
+from gapscope.analysis.diagnostics import LoadedLog, LoadedLogs
 from gapscope.analysis.figures import LOG_FIGURES, NamedFigure, dosage_figures, save_figure
 from gapscope.analysis.ladder import ModelRun, build_report
 from gapscope.analysis.profile import GapRow
@@ -71,6 +71,10 @@ def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def _unfinished(row: GapRow) -> str:
+    return "" if row.status == "success" else f" · run {_e(row.status)}, not finished"
+
+
 def _profile_table(rows: Sequence[GapRow]) -> str:
     """One row per model, one column per (diagnostic, metric); each cell names its log."""
     models = list(dict.fromkeys(r.model for r in rows))
@@ -91,7 +95,7 @@ def _profile_table(rows: Sequence[GapRow]) -> str:
             ci = f" [{r.ci[0]:.1f}, {r.ci[1]:.1f}]" if r.ci else ""
             tds.append(
                 f'<td title="{_e(r.log)}">{value}<span class="ci">{ci}</span>'
-                f'<span class="n">n={r.n} · {_e(Path(r.log).name)}</span></td>'
+                f'<span class="n">n={r.n} · {_e(Path(r.log).name)}{_unfinished(r)}</span></td>'
             )
         body.append(f'<tr><th scope="row">{_e(model)}</th>{"".join(tds)}</tr>')
     return (
@@ -281,20 +285,22 @@ def _plan_html(plan: Mapping[str, Any]) -> str:
 
 
 def write_report(
-    logs: Sequence[LoadedLog],
+    loaded_logs: LoadedLogs,
     out: Path,
     extra_figures: Sequence[NamedFigure] = (),
     plan: Mapping[str, Any] | None = None,
 ) -> Report:
     """Write ``out`` (HTML) and ``<out stem>_figures/`` (PNG + SVG of every figure); a study's
     ``plan`` (``gapscope profile``) goes at the top."""
-    report = Report(html=out)
+    logs = loaded_logs.logs
+    report = Report(html=out, notes=list(loaded_logs.notes))
     plain = [loaded for loaded in logs if not is_steering_run(loaded)]
-    report.rows = [row for loaded in plain for row in loaded.summary.rows()]
+    report.rows = [row for loaded in plain for row in loaded.rows()]
     report.notes += [  # a summary's own warnings (degenerate answers, truncated rollouts)
         f"{x.diagnostic.name}, {model_of(x)}: {note}"
         for x in plain
         for note in getattr(x.summary, "notes", ())
+        if note not in loaded_logs.notes  # a run that did not finish is said once
     ]
     report.comparisons = _comparisons(plain, report.notes)
     report.curves = dosage_curves(logs, report.notes)

@@ -11,9 +11,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from gapscope.analysis.literal import printable
 from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER
 from gapscope.prove.coherence import Coherence
 
@@ -25,6 +26,11 @@ if TYPE_CHECKING:
     from gapscope.stats.quadrant import QuadrantResult
     from gapscope.steer.dosage import CurvePoint, Trend
     from gapscope.t2.audit import Audit
+
+
+def _styled(text: str, style: str) -> Text:
+    """A styled cell or prefix: printed literally on any console (see ``analysis.literal``)."""
+    return Text(printable(text), style=style)
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -46,7 +52,8 @@ def print_rows(rows: Sequence[GapRow], console: Console, title: str = "Gap profi
     for col in ("model", "diagnostic", "metric", "value [95% CI] (n)"):
         table.add_column(col, justify="right" if col.startswith("value") else "left")
     for row in rows:
-        table.add_row(row.model, row.diagnostic, row.metric, row.cell())
+        model = row.model if row.status == "success" else f"{row.model} (run {row.status})"
+        table.add_row(model, row.diagnostic, row.metric, row.cell())
     console.print(table)
 
 
@@ -109,7 +116,7 @@ def print_s2b(summary: S2BRunSummary, console: Console) -> None:
         table.add_column(column, justify="right")
     for row in summary.per_seed:
         if "error" in row:
-            table.add_row(str(row["seed"]), f"[red]{row['error']}[/red]", "", "", "", "")
+            table.add_row(str(row["seed"]), _styled(row["error"], "red"), "", "", "", "")
             continue
         table.add_row(
             str(row["seed"]),
@@ -127,7 +134,7 @@ def print_s2b(summary: S2BRunSummary, console: Console) -> None:
         )
     console.print(table)
     for note in summary.notes:
-        console.print(f"[yellow]warning:[/yellow] {escape(note)}")
+        console.print(Text.assemble(_styled("warning:", "yellow"), " ", printable(note)))
     console.print(f"model: {summary.model}  log: {summary.log_location}")
 
 
@@ -144,7 +151,7 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
         ci = m["any_probe_ci95"]
         interval = "n/a" if ci["low"] is None else f"{ci['low']:.0f}, {ci['high']:.0f}"
         outcomes.add_row(
-            name,
+            name if m["status"] == "success" else f"{name} (run {m['status']})",
             *(str(m["outcomes"][o.value]) for o in OUTCOME_ORDER),
             f"{m['any_probe']}/{m['n_families']} [{interval}]",
             str(m["stage0_pass"]),
@@ -382,7 +389,7 @@ def print_prove(summaries: Sequence[ProveSummary], console: Console, per_problem
     console.print(coherence)
     for s in summaries:
         for note in s.notes:
-            console.print(f"[yellow]{s.model}:[/yellow] {note}")
+            console.print(Text.assemble(_styled(f"{s.model}:", "yellow"), " ", printable(note)))
     if per_problem:
         for s in summaries:
             table = Table(title=f"Per-problem pass@k: {s.model}")
@@ -468,8 +475,7 @@ def print_t2(summary: dict[str, Any], console: Console) -> None:
 
 def print_quadrant(result: QuadrantResult, x_col: str, y_col: str, console: Console) -> None:
     """The 2 x 2 median-split table, the forbidden cell and both p-values."""
-    # Column names are user data: escaped, so a '[' is never read as a style tag.
-    x_col, y_col = escape(x_col), escape(y_col)
+    # Column names are user data: the console (a LiteralConsole) prints them as they are.
     table = Table(title=f"Quadrant test: {y_col} vs {x_col} (median split)")
     table.add_column("")
     table.add_column(f"low {x_col} (<= {result.x_median:g})", justify="right")

@@ -24,11 +24,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class View:
-    """Gap-profile rows, JSON details, and how to print them."""
+    """Gap-profile rows, JSON details, how to print them, and what the reader must know about
+    them (``notes``: e.g. a run that did not finish; printed under the tables, in the
+    envelope's ``notes``)."""
 
     rows: Sequence[GapRow] = ()
     details: Any = None
     show: Callable[[Console], None] | None = None
+    notes: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ def ladder_view(runs: Sequence[ModelRun], options: ViewOptions = ViewOptions()) 
         [row for run in runs for row in run.rows(options.tau)],
         details,
         lambda console: print_ladder(details, console),
+        [note for run in runs for note in run.notes],
     )
 
 

@@ -16,8 +16,10 @@ from gapscope.app.kit import (
     JsonOut,
     command_output,
     read_or_fail,
+    refuse_overwriting,
     require_directory,
     run_diagnostic,
+    write_output,
 )
 from gapscope.ladder.anchors import AnchorRule
 from gapscope.ladder.probes import PAPER_MAX_TOKENS
@@ -43,11 +45,16 @@ def run_ladder(
     conditions: Annotated[
         str, typer.Option(help="all | ladder | comma list, e.g. C1,C2,C3,S0")
     ] = "all",
-    limit: Annotated[int | None, typer.Option(help="Probe only the first N families.")] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Probe only the first N families.")
+    ] = None,
     max_tokens: Annotated[
-        int, typer.Option(help="Tokens per rollout and Stage 0 (default: the paper's 16,384).")
+        int,
+        typer.Option(min=1, help="Tokens per rollout and Stage 0 (default: the paper's 16,384)."),
     ] = PAPER_MAX_TOKENS,
-    temperature: Annotated[float, typer.Option(help="Rollout sampling temperature.")] = 0.7,
+    temperature: Annotated[
+        float, typer.Option(min=0.0, help="Rollout sampling temperature.")
+    ] = 0.7,
     tau: Annotated[int, typer.Option(min=1, help="Outcome threshold for the report.")] = 1,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
@@ -60,6 +67,12 @@ def run_ladder(
 
     def build() -> Task:
         from gapscope.ladder.task import oracle_ladder
+
+        if tau > k:
+            raise typer.BadParameter(
+                f"--tau {tau} needs {tau} correct rollouts of {k} (-k): no family can reach it",
+                param_hint="--tau",
+            )
 
         return oracle_ladder(
             families="bundled" if bundled else str(families),
@@ -173,6 +186,7 @@ def compile_families(
     def build() -> Task:
         from gapscope.ladder.compile_task import ladder_compile
 
+        refuse_overwriting(out, "--out", [("--problems", Path(problems))])
         return ladder_compile(problems=problems, max_attempts=max_attempts, problem_set=problem_set)
 
     def summarise(log: EvalLog) -> View:
@@ -181,8 +195,7 @@ def compile_families(
 
         result = compile_funnel(log)
         kept, funnel = result.kept, result.funnel
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in kept), "utf-8")
+        write_output(out, "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in kept))
 
         def show(console: Console) -> None:
             from gapscope.analysis.terminal import print_funnel
@@ -228,6 +241,7 @@ def screen_families(
 
     require_directory(out.parent, "--out")
     with command_output("ladder screen", json_out) as output:
+        refuse_overwriting(out, "--out", [("anchor log", anchor_log), ("--families", families)])
         run = read_or_fail(output, lambda: ladder.read(anchor_log, None))
         output.logs.append(run.log_location)
         try:
@@ -237,8 +251,7 @@ def screen_families(
             output.fail(exc)
         kept = set(funnel.kept)
         chosen = [f.to_dict() for f in loaded.families if f.pid in kept]
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in chosen), "utf-8")
+        write_output(out, "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in chosen))
         counts = funnel.counts()
 
         def show(console: Console) -> None:

@@ -26,6 +26,7 @@ from gapscope.ladder.compile import (
 )
 from gapscope.ladder.contract import COMPILE_TASK
 from gapscope.ladder.problem_sets import load_problem_set
+from gapscope.params import generations, whole
 
 TEACHER_TEMPERATURE = 0.0
 """Greedy teacher: a family is compiled once (retries get the error as feedback), so the
@@ -42,14 +43,15 @@ def ladder_compile(
     fields of that replication set's copies (a JSONL path, else a Hub dataset id) instead of
     the ``problem``/``answer`` records of :func:`~gapscope.ladder.compile.load_problems`.
     """
-    if max_attempts < 1:
-        raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
+    max_attempts = whole("max_attempts", max_attempts, 1)
+    max_tokens = whole("max_tokens", max_tokens, 1)
     if problem_set is None:
         loaded, errors = load_problems(Path(problems))
     else:
         loaded, errors = load_problem_set(problem_set, problems)
     if not loaded:
         raise ValueError(f"no valid problem in {problems}: {'; '.join(errors) or 'empty file'}")
+    generations(len(loaded) * max_attempts, f"{len(loaded)} problems x max_attempts={max_attempts}")
     samples = [
         Sample(
             id=p.pid,

@@ -43,6 +43,7 @@ from inspect_ai.util import display_counter
 
 from gapscope.log_metadata import plain
 from gapscope.models.task_steering import check_options, task_steering
+from gapscope.params import real, whole
 from gapscope.s2b.answers import extract
 from gapscope.s2b.config import S2BConfig, resolve
 from gapscope.s2b.contract import TASK, EpisodeMetadata, RunMetadata
@@ -89,8 +90,10 @@ def s2b_lm(
     """
     if listener not in LISTENERS:
         raise ValueError(f"listener must be one of {', '.join(LISTENERS)}, got {listener!r}")
-    if not 1 <= seeds <= MAX_SEEDS:
-        raise ValueError(f"seeds must be in [1, {MAX_SEEDS}], got {seeds}")
+    seeds = whole("seeds", seeds, 1, MAX_SEEDS)
+    first_seed = whole("first_seed", first_seed)
+    max_tokens = whole("max_tokens", max_tokens, 1)
+    alpha = real("alpha", alpha)
     config = resolve(preset, **overrides)
     if steer is not None and listener != "lm":
         raise ValueError(f"steer applies to the lm listener only, not to listener={listener!r}")
