@@ -5,6 +5,7 @@ Inspect loads it through ``[project.entry-points.inspect_ai]`` so that
 """
 
 from gapscope.ladder.compile_task import ladder_compile  # noqa: F401
+from gapscope.ladder.review_task import ladder_review  # noqa: F401
 from gapscope.ladder.task import oracle_ladder  # noqa: F401
 from gapscope.models import providers  # noqa: F401
 from gapscope.onng.task import onng  # noqa: F401
