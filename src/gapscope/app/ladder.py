@@ -81,6 +81,65 @@ def run_ladder(
     )
 
 
+def run_ladder_code(
+    problems: Annotated[
+        str | None,
+        typer.Option(help="Problems JSONL (ours or LiveCodeBench-style) or Hub dataset id."),
+    ] = None,
+    bundled: Annotated[
+        bool, typer.Option("--bundled", help="Use the ten shipped problems.")
+    ] = False,
+    model: Annotated[str, typer.Option(help="Any Inspect model string.")] = EMBEDDED_MODEL,
+    k: Annotated[int, typer.Option("-k", min=1, help="Attempts per problem and condition.")] = 8,
+    conditions: Annotated[
+        str, typer.Option(help="all | comma list of no-help, helper-plan, verified-helpers")
+    ] = "all",
+    limit: Annotated[int | None, typer.Option(help="Only the first N problems.")] = None,
+    time_limit: Annotated[
+        float, typer.Option(min=0.1, help="Wall-clock seconds of one attempt's tests.")
+    ] = 10.0,
+    memory_mb: Annotated[int, typer.Option(min=64, help="Memory limit of one attempt.")] = 1024,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Attempts tested at once (default: CPUs).")
+    ] = None,
+    max_tokens: Annotated[int, typer.Option(help="Tokens per attempt.")] = 4096,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
+    log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
+    json_out: JsonOut = False,
+) -> None:
+    """The code-generation pilot: the help ladder on programming problems, tests as verifier
+    (each attempt in its own sandboxed process), then per-attempt and problem-level solve
+    rates per condition."""
+    from gapscope.records import SourceError
+
+    if bundled == (problems is not None):
+        raise typer.BadParameter("give exactly one of --problems F or --bundled")
+
+    def build() -> Task:
+        from gapscope.ladder.code_task import ladder_code
+
+        return ladder_code(
+            problems="bundled" if bundled else str(problems),
+            k=k,
+            conditions=conditions,
+            limit=limit,
+            time_limit=time_limit,
+            memory_mb=memory_mb,
+            workers=workers,
+            max_tokens=max_tokens,
+            temperature=temperature,
+        )
+
+    run_diagnostic(
+        "run ladder-code",
+        json_out,
+        build,
+        model=model,
+        log_dir=log_dir,
+        bad_input=(ValueError, SourceError),
+    )
+
+
 @ladder_app.command("report")
 def report(
     logs: Annotated[

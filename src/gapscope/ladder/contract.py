@@ -78,3 +78,33 @@ class ReviewVerdictMetadata(TypedDict):
     flags: list[str]
     label: str | None
     error: str | None
+
+
+CODE_TASK = "ladder_code"
+
+
+class CodeProbeMetadata(TypedDict):
+    """One code-pilot sample: the problem and the help condition."""
+
+    pid: str
+    condition: str
+
+
+class CodeRunMetadata(TypedDict):
+    """The code pilot's task metadata: the problem set, what was skipped, the isolation."""
+
+    problems: str
+    n_problems: int
+    load_problems: list[str]
+    isolation: str
+    limits: dict[str, Any]
+
+
+class CodeVerdictMetadata(TypedDict):
+    """One attempt's test run: how it ended, tests passed of total, isolation, seconds."""
+
+    status: str
+    passed: int
+    total: int
+    isolation: str
+    seconds: float
