@@ -117,6 +117,8 @@ def test_the_sandbox_refuses_the_network_and_writes_outside(layer: Isolation) ->
     assert not (Path.home() / "gapscope-sandbox-escape").exists()
     wrong = run_tests("print(41)", [CodeTest("", "42")], None, layer=layer)
     assert (wrong.status, wrong.passed) == (Status.FAILED, 0)
+    a_set = run_tests("def f():\n    return {1}\n", [CodeTest([], [1])], "f", layer=layer)
+    assert a_set.status is Status.FAILED  # a value JSON cannot carry is a wrong answer
 
 
 def _processes_running(marker: str) -> Iterator[int]:

@@ -170,7 +170,7 @@ def _livecodebench(record: Mapping[str, Any]) -> CodeProblem:
         pid=str(record["question_id"]),
         statement=f"{title}\n\n{statement}" if title else statement,
         entry=str(entry) if entry else None,
-        signature=record.get("starter_code") or None if entry else None,
+        signature=(record.get("starter_code") or None) if entry else None,
         tests=_tests([{"input": t.input, "output": t.output} for t in tests]),
         reference_solution=record.get("reference_solution"),
         helpers=_helpers(record.get("helpers") or []),

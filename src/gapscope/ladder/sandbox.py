@@ -25,6 +25,7 @@ every result records it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -109,26 +110,23 @@ class RunResult:
         return self.status is Status.PASSED
 
 
-_bwrap_works: dict[str, bool] = {}
-
-
 def isolation() -> Isolation:
-    """BWRAP when ``bwrap`` is installed and can start a sandbox here, else AUDIT_HOOK.
-
-    Probed once per process: bwrap exists on machines where user namespaces are disabled.
-    """
+    """BWRAP when ``bwrap`` is installed and can start a sandbox here, else AUDIT_HOOK."""
     found = shutil.which("bwrap")
-    if found is None:
-        return Isolation.AUDIT_HOOK
-    if found not in _bwrap_works:
-        probe = subprocess.run(
-            [found, *_bwrap_args(tempfile.gettempdir()), "--", "/bin/true"],
-            capture_output=True,
-            timeout=30,
-            check=False,
-        )
-        _bwrap_works[found] = probe.returncode == 0
-    return Isolation.BWRAP if _bwrap_works[found] else Isolation.AUDIT_HOOK
+    return Isolation.BWRAP if found and _bwrap_starts(found) else Isolation.AUDIT_HOOK
+
+
+@functools.cache
+def _bwrap_starts(bwrap: str) -> bool:
+    """Whether ``bwrap`` can start a sandbox here, probed once per process: bwrap is installed
+    on machines where unprivileged user namespaces are turned off, and fails there."""
+    probe = subprocess.run(
+        [bwrap, *_bwrap_args(tempfile.gettempdir()), "--", "/bin/true"],
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    return probe.returncode == 0
 
 
 def _bwrap_args(workdir: str) -> list[str]:

@@ -108,8 +108,9 @@ def lines(text: str) -> list[str]:
 
 
 def plain(value: Any) -> Any:
-    """A return value as JSON would carry it (tuples become lists), for comparison."""
-    return json.loads(json.dumps(value))
+    """A return value as JSON would carry it (tuples become lists), for comparison; a value
+    JSON cannot carry (a set) becomes its repr, which equals no expected output."""
+    return json.loads(json.dumps(value, default=repr))
 
 
 def run_stdin(code: Any, test: dict[str, Any]) -> bool:
