@@ -12,6 +12,7 @@ import pytest
 from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
+from gapscope.analysis.diagnostics import load
 from gapscope.app.main import app
 from gapscope.ladder.code import (
     CodeCondition,
@@ -121,6 +122,18 @@ def test_the_sandbox_refuses_the_network_and_writes_outside(layer: Isolation) ->
     assert a_set.status is Status.FAILED  # a value JSON cannot carry is a wrong answer
 
 
+@pytest.mark.parametrize("layer", LAYERS)
+def test_the_attempt_finds_no_expected_output_to_copy(layer: Isolation) -> None:
+    snoop = (
+        "import os\n"
+        "texts = [open(f, errors='ignore').read() for f in os.listdir('.') if os.path.isfile(f)]\n"
+        "texts.append(open('/proc/self/fd/0', errors='ignore').read())\n"
+        "print('secret-4242' if any('secret-4242' in t for t in texts) else 'not found')\n"
+    )
+    result = run_tests(snoop, [CodeTest("", "secret-4242")], None, layer=layer)
+    assert result.status is Status.FAILED, result
+
+
 def _processes_running(marker: str) -> Iterator[int]:
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -196,5 +209,10 @@ def test_run_ladder_code_reports_attempt_and_problem_rates(tmp_path: Path) -> No
     assert rows["attempts passing helper-plan"] == pytest.approx(100 / 3)
     assert rows["problems solved verified-helpers"] == 100.0
     assert envelope["details"]["isolation"] == isolation().value
+    loaded = load(Path(envelope["logs"][0]))  # what `gapscope report` reads
+    assert loaded.summary.outcomes()["solved helper-plan"] == {
+        p.pid: p.pid != load_bundled_code().problems[2].pid
+        for p in load_bundled_code().problems[:3]
+    }
     both = CliRunner().invoke(app, ["run", "ladder-code", "--bundled", "--problems", "x.jsonl"])
     assert both.exit_code == 2 and "exactly one of --problems F or --bundled" in both.output

@@ -12,6 +12,7 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
+from gapscope.analysis.diagnostics import load
 from gapscope.app.main import app
 from gapscope.ladder.families import load_bundled
 from gapscope.ladder.probes import Condition
@@ -122,6 +123,11 @@ def test_review_cli_labels_each_composition_family(composer_log: EvalLog, tmp_pa
     assert family.tested_milestones[0].answer in user.text
     assert user.text.count("\\boxed{-987654321}") == 2
     assert (tmp_path / "review-cases.json").is_file()
+    loaded = load(Path(envelope["logs"][0]))  # type: ignore[index]  # what `gapscope report` reads
+    assert loaded.diagnostic.task == "ladder_review"
+    assert {r.metric: r.value for r in loaded.summary.rows()}["review flag rate"] == pytest.approx(
+        200 / 3
+    )
 
 
 def test_review_report_agreement_with_a_human_and_a_second_judge(

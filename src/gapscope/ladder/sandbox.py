@@ -28,6 +28,7 @@ import contextlib
 import functools
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -154,65 +155,75 @@ def run_tests(
     started = time.monotonic()
     workdir = tempfile.mkdtemp(prefix="gapscope-code-")
     try:
-        job = Path(workdir, "job.json")
-        result_file = Path(workdir, "result.json")
-        job.write_text(
-            json.dumps(
-                {
-                    "program": program,
-                    "tests": [{"input": t.input, "output": t.output} for t in tests],
-                    "entry": entry,
-                    "limits": limits.rlimits(),
-                    "allow_processes": limits.allow_processes,
-                    "root": workdir,
-                    "result": str(result_file),
-                }
-            ),
-            encoding="utf-8",
-        )
-        command = [sys.executable, "-I", "-S", str(CHILD), str(job)]
+        result_file = Path(workdir, f"result-{secrets.token_hex(8)}.json")
+        job = {
+            "program": program,
+            "tests": [{"input": t.input, "output": t.output} for t in tests],
+            "entry": entry,
+            "limits": limits.rlimits(),
+            "allow_processes": limits.allow_processes,
+            "root": workdir,
+            "result": str(result_file),
+        }
+        command = [sys.executable, "-I", "-S", str(CHILD)]
         if layer is Isolation.BWRAP:
             command = [shutil.which("bwrap") or "bwrap", *_bwrap_args(workdir), "--", *command]
-        status, detail = _supervise(command, workdir, limits)
+        status, detail = _supervise(command, job, workdir, limits)
+        passed = 0
         if status is None:
-            verdict = json.loads(result_file.read_text(encoding="utf-8"))
-            status, detail, passed = Status(verdict["status"]), verdict["detail"], verdict["passed"]
-        else:
-            passed = 0
+            if not result_file.is_file():
+                status, detail = _no_verdict(workdir)
+            else:
+                verdict = json.loads(result_file.read_text(encoding="utf-8"))
+                status, detail = Status(verdict["status"]), verdict["detail"]
+                passed = verdict["passed"]
         return RunResult(status, passed, len(tests), detail, layer, time.monotonic() - started)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _supervise(command: list[str], workdir: str, limits: Limits) -> tuple[Status | None, str]:
-    """Run the child to its end or its deadline; None when it left a verdict to read."""
+def _supervise(
+    command: list[str], job: dict[str, Any], workdir: str, limits: Limits
+) -> tuple[Status | None, str]:
+    """Run the child to its end or its deadline; None when it exited by itself.
+
+    The job (program and tests, expected outputs included) reaches the child on its stdin from
+    an unnamed temporary file, so the attempt finds no test file to read; the child swaps its
+    stdin for /dev/null before the attempt runs.
+    """
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": workdir, "TMPDIR": workdir}
-    with open(Path(workdir, "output.txt"), "wb") as output:
-        process = subprocess.Popen(
-            command,
-            cwd=workdir,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        try:
-            code = process.wait(timeout=limits.time_s)
-        except subprocess.TimeoutExpired:
-            code = None
-        finally:
-            _kill_group(process)
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as stdin:
+        json.dump(job, stdin)
+        stdin.seek(0)
+        with open(Path(workdir, "output.txt"), "wb") as output:
+            process = subprocess.Popen(
+                command,
+                cwd=workdir,
+                env=env,
+                stdin=stdin,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            try:
+                code = process.wait(timeout=limits.time_s)
+            except subprocess.TimeoutExpired:
+                code = None
+            finally:
+                _kill_group(process)
     if code is None:
         return Status.TIMEOUT, f"killed after {limits.time_s:g} s of wall-clock time"
     if code == -signal.SIGXCPU or code == 128 + signal.SIGXCPU:
         return Status.TIMEOUT, f"killed after {limits.cpu_s} s of CPU time"
-    if Path(workdir, "result.json").is_file():
-        return None, ""
+    return None, ""
+
+
+def _no_verdict(workdir: str) -> tuple[Status, str]:
+    """Why a child that exited left no verdict, from the tail of what it printed."""
     tail = Path(workdir, "output.txt").read_bytes()[-400:].decode("utf-8", "replace").strip()
     if "MemoryError" in tail:
         return Status.MEMORY, "MemoryError before the tests ran"
-    return Status.CRASHED, f"exit status {code} without a verdict: {tail}"
+    return Status.CRASHED, f"exited without a verdict: {tail}"
 
 
 KILL_WAIT_S = 5.0

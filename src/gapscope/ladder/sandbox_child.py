@@ -1,13 +1,15 @@
 """The program that runs inside the sandbox: limits itself, then runs one attempt's tests.
 
-Started by :mod:`gapscope.ladder.sandbox` as ``python -I -S sandbox_child.py JOB`` in the
-attempt's private directory, it uses the standard library only (nothing of gapscope is on its
-path). Before the attempt's code runs it lowers its own resource limits (inherited by anything
-it could start), then installs an audit hook that refuses sockets, process creation, signals
-to other processes, native code through ctypes, raising the limits again, and writing outside
-the private directory (stdin-style tests read their input from memory). The hook stays for the
-life of the interpreter (Python has no way to remove one). The verdict goes to the JSON file
-the job names; a killed child writes none and the parent reports why it was killed.
+Started by :mod:`gapscope.ladder.sandbox` as ``python -I -S sandbox_child.py`` in the
+attempt's private directory with the job (JSON) on its stdin, it uses the standard library
+only (nothing of gapscope is on its path). It reads the job and swaps its stdin for
+/dev/null, so the expected outputs are nowhere the attempt could read them as a file. Before
+the attempt's code runs it lowers its own resource limits (inherited by anything it could
+start), then installs an audit hook that refuses sockets, process creation, signals to other
+processes, native code through ctypes, raising the limits again, and writing outside the
+private directory (stdin-style tests read their input from memory). The hook stays for the
+life of the interpreter (Python has no way to remove one). The verdict goes to the file the
+job names; a killed child writes none and the parent reports why it was killed.
 """
 
 from __future__ import annotations
@@ -137,9 +139,11 @@ def run_call(namespace: dict[str, Any], entry: str, test: dict[str, Any]) -> boo
     return bool(plain(result) == plain(test["output"]))
 
 
-def main(job_path: str) -> None:
-    with open(job_path, encoding="utf-8") as handle:
-        job = json.load(handle)
+def main() -> None:
+    job = json.load(sys.stdin)
+    devnull = os.open(os.devnull, os.O_RDONLY)  # the job (expected outputs) leaves fd 0
+    os.dup2(devnull, 0)
+    os.close(devnull)
     result_path = job["result"]
     result: dict[str, Any] = {"status": "error", "passed": 0, "detail": ""}
     set_limits(job["limits"])
@@ -179,4 +183,4 @@ def main(job_path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main()
