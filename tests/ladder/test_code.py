@@ -81,14 +81,18 @@ def test_livecodebench_records_load_and_run(tmp_path: Path) -> None:
     }
     pickled = stdin | {"question_id": "lcb-3", "private_test_cases": "eJzLSM3JyVcozy/KSQEAGgQEXQ=="}
     path = tmp_path / "lcb.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in (functional, stdin, pickled)))
+    ours = {"pid": "ours-1", "tests": [{"input": "", "output": ""}]}  # no statement
+    records = (functional, stdin, pickled, ours)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
     loaded = load_code_problems(path)
     add, double = loaded.problems
     assert (add.pid, add.entry, add.statement) == ("lcb-1", "add", "Add\n\nReturn a + b.")
     assert add.tests == (CodeTest([1, 2], 3), CodeTest([-4, 4], 0))
     assert double.entry is None and double.tests == (CodeTest("21\n", "42\n"),)
-    (problem,) = loaded.skipped
-    assert problem.line == 3 and problem.record == "lcb-3" and "not plain JSON" in problem.message
+    pickled_problem, no_statement = loaded.skipped
+    assert (pickled_problem.line, pickled_problem.record) == (3, "lcb-3")
+    assert "not plain JSON" in pickled_problem.message
+    assert str(no_statement) == "line 4 (ours-1): statement: missing"
     method = "class Solution:\n    def add(self, a, b):\n        return a + b\n"
     assert run_tests(method, list(add.tests), add.entry).solved
     assert run_tests("print(2 * int(input()))", list(double.tests), None).solved

@@ -111,9 +111,14 @@ def load_bundled_code() -> CodeLoad:
 
 
 def _tests(records: Sequence[Mapping[str, Any]]) -> tuple[CodeTest, ...]:
-    if not records:
-        raise ValueError("a problem needs at least one test")
-    return tuple(CodeTest(t["input"], t["output"]) for t in records)
+    return _some(tuple(CodeTest(t["input"], t["output"]) for t in records))
+
+
+def _some(tests: Sequence[CodeTest]) -> tuple[CodeTest, ...]:
+    """The tests, refused when there are none: a problem nothing can fail proves nothing."""
+    if not tests:
+        raise ValueError("needs at least one test")
+    return tuple(tests)
 
 
 def _helpers(records: Sequence[Mapping[str, Any]]) -> tuple[Helper, ...]:
@@ -171,7 +176,7 @@ def _livecodebench(record: Mapping[str, Any]) -> CodeProblem:
         statement=f"{title}\n\n{statement}" if title else statement,
         entry=str(entry) if entry else None,
         signature=(record.get("starter_code") or None) if entry else None,
-        tests=_tests([{"input": t.input, "output": t.output} for t in tests]),
+        tests=_some(tests),
         reference_solution=record.get("reference_solution"),
         helpers=_helpers(record.get("helpers") or []),
     )
