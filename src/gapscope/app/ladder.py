@@ -152,6 +152,7 @@ def review(
     max_attempts: Annotated[
         int, typer.Option(min=1, help="C3 attempts shown to the judge per family.")
     ] = 8,
+    max_tokens: Annotated[int, typer.Option(min=1, help="The judge's budget per verdict.")] = 2048,
     remove: Annotated[
         str, typer.Option(help="Labels removed from the category (comma list).")
     ] = "verifier-format,defective-reference",
@@ -184,7 +185,9 @@ def review(
             raise ValueError("the logs hold no composition-gap family: nothing to review")
         cases_path.parent.mkdir(parents=True, exist_ok=True)
         cases_path.write_text(review_set.to_json() + "\n", encoding="utf-8")
-        return ladder_review(cases=str(cases_path), max_attempts=max_attempts)
+        return ladder_review(
+            cases=str(cases_path), max_attempts=max_attempts, max_tokens=max_tokens
+        )
 
     def summarise(log: EvalLog) -> View:
         from gapscope.analysis.ladder_review import review_view, summarize
