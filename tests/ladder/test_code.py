@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,7 @@ from typer.testing import CliRunner
 
 from gapscope.analysis.diagnostics import load
 from gapscope.app.main import app
+from gapscope.ladder import sandbox
 from gapscope.ladder.code import (
     CodeCondition,
     check_helpers,
@@ -136,6 +138,17 @@ def test_the_attempt_finds_no_expected_output_to_copy(layer: Isolation) -> None:
     )
     result = run_tests(snoop, [CodeTest("", "secret-4242")], None, layer=layer)
     assert result.status is Status.FAILED, result
+
+
+@pytest.mark.skipif(isolation() is not Isolation.BWRAP, reason="bubblewrap cannot run here")
+def test_bwrap_runs_a_sandbox_program_installed_below_tmp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a checkout or virtualenv under /tmp: the sandbox's own program must stay visible
+    child = tmp_path / "sandbox_child.py"
+    shutil.copy(sandbox.CHILD, child)
+    monkeypatch.setattr(sandbox, "CHILD", child)
+    assert run_tests("def add(a, b):\n    return a + b\n", ADD, "add", layer=Isolation.BWRAP).solved
 
 
 def _processes_running(marker: str) -> Iterator[int]:

@@ -13,8 +13,9 @@ may loop forever, fork without end, allocate 10 GB or open a socket. Each attemp
 * its own session (so its own process group), killed as a group with SIGKILL when the
   wall-clock limit passes;
 * with bubblewrap (``bwrap``) installed, also its own network, PID, IPC and UTS namespaces, a
-  read-only view of the file system with only the private directory writable, a fresh
-  ``/tmp``, and death with its parent. Without it the audit hook is what keeps it off the
+  read-only view of the file system with only the private directory writable (``/tmp``
+  included: a fresh one would hide an interpreter or a gapscope installed below it), and
+  death with its parent. Without it the audit hook is what keeps it off the
   network and from starting processes (Python-level, not a kernel boundary).
 
 As root the kernel does not enforce the process limit (``RLIMIT_NPROC``), so there the block
@@ -133,7 +134,7 @@ def _bwrap_starts(bwrap: str) -> bool:
 def _bwrap_args(workdir: str) -> list[str]:
     return [
         *("--unshare-all", "--die-with-parent", "--new-session"),
-        *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"),
+        *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"),
         *("--bind", workdir, workdir, "--chdir", workdir),
     ]
 
