@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gapscope.analysis import ladder, onng, prove, s2b, t2
+from gapscope.analysis import ladder, ladder_code, ladder_review, onng, prove, s2b, t2
 from gapscope.analysis.logs import (
     LogError,
     RunInfo,
@@ -78,6 +78,18 @@ DIAGNOSTICS: dict[str, Diagnostic] = {
         Diagnostic(s2b_log.TASK, s2b.DIAGNOSTIC, s2b.summarize, s2b_view),
         Diagnostic(
             ladder_log.TASK, ladder.DIAGNOSTIC, ladder.model_run, lambda s, o: ladder_view([s], o)
+        ),
+        Diagnostic(
+            ladder_log.REVIEW_TASK,
+            ladder_review.DIAGNOSTIC,
+            ladder_review.summarize,
+            lambda s, o: ladder_review.review_view([s], o),
+        ),
+        Diagnostic(
+            ladder_log.CODE_TASK,
+            ladder_code.DIAGNOSTIC,
+            ladder_code.summarize,
+            ladder_code.code_view,
         ),
         Diagnostic(onng_log.TASK, onng.DIAGNOSTIC, _onng, onng_view),
         Diagnostic(prove_log.TASK, prove.DIAGNOSTIC, _prove, lambda s, o: prove_view([s], o)),

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from inspect_ai import Task
     from inspect_ai.log import EvalLog
 
+    from gapscope.ladder.review import ReviewLabel
+
 
 ladder_app = typer.Typer(
     help="OracleLadder: reports over finished runs, teacher compilation of new families.",
@@ -92,6 +94,174 @@ def run_ladder(
         log_dir=log_dir,
         bad_input=(ValueError, SourceError),
     )
+
+
+def run_ladder_code(
+    problems: Annotated[
+        str | None,
+        typer.Option(help="Problems JSONL (ours or LiveCodeBench-style) or Hub dataset id."),
+    ] = None,
+    bundled: Annotated[
+        bool, typer.Option("--bundled", help="Use the ten shipped problems.")
+    ] = False,
+    model: Annotated[str, typer.Option(help="Any Inspect model string.")] = EMBEDDED_MODEL,
+    k: Annotated[int, typer.Option("-k", min=1, help="Attempts per problem and condition.")] = 8,
+    conditions: Annotated[
+        str, typer.Option(help="all | comma list of no-help, helper-plan, verified-helpers")
+    ] = "all",
+    limit: Annotated[int | None, typer.Option(help="Only the first N problems.")] = None,
+    time_limit: Annotated[
+        float, typer.Option(min=0.1, help="Wall-clock seconds of one attempt's tests.")
+    ] = 10.0,
+    memory_mb: Annotated[int, typer.Option(min=64, help="Memory limit of one attempt.")] = 1024,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Attempts tested at once (default: CPUs).")
+    ] = None,
+    max_tokens: Annotated[int, typer.Option(help="Tokens per attempt.")] = 4096,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
+    log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
+    json_out: JsonOut = False,
+) -> None:
+    """The code-generation pilot: the help ladder on programming problems, tests as verifier
+    (each attempt in its own sandboxed process), then per-attempt and problem-level solve
+    rates per condition."""
+    from gapscope.records import SourceError
+
+    if bundled == (problems is not None):
+        raise typer.BadParameter("give exactly one of --problems F or --bundled")
+
+    def build() -> Task:
+        from gapscope.ladder.code_task import ladder_code
+
+        return ladder_code(
+            problems="bundled" if bundled else str(problems),
+            k=k,
+            conditions=conditions,
+            limit=limit,
+            time_limit=time_limit,
+            memory_mb=memory_mb,
+            workers=workers,
+            max_tokens=max_tokens,
+            temperature=temperature,
+        )
+
+    run_diagnostic(
+        "run ladder-code",
+        json_out,
+        build,
+        model=model,
+        log_dir=log_dir,
+        bad_input=(ValueError, SourceError),
+    )
+
+
+@ladder_app.command("review")
+def review(
+    logs: Annotated[list[Path], typer.Argument(help="oracle_ladder .eval logs, one per student.")],
+    judge: Annotated[str, typer.Option(help="Inspect model string of the judge.")],
+    names: Annotated[
+        str | None, typer.Option(help="Comma-separated student names, one per log.")
+    ] = None,
+    tau: Annotated[int, typer.Option(min=1, help="Outcome threshold of the taxonomy.")] = 1,
+    max_attempts: Annotated[
+        int, typer.Option(min=1, help="C3 attempts shown to the judge per family.")
+    ] = 8,
+    max_tokens: Annotated[int, typer.Option(min=1, help="The judge's budget per verdict.")] = 2048,
+    remove: Annotated[
+        str, typer.Option(help="Labels removed from the category (comma list).")
+    ] = "verifier-format,defective-reference",
+    cases_out: Annotated[
+        Path | None,
+        typer.Option(help="Where to write the review cases (default: LOG_DIR/review-cases.json)."),
+    ] = None,
+    log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
+    json_out: JsonOut = False,
+) -> None:
+    """The LLM rubric review of every composition-gap family in the logs: one label per family
+    (verifier-format, defective-reference, roadmap-omission, genuine-composition), and each
+    student's composition-gap share before and after removing the flagged families."""
+    from gapscope.analysis.logs import LogError, read_log
+    from gapscope.ladder.contract import TASK
+
+    labels = names.split(",") if names else [None] * len(logs)
+    if len(labels) != len(logs):
+        raise typer.BadParameter(f"{len(labels)} names for {len(logs)} logs", param_hint="--names")
+    cases_path = cases_out or log_dir / "review-cases.json"
+    require_directory(cases_path.parent, "--cases-out")
+    removed = _removed(remove)
+
+    def build() -> Task:
+        from gapscope.analysis.ladder_review import review_cases
+        from gapscope.ladder.review_task import ladder_review
+
+        review_set = review_cases([read_log(p, task=TASK) for p in logs], labels, tau)
+        if not review_set.cases:
+            raise ValueError("the logs hold no composition-gap family: nothing to review")
+        cases_path.parent.mkdir(parents=True, exist_ok=True)
+        cases_path.write_text(review_set.to_json() + "\n", encoding="utf-8")
+        return ladder_review(
+            cases=str(cases_path), max_attempts=max_attempts, max_tokens=max_tokens
+        )
+
+    def summarise(log: EvalLog) -> View:
+        from gapscope.analysis.ladder_review import review_view, summarize
+
+        return review_view([summarize(log, removed)])
+
+    run_diagnostic(
+        "ladder review",
+        json_out,
+        build,
+        summarise,
+        model=judge,
+        log_dir=log_dir,
+        bad_input=(ValueError, LogError),
+    )
+
+
+@ladder_app.command("review-report")
+def review_report(
+    logs: Annotated[list[Path], typer.Argument(help="ladder_review .eval logs, one per judge.")],
+    human: Annotated[
+        Path | None, typer.Option(help='Human labels (JSONL {"pid", "label"[, "model"]}).')
+    ] = None,
+    remove: Annotated[
+        str, typer.Option(help="Labels removed from the category (comma list).")
+    ] = "verifier-format,defective-reference",
+    json_out: JsonOut = False,
+) -> None:
+    """Finished reviews: shares before/after, flag rates, and label agreement (raw, Cohen's
+    kappa) between every two judges given and between each judge and ``--human``."""
+    import itertools
+
+    from gapscope.analysis import ladder_review
+
+    removed = _removed(remove)
+    with command_output("ladder review-report", json_out) as out:
+        summaries = read_or_fail(out, lambda: [ladder_review.read(p, removed) for p in logs])
+        out.logs.extend(s.log_location for s in summaries)
+        try:
+            raters = [(f"{s.judge} ({Path(s.log_location).name})", s.labels) for s in summaries]
+            if human is not None:
+                labels = ladder_review.human_labels(human, summaries[0])
+                raters.append((f"human ({human.name})", labels))
+            agreements = [
+                ladder_review.agreement(a, la, b, lb)
+                for (a, la), (b, lb) in itertools.combinations(raters, 2)
+            ]
+        except ValueError as exc:
+            out.fail(exc)
+        out.finish(ladder_review.review_view(summaries, agreements=agreements))
+
+
+def _removed(spec: str) -> frozenset[ReviewLabel]:
+    """The ``--remove`` option as labels; a bad name is a bad parameter (exit 2)."""
+    from gapscope.ladder.review import parse_removed
+
+    try:
+        return parse_removed(spec)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--remove") from None
 
 
 @ladder_app.command("report")
