@@ -144,3 +144,12 @@ def test_report_refuses_to_overwrite_its_own_input_log(
         assert envelope["status"] == "bad_input"
         assert str(out) in envelope["error"] and f"input log {log}" in envelope["error"]
     assert log.read_bytes() == before
+
+
+def test_report_makes_the_folder_it_is_asked_to_write_into(
+    logs: dict[str, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "new" / "deeper" / "r.html"
+    result = runner.invoke(_app(), ["report", str(logs["rule"]), "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    assert out.is_file()

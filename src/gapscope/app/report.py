@@ -69,6 +69,7 @@ def report_command(
         refuse_overwriting(out, "--out", inputs)
         extra = [_quadrant_figure(quadrant, x, y, label)] if quadrant and x and y else []
         try:
+            out.parent.mkdir(parents=True, exist_ok=True)  # --out reports/r.html makes reports/
             report = write_report(loaded, out, extra)
         except OSError as exc:  # the HTML or a figure beside it
             where = exc.filename or out
