@@ -24,7 +24,7 @@ from gapscope.analysis.figures import LOG_FIGURES, NamedFigure, dosage_figures, 
 from gapscope.analysis.ladder import ModelRun, build_report
 from gapscope.analysis.profile import GapRow
 from gapscope.analysis.steering import DosageCurve, dosage_curves, is_steering_run
-from gapscope.analysis.terminal import rate_cell
+from gapscope.analysis.terminal import PLAN_COLUMNS, rate_cell
 
 MAX_PAIRS = 10  # comparisons drawn in a report; more models than 5 -> first ten pairs
 
@@ -252,33 +252,14 @@ MARK_BROKEN = (
 def _plan_html(plan: Mapping[str, Any]) -> str:
     """A study's plan (``gapscope profile``): what each task was to spend, and what was left
     out and why."""
-    head = (
-        "model",
-        "diagnostic",
-        "task",
-        "samples",
-        "generations",
-        "max tokens",
-        "token budget",
-        "Lean checks",
-    )
-    keys = (
-        "model",
-        "diagnostic",
-        "label",
-        "samples",
-        "generations",
-        "max_tokens",
-        "token_budget",
-        "lean_checks",
-    )
     rows = "".join(
-        "<tr>" + "".join(f"<td>{_e(row[k])}</td>" for k in keys) + "</tr>" for row in plan["tasks"]
+        "<tr>" + "".join(f"<td>{_e(row[k])}</td>" for _, k in PLAN_COLUMNS) + "</tr>"
+        for row in plan["tasks"]
     )
     skipped = [f"{s['diagnostic']} for {s['model']}: {s['reason']}" for s in plan["skipped"]]
     return (
         "<h2>Plan</h2><table><thead><tr>"
-        + "".join(f"<th>{_e(h)}</th>" for h in head)
+        + "".join(f"<th>{_e(h)}</th>" for h, _ in PLAN_COLUMNS)
         + f"</tr></thead><tbody>{rows}</tbody></table>"
         + (f"<p>Skipped:</p>{_notes(skipped)}" if skipped else "")
     )

@@ -498,3 +498,50 @@ def print_quadrant(result: QuadrantResult, x_col: str, y_col: str, console: Cons
         f"p (exact, {result.p_method} over {result.n_placements} placements) = {result.p_exact:.6g}"
     )
     console.print(f"p (hypergeometric cross-check) = {result.p_hypergeom:.6g}")
+
+
+PLAN_COLUMNS = (
+    ("model", "model"),
+    ("diagnostic", "diagnostic"),
+    ("task", "label"),
+    ("samples", "samples"),
+    ("generations", "generations"),
+    ("max tokens", "max_tokens"),
+    ("token budget", "token_budget"),
+    ("Lean checks", "lean_checks"),
+)
+"""A study plan's columns (``gapscope profile``): heading and the plan row's key."""
+PLAN_TEXT = frozenset({"model", "diagnostic", "label"})
+
+
+def print_plan(plan: dict[str, Any], console: Console) -> None:
+    """The plan as a table, then what is skipped (once per diagnostic and reason) and why."""
+    table = Table(title="Plan")
+    for column, key in PLAN_COLUMNS:
+        table.add_column(column, justify="left" if key in PLAN_TEXT else "right")
+    totals = plan["totals"]
+    rows = [
+        *plan["tasks"],
+        {"model": "total", "diagnostic": "", "label": f"{totals['tasks']} tasks"} | totals,
+    ]
+    for row in rows:
+        table.add_row(
+            *(
+                str(row[key]) if key in PLAN_TEXT else f"{row[key]:,}" if key in row else ""
+                for _, key in PLAN_COLUMNS
+            )
+        )
+    console.print(table)
+    by_reason: dict[str, tuple[list[str], list[str]]] = {}
+    for skipped in plan["skipped"]:
+        diagnostics, models = by_reason.setdefault(skipped["reason"], ([], []))
+        for value, seen in ((skipped["diagnostic"], diagnostics), (skipped["model"], models)):
+            if value not in seen:
+                seen.append(value)
+    for reason, (diagnostics, models) in by_reason.items():
+        console.print(
+            f"skipped: {', '.join(diagnostics)} ({', '.join(models)}): {reason}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )

@@ -25,10 +25,10 @@ from gapscope.analysis.diagnostics import LoadedLogs, load_all
 from gapscope.analysis.ladder import ModelRun
 from gapscope.analysis.logs import log_path
 from gapscope.analysis.report import write_report
-from gapscope.analysis.terminal import print_rows
+from gapscope.analysis.terminal import print_plan, print_rows
 from gapscope.analysis.view import ladder_view
 from gapscope.app.kit import EMBEDDED_MODEL, run_task, table_console
-from gapscope.app.profile import BUDGETS, Inputs, build_study, print_plan
+from gapscope.app.profile import BUDGETS, Inputs, build_study
 from gapscope.app.study import StudyProgress, run_study
 from gapscope.ladder.contract import TASK as LADDER_TASK
 from gapscope.models.embedded import GEMMA3_270M

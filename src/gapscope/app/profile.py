@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from gapscope.analysis.view import View
 from gapscope.app.kit import (
@@ -41,26 +40,6 @@ if TYPE_CHECKING:
 DIAGNOSTICS = ("s2b", "ladder", "onng", "prove", "t2")
 REFERENCE_LISTENERS = ("rule", "random")
 """S2B-LM's reference listeners, run once per study (no model): the scale the models sit on."""
-PLAN_COLUMNS = (
-    "model",
-    "diagnostic",
-    "task",
-    "samples",
-    "generations",
-    "max tokens",
-    "token budget",
-    "Lean checks",
-)
-PLAN_COLUMNS = (
-    "model",
-    "diagnostic",
-    "task",
-    "samples",
-    "generations",
-    "max tokens",
-    "token budget",
-    "Lean checks",
-)
 LEAN_HINT = (
     "needs a Lean backend: --lean local:DIR (make one with `gapscope lean setup DIR`; "
     "`gapscope lean doctor` says what is missing) or --lean kimina:URL"
@@ -201,41 +180,6 @@ def build_study(models: list[str], diagnostics: list[str], budget: Budget, input
     return study
 
 
-def print_plan(plan: dict[str, Any], console: Console) -> None:
-    """The plan as a table, then what is skipped (once per diagnostic and reason) and why."""
-    table = Table(title="Plan")
-    for column in PLAN_COLUMNS:
-        text = column in ("model", "diagnostic", "task")
-        table.add_column(column, justify="left" if text else "right")
-    totals = plan["totals"]
-    rows = [
-        *plan["tasks"],
-        {"model": "total", "diagnostic": "", "label": f"{totals['tasks']} tasks"} | totals,
-    ]
-    for row in rows:
-        numbers = ("samples", "generations", "max_tokens", "token_budget", "lean_checks")
-        table.add_row(
-            row["model"],
-            row["diagnostic"],
-            row["label"],
-            *(f"{row[key]:,}" if key in row else "" for key in numbers),
-        )
-    console.print(table)
-    by_reason: dict[str, tuple[list[str], list[str]]] = {}
-    for skipped in plan["skipped"]:
-        diagnostics, models = by_reason.setdefault(skipped["reason"], ([], []))
-        for value, seen in ((skipped["diagnostic"], diagnostics), (skipped["model"], models)):
-            if value not in seen:
-                seen.append(value)
-    for reason, (diagnostics, models) in by_reason.items():
-        console.print(
-            f"skipped: {', '.join(diagnostics)} ({', '.join(models)}): {reason}",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
-
-
 def _parse_diagnostics(spec: str) -> list[str]:
     chosen = [d.strip() for d in spec.split(",") if d.strip()]
     unknown = [d for d in chosen if d not in DIAGNOSTICS]
@@ -302,6 +246,8 @@ def profile(
         except (ValueError, SourceError, OSError) as exc:
             out.fail(exc)
         plan = study.plan()
+        from gapscope.analysis.terminal import print_plan
+
         if dry_run:
             out.finish(View(details={"plan": plan}, show=lambda c: print_plan(plan, c)))
             return
@@ -313,7 +259,7 @@ def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_
     from gapscope.analysis.diagnostics import load_all
     from gapscope.analysis.logs import log_path
     from gapscope.analysis.report import write_report
-    from gapscope.analysis.terminal import print_rows
+    from gapscope.analysis.terminal import print_plan, print_rows
     from gapscope.app.kit import err_console
     from gapscope.app.study import StudyProgress, run_study
 
