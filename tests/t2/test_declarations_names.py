@@ -15,4 +15,4 @@ def test_a_statement_inside_a_name_is_no_declaration_of_it() -> None:
     code = "def «theorem t2 : 1 = 2 :=» : Nat := 1\ntheorem t3 : True := trivial"
     kinds = [(d.kind, d.name) for d in split_declarations(code)]
     assert kinds == [("def", "«theorem t2 : 1 = 2 :=»"), ("theorem", "t3")]
-    assert not split_declarations(code)[0].mentions("t2")
+    assert not split_declarations(code)[0].uses(("t2",))

@@ -107,6 +107,7 @@ def test_two_failing_successors_are_each_attributed(
         "generated": 0,
         "successors": [0, 1, 0, 0, 1],
         "unplaced": 0,
+        "unrelated": 0,
     }
     assert result["graded"] == pytest.approx(0.6)
 

@@ -68,18 +68,18 @@ def test_successors_mention_and_sorry() -> None:
     records = load_records(FIXTURE).records
     five = successors(records[0])
     assert [s.name for s in five] == ["s1", "s2", "s3", "s4", "s5"]
-    assert all(s.mentions_target and s.proved_without_sorry for s in five)
-    two = successors(records[1])
-    assert [(s.name, s.mentions_target, s.uses_sorry) for s in two] == [
+    assert all(s.direct and s.proved_without_sorry for s in five)
+    two = successors(records[1])  # ``other`` never uses the target: not a successor
+    assert [(s.name, s.direct, s.uses_sorry) for s in two] == [
         ("uses_sq", True, False),
-        ("other", False, True),
+        ("uses_sq_twice", False, False),
     ]
 
 
 def test_mention_is_a_whole_identifier() -> None:
     lonely = load_records(FIXTURE).records[5]
     # ``lonely₂`` only extends the name: not a mention.
-    assert not any(s.mentions_target for s in successors(lonely))
+    assert successors(lonely) == []
 
 
 def test_target_identity_from_head_or_name_field() -> None:
@@ -109,7 +109,10 @@ def test_truncation_detectors() -> None:
 
 def test_profile_counts_records_whose_successors_are_all_sorry_stubs() -> None:
     record = load_records(FIXTURE).records[1]
-    stubs = replace(record, after_target_code="\ntheorem uses : 0 ≤ 1 := by\n  sorry")
+    stub = "\ntheorem uses : sq_nonneg' 0 = sq_nonneg' 0 := by\n  sorry"
+    stubs = replace(record, after_target_code=stub)
     profile = successor_profile([record, stubs])
     assert profile["no_theorem_proved_without_sorry"] == 1
     assert profile["records_by_successors"] == {1: 1, 2: 1}
+    assert profile["records_by_direct_successors"] == {1: 2}
+    assert profile["records_by_later_declarations"] == {1: 1, 3: 1}

@@ -21,7 +21,10 @@ from gapscope.t2.successors import target_identity
 
 FAKE_LAKE = Path(__file__).parent / "fake_lake.py"
 TARGET = "theorem base_eq (n : Nat) : n + 0 = n := by\n  simp"
-BASE = f"def helper : Nat := 1\n\n{TARGET}\n\ntheorem base_use : 2 + 0 = 2 := base_eq 2\n"
+BASE = (
+    f"def helper : Nat := 1\n\n{TARGET}\n\ntheorem base_use : 2 + 0 = 2 := base_eq 2\n"
+    "theorem base_eq_free : True := trivial\n"  # never uses the target: not a test unit
+)
 USER = (
     "import Lib.Base\n\ntheorem user_thm (m : Nat) : m + 0 + 0 = m := by\n  rw [base_eq, base_eq]\n"
 )
@@ -91,6 +94,7 @@ def test_right_answer_builds_on_a_private_copy(repo: Path, lake_log: Path) -> No
     finally:
         workspaces.close()
     assert (result.compiles, result.ta, result.ta_strict, result.graded) == (True, True, True, 1.0)
+    assert result.successors == 3  # base_use, Lib.Top, Lib.User
     assert result.errors["modules_built"] == ["Lib.Base", "Lib.Top", "Lib.User"]
     calls = [json.loads(line) for line in lake_log.read_text().splitlines()]
     assert [c["args"][:2] for c in calls] == [["env", "lean"], ["build", "Lib.Base"]]

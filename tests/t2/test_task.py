@@ -65,6 +65,11 @@ def test_every_context_is_run_and_reported(fake_lean: str, tmp_path: Path) -> No
     assert summary["skipped"]["missing_nl"] == 2
     assert summary["skipped"]["duplicate_id"] == 1
     assert summary["evaluated_records"] == 2 and summary["records"] == 9
+    dependents = {
+        s.scores["t2_scorer"].metadata["record"]: s.scores["t2_scorer"].metadata["dependents"]
+        for s in log.samples or []
+    }
+    assert dependents == {"fixture-1.double_eq": 5, "fixture-2.sq_nonneg'": 2}
 
 
 def test_prompts_show_what_each_context_allows(fake_lean: str, tmp_path: Path) -> None:
@@ -166,9 +171,10 @@ def test_audit_command_counts_and_ids() -> None:
     assert data["counts"]["duplicate_id"] == 1 and data["valid"] == 2
     assert data["ids"]["no_mentioning_successor"] == ["fixture-5.lonely"]
     assert data["successors"] == {
-        "records_by_successors": {"1": 3, "2": 2, "5": 2},
-        "records_by_mentioning_successors": {"0": 1, "1": 4, "5": 2},
-        "no_theorem_proved_without_sorry": 0,
+        "records_by_successors": {"0": 1, "1": 3, "2": 1, "5": 2},
+        "records_by_direct_successors": {"0": 1, "1": 4, "5": 2},
+        "records_by_later_declarations": {"1": 3, "2": 1, "3": 1, "5": 2},
+        "no_theorem_proved_without_sorry": 1,
     }
     table = CliRunner().invoke(app, ["t2", "audit", str(FIXTURE)])
     assert "target_not_found_once" in table.stdout

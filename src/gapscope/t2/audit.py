@@ -1,8 +1,8 @@
 """The defect audit: what is wrong with T2 records, found before anything is evaluated.
 
 The released records have defects (docs/t2.md): targets cut off before their body, duplicate
-ids, ``formal_language`` that is not its parts, targets that occur more than once, rows whose
-successors never mention the target. A record with any defect is reported and skipped, never
+ids, ``formal_language`` that is not its parts, targets that occur more than once, rows where no
+later declaration uses the target. A record with any defect is reported and skipped, never
 evaluated silently; ``gapscope t2 audit`` prints the counts and ids, ``run t2`` says how many
 it skipped and why.
 """
@@ -114,10 +114,8 @@ def record_defects(record: T2Record, file_text: FileText | None = None) -> list[
             )
     else:
         found.extend(_formal_language_defects(record))
-    if not any(s.mentions_target for s in successors(record)):
-        found.append(
-            (Defect.NO_MENTIONING_SUCCESSOR, "no declaration after the target mentions it")
-        )
+    if not successors(record):
+        found.append((Defect.NO_MENTIONING_SUCCESSOR, "no declaration after the target uses it"))
     return found
 
 

@@ -24,7 +24,10 @@ class RunMetadata(TypedDict):
 
 class SampleScoreMetadata(TypedDict, total=False):
     """One generation's score metadata: the record, the context, and its outcome
-    (:meth:`gapscope.t2.evaluate.SampleResult.to_dict` supplies the rest)."""
+    (:meth:`gapscope.t2.evaluate.SampleResult.to_dict` supplies the rest). ``successors``: the
+    test units (the dependents in the record's file; in the repository track also the modules
+    that import the target's); ``dependents``: the declarations after the target that use it,
+    directly or transitively."""
 
     record: str
     context: str
@@ -34,6 +37,7 @@ class SampleScoreMetadata(TypedDict, total=False):
     ta_strict: bool
     graded: float | None
     successors: int
+    dependents: int
     successors_passed: int
     failing_successors: list[str]
     compile_status: str | None

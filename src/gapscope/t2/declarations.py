@@ -2,18 +2,20 @@
 
 T2 needs to know, in a piece of Lean text, where each top-level declaration starts and ends
 (to attribute Lean's messages by line), its kind and name (to tell a renamed answer from the
-target), whether it mentions the target, whether it uses ``sorry``, and whether a target was
-cut off. A top-level command starts at column 0; everything up to the next such line belongs
-to it. Comments are blanked first (``gapscope.lean.source.code_only`` keeps lines and
-columns), so a keyword inside a comment or doc string starts nothing.
+target), which identifiers it uses (to find the target's dependents), whether it uses
+``sorry``, and whether a target was cut off. A top-level command starts at column 0;
+everything up to the next such line belongs to it. Comments are blanked first
+(``gapscope.lean.source.code_only`` keeps lines and columns), so a keyword inside a comment
+or doc string starts nothing.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
-from gapscope.lean.source import code_only
+from gapscope.lean.source import Kind, code_only, lex
 
 _MODIFIERS = r"(?:(?:private|protected|noncomputable|partial|unsafe|nonrec|scoped|local)\s+)*"
 _ATTRIBUTES = r"(?:@\[[^\]]*\]\s*)*"
@@ -81,13 +83,32 @@ class Declaration:
         """``sorry`` or ``admit`` outside comments."""
         return bool(_SORRY.search(code_only(self.text)))
 
-    def mentions(self, short_name: str) -> bool:
-        """Whether the body names ``short_name`` as a whole identifier (its own name aside)."""
-        body = code_only(self.text)
-        if self.name is not None:
-            body = body.replace(self.name, " ", 1)
-        pattern = rf"(?<![\w'!?]){re.escape(short_name)}(?![\w'!?₀-₉])"
-        return re.search(pattern, body) is not None
+    def identifiers(self) -> list[str]:
+        """The identifier tokens of the code, in order, its own name left out.
+
+        Read with the Lean lexer, so nothing inside a comment, a string or a ``«…»`` name is an
+        identifier, and ``foo_bar`` or ``foo₂`` is one token (never a use of ``foo``)."""
+        lexed = lex(self.text)
+        words = [lexed.word(t) for t in lexed.tokens if t.kind is Kind.IDENT]
+        if self.name is not None and self.name in words:
+            words.remove(self.name)  # the first occurrence is the head's
+        return words
+
+    def uses(self, short_names: Collection[str]) -> bool:
+        """Whether an identifier has one of ``short_names`` as a dotted component.
+
+        ``double_eq``, ``Nat.double_eq`` and ``double_eq.symm`` all use ``double_eq``; T2 built
+        its graph from short names too (a namespace can hide the rest of the name)."""
+        wanted = set(short_names)
+        return any(wanted.intersection(_components(word)) for word in self.identifiers())
+
+
+_COMPONENT = re.compile(r"«([^»]*)»|([^.«]+)")
+
+
+def _components(word: str) -> list[str]:
+    """``A.«b c».d`` -> ``["A", "b c", "d"]``."""
+    return [m[1] if m[1] is not None else m[2] for m in _COMPONENT.finditer(word)]
 
 
 def head(text: str) -> tuple[str, str | None] | None:

@@ -60,7 +60,8 @@ def read_id_list(path: Path) -> set[str]:
 
 def _metadata(record: T2Record, context: str) -> dict[str, Any]:
     data: dict[str, Any] = {field: getattr(record, field) for field in FIELDS}
-    data.update(line=record.line, context=context, successors=len(successors(record)))
+    dependents = len(successors(record))
+    data.update(line=record.line, context=context, successors=dependents, dependents=dependents)
     return data
 
 
@@ -261,6 +262,7 @@ def t2_scorer(evaluate: Evaluate) -> Scorer:
                 "context": state.metadata["context"],
                 **result.to_dict(),
                 "successors": result.successors or state.metadata["successors"],
+                "dependents": state.metadata["dependents"],
             },
         )
 
