@@ -50,6 +50,7 @@ def test_audit_counts_every_defect_class_and_keeps_the_clean_records() -> None:
         "formal_language_mismatch": 1,
         "target_not_found_once": 2,
         "no_mentioning_successor": 1,
+        "too_few_successors": 0,
     }
     assert [r.id for r in result.valid] == ["fixture-1.double_eq", "fixture-2.sq_nonneg'"]
     assert result.ids()[Defect.TARGET_NOT_FOUND_ONCE] == ["fixture-4.mismatch", "fixture-6.twice"]
@@ -116,3 +117,29 @@ def test_profile_counts_records_whose_successors_are_all_sorry_stubs() -> None:
     assert profile["records_by_successors"] == {1: 1, 2: 1}
     assert profile["records_by_direct_successors"] == {1: 2}
     assert profile["records_by_later_declarations"] == {1: 1, 3: 1}
+
+
+def test_records_with_fewer_successors_than_the_minimum_are_filtered_and_funnelled() -> None:
+    loaded = load_records(FIXTURE)
+    default = audit(loaded.records, loaded.problems)
+    assert default.funnel() == {"records": 9, "without_defects": 2, "successors>=2": 2}
+    strict = audit(loaded.records, loaded.problems, min_successors=3)
+    assert [r.id for r in strict.valid] == ["fixture-1.double_eq"]  # 5 successors; fixture-2: 2
+    assert strict.ids()[Defect.TOO_FEW_SUCCESSORS] == ["fixture-2.sq_nonneg'"]
+    assert strict.funnel() == {"records": 9, "without_defects": 2, "successors>=3": 1}
+    assert strict.to_dict()["min_successors"] == 3
+
+
+def test_one_successor_is_too_few_by_default() -> None:
+    record = load_records(FIXTURE).records[1]
+    one = replace(record, after_target_code="\ntheorem uses_sq : 0 ≤ (1 : ℤ) := sq_nonneg' 1")
+    one = replace(one, formal_language=record.header + one.target_code + one.after_target_code)
+    result = audit([one])
+    assert result.valid == []
+    assert result.counts()["too_few_successors"] == 1
+    assert audit([one], min_successors=1).valid == [one]
+
+
+def test_a_negative_minimum_is_refused() -> None:
+    with pytest.raises(ValueError, match="min_successors must be >= 0"):
+        audit([], min_successors=-1)

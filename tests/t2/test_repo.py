@@ -139,7 +139,9 @@ def test_a_build_past_its_timeout_fails(
 
 def test_audit_looks_for_the_target_in_its_file(repo: Path) -> None:
     missing = _record("theorem base_eq (n : Nat) : n + 0 = n := by\n  omega")
-    result = audit([_record(), missing], file_text=lambda r: file_text_of(repo.parent, r))
+    result = audit(  # the record holds one referencing declaration, as T2's research rows do
+        [_record(), missing], file_text=lambda r: file_text_of(repo.parent, r), min_successors=1
+    )
     assert [f.defect for f in result.findings] == [
         Defect.DUPLICATE_ID,
         Defect.TARGET_NOT_FOUND_ONCE,
@@ -165,6 +167,7 @@ def test_run_t2_repo_with_a_lake_on_path(
     data.write_text(json.dumps(fields) + "\n")
     model = script("t2-repo", lambda messages: f"```lean\n{TARGET}\n```")
     args = ["run", "t2", "--data", str(data), "--repo", str(repo.parent), "--context", "st"]
+    args += ["--min-successors", "1"]
     result = CliRunner().invoke(
         app, [*args, "--model", model, "--log-dir", str(tmp_path / "logs"), "--json"]
     )

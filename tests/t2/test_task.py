@@ -178,6 +178,19 @@ def test_audit_command_counts_and_ids() -> None:
     }
     table = CliRunner().invoke(app, ["t2", "audit", str(FIXTURE)])
     assert "target_not_found_once" in table.stdout
+    assert "funnel: records 9 -> without_defects 2 -> successors>=2 2" in table.stdout
+    strict = CliRunner().invoke(
+        app, ["t2", "audit", str(FIXTURE), "--min-successors", "3", "--json"]
+    )
+    funnel = json.loads(strict.stdout)["details"]["funnel"]
+    assert funnel == {"records": 9, "without_defects": 2, "successors>=3": 1}
+
+
+def test_min_successors_skips_records_in_the_task(fake_lean: str, tmp_path: Path) -> None:
+    args = {"data": str(FIXTURE), "lean": fake_lean, "ground_truth": True, "min_successors": 3}
+    summary = summarize_log(_run(args, "none", tmp_path), n_resamples=50).to_dict()
+    assert summary["skipped_ids"]["too_few_successors"] == ["fixture-2.sq_nonneg'"]
+    assert (summary["evaluated_records"], summary["min_successors"]) == (1, 3)
 
 
 def test_nl_file_supplies_missing_descriptions(fake_lean: str, tmp_path: Path) -> None:

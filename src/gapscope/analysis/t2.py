@@ -104,6 +104,7 @@ def summarize_log(log: EvalLog, *, n_resamples: int = 2000, seed: int = 0) -> T2
         "log": log.location,
         "records": meta.get("records"),
         "evaluated_records": meta.get("evaluated_records"),
+        "min_successors": meta.get("min_successors"),
         "skipped": {reason: len(ids) for reason, ids in skipped.items()},
         "skipped_ids": skipped,
         "contexts": summarize(

@@ -304,6 +304,7 @@ def print_t2_audit(data: str, result: Audit, profile: Mapping[str, Any], console
         table.add_row(defect, str(count), ", ".join(shown[:5]) + more)
     console.print(table)
     console.print(f"skipped by run t2: {result.skipped()} of {result.total} records")
+    console.print("funnel: " + " -> ".join(f"{k} {v}" for k, v in result.funnel().items()))
     for key, value in profile.items():
         console.print(f"{key.replace('_', ' ')}: {value}")
 

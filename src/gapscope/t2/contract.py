@@ -17,6 +17,7 @@ class RunMetadata(TypedDict):
     k: int
     records: int
     evaluated_records: int
+    min_successors: int
     skipped: dict[str, list[str]]
     executor: str
     repo: str | None

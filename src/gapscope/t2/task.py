@@ -91,6 +91,7 @@ def t2(
     workers: int = 2,
     split: str = "train",
     allow_unsandboxed: bool = False,
+    min_successors: int = 2,
 ) -> Task:
     """T2 testing accuracy: generate the target declaration, test it with its successors.
 
@@ -118,6 +119,10 @@ def t2(
         split: the Hub split, for a Hub dataset id.
         allow_unsandboxed: run the generated Lean (REPLs, ``lake``) without the bubblewrap
             sandbox where it is missing; by default the task refuses to start there.
+        min_successors: skip records with fewer successors (declarations after the target
+            that use it; paper: 2). In the repository track only the record's own
+            ``after_target_code`` is counted (T2's research rows hold one referencing
+            declaration each, so use 1 there).
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
@@ -137,6 +142,7 @@ def t2(
         loaded.records,
         loaded.problems,
         partial(file_text_of, repo_config.root) if repo_config else None,
+        min_successors=min_successors,
     )
     skipped: dict[str, list[str]] = report.ids()
     excluded = read_id_list(Path(exclude)) if exclude else set()
@@ -170,7 +176,8 @@ def t2(
     if not samples:
         raise ValueError(
             f"no sample to run from {data!r}: {report.skipped()} of {report.total} records have"
-            f" defects (see `gapscope t2 audit {data}`)"
+            f" defects or fewer than {min_successors} successors"
+            f" (see `gapscope t2 audit {data}`)"
             + (f", {len(missing_nl)} samples lack NL (give --nl FILE)" if missing_nl else "")
         )
     evaluate = _evaluator(
@@ -192,6 +199,7 @@ def t2(
                 k=k,
                 records=report.total,
                 evaluated_records=len(chosen),
+                min_successors=min_successors,
                 skipped=skipped,
                 executor=executor,
                 repo=repo,
