@@ -96,7 +96,7 @@ def test_declaration_splitting_keeps_attributes_docs_and_alternatives_together()
     )
     parts = split_declarations(text)
     assert [(d.kind, d.name) for d in parts] == [("command", None), ("theorem", "a"), ("def", "f")]
-    assert (parts[1].start_line, parts[1].end_line) == (3, 5)
+    assert (parts[1].start_line, parts[1].end_line) == (1, 5)  # from its doc comment
     assert (parts[2].start_line, parts[2].end_line) == (5, 9)
 
 

@@ -48,7 +48,7 @@ def test_only_declarations_that_use_the_target_are_successors() -> None:
         ("d2", True),  # foo.symm
         ("n1", True),  # Nat.foo
     ]
-    assert [(s.start_line, s.end_line) for s in found] == [(2, 3), (7, 10), (11, 12), (12, 13)]
+    assert [(s.start_line, s.end_line) for s in found] == [(2, 3), (6, 10), (11, 12), (12, 13)]
 
 
 def test_an_error_in_a_declaration_that_does_not_use_the_target_fails_no_successor() -> None:

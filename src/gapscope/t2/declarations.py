@@ -3,10 +3,18 @@
 T2 needs to know, in a piece of Lean text, where each top-level declaration starts and ends
 (to attribute Lean's messages by line), its kind and name (to tell a renamed answer from the
 target), which identifiers it uses (to find the target's dependents), whether it uses
-``sorry``, and whether a target was cut off. A top-level command starts at column 0;
-everything up to the next such line belongs to it. Comments are blanked first
-(``gapscope.lean.source.code_only`` keeps lines and columns), so a keyword inside a comment
-or doc string starts nothing.
+``sorry``, and whether a target was cut off.
+
+Commands are found the way Lean's command parser would meet them, on the Lean lexer's tokens
+(``gapscope.lean.source.lex``: comments and strings are never code): a command starts only at
+a command keyword (``theorem``, ``def``, ``open``, ``namespace``, ``#eval``, ``@[``, ``/--``,
+``private`` ...) in column 0, outside every open bracket (a declaration keyword, which no
+term can contain, even inside one: Lean resumes there after a statement left unclosed). Any
+other line in column 0 continues the command before it - a statement continued at column 0,
+``by sorry`` at column 0, a line starting with ``:``, ``:=``, ``|``, ``(`` or an operator -
+since Lean itself does not care about columns there; cutting such a line off misplaces its
+errors in another declaration. A doc comment, attributes, modifiers and ``open … in`` start
+the declaration they precede.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from gapscope.lean.source import Kind, code_only, lex
+from gapscope.lean.source import Kind, Lexed, code_only, lex
 
 _MODIFIERS = r"(?:(?:private|protected|noncomputable|partial|unsafe|nonrec|scoped|local)\s+)*"
 _ATTRIBUTES = r"(?:@\[[^\]]*\]\s*)*"
@@ -32,15 +40,39 @@ DECLARATION_KINDS = (
     "opaque",
     "example",
 )
+_SCOPED = r"(?:(?:open|set_option)\b[^\n]*?\bin\s+)*"
+"""``open Nat in`` / ``set_option x y in`` before a declaration: it is still that declaration."""
 _HEAD = re.compile(
-    rf"^{_ATTRIBUTES}{_MODIFIERS}(?P<kind>{'|'.join(DECLARATION_KINDS)})\b"
+    rf"^{_SCOPED}{_ATTRIBUTES}{_MODIFIERS}(?P<kind>{'|'.join(DECLARATION_KINDS)})\b"
     r"(?:\s+(?P<name>«[^»]+»|[^\s:({\[⦃⟨]+))?"
 )
-_COMMAND_START = re.compile(
-    r"^(?![\s)\]}⟩|,]|:=|(?:termination_by|decreasing_by|where|deriving|with|then|else)\b)."
+_MODIFIER_WORDS = frozenset(
+    {"private", "protected", "noncomputable", "partial", "unsafe", "nonrec", "scoped", "local"}
 )
-"""A line that starts a new top-level command: column 0, and not a continuation of the last."""
-_ONLY_ATTRIBUTES = re.compile(r"^\s*(?:@\[[^\]]*\]\s*)+$")
+"""Words that open a command whose keyword comes after them (``private theorem``)."""
+_COMMAND_WORDS = frozenset(
+    {
+        *DECLARATION_KINDS,
+        *("namespace", "section", "end", "mutual", "open", "export", "variable", "universe"),
+        *("set_option", "attribute", "import", "macro", "macro_rules", "syntax"),
+        *(
+            "notation",
+            "notation3",
+            "infix",
+            "infixl",
+            "infixr",
+            "prefix",
+            "postfix",
+            "elab",
+            "elab_rules",
+        ),
+        *("declare_syntax_cat", "initialize", "builtin_initialize", "omit", "include"),
+        *("irreducible_def", "alias", "add_decl_doc", "unseal", "seal", "library_note"),
+        *("suppress_compilation", "assert_not_exists", "compile_inductive", "deriving"),
+    }
+)
+"""Words that start a top-level command in column 0 (``deriving`` only as ``deriving
+instance``: alone it is a clause of the structure above)."""
 _SORRY = re.compile(r"(?<![\w'.])(?:sorry|admit)(?![\w'!?])")
 
 THEOREM_LIKE_KINDS = frozenset({"theorem", "lemma"})
@@ -129,13 +161,7 @@ def split_declarations(text: str) -> list[Declaration]:
     """The top-level commands of ``text`` in order, each with its line range."""
     lines = text.split("\n")
     stripped = code_only(text).split("\n")
-    starts: list[int] = []
-    for i, line in enumerate(stripped):
-        if not _COMMAND_START.match(line):
-            continue
-        if starts and _ONLY_ATTRIBUTES.match("\n".join(stripped[starts[-1] : i])):
-            continue  # ``@[simp]`` on its own line belongs to the declaration below it
-        starts.append(i)
+    starts = _command_lines(text)
     out: list[Declaration] = []
     for n, start in enumerate(starts):
         end = starts[n + 1] if n + 1 < len(starts) else len(lines)
@@ -148,7 +174,73 @@ def split_declarations(text: str) -> list[Declaration]:
     return out
 
 
+def _command_lines(text: str) -> list[int]:
+    """The 0-based lines where a command starts (module docstring): a command keyword in
+    column 0 outside brackets, or the doc comment, attribute or modifier right before one.
+
+    Code before the first such line (a fragment that starts mid-command) is one command. What
+    follows a place the lexer cannot decide belongs to the command before it."""
+    lexed = lex(text)
+    tokens = lexed.tokens
+    starts: list[int] = []
+    depth = 0
+    prefix = False  # the current command is, so far, only a doc comment/attributes/modifiers
+    previous = ""
+    for i, token in enumerate(tokens):
+        word = lexed.word(token)
+        if token.kind is Kind.SYMBOL and word in _OPENING:
+            depth += 1
+        elif token.kind is Kind.SYMBOL and word in _PAIRS:
+            depth = max(depth - 1, 0)
+        opener = _opener(lexed, i)
+        at_start = token.start == 0 or text[token.start - 1] == "\n"
+        reserved = opener == "prefix" or word in DECLARATION_KINDS
+        if at_start and opener and not prefix and (depth == 0 or reserved):
+            # A declaration keyword cannot sit inside a term: where a bracket was left open (a
+            # truncated statement), Lean gives up on it and resumes at that keyword.
+            depth = 0
+            if previous != "in":  # ``open Foo in`` / ``set_option … in`` scope the next one
+                starts.append(text.count("\n", 0, token.start))
+            prefix = opener == "prefix"
+        elif prefix and depth == 0 and opener != "prefix" and word not in _PAIRS:
+            prefix = False  # the keyword (or a command this reader does not know) came
+        if token.kind is not Kind.COMMENT:
+            previous = word
+    code = [t for i, t in enumerate(tokens) if t.kind is not Kind.COMMENT or _opener(lexed, i)]
+    if code:
+        line = text.count("\n", 0, code[0].start)
+        if not starts or starts[0] > line:
+            starts.insert(0, line)
+    return starts
+
+
+def _opener(lexed: Lexed, i: int) -> str | None:
+    """``keyword`` if token ``i`` is a command keyword, ``prefix`` if it is a doc comment,
+    attribute or modifier (the keyword follows), else None."""
+    token = lexed.tokens[i]
+    word = lexed.word(token)
+    after = lexed.tokens[i + 1] if i + 1 < len(lexed.tokens) else None
+    next_word = lexed.word(after) if after is not None else ""
+    glued = after is not None and after.start == token.end
+    if token.kind is Kind.COMMENT:  # a module doc ``/-!`` is a comment here: no code in it
+        return "prefix" if word.startswith("/--") else None
+    if token.kind is Kind.SYMBOL:
+        if word == "@" and glued and next_word == "[":
+            return "prefix"
+        if word == "#" and glued and after is not None and after.kind is Kind.IDENT:
+            return "keyword"
+        return None
+    if token.kind is not Kind.IDENT:
+        return None
+    if word in _MODIFIER_WORDS:
+        return "prefix"
+    if word == "deriving":
+        return "keyword" if next_word == "instance" else None
+    return "keyword" if word in _COMMAND_WORDS else None
+
+
 _PAIRS = {")": "(", "]": "[", "}": "{", "⟩": "⟨", "⦄": "⦃", "»": "«"}
+_OPENING = frozenset(_PAIRS.values())
 
 
 def unbalanced_bracket(code: str) -> str | None:
