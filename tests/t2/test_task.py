@@ -12,9 +12,11 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage
+from rich.console import Console
 from typer.testing import CliRunner
 
 from gapscope.analysis.t2 import summarize_log
+from gapscope.analysis.terminal import print_t2
 from gapscope.app.main import app
 from gapscope.t2.task import t2
 from tests.conftest import REQUESTS, script
@@ -70,6 +72,13 @@ def test_every_context_is_run_and_reported(fake_lean: str, tmp_path: Path) -> No
         for s in log.samples or []
     }
     assert dependents == {"fixture-1.double_eq": 5, "fixture-2.sq_nonneg'": 2}
+    assert all(s.scores["t2_scorer"].metadata["hard"] for s in log.samples or [])  # theorems
+    assert contexts["st"]["hard"]["records"] == 2
+    assert contexts["st"]["hard"]["ta"]["estimate"] == 0.5
+    console = Console(record=True, width=300)
+    print_t2(summary, console)
+    text = console.export_text()
+    assert "Hard TA" in text and "50.0 [" in text
 
 
 def test_prompts_show_what_each_context_allows(fake_lean: str, tmp_path: Path) -> None:

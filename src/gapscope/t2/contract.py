@@ -28,7 +28,8 @@ class SampleScoreMetadata(TypedDict, total=False):
     (:meth:`gapscope.t2.evaluate.SampleResult.to_dict` supplies the rest). ``successors``: the
     test units (the dependents in the record's file; in the repository track also the modules
     that import the target's); ``dependents``: the declarations after the target that use it,
-    directly or transitively."""
+    directly or transitively; ``hard``: the target is Prop-typed (T2 Hard,
+    :func:`gapscope.t2.declarations.declares_prop`)."""
 
     record: str
     context: str
@@ -39,6 +40,7 @@ class SampleScoreMetadata(TypedDict, total=False):
     graded: float | None
     successors: int
     dependents: int
+    hard: bool
     successors_passed: int
     failing_successors: list[str]
     compile_status: str | None

@@ -32,6 +32,7 @@ from gapscope.log_metadata import plain
 from gapscope.models.solvers import system_first
 from gapscope.t2.audit import audit
 from gapscope.t2.contract import TASK, RunMetadata
+from gapscope.t2.declarations import declares_prop
 from gapscope.t2.evaluate import SampleOutcome, SampleResult, evaluate_answer
 from gapscope.t2.extract import Answer, extract_answer
 from gapscope.t2.prompting import load_nl_file, parse_contexts, system_prompt, user_prompt
@@ -61,7 +62,13 @@ def read_id_list(path: Path) -> set[str]:
 def _metadata(record: T2Record, context: str) -> dict[str, Any]:
     data: dict[str, Any] = {field: getattr(record, field) for field in FIELDS}
     dependents = len(successors(record))
-    data.update(line=record.line, context=context, successors=dependents, dependents=dependents)
+    data.update(
+        line=record.line,
+        context=context,
+        successors=dependents,
+        dependents=dependents,
+        hard=declares_prop(record.target_code),
+    )
     return data
 
 
@@ -271,6 +278,7 @@ def t2_scorer(evaluate: Evaluate) -> Scorer:
                 **result.to_dict(),
                 "successors": result.successors or state.metadata["successors"],
                 "dependents": state.metadata["dependents"],
+                "hard": state.metadata["hard"],
             },
         )
 
