@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gapscope.lean.soundness import declared_names
-from gapscope.t2.declarations import head, split_declarations
+from gapscope.t2.declarations import declares_prop, head, split_declarations
 
 
 def test_a_guillemet_name_is_read_from_the_source() -> None:
@@ -15,4 +17,23 @@ def test_a_statement_inside_a_name_is_no_declaration_of_it() -> None:
     code = "def «theorem t2 : 1 = 2 :=» : Nat := 1\ntheorem t3 : True := trivial"
     kinds = [(d.kind, d.name) for d in split_declarations(code)]
     assert kinds == [("def", "«theorem t2 : 1 = 2 :=»"), ("theorem", "t3")]
-    assert not split_declarations(code)[0].mentions("t2")
+    assert not split_declarations(code)[0].uses(("t2",))
+
+
+@pytest.mark.parametrize(
+    ("code", "hard"),
+    [
+        ("theorem a : 1 = 1 := rfl", True),
+        ("lemma b : True := trivial", True),
+        ("def IsGood (n : Nat) : Prop := n > 0", True),
+        ("@[simp] noncomputable abbrev P {a : Type} (x : a) : Prop :=\n  True", True),
+        ("def Q : Prop where", True),
+        ("def p : Nat → Prop := fun _ => True", False),  # a predicate: a function type
+        ("def q (h : Prop) : Nat := 1", False),  # Prop only in a binder
+        ("def t := (1 : Nat)", False),
+        ("instance : Inhabited Nat := ⟨0⟩", False),
+        ("structure S : Prop where", False),
+    ],
+)
+def test_hard_targets_are_prop_typed(code: str, hard: bool) -> None:
+    assert declares_prop(code) is hard

@@ -107,6 +107,7 @@ def test_two_failing_successors_are_each_attributed(
         "generated": 0,
         "successors": [0, 1, 0, 0, 1],
         "unplaced": 0,
+        "unrelated": 0,
     }
     assert result["graded"] == pytest.approx(0.6)
 
@@ -165,6 +166,8 @@ def test_programs_put_the_answer_in_the_targets_place(record: T2Record) -> None:
     lines = programs.full.code.split("\n")
     assert programs.compile.code == programs.full.code[: len(programs.compile.code)]
     assert lines[programs.generated.start - 1].startswith("theorem double_eq")
-    heads = [lines[s.start - 1] for s in programs.successor_spans]
+    spans = [lines[s.start - 1 : s.end - 1] for s in programs.successor_spans]
+    heads = [next(line for line in span if not line.startswith("/--")) for span in spans]
     assert [h.split()[1] for h in heads] == ["s1", "s2", "s3", "s4", "s5"]
+    assert spans[3][0] == "/-- uses the target through `s1` too -/"  # s4 from its doc comment
     assert programs.full.header == "import Mathlib"

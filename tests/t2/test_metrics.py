@@ -17,6 +17,7 @@ def _s(
     strict: bool | None = None,
     graded: float | None = None,
     successors: int = 2,
+    hard: bool = False,
 ) -> ScoredSample:
     return ScoredSample(
         record,
@@ -27,6 +28,7 @@ def _s(
         ta if strict is None else strict,
         (1.0 if ta else 0.0) if graded is None else graded,
         successors,
+        hard,
     )
 
 
@@ -72,3 +74,23 @@ def test_no_compiled_sample_has_no_precision() -> None:
 def test_only_server_errors_leave_no_rate() -> None:
     main = summarize([_s("a", False, False, outcome="server_error")])["nl+st"]
     assert main["ta"] is None and main["records"] == 0
+
+
+def test_the_hard_subset_has_its_own_compile_and_ta() -> None:
+    samples = [
+        _s("a", True, True, hard=True),
+        _s("a", False, False, hard=True),  # k = 2: record a compiles 1/2, passes TA 1/2
+        _s("b", True, False, hard=True),
+        _s("c", True, True),
+        _s("d", False, False, hard=True, outcome="server_error"),
+    ]
+    main = summarize(samples, n_resamples=100)["nl+st"]
+    assert main["hard"]["records"] == 2
+    assert main["hard"]["compile"]["estimate"] == pytest.approx((0.5 + 1.0) / 2)
+    assert main["hard"]["ta"]["estimate"] == pytest.approx((0.5 + 0.0) / 2)
+    assert main["ta"]["estimate"] == pytest.approx((0.5 + 0.0 + 1.0) / 3)
+
+
+def test_no_hard_record_leaves_no_hard_rate() -> None:
+    main = summarize([_s("a", True, True)], n_resamples=50)["nl+st"]
+    assert main["hard"] == {"records": 0, "compile": None, "ta": None}

@@ -50,6 +50,7 @@ def test_audit_counts_every_defect_class_and_keeps_the_clean_records() -> None:
         "formal_language_mismatch": 1,
         "target_not_found_once": 2,
         "no_mentioning_successor": 1,
+        "too_few_successors": 0,
     }
     assert [r.id for r in result.valid] == ["fixture-1.double_eq", "fixture-2.sq_nonneg'"]
     assert result.ids()[Defect.TARGET_NOT_FOUND_ONCE] == ["fixture-4.mismatch", "fixture-6.twice"]
@@ -68,18 +69,18 @@ def test_successors_mention_and_sorry() -> None:
     records = load_records(FIXTURE).records
     five = successors(records[0])
     assert [s.name for s in five] == ["s1", "s2", "s3", "s4", "s5"]
-    assert all(s.mentions_target and s.proved_without_sorry for s in five)
-    two = successors(records[1])
-    assert [(s.name, s.mentions_target, s.uses_sorry) for s in two] == [
+    assert all(s.direct and s.proved_without_sorry for s in five)
+    two = successors(records[1])  # ``other`` never uses the target: not a successor
+    assert [(s.name, s.direct, s.uses_sorry) for s in two] == [
         ("uses_sq", True, False),
-        ("other", False, True),
+        ("uses_sq_twice", False, False),
     ]
 
 
 def test_mention_is_a_whole_identifier() -> None:
     lonely = load_records(FIXTURE).records[5]
     # ``lonely₂`` only extends the name: not a mention.
-    assert not any(s.mentions_target for s in successors(lonely))
+    assert successors(lonely) == []
 
 
 def test_target_identity_from_head_or_name_field() -> None:
@@ -95,7 +96,7 @@ def test_declaration_splitting_keeps_attributes_docs_and_alternatives_together()
     )
     parts = split_declarations(text)
     assert [(d.kind, d.name) for d in parts] == [("command", None), ("theorem", "a"), ("def", "f")]
-    assert (parts[1].start_line, parts[1].end_line) == (3, 5)
+    assert (parts[1].start_line, parts[1].end_line) == (1, 5)  # from its doc comment
     assert (parts[2].start_line, parts[2].end_line) == (5, 9)
 
 
@@ -109,7 +110,36 @@ def test_truncation_detectors() -> None:
 
 def test_profile_counts_records_whose_successors_are_all_sorry_stubs() -> None:
     record = load_records(FIXTURE).records[1]
-    stubs = replace(record, after_target_code="\ntheorem uses : 0 ≤ 1 := by\n  sorry")
+    stub = "\ntheorem uses : sq_nonneg' 0 = sq_nonneg' 0 := by\n  sorry"
+    stubs = replace(record, after_target_code=stub)
     profile = successor_profile([record, stubs])
     assert profile["no_theorem_proved_without_sorry"] == 1
     assert profile["records_by_successors"] == {1: 1, 2: 1}
+    assert profile["records_by_direct_successors"] == {1: 2}
+    assert profile["records_by_later_declarations"] == {1: 1, 3: 1}
+
+
+def test_records_with_fewer_successors_than_the_minimum_are_filtered_and_funnelled() -> None:
+    loaded = load_records(FIXTURE)
+    default = audit(loaded.records, loaded.problems)
+    assert default.funnel() == {"records": 9, "without_defects": 2, "successors>=2": 2}
+    strict = audit(loaded.records, loaded.problems, min_successors=3)
+    assert [r.id for r in strict.valid] == ["fixture-1.double_eq"]  # 5 successors; fixture-2: 2
+    assert strict.ids()[Defect.TOO_FEW_SUCCESSORS] == ["fixture-2.sq_nonneg'"]
+    assert strict.funnel() == {"records": 9, "without_defects": 2, "successors>=3": 1}
+    assert strict.to_dict()["min_successors"] == 3
+
+
+def test_one_successor_is_too_few_by_default() -> None:
+    record = load_records(FIXTURE).records[1]
+    one = replace(record, after_target_code="\ntheorem uses_sq : 0 ≤ (1 : ℤ) := sq_nonneg' 1")
+    one = replace(one, formal_language=record.header + one.target_code + one.after_target_code)
+    result = audit([one])
+    assert result.valid == []
+    assert result.counts()["too_few_successors"] == 1
+    assert audit([one], min_successors=1).valid == [one]
+
+
+def test_a_negative_minimum_is_refused() -> None:
+    with pytest.raises(ValueError, match="min_successors must be >= 0"):
+        audit([], min_successors=-1)

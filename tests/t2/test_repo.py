@@ -24,7 +24,10 @@ from gapscope.t2.successors import target_identity
 
 FAKE_LAKE = Path(__file__).parent / "fake_lake.py"
 TARGET = "theorem base_eq (n : Nat) : n + 0 = n := by\n  simp"
-BASE = f"def helper : Nat := 1\n\n{TARGET}\n\ntheorem base_use : 2 + 0 = 2 := base_eq 2\n"
+BASE = (
+    f"def helper : Nat := 1\n\n{TARGET}\n\ntheorem base_use : 2 + 0 = 2 := base_eq 2\n"
+    "theorem base_eq_free : True := trivial\n"  # never uses the target: not a test unit
+)
 USER = (
     "import Lib.Base\n\ntheorem user_thm (m : Nat) : m + 0 + 0 = m := by\n  rw [base_eq, base_eq]\n"
 )
@@ -94,6 +97,7 @@ def test_right_answer_builds_on_a_private_copy(repo: Path, lake_log: Path) -> No
     finally:
         workspaces.close()
     assert (result.compiles, result.ta, result.ta_strict, result.graded) == (True, True, True, 1.0)
+    assert result.successors == 3  # base_use, Lib.Top, Lib.User
     assert result.errors["modules_built"] == ["Lib.Base", "Lib.Top", "Lib.User"]
     calls = [json.loads(line) for line in lake_log.read_text().splitlines()]
     assert [c["args"][:2] for c in calls] == [["env", "lean"], ["build", "Lib.Base"]]
@@ -138,7 +142,9 @@ def test_a_build_past_its_timeout_fails(
 
 def test_audit_looks_for_the_target_in_its_file(repo: Path) -> None:
     missing = _record("theorem base_eq (n : Nat) : n + 0 = n := by\n  omega")
-    result = audit([_record(), missing], file_text=lambda r: file_text_of(repo.parent, r))
+    result = audit(  # the record holds one referencing declaration, as T2's research rows do
+        [_record(), missing], file_text=lambda r: file_text_of(repo.parent, r), min_successors=1
+    )
     assert [f.defect for f in result.findings] == [
         Defect.DUPLICATE_ID,
         Defect.TARGET_NOT_FOUND_ONCE,
@@ -164,6 +170,7 @@ def test_run_t2_repo_with_a_lake_on_path(
     data.write_text(json.dumps(fields) + "\n")
     model = script("t2-repo", lambda messages: f"```lean\n{TARGET}\n```")
     args = ["run", "t2", "--data", str(data), "--repo", str(repo.parent), "--context", "st"]
+    args += ["--min-successors", "1"]
     result = CliRunner().invoke(
         app, [*args, "--model", model, "--log-dir", str(tmp_path / "logs"), "--json"]
     )

@@ -12,9 +12,11 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage
+from rich.console import Console
 from typer.testing import CliRunner
 
 from gapscope.analysis.t2 import summarize_log
+from gapscope.analysis.terminal import print_t2
 from gapscope.app.main import app
 from gapscope.t2.task import t2
 from tests.conftest import REQUESTS, script
@@ -65,6 +67,18 @@ def test_every_context_is_run_and_reported(fake_lean: str, tmp_path: Path) -> No
     assert summary["skipped"]["missing_nl"] == 2
     assert summary["skipped"]["duplicate_id"] == 1
     assert summary["evaluated_records"] == 2 and summary["records"] == 9
+    dependents = {
+        s.scores["t2_scorer"].metadata["record"]: s.scores["t2_scorer"].metadata["dependents"]
+        for s in log.samples or []
+    }
+    assert dependents == {"fixture-1.double_eq": 5, "fixture-2.sq_nonneg'": 2}
+    assert all(s.scores["t2_scorer"].metadata["hard"] for s in log.samples or [])  # theorems
+    assert contexts["st"]["hard"]["records"] == 2
+    assert contexts["st"]["hard"]["ta"]["estimate"] == 0.5
+    console = Console(record=True, width=300)
+    print_t2(summary, console)
+    text = console.export_text()
+    assert "Hard TA" in text and "50.0 [" in text
 
 
 def test_prompts_show_what_each_context_allows(fake_lean: str, tmp_path: Path) -> None:
@@ -166,12 +180,26 @@ def test_audit_command_counts_and_ids() -> None:
     assert data["counts"]["duplicate_id"] == 1 and data["valid"] == 2
     assert data["ids"]["no_mentioning_successor"] == ["fixture-5.lonely"]
     assert data["successors"] == {
-        "records_by_successors": {"1": 3, "2": 2, "5": 2},
-        "records_by_mentioning_successors": {"0": 1, "1": 4, "5": 2},
-        "no_theorem_proved_without_sorry": 0,
+        "records_by_successors": {"0": 1, "1": 3, "2": 1, "5": 2},
+        "records_by_direct_successors": {"0": 1, "1": 4, "5": 2},
+        "records_by_later_declarations": {"1": 3, "2": 1, "3": 1, "5": 2},
+        "no_theorem_proved_without_sorry": 1,
     }
     table = CliRunner().invoke(app, ["t2", "audit", str(FIXTURE)])
     assert "target_not_found_once" in table.stdout
+    assert "funnel: records 9 -> without_defects 2 -> successors>=2 2" in table.stdout
+    strict = CliRunner().invoke(
+        app, ["t2", "audit", str(FIXTURE), "--min-successors", "3", "--json"]
+    )
+    funnel = json.loads(strict.stdout)["details"]["funnel"]
+    assert funnel == {"records": 9, "without_defects": 2, "successors>=3": 1}
+
+
+def test_min_successors_skips_records_in_the_task(fake_lean: str, tmp_path: Path) -> None:
+    args = {"data": str(FIXTURE), "lean": fake_lean, "ground_truth": True, "min_successors": 3}
+    summary = summarize_log(_run(args, "none", tmp_path), n_resamples=50).to_dict()
+    assert summary["skipped_ids"]["too_few_successors"] == ["fixture-2.sq_nonneg'"]
+    assert (summary["evaluated_records"], summary["min_successors"]) == (1, 3)
 
 
 def test_nl_file_supplies_missing_descriptions(fake_lean: str, tmp_path: Path) -> None:

@@ -28,6 +28,8 @@ METRICS = {
     "graded": "graded TA",
 }
 """The per-context metrics that become gap-profile rows, with their display names."""
+HARD_METRICS = {"compile": "compile (Hard)", "ta": "TA (parity) (Hard)"}
+"""The Hard subset's metrics (Prop-typed targets), rows of their own as in the paper."""
 
 
 def read_samples(log: EvalLog) -> list[ScoredSample]:
@@ -51,6 +53,7 @@ def read_samples(log: EvalLog) -> list[ScoredSample]:
                     ta_strict=bool(meta.get("ta_strict", False)),
                     graded=meta.get("graded"),
                     successors=int(meta.get("successors", sample.metadata.get("successors", 0))),
+                    hard=bool(meta.get("hard", sample.metadata.get("hard", False))),
                 )
             )
     return out
@@ -67,25 +70,27 @@ class T2Summary:
         return self.report
 
     def rows(self) -> list[GapRow]:
-        """Compile, TA (parity), TA (strict) and graded TA per context, with bootstrap CIs."""
+        """Compile, TA (parity), TA (strict) and graded TA per context, then compile and TA of
+        the Hard subset, with bootstrap CIs."""
         rows: list[GapRow] = []
         for context, metrics in self.report["contexts"].items():
+            hard = metrics.get("hard", {"records": 0})
             for key, name in METRICS.items():
-                ci = metrics.get(key)
-                rows.append(
-                    GapRow(
-                        model=self.report["model"],
-                        diagnostic=DIAGNOSTIC,
-                        metric=f"{name} [{context}]",
-                        value=None if ci is None else 100 * ci["estimate"],
-                        ci=None
-                        if ci is None or ci["low"] is None
-                        else (100 * ci["low"], 100 * ci["high"]),
-                        n=int(metrics["records"]),
-                        log=self.report["log"],
-                    )
-                )
+                rows.append(self._row(f"{name} [{context}]", metrics.get(key), metrics["records"]))
+            for key, name in HARD_METRICS.items():
+                rows.append(self._row(f"{name} [{context}]", hard.get(key), hard["records"]))
         return rows
+
+    def _row(self, metric: str, ci: dict[str, Any] | None, n: int) -> GapRow:
+        return GapRow(
+            model=self.report["model"],
+            diagnostic=DIAGNOSTIC,
+            metric=metric,
+            value=None if ci is None else 100 * ci["estimate"],
+            ci=None if ci is None or ci["low"] is None else (100 * ci["low"], 100 * ci["high"]),
+            n=int(n),
+            log=self.report["log"],
+        )
 
     def outcomes(self) -> dict[str, dict[str, bool]]:
         """TA (parity) per record and context, for paired comparisons (first sample of each)."""
@@ -107,6 +112,7 @@ def summarize_log(log: EvalLog, *, n_resamples: int = 2000, seed: int = 0) -> T2
         "log": log.location,
         "records": meta.get("records"),
         "evaluated_records": meta.get("evaluated_records"),
+        "min_successors": meta.get("min_successors"),
         "skipped": {reason: len(ids) for reason, ids in skipped.items()},
         "skipped_ids": skipped,
         "contexts": summarize(

@@ -419,6 +419,7 @@ def print_t2_audit(data: str, result: Audit, profile: Mapping[str, Any], console
         table.add_row(defect, str(count), ", ".join(shown[:5]) + more)
     console.print(table)
     console.print(f"skipped by run t2: {result.skipped()} of {result.total} records")
+    console.print("funnel: " + " -> ".join(f"{k} {v}" for k, v in result.funnel().items()))
     for key, value in profile.items():
         console.print(f"{key.replace('_', ' ')}: {value}")
 
@@ -432,17 +433,23 @@ def _t2_pct(ci: dict[str, Any] | None) -> str:
 
 
 def print_t2(summary: dict[str, Any], console: Console) -> None:
-    """Compile vs TA vs strict vs graded per context, TA by successors, what was skipped."""
+    """Compile vs TA vs strict vs graded per context, the Hard subset's compile and TA, TA by
+    successors, what was skipped."""
     table = Table(title=f"T2 {summary['model']} (95% bootstrap CIs over records)")
     columns = ("context", "records", "compile", "TA", "TA strict", "graded TA", "P(TA|compile)")
-    for col in (*columns, "renamed", "no answer", "forbidden", "server err"):
+    hard_columns = ("Hard records", "Hard compile", "Hard TA")
+    for col in (*columns, *hard_columns, "renamed", "no answer", "forbidden", "server err"):
         table.add_column(col, justify="left" if col == "context" else "right")
     for name, c in summary["contexts"].items():
         outcomes = c["outcomes"]
+        hard = c.get("hard", {"records": 0, "compile": None, "ta": None})
         table.add_row(
             name,
             str(c["records"]),
             *(_t2_pct(c[m]) for m in ("compile", "ta", "ta_strict", "graded", "compile_precision")),
+            str(hard["records"]),
+            _t2_pct(hard["compile"]),
+            _t2_pct(hard["ta"]),
             *(
                 str(outcomes[o])
                 for o in ("renamed", "no_answer", "forbidden_command", "server_error")

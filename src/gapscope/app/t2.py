@@ -22,6 +22,13 @@ from gapscope.app.options import (
 if TYPE_CHECKING:
     from inspect_ai import Task
 
+MinSuccessorsOption = Annotated[
+    int,
+    typer.Option(
+        min=0, help="Skip records with fewer successors (declarations using the target; paper: 2)."
+    ),
+]
+
 t2_app = typer.Typer(help="T2 testing accuracy: audit records for defects.", no_args_is_help=True)
 
 
@@ -31,9 +38,10 @@ def audit_command(
     repo: Annotated[
         Path | None, typer.Option(help="Check targets against this Lean project's files.")
     ] = None,
+    min_successors: MinSuccessorsOption = 2,
     json_out: JsonOut = False,
 ) -> None:
-    """Count the records of each defect class and list the offending ids."""
+    """Count the records of each defect class, list the offending ids, show the funnel."""
     from gapscope.analysis.terminal import print_t2_audit
     from gapscope.records import SourceError
     from gapscope.t2.audit import audit
@@ -50,6 +58,7 @@ def audit_command(
             loaded.records,
             loaded.problems,
             (lambda r: file_text_of(repo, r)) if repo is not None else None,
+            min_successors=min_successors,
         )
         profile = successor_profile(loaded.records)
 
@@ -106,6 +115,7 @@ def run_t2(
         float, typer.Option(min=0.0, help="Seconds per lake build, --repo only (T2: 1200).")
     ] = 1200.0,
     workers: Annotated[int, typer.Option(min=1, help="Parallel project copies, --repo only.")] = 2,
+    min_successors: MinSuccessorsOption = 2,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
 ) -> None:
@@ -140,6 +150,7 @@ def run_t2(
             repo=str(repo) if repo else None,
             build_timeout=build_timeout,
             workers=workers,
+            min_successors=min_successors,
         )
 
     run_diagnostic(

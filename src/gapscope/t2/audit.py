@@ -1,10 +1,15 @@
 """The defect audit: what is wrong with T2 records, found before anything is evaluated.
 
 The released records have defects (docs/t2.md): targets cut off before their body, duplicate
-ids, ``formal_language`` that is not its parts, targets that occur more than once, rows whose
-successors never mention the target. A record with any defect is reported and skipped, never
+ids, ``formal_language`` that is not its parts, targets that occur more than once, rows where no
+later declaration uses the target. A record with any defect is reported and skipped, never
 evaluated silently; ``gapscope t2 audit`` prints the counts and ids, ``run t2`` says how many
 it skipped and why.
+
+Of the records without a defect, those with fewer than ``min_successors`` successors (the
+declarations that use the target; the paper keeps |T_succ| >= 2) are filtered out next: a
+record tested by one declaration says little about the answer's meaning. The funnel counts
+each stage (records -> without defects -> with enough successors).
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ class Defect(StrEnum):
     FORMAL_LANGUAGE_MISMATCH = "formal_language_mismatch"
     TARGET_NOT_FOUND_ONCE = "target_not_found_once"
     NO_MENTIONING_SUCCESSOR = "no_mentioning_successor"
+    TOO_FEW_SUCCESSORS = "too_few_successors"
+    """Not a defect but the paper's filter, applied only to records with no defect."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,7 @@ class Audit:
     """Every finding, and the records that have none (the ones ``run t2`` evaluates)."""
 
     total: int
+    min_successors: int = 2
     findings: list[Finding] = field(default_factory=list)
     valid: list[T2Record] = field(default_factory=list)
 
@@ -66,11 +74,22 @@ class Audit:
     def skipped(self) -> int:
         return self.total - len(self.valid)
 
+    def funnel(self) -> dict[str, int]:
+        """Records left after each stage: all, without defects, with enough successors."""
+        too_few = self.counts()[Defect.TOO_FEW_SUCCESSORS.value]
+        return {
+            "records": self.total,
+            "without_defects": len(self.valid) + too_few,
+            f"successors>={self.min_successors}": len(self.valid),
+        }
+
     def to_dict(self) -> dict[str, object]:
         return {
             "records": self.total,
             "valid": len(self.valid),
             "skipped": self.skipped(),
+            "min_successors": self.min_successors,
+            "funnel": self.funnel(),
             "counts": self.counts(),
             "ids": self.ids(),
             "findings": [
@@ -113,10 +132,8 @@ def record_defects(record: T2Record, file_text: FileText | None = None) -> list[
             found.extend(_file_defects(record, text))
     else:
         found.extend(_formal_language_defects(record))
-    if not any(s.mentions_target for s in successors(record)):
-        found.append(
-            (Defect.NO_MENTIONING_SUCCESSOR, "no declaration after the target mentions it")
-        )
+    if not successors(record):
+        found.append((Defect.NO_MENTIONING_SUCCESSOR, "no declaration after the target uses it"))
     return found
 
 
@@ -156,13 +173,18 @@ def audit(
     records: Sequence[T2Record],
     problems: Sequence[RecordProblem] = (),
     file_text: FileText | None = None,
+    min_successors: int = 2,
 ) -> Audit:
     """Audit loaded records; ``problems`` (the loader's) count as ``invalid_record``.
 
     Of records sharing an id, the first is kept and every later one is a ``duplicate_id``
     (the released evaluator also keeps one per id); whether the copies differ is in the detail.
+    A record with no defect and fewer than ``min_successors`` successors is
+    ``too_few_successors``.
     """
-    result = Audit(total=len(records) + len(problems))
+    if min_successors < 0:
+        raise ValueError(f"min_successors must be >= 0, got {min_successors}")
+    result = Audit(total=len(records) + len(problems), min_successors=min_successors)
     for problem in problems:
         result.findings.append(
             Finding(Defect.INVALID_RECORD, problem.line, problem.record, str(problem))
@@ -176,6 +198,11 @@ def audit(
         else:
             same = "identical" if _same(kept, record) else "different content"
             own.append((Defect.DUPLICATE_ID, f"id first seen on line {kept.line} ({same})"))
+        if not own:
+            count = len(successors(record))
+            if count < min_successors:
+                detail = f"{count} successor(s), fewer than {min_successors}"
+                own.append((Defect.TOO_FEW_SUCCESSORS, detail))
         for defect, detail in own:
             result.findings.append(Finding(defect, record.line, record.id, detail))
         if not own:

@@ -17,6 +17,7 @@ class RunMetadata(TypedDict):
     k: int
     records: int
     evaluated_records: int
+    min_successors: int
     skipped: dict[str, list[str]]
     executor: str
     repo: str | None
@@ -24,7 +25,11 @@ class RunMetadata(TypedDict):
 
 class SampleScoreMetadata(TypedDict, total=False):
     """One generation's score metadata: the record, the context, and its outcome
-    (:meth:`gapscope.t2.evaluate.SampleResult.to_dict` supplies the rest)."""
+    (:meth:`gapscope.t2.evaluate.SampleResult.to_dict` supplies the rest). ``successors``: the
+    test units (the dependents in the record's file; in the repository track also the modules
+    that import the target's); ``dependents``: the declarations after the target that use it,
+    directly or transitively; ``hard``: the target is Prop-typed (T2 Hard,
+    :func:`gapscope.t2.declarations.declares_prop`)."""
 
     record: str
     context: str
@@ -34,6 +39,8 @@ class SampleScoreMetadata(TypedDict, total=False):
     ta_strict: bool
     graded: float | None
     successors: int
+    dependents: int
+    hard: bool
     successors_passed: int
     failing_successors: list[str]
     compile_status: str | None

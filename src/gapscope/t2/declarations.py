@@ -2,18 +2,28 @@
 
 T2 needs to know, in a piece of Lean text, where each top-level declaration starts and ends
 (to attribute Lean's messages by line), its kind and name (to tell a renamed answer from the
-target), whether it mentions the target, whether it uses ``sorry``, and whether a target was
-cut off. A top-level command starts at column 0; everything up to the next such line belongs
-to it. Comments are blanked first (``gapscope.lean.source.code_only`` keeps lines and
-columns), so a keyword inside a comment or doc string starts nothing.
+target), which identifiers it uses (to find the target's dependents), whether it uses
+``sorry``, and whether a target was cut off.
+
+Commands are found the way Lean's command parser would meet them, on the Lean lexer's tokens
+(``gapscope.lean.source.lex``: comments and strings are never code): a command starts only at
+a command keyword (``theorem``, ``def``, ``open``, ``namespace``, ``#eval``, ``@[``, ``/--``,
+``private`` ...) in column 0, outside every open bracket (a declaration keyword, which no
+term can contain, even inside one: Lean resumes there after a statement left unclosed). Any
+other line in column 0 continues the command before it - a statement continued at column 0,
+``by sorry`` at column 0, a line starting with ``:``, ``:=``, ``|``, ``(`` or an operator -
+since Lean itself does not care about columns there; cutting such a line off misplaces its
+errors in another declaration. A doc comment, attributes, modifiers and ``open … in`` start
+the declaration they precede.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
-from gapscope.lean.source import code_only
+from gapscope.lean.source import Kind, Lexed, code_only, lex
 
 _MODIFIERS = r"(?:(?:private|protected|noncomputable|partial|unsafe|nonrec|scoped|local)\s+)*"
 _ATTRIBUTES = r"(?:@\[[^\]]*\]\s*)*"
@@ -30,15 +40,39 @@ DECLARATION_KINDS = (
     "opaque",
     "example",
 )
+_SCOPED = r"(?:(?:open|set_option)\b[^\n]*?\bin\s+)*"
+"""``open Nat in`` / ``set_option x y in`` before a declaration: it is still that declaration."""
 _HEAD = re.compile(
-    rf"^{_ATTRIBUTES}{_MODIFIERS}(?P<kind>{'|'.join(DECLARATION_KINDS)})\b"
+    rf"^{_SCOPED}{_ATTRIBUTES}{_MODIFIERS}(?P<kind>{'|'.join(DECLARATION_KINDS)})\b"
     r"(?:\s+(?P<name>«[^»]+»|[^\s:({\[⦃⟨]+))?"
 )
-_COMMAND_START = re.compile(
-    r"^(?![\s)\]}⟩|,]|:=|(?:termination_by|decreasing_by|where|deriving|with|then|else)\b)."
+_MODIFIER_WORDS = frozenset(
+    {"private", "protected", "noncomputable", "partial", "unsafe", "nonrec", "scoped", "local"}
 )
-"""A line that starts a new top-level command: column 0, and not a continuation of the last."""
-_ONLY_ATTRIBUTES = re.compile(r"^\s*(?:@\[[^\]]*\]\s*)+$")
+"""Words that open a command whose keyword comes after them (``private theorem``)."""
+_COMMAND_WORDS = frozenset(
+    {
+        *DECLARATION_KINDS,
+        *("namespace", "section", "end", "mutual", "open", "export", "variable", "universe"),
+        *("set_option", "attribute", "import", "macro", "macro_rules", "syntax"),
+        *(
+            "notation",
+            "notation3",
+            "infix",
+            "infixl",
+            "infixr",
+            "prefix",
+            "postfix",
+            "elab",
+            "elab_rules",
+        ),
+        *("declare_syntax_cat", "initialize", "builtin_initialize", "omit", "include"),
+        *("irreducible_def", "alias", "add_decl_doc", "unseal", "seal", "library_note"),
+        *("suppress_compilation", "assert_not_exists", "compile_inductive", "deriving"),
+    }
+)
+"""Words that start a top-level command in column 0 (``deriving`` only as ``deriving
+instance``: alone it is a clause of the structure above)."""
 _SORRY = re.compile(r"(?<![\w'.])(?:sorry|admit)(?![\w'!?])")
 
 THEOREM_LIKE_KINDS = frozenset({"theorem", "lemma"})
@@ -81,13 +115,32 @@ class Declaration:
         """``sorry`` or ``admit`` outside comments."""
         return bool(_SORRY.search(code_only(self.text)))
 
-    def mentions(self, short_name: str) -> bool:
-        """Whether the body names ``short_name`` as a whole identifier (its own name aside)."""
-        body = code_only(self.text)
-        if self.name is not None:
-            body = body.replace(self.name, " ", 1)
-        pattern = rf"(?<![\w'!?]){re.escape(short_name)}(?![\w'!?₀-₉])"
-        return re.search(pattern, body) is not None
+    def identifiers(self) -> list[str]:
+        """The identifier tokens of the code, in order, its own name left out.
+
+        Read with the Lean lexer, so nothing inside a comment, a string or a ``«…»`` name is an
+        identifier, and ``foo_bar`` or ``foo₂`` is one token (never a use of ``foo``)."""
+        lexed = lex(self.text)
+        words = [lexed.word(t) for t in lexed.tokens if t.kind is Kind.IDENT]
+        if self.name is not None and self.name in words:
+            words.remove(self.name)  # the first occurrence is the head's
+        return words
+
+    def uses(self, short_names: Collection[str]) -> bool:
+        """Whether an identifier has one of ``short_names`` as a dotted component.
+
+        ``double_eq``, ``Nat.double_eq`` and ``double_eq.symm`` all use ``double_eq``; T2 built
+        its graph from short names too (a namespace can hide the rest of the name)."""
+        wanted = set(short_names)
+        return any(wanted.intersection(_components(word)) for word in self.identifiers())
+
+
+_COMPONENT = re.compile(r"«([^»]*)»|([^.«]+)")
+
+
+def _components(word: str) -> list[str]:
+    """``A.«b c».d`` -> ``["A", "b c", "d"]``."""
+    return [m[1] if m[1] is not None else m[2] for m in _COMPONENT.finditer(word)]
 
 
 def head(text: str) -> tuple[str, str | None] | None:
@@ -108,13 +161,7 @@ def split_declarations(text: str) -> list[Declaration]:
     """The top-level commands of ``text`` in order, each with its line range."""
     lines = text.split("\n")
     stripped = code_only(text).split("\n")
-    starts: list[int] = []
-    for i, line in enumerate(stripped):
-        if not _COMMAND_START.match(line):
-            continue
-        if starts and _ONLY_ATTRIBUTES.match("\n".join(stripped[starts[-1] : i])):
-            continue  # ``@[simp]`` on its own line belongs to the declaration below it
-        starts.append(i)
+    starts = _command_lines(text)
     out: list[Declaration] = []
     for n, start in enumerate(starts):
         end = starts[n + 1] if n + 1 < len(starts) else len(lines)
@@ -127,7 +174,106 @@ def split_declarations(text: str) -> list[Declaration]:
     return out
 
 
+def _command_lines(text: str) -> list[int]:
+    """The 0-based lines where a command starts (module docstring): a command keyword in
+    column 0 outside brackets, or the doc comment, attribute or modifier right before one.
+
+    Code before the first such line (a fragment that starts mid-command) is one command. What
+    follows a place the lexer cannot decide belongs to the command before it."""
+    lexed = lex(text)
+    tokens = lexed.tokens
+    starts: list[int] = []
+    depth = 0
+    prefix = False  # the current command is, so far, only a doc comment/attributes/modifiers
+    previous = ""
+    for i, token in enumerate(tokens):
+        word = lexed.word(token)
+        if token.kind is Kind.SYMBOL and word in _OPENING:
+            depth += 1
+        elif token.kind is Kind.SYMBOL and word in _PAIRS:
+            depth = max(depth - 1, 0)
+        opener = _opener(lexed, i)
+        at_start = token.start == 0 or text[token.start - 1] == "\n"
+        reserved = opener == "prefix" or word in DECLARATION_KINDS
+        if at_start and opener and not prefix and (depth == 0 or reserved):
+            # A declaration keyword cannot sit inside a term: where a bracket was left open (a
+            # truncated statement), Lean gives up on it and resumes at that keyword.
+            depth = 0
+            if previous != "in":  # ``open Foo in`` / ``set_option … in`` scope the next one
+                starts.append(text.count("\n", 0, token.start))
+            prefix = opener == "prefix"
+        elif prefix and depth == 0 and opener != "prefix" and word not in _PAIRS:
+            prefix = False  # the keyword (or a command this reader does not know) came
+        if token.kind is not Kind.COMMENT:
+            previous = word
+    code = [t for i, t in enumerate(tokens) if t.kind is not Kind.COMMENT or _opener(lexed, i)]
+    if code:
+        line = text.count("\n", 0, code[0].start)
+        if not starts or starts[0] > line:
+            starts.insert(0, line)
+    return starts
+
+
+def _opener(lexed: Lexed, i: int) -> str | None:
+    """``keyword`` if token ``i`` is a command keyword, ``prefix`` if it is a doc comment,
+    attribute or modifier (the keyword follows), else None."""
+    token = lexed.tokens[i]
+    word = lexed.word(token)
+    after = lexed.tokens[i + 1] if i + 1 < len(lexed.tokens) else None
+    next_word = lexed.word(after) if after is not None else ""
+    glued = after is not None and after.start == token.end
+    if token.kind is Kind.COMMENT:  # a module doc ``/-!`` is a comment here: no code in it
+        return "prefix" if word.startswith("/--") else None
+    if token.kind is Kind.SYMBOL:
+        if word == "@" and glued and next_word == "[":
+            return "prefix"
+        if word == "#" and glued and after is not None and after.kind is Kind.IDENT:
+            return "keyword"
+        return None
+    if token.kind is not Kind.IDENT:
+        return None
+    if word in _MODIFIER_WORDS:
+        return "prefix"
+    if word == "deriving":
+        return "keyword" if next_word == "instance" else None
+    return "keyword" if word in _COMMAND_WORDS else None
+
+
+def declares_prop(code: str) -> bool:
+    """Whether ``code`` declares a Prop-typed constant: a ``theorem``/``lemma``, or a
+    ``def``/``abbrev`` whose declared type is ``Prop`` (``def IsGood (n : Nat) : Prop := …``).
+
+    These are T2's Hard targets: the answer must state the proposition, not only prove or
+    compute something whose type is given. ``def p : Nat → Prop`` declares a predicate, whose
+    type is a function type: not Hard. The type is read on the lexer's tokens, as the tokens
+    between the first ``:`` outside brackets after the name and ``:=``/``where``/``|``."""
+    found = head(code)
+    if found is None:
+        return False
+    kind, _ = found
+    if kind in THEOREM_LIKE_KINDS:
+        return True
+    if kind not in DEFINITION_LIKE_KINDS:
+        return False
+    lexed = lex(code)
+    words = [(t.kind, lexed.word(t)) for t in lexed.tokens if t.kind is not Kind.COMMENT]
+    depth = 0
+    start: int | None = None
+    for i, (token_kind, word) in enumerate(words):
+        glued_eq = i + 1 < len(words) and words[i + 1][1] == "="
+        if token_kind is Kind.SYMBOL and word in _OPENING:
+            depth += 1
+        elif token_kind is Kind.SYMBOL and word in _PAIRS:
+            depth -= 1
+        elif depth == 0 and word == ":" and start is None and not glued_eq:
+            start = i + 1
+        elif depth == 0 and start is not None and (word in ("where", "|") or glued_eq):
+            return [w for _, w in words[start:i]] == ["Prop"]
+    return start is not None and [w for _, w in words[start:]] == ["Prop"]
+
+
 _PAIRS = {")": "(", "]": "[", "}": "{", "⟩": "⟨", "⦄": "⦃", "»": "«"}
+_OPENING = frozenset(_PAIRS.values())
 
 
 def unbalanced_bracket(code: str) -> str | None:

@@ -5,7 +5,8 @@
   rule, ``sorry`` accepted anywhere.
 - TA (strict): TA, and the generated declaration itself has no ``sorry``/``admit`` and uses
   only the standard axioms. Successors' own ``sorry`` stays allowed: they are the tests.
-- graded TA: the share of successors with no error of their own in the full program.
+- graded TA: the share of successors (the declarations that use the target) with no error of
+  their own in the full program.
 
 A timeout fails every verdict (as in T2); a backend failure (``server_error``) establishes
 nothing and the sample is left out of every denominator and listed. The generated code passes
@@ -160,6 +161,7 @@ def evaluate_answer(
             "generated": where.generated,
             "successors": list(where.successors),
             "unplaced": where.unplaced,
+            "unrelated": where.unrelated,
         }
     strict = (
         ta

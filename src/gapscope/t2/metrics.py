@@ -1,7 +1,8 @@
 """T2's metrics per context setting, with bootstrap intervals over records.
 
 The unit of resampling is the record (a record's samples - ``-k`` of them - move together),
-so every interval reflects how the numbers would move on another draw of problems. Samples
+so every interval reflects how the numbers would move on another draw of problems. The Hard
+subset (Prop-typed targets, the paper's "T2 Hard") gets its own compile and TA. Samples
 whose check failed on the backend (``server_error``) establish nothing: they are left out of
 every denominator and listed. ``renamed``, ``no_answer`` and ``forbidden_command`` samples
 are failed answers: they stay in the denominators and are counted separately.
@@ -35,6 +36,11 @@ class ScoredSample:
     ta_strict: bool
     graded: float | None
     successors: int
+    hard: bool = False
+
+
+HARD_RATES = ("compile", "ta")
+"""The rates reported for the Hard subset, as the paper's table has them."""
 
 
 def _ci(ci: BootstrapCI | None) -> dict[str, float | None] | None:
@@ -100,15 +106,34 @@ def summarize_context(
     if not records:
         out.update(dict.fromkeys(RATES))
         out.update(compile_precision=None, ta_by_successors=[])
+        out["hard"] = {"records": 0, **dict.fromkeys(HARD_RATES)}
         return out
     for rate in RATES:
-        per_record = [float(np.mean([_value(s, rate) for s in by_record[r]])) for r in records]
-        out[rate] = _ci(bootstrap_ci(per_record, statistic=_mean, n_resamples=n_resamples, rng=rng))
+        out[rate] = _rate_ci(by_record, records, rate, rng, n_resamples)
     compiled = np.array([sum(s.compiles for s in by_record[r]) for r in records], dtype=float)
     both = np.array([sum(s.compiles and s.ta for s in by_record[r]) for r in records], dtype=float)
     out["compile_precision"] = _ci(_ratio_ci(both, compiled, rng, n_resamples))
     out["ta_by_successors"] = _ta_by_successors(counted)
+    hard = [r for r in records if by_record[r][0].hard]
+    out["hard"] = {
+        "records": len(hard),
+        **{rate: _rate_ci(by_record, hard, rate, rng, n_resamples) for rate in HARD_RATES},
+    }
     return out
+
+
+def _rate_ci(
+    by_record: dict[str, list[ScoredSample]],
+    records: Sequence[str],
+    rate: str,
+    rng: np.random.Generator,
+    n_resamples: int,
+) -> dict[str, float | None] | None:
+    """A rate's mean over ``records`` (each the mean of its samples), with its interval."""
+    if not records:
+        return None
+    per_record = [float(np.mean([_value(s, rate) for s in by_record[r]])) for r in records]
+    return _ci(bootstrap_ci(per_record, statistic=_mean, n_resamples=n_resamples, rng=rng))
 
 
 def _value(sample: ScoredSample, rate: str) -> float:

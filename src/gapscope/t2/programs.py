@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from gapscope.lean.backend import CheckRequest
 from gapscope.lean.verdict import LeanMessage
 from gapscope.t2.records import T2Record
-from gapscope.t2.successors import Successor, successors
+from gapscope.t2.successors import Successor, later_declarations, successors_in, target_identity
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,9 @@ class Span:
 class Programs:
     """The compile and full requests, and where the parts sit in them.
 
-    The generated declaration sits at the same lines in both programs.
+    The generated declaration sits at the same lines in both programs. ``unrelated``: the
+    later declarations that do not use the target (not tests; an error there fails TA, as in
+    T2, but no successor).
     """
 
     compile: CheckRequest
@@ -42,6 +44,7 @@ class Programs:
     generated: Span
     successors: tuple[Successor, ...]
     successor_spans: tuple[Span, ...]
+    unrelated: tuple[Span, ...] = ()
 
 
 def _join(parts: list[str]) -> tuple[str, list[Span]]:
@@ -63,7 +66,9 @@ def build_programs(record: T2Record, generated: str, timeout_s: float) -> Progra
     code = generated.strip("\n")
     compile_body, _ = _join([before, code])
     full_body, spans = _join([before, code, after])
-    found = tuple(successors(record))
+    later = later_declarations(record)
+    found = tuple(successors_in(later, target_identity(record)))
+    tested = {s.start_line for s in found}
     offset = spans[2].start - lead
     return Programs(
         compile=CheckRequest(compile_body, record.header, timeout_s),
@@ -72,6 +77,11 @@ def build_programs(record: T2Record, generated: str, timeout_s: float) -> Progra
         generated=spans[1],
         successors=found,
         successor_spans=tuple(Span(offset + s.start_line, offset + s.end_line) for s in found),
+        unrelated=tuple(
+            Span(offset + d.start_line, offset + d.end_line)
+            for d in later
+            if d.start_line not in tested
+        ),
     )
 
 
@@ -83,16 +93,17 @@ class Attribution:
     generated: int
     successors: tuple[int, ...]
     unplaced: int
+    unrelated: int = 0
 
     @property
     def total(self) -> int:
-        return self.before + self.generated + sum(self.successors) + self.unplaced
+        return self.before + self.generated + sum(self.successors) + self.unplaced + self.unrelated
 
 
 def attribute(messages: tuple[LeanMessage, ...], programs: Programs) -> Attribution:
     """Count the errors of each part; an error with no line, or outside every part
-    (between parts, after the code), is ``unplaced``."""
-    before = generated = unplaced = 0
+    (between parts, in a command such as ``open``), is ``unplaced``."""
+    before = generated = unplaced = unrelated = 0
     per_successor = [0] * len(programs.successors)
     for message in messages:
         if message.severity != "error":
@@ -106,8 +117,10 @@ def attribute(messages: tuple[LeanMessage, ...], programs: Programs) -> Attribut
             generated += 1
         else:
             hit = next((i for i, s in enumerate(programs.successor_spans) if line in s), None)
-            if hit is None:
-                unplaced += 1
-            else:
+            if hit is not None:
                 per_successor[hit] += 1
-    return Attribution(before, generated, tuple(per_successor), unplaced)
+            elif any(line in span for span in programs.unrelated):
+                unrelated += 1
+            else:
+                unplaced += 1
+    return Attribution(before, generated, tuple(per_successor), unplaced, unrelated)

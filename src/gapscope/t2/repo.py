@@ -11,7 +11,7 @@ and the worker puts the original file back in its own copy after each sample.
 - TA (parity): ``lake build`` of the target's module and every module that depends on it
   exits 0.
 - graded TA: the share of test units with no error - each declaration after the target in
-  its own file, and each dependent module.
+  its own file that uses it (directly or through another), and each dependent module.
 - TA (strict): TA and no ``sorry``/``admit`` in the generated text and no sorry warning on its
   lines. Axioms are not queried in this track (``lake build`` does not print them).
 A timeout fails every verdict; a missing tool or project is a ``server_error``.
@@ -50,6 +50,7 @@ from gapscope.t2.declarations import split_declarations
 from gapscope.t2.evaluate import SampleOutcome, SampleResult, Screen, code_to_check
 from gapscope.t2.extract import Answer
 from gapscope.t2.records import T2Record, project_path_problem
+from gapscope.t2.successors import successors_in, target_identity
 
 _IMPORT = re.compile(r"^import\s+(.+)$", re.MULTILINE)
 _DIAGNOSTIC = re.compile(
@@ -374,7 +375,7 @@ def evaluate_in_repo(
     first = prefix.count("\n") + 1
     generated = range(first, first + code.count("\n") + 1)
     shift = first + code.count("\n")  # the suffix starts on the generated code's last line
-    in_file = [d for d in split_declarations(suffix) if d.is_declaration]
+    in_file = successors_in(split_declarations(suffix), target_identity(record))
     diagnostics = parse_diagnostics(output)
     errors = [d for d in diagnostics if d.severity == "error"]
 

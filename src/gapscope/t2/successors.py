@@ -1,10 +1,14 @@
-"""The target's identity and its successors: the declarations after it, which are its tests.
+"""The target's identity and its successors: the declarations that use it, which are its tests.
 
-``after_target_code`` is split into top-level declarations; for each one T2 needs whether it
-mentions the target (a word-boundary match of the target's short name, the way T2 built its
-dependency graph) and whether it is proved without ``sorry`` (in the released existing-track
-records most successors are ``sorry`` stubs, so passing them checks only that their
-statements still elaborate).
+The paper's successors are the target's dependents, not every later declaration: one that
+never uses the target passes whatever the answer says, so counting it would inflate graded TA
+and move TA-by-#successors off the paper's axis. ``after_target_code`` is split into top-level
+declarations; a declaration is a successor when one of its identifier tokens (comments and
+strings blanked, see :meth:`Declaration.uses`) names the target - directly - or names an
+earlier successor - transitively, as far as the program shows it (Lean declares before use,
+so one pass in file order finds every chain). For each successor T2 also needs whether it is
+proved without ``sorry``: in the released existing-track records most successors are ``sorry``
+stubs, so passing them checks only that their statements still elaborate.
 """
 
 from __future__ import annotations
@@ -46,11 +50,12 @@ def target_identity(record: T2Record) -> TargetIdentity:
 
 @dataclass(frozen=True)
 class Successor:
-    """One declaration after the target; lines are 0-based within ``after_target_code``."""
+    """One declaration after the target that depends on it; lines are 0-based within
+    ``after_target_code``. ``direct``: it names the target itself (else it uses a successor)."""
 
     kind: str
     name: str | None
-    mentions_target: bool
+    direct: bool
     uses_sorry: bool
     start_line: int
     end_line: int
@@ -60,39 +65,54 @@ class Successor:
         return not self.uses_sorry
 
 
-def successor_of(declaration: Declaration, target: TargetIdentity) -> Successor:
-    return Successor(
-        kind=declaration.kind,
-        name=declaration.name,
-        mentions_target=declaration.mentions(target.short_name),
-        uses_sorry=declaration.uses_sorry(),
-        start_line=declaration.start_line,
-        end_line=declaration.end_line,
-    )
+def successors_in(declarations: Sequence[Declaration], target: TargetIdentity) -> list[Successor]:
+    """The declarations among ``declarations`` (in file order) that use ``target``, directly or
+    through an earlier one that does."""
+    used = {target.short_name}
+    found: list[Successor] = []
+    for d in declarations:
+        if not d.is_declaration or not d.uses(used):
+            continue
+        found.append(
+            Successor(
+                kind=d.kind,
+                name=d.name,
+                direct=d.uses((target.short_name,)),
+                uses_sorry=d.uses_sorry(),
+                start_line=d.start_line,
+                end_line=d.end_line,
+            )
+        )
+        if d.short_name is not None:
+            used.add(d.short_name)
+    return found
+
+
+def later_declarations(record: T2Record) -> list[Declaration]:
+    """Every declaration in ``after_target_code`` (commands such as ``open`` are not tests)."""
+    return [d for d in split_declarations(record.after_target_code) if d.is_declaration]
 
 
 def successors(record: T2Record) -> list[Successor]:
-    """Every declaration in ``after_target_code`` (commands such as ``open`` are not tests)."""
-    target = target_identity(record)
-    return [
-        successor_of(d, target)
-        for d in split_declarations(record.after_target_code)
-        if d.is_declaration
-    ]
+    """The target's dependents in ``after_target_code``."""
+    return successors_in(later_declarations(record), target_identity(record))
 
 
 def successor_profile(records: Sequence[T2Record]) -> dict[str, object]:
-    """How strong each record's tests are: records per number of successors, per number of
-    successors that mention the target, and how many records have no successor theorem
-    proved without ``sorry`` (their TA only checks that statements elaborate)."""
+    """How strong each record's tests are: records per number of successors (dependents), per
+    number of direct dependents, per number of later declarations, and how many records have no
+    successor theorem proved without ``sorry`` (their TA only checks that statements
+    elaborate)."""
     found = [successors(r) for r in records]
     by_count = Counter(len(s) for s in found)
-    by_mentions = Counter(sum(x.mentions_target for x in s) for s in found)
+    by_direct = Counter(sum(x.direct for x in s) for s in found)
+    by_later = Counter(len(later_declarations(r)) for r in records)
     only_stubs = sum(
         not any(x.kind in THEOREM_LIKE_KINDS and x.proved_without_sorry for x in s) for s in found
     )
     return {
         "records_by_successors": dict(sorted(by_count.items())),
-        "records_by_mentioning_successors": dict(sorted(by_mentions.items())),
+        "records_by_direct_successors": dict(sorted(by_direct.items())),
+        "records_by_later_declarations": dict(sorted(by_later.items())),
         "no_theorem_proved_without_sorry": only_stubs,
     }

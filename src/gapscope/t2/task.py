@@ -33,6 +33,7 @@ from gapscope.models.solvers import system_first
 from gapscope.params import generations, real, whole
 from gapscope.t2.audit import audit
 from gapscope.t2.contract import TASK, RunMetadata
+from gapscope.t2.declarations import declares_prop
 from gapscope.t2.evaluate import SampleOutcome, SampleResult, evaluate_answer
 from gapscope.t2.extract import Answer, extract_answer
 from gapscope.t2.prompting import load_nl_file, parse_contexts, system_prompt, user_prompt
@@ -61,7 +62,14 @@ def read_id_list(path: Path) -> set[str]:
 
 def _metadata(record: T2Record, context: str) -> dict[str, Any]:
     data: dict[str, Any] = {field: getattr(record, field) for field in FIELDS}
-    data.update(line=record.line, context=context, successors=len(successors(record)))
+    dependents = len(successors(record))
+    data.update(
+        line=record.line,
+        context=context,
+        successors=dependents,
+        dependents=dependents,
+        hard=declares_prop(record.target_code),
+    )
     return data
 
 
@@ -91,6 +99,7 @@ def t2(
     workers: int = 2,
     split: str = "train",
     allow_unsandboxed: bool = False,
+    min_successors: int = 2,
 ) -> Task:
     """T2 testing accuracy: generate the target declaration, test it with its successors.
 
@@ -118,6 +127,10 @@ def t2(
         split: the Hub split, for a Hub dataset id.
         allow_unsandboxed: run the generated Lean (REPLs, ``lake``) without the bubblewrap
             sandbox where it is missing; by default the task refuses to start there.
+        min_successors: skip records with fewer successors (declarations after the target
+            that use it; paper: 2). In the repository track only the record's own
+            ``after_target_code`` is counted (T2's research rows hold one referencing
+            declaration each, so use 1 there).
     """
     k = whole("k", k, 1)
     limit = None if limit is None else whole("limit", limit, 1)
@@ -143,6 +156,7 @@ def t2(
         loaded.records,
         loaded.problems,
         partial(file_text_of, repo_config.root) if repo_config else None,
+        min_successors=min_successors,
     )
     skipped: dict[str, list[str]] = report.ids()
     excluded = read_id_list(Path(exclude)) if exclude else set()
@@ -176,7 +190,8 @@ def t2(
     if not samples:
         raise ValueError(
             f"no sample to run from {data!r}: {report.skipped()} of {report.total} records have"
-            f" defects (see `gapscope t2 audit {data}`)"
+            f" defects or fewer than {min_successors} successors"
+            f" (see `gapscope t2 audit {data}`)"
             + (f", {len(missing_nl)} samples lack NL (give --nl FILE)" if missing_nl else "")
         )
     generations(len(samples) * (1 if ground_truth else k), f"{len(samples)} samples x k={k}")
@@ -199,6 +214,7 @@ def t2(
                 k=k,
                 records=report.total,
                 evaluated_records=len(chosen),
+                min_successors=min_successors,
                 skipped=skipped,
                 executor=executor,
                 repo=repo,
@@ -269,6 +285,8 @@ def t2_scorer(evaluate: Evaluate) -> Scorer:
                 "context": state.metadata["context"],
                 **result.to_dict(),
                 "successors": result.successors or state.metadata["successors"],
+                "dependents": state.metadata["dependents"],
+                "hard": state.metadata["hard"],
             },
         )
 
