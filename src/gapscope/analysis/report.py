@@ -21,6 +21,7 @@ from gapscope.analysis.compare import Comparison, ComparisonError, compare
 from gapscope.analysis.diagnostics import LoadedLog
 from gapscope.analysis.figures import LOG_FIGURES, NamedFigure, dosage_figures, save_figure
 from gapscope.analysis.profile import GapRow
+from gapscope.analysis.s2b import Axes, S2BRunSummary, axes
 from gapscope.analysis.steering import DosageCurve, dosage_curves, is_steering_run
 
 MAX_PAIRS = 10  # comparisons drawn in a report; more models than 5 -> first ten pairs
@@ -84,7 +85,13 @@ def _profile_table(rows: Sequence[GapRow]) -> str:
             if r is None:
                 tds.append("<td></td>")
                 continue
-            value = "n/a" if r.value is None else f"{r.value:.1f}"
+            value = (
+                "n/a"
+                if r.value is None
+                else f"{r.value:.1f}"
+                if r.unit == "%"
+                else f"{r.value:.3f}"
+            )
             ci = f" [{r.ci[0]:.1f}, {r.ci[1]:.1f}]" if r.ci else ""
             tds.append(
                 f'<td title="{_e(r.log)}">{value}<span class="ci">{ci}</span>'
@@ -124,6 +131,33 @@ def _comparison_html(c: Comparison) -> str:
         "<table><thead><tr><th>diagnostic</th><th>metric</th><th>paired n</th><th>A only</th>"
         "<th>B only</th><th>A minus B, pp [95% CI]</th><th>McNemar p</th><th>Holm p</th></tr>"
         f"</thead><tbody>{rows}</tbody></table>{matrices}{_notes(c.notes)}"
+    )
+
+
+def _axes_html(pairs: Sequence[Axes]) -> str:
+    """Receptivity and constructivity side by side: one row per model and preset."""
+
+    def cell(row: GapRow) -> str:
+        ci = f" [{row.ci[0]:.1f}, {row.ci[1]:.1f}]" if row.ci else ""
+        value = "n/a" if row.value is None else f"{row.value:.1f}"
+        return f'<td title="{_e(row.log)}">{value}<span class="ci">{ci}</span></td>'
+
+    body = "".join(
+        f'<tr><th scope="row">{_e(p.model)}</th><td>{_e(p.preset)}</td>'
+        f"{cell(p.receptivity)}{cell(p.constructivity)}"
+        + "".join(f"<td>{p.language[k]:.3f}</td>" for k in ("topsim", "posdis", "bosdis"))
+        + "</tr>"
+        for p in pairs
+    )
+    return (
+        "<h2>Receptivity and constructivity</h2>"
+        "<p>S2B-LM with the model as listener (receptivity: it decodes the posdis speaker) and "
+        "as speaker (constructivity: a rule listener decodes its messages), adj-ZSCT [95% "
+        "Wilson CI]; the language measures are the speaker run's means over seeds (topsim: "
+        "meaning Hamming vs message edit distance).</p>"
+        "<table><thead><tr><th>model</th><th>preset</th><th>receptivity adj-ZSCT</th>"
+        "<th>constructivity adj-ZSCT</th><th>topsim</th><th>posdis</th><th>bosdis</th></tr>"
+        f"</thead><tbody>{body}</tbody></table>"
     )
 
 
@@ -202,6 +236,7 @@ def write_report(
             f"{_e(paths[0].name)}, {_e(paths[1].name)} in {_e(directory.name)}/</figcaption>"
             "</figure>"
         )
+    pairs = axes([x.summary for x in plain if isinstance(x.summary, S2BRunSummary)])
     steering = "".join(_trend_html(c) for c in report.curves)
     comparisons = "".join(_comparison_html(c) for c in report.comparisons)
     notes = "".join(f"<li>{_e(n)}</li>" for n in report.notes)
@@ -216,7 +251,8 @@ def write_report(
         "<p>Each cell: value (percent) [95% CI], n, and the log it came from (hover for the "
         "full path).</p>"
         f"{_profile_table(report.rows)}"
-        "<h2>Figures</h2>"
+        + (_axes_html(pairs) if pairs else "")
+        + "<h2>Figures</h2>"
         + ("".join(blocks) or "<p>No figure applies to these logs.</p>")
         + (f"<h2>Steering</h2>{steering}" if steering else "")
         + (f"<h2>Comparisons</h2>{comparisons}" if comparisons else "")

@@ -26,3 +26,12 @@ class RunMetadata(TypedDict):
     steer: str | None
     alpha: float
     steering: SteeringRecord | None
+
+
+class SpeakerRunMetadata(RunMetadata):
+    """A ``role=speaker`` run (constructivity): ``listener`` is always ``rule`` (the rule
+    listener decodes the messages) and ``speaker`` names who wrote them (``lm`` = the model).
+    Listener-role runs write :class:`RunMetadata` alone, as before the speaker role existed."""
+
+    role: str
+    speaker: str
