@@ -20,6 +20,7 @@ from gapscope.analysis.logs import (
     LogError,
     RunInfo,
     expand_log_paths,
+    log_path,
     read_log,
     run_info,
     task_name,
@@ -102,7 +103,7 @@ def load(path: Path) -> LoadedLog:
 
 def loaded_from(log: EvalLog, path: Path | None = None) -> LoadedLog:
     """Summarise a log already in memory (a run that just ended) with its diagnostic's reader."""
-    path = path or Path(log.location.removeprefix("file://"))
+    path = path or log_path(log.location)
     diagnostic = DIAGNOSTICS.get(task_name(log))
     if diagnostic is None:
         known = ", ".join(sorted(DIAGNOSTICS))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -41,6 +42,14 @@ def expand_log_paths(paths: Iterable[Path]) -> list[Path]:
         else:
             raise LogError(f"{path}: no such file or directory")
     return found
+
+
+def log_path(location: str) -> Path:
+    """The local file behind a log's ``location`` (a path, or a ``file:`` URI: Inspect writes
+    ``file:///dir/x.eval`` for a new log and ``file:/dir/x.eval`` for one ``eval_set`` found)."""
+    if location.startswith("file:"):
+        return Path(unquote(urlparse(location).path))
+    return Path(location)
 
 
 def task_name(log: EvalLog) -> str:

@@ -12,10 +12,11 @@ from __future__ import annotations
 import base64
 import html
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from gapscope.analysis.compare import Comparison, ComparisonError, compare
 from gapscope.analysis.diagnostics import LoadedLog
@@ -206,10 +207,49 @@ MARK_BROKEN = (
 )
 
 
+def _plan_html(plan: Mapping[str, Any]) -> str:
+    """A study's plan (``gapscope profile``): what each task was to spend, and what was left
+    out and why."""
+    head = (
+        "model",
+        "diagnostic",
+        "task",
+        "samples",
+        "generations",
+        "max tokens",
+        "token budget",
+        "Lean checks",
+    )
+    keys = (
+        "model",
+        "diagnostic",
+        "label",
+        "samples",
+        "generations",
+        "max_tokens",
+        "token_budget",
+        "lean_checks",
+    )
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{_e(row[k])}</td>" for k in keys) + "</tr>" for row in plan["tasks"]
+    )
+    skipped = [f"{s['diagnostic']} for {s['model']}: {s['reason']}" for s in plan["skipped"]]
+    return (
+        "<h2>Plan</h2><table><thead><tr>"
+        + "".join(f"<th>{_e(h)}</th>" for h in head)
+        + f"</tr></thead><tbody>{rows}</tbody></table>"
+        + (f"<p>Skipped:</p>{_notes(skipped)}" if skipped else "")
+    )
+
+
 def write_report(
-    logs: Sequence[LoadedLog], out: Path, extra_figures: Sequence[NamedFigure] = ()
+    logs: Sequence[LoadedLog],
+    out: Path,
+    extra_figures: Sequence[NamedFigure] = (),
+    plan: Mapping[str, Any] | None = None,
 ) -> Report:
-    """Write ``out`` (HTML) and ``<out stem>_figures/`` (PNG + SVG of every figure)."""
+    """Write ``out`` (HTML) and ``<out stem>_figures/`` (PNG + SVG of every figure); a study's
+    ``plan`` (``gapscope profile``) goes at the top."""
     report = Report(html=out)
     plain = [loaded for loaded in logs if not is_steering_run(loaded)]
     report.rows = [row for loaded in plain for row in loaded.summary.rows()]
@@ -247,7 +287,8 @@ def write_report(
         "<title>gapscope report</title>"
         f"<style>{STYLE}</style></head><body>"
         f"<h1>gapscope report</h1><p>{len(logs)} logs, generated {generated}.</p>"
-        "<h2>Gap profile</h2>"
+        + (_plan_html(plan) if plan is not None else "")
+        + "<h2>Gap profile</h2>"
         "<p>Each cell: value (percent) [95% CI], n, and the log it came from (hover for the "
         "full path).</p>"
         f"{_profile_table(report.rows)}"

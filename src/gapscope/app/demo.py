@@ -20,6 +20,7 @@ from rich.console import Console
 
 from gapscope.analysis.diagnostics import load_all
 from gapscope.analysis.ladder import build_report, model_run
+from gapscope.analysis.logs import log_path
 from gapscope.analysis.report import write_report
 from gapscope.analysis.s2b import S2BRunSummary, summarize
 from gapscope.analysis.terminal import print_ladder
@@ -42,7 +43,7 @@ def _s2b(listener: str, model: str, log_dir: Path) -> S2BRunSummary:
 
 def _report(locations: list[str], log_dir: Path) -> Path:
     """Write the report over the demo's logs; return the HTML file."""
-    paths = [Path(location.removeprefix("file://")) for location in locations]
+    paths = [log_path(location) for location in locations]
     return write_report(load_all(paths), log_dir / "report.html").html
 
 

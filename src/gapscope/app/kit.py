@@ -71,7 +71,7 @@ STATUS = {
 }
 T = TypeVar("T")
 
-_err = Console(stderr=True, soft_wrap=True)  # paths in messages stay whole
+err_console = Console(stderr=True, soft_wrap=True)  # paths in messages stay whole
 
 WIDTH_ENV = "GAPSCOPE_WIDTH"
 """Width of printed tables, when ``gapscope --width N`` does not give one."""
@@ -121,7 +121,7 @@ class Output:
         elif result.show is not None:
             result.show(table_console(self.stdout))
         if error:
-            _err.print(f"[red]error:[/red] {escape(error)}", markup=True, highlight=False)
+            err_console.print(f"[red]error:[/red] {escape(error)}", markup=True, highlight=False)
         if code != EXIT_OK:
             raise typer.Exit(code)
 
@@ -145,7 +145,7 @@ def command_output(command: str, json_mode: bool) -> Iterator[Output]:
 def fail(message: object, code: int = EXIT_BAD_INPUT) -> NoReturn:
     """Print ``error: message`` on stderr and exit with ``code`` (for commands without --json)."""
     # Plain text, escaped: "gapscope[ray]" must not be read as rich markup.
-    _err.print(f"[red]error:[/red] {escape(str(message))}", markup=True, highlight=False)
+    err_console.print(f"[red]error:[/red] {escape(str(message))}", markup=True, highlight=False)
     raise typer.Exit(code)
 
 

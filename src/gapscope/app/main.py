@@ -15,6 +15,7 @@ from gapscope.app.kit import EMBEDDED_MODEL, TABLE_WIDTH
 from gapscope.app.ladder import ladder_app, run_ladder
 from gapscope.app.lean import lean_app
 from gapscope.app.onng import onng_app, run_onng
+from gapscope.app.profile import profile
 from gapscope.app.prove import prove_app, run_prove
 from gapscope.app.report import compare_command, report_command
 from gapscope.app.s2b import episodes, run_s2b
@@ -67,6 +68,7 @@ app.command("verify")(verify_command)
 app.command("episodes")(episodes)
 app.command("report")(report_command)
 app.command("compare")(compare_command)
+app.command("profile")(profile)
 run_app.command("s2b")(run_s2b)
 run_app.command("ladder")(run_ladder)
 run_app.command("prove")(run_prove)

@@ -26,6 +26,9 @@ class RunMetadata(TypedDict):
     steer: str | None
     alpha: float
     steering: SteeringRecord | None
+    max_tokens: int
+    model_calls: dict[str, int]
+    """Per episode (seed), the games the task's model answers: a plan counts them before a run."""
 
 
 class SpeakerRunMetadata(RunMetadata):

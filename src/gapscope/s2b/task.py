@@ -51,7 +51,7 @@ from gapscope.models.task_steering import check_options, task_steering
 from gapscope.s2b.answers import extract
 from gapscope.s2b.config import S2BConfig, resolve
 from gapscope.s2b.contract import TASK, EpisodeMetadata, RunMetadata, SpeakerRunMetadata
-from gapscope.s2b.episode import Game, build_episode
+from gapscope.s2b.episode import Episode, Game, build_episode
 from gapscope.s2b.export import episode_header
 from gapscope.s2b.language import bosdis, posdis, topsim
 from gapscope.s2b.messages import ReadMessage, message_line, read_message
@@ -126,6 +126,7 @@ def s2b_lm(
         )
         for seed in range(first_seed, first_seed + seeds)
     ]
+    tested = listener if role == "listener" else speaker
     settings = RunMetadata(
         preset=preset,
         listener=listener if role == "listener" else "rule",
@@ -133,6 +134,11 @@ def s2b_lm(
         steer=steer,
         alpha=alpha,
         steering=steering,
+        max_tokens=max_tokens,
+        model_calls={
+            str(seed): model_calls(build_episode(config, seed), tested)
+            for seed in range(first_seed, first_seed + seeds)
+        },
     )
     if role == "listener":
         return Task(
@@ -169,6 +175,15 @@ def _check_seats(role: str, listener: str, speaker: str) -> None:
             f"listener={listener!r} applies to role=listener; the speaker role's listener is "
             "always the rule listener"
         )
+
+
+def model_calls(episode: Episode, tested: str) -> int:
+    """How many of the episode's games the task's model answers: every game but the
+    verbalizer-written exemplars when the tested seat (listener, or speaker in the speaker
+    role) is ``lm``; none for a reference listener or speaker."""
+    if tested != "lm":
+        return 0
+    return sum(1 for game in episode.games if game.index not in episode.exemplar_indices)
 
 
 @solver

@@ -1,0 +1,336 @@
+"""``gapscope profile``: every diagnostic a model can run, for several models, in one command.
+
+It builds each diagnostic's task at a budget (``paper``: each paper's protocol; ``quick``: a
+small first look), prints the plan (samples, model calls, the token budget, Lean checks), runs
+it as one Inspect ``eval_set`` (a rerun resumes: finished tasks are not redone, a cut-off one
+continues) and ends with the report and the pairwise comparisons over the log directory.
+Lean-backed diagnostics run only with ``--lean``; without it (or without their data) each is
+listed as skipped, with what would make it run. Steering is not part of a profile: it needs a
+direction and is an intervention on a model, not a property of it (``gapscope run steer``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from gapscope.analysis.view import View
+from gapscope.app.kit import (
+    EMBEDDED_MODEL,
+    EXIT_RUN_FAILED,
+    JsonOut,
+    Output,
+    command_output,
+    open_model,
+    read_or_fail,
+    require_directory,
+)
+
+if TYPE_CHECKING:
+    from inspect_ai import Task
+
+    from gapscope.app.study import Study
+
+DIAGNOSTICS = ("s2b", "ladder", "onng", "prove", "t2")
+REFERENCE_LISTENERS = ("rule", "random")
+"""S2B-LM's reference listeners, run once per study (no model): the scale the models sit on."""
+PLAN_COLUMNS = (
+    "model",
+    "diagnostic",
+    "task",
+    "samples",
+    "generations",
+    "max tokens",
+    "token budget",
+    "Lean checks",
+)
+PLAN_COLUMNS = (
+    "model",
+    "diagnostic",
+    "task",
+    "samples",
+    "generations",
+    "max tokens",
+    "token budget",
+    "Lean checks",
+)
+LEAN_HINT = (
+    "needs a Lean backend: --lean local:DIR (make one with `gapscope lean setup DIR`; "
+    "`gapscope lean doctor` says what is missing) or --lean kimina:URL"
+)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The task arguments of every diagnostic at one budget."""
+
+    name: str
+    s2b: tuple[tuple[str, int], ...]
+    """(preset, seeds) pairs."""
+    s2b_max_tokens: int
+    ladder: dict[str, Any] = field(default_factory=dict)
+    onng: dict[str, Any] = field(default_factory=dict)
+    prove: dict[str, Any] = field(default_factory=dict)
+    t2: dict[str, Any] = field(default_factory=dict)
+
+
+BUDGETS = {
+    # Each paper's protocol: S2B-LM's Table 1 (three presets, 4 seeds); OracleLadder's 8
+    # rollouts of up to 16,384 tokens; O-NNG's lambda grid; pass@32 on miniF2F; T2's defaults.
+    "paper": Budget(
+        "paper",
+        s2b=(("scs-0shot", 4), ("cat-0shot", 4), ("cat-10shot", 4)),
+        s2b_max_tokens=256,
+        ladder={"k": 8, "max_tokens": 16384},
+        onng={},
+        prove={"n": 32, "k": "1,8,32"},
+        t2={},
+    ),
+    # A first look in minutes on a CPU: the small S2B preset, two bundled families with one
+    # rollout each, three problems per Lean-backed diagnostic.
+    "quick": Budget(
+        "quick",
+        s2b=(("demo", 2),),
+        s2b_max_tokens=160,
+        ladder={"k": 1, "limit": 2, "max_tokens": 384},
+        onng={"lams": "0,1.0", "limit": 3, "max_tokens": 1024},
+        prove={"n": 4, "k": "1,4", "limit": 3, "max_tokens": 1024},
+        t2={"k": 1, "limit": 3, "max_tokens": 2048},
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What the study runs on beyond the models: data files and the Lean backend."""
+
+    lean: str | None
+    families: str
+    minif2f: str | None
+    t2_data: str | None
+
+
+def _s2b_tasks(budget: Budget, model: str) -> list[tuple[str, Callable[[], Task]]]:
+    from gapscope.s2b.task import s2b_lm
+
+    listener = "lm" if model != "none" else None
+    out: list[tuple[str, Callable[[], Task]]] = []
+    for preset, seeds in budget.s2b:
+        for name in [listener] if listener else REFERENCE_LISTENERS:
+
+            def build(preset: str = preset, seeds: int = seeds, name: str = name) -> Task:
+                return s2b_lm(
+                    preset=preset, seeds=seeds, listener=name, max_tokens=budget.s2b_max_tokens
+                )
+
+            out.append((f"{preset} ({name} listener)", build))
+    return out
+
+
+def _builders(
+    diagnostic: str, budget: Budget, inputs: Inputs
+) -> tuple[list[tuple[str, Callable[[], Task]]], str | None]:
+    """The tasks of one diagnostic for one model, or why it is skipped."""
+    if diagnostic in ("onng", "prove", "t2") and inputs.lean is None:
+        return [], LEAN_HINT
+    if diagnostic == "ladder":
+        from gapscope.ladder.task import oracle_ladder
+
+        args = budget.ladder | {"families": inputs.families}
+        return [(f"{inputs.families} families", lambda: oracle_ladder(**args))], None
+    if diagnostic == "onng":
+        from gapscope.onng.task import onng
+
+        args = budget.onng | {"lean": inputs.lean}
+        return [("O-NNG", lambda: onng(**args))], None
+    if diagnostic == "prove":
+        if inputs.minif2f is None:
+            return [], "needs --minif2f FILE (miniF2F Lean 4 statements, JSONL)"
+        from gapscope.prove.task import prove
+
+        args = budget.prove | {"dataset": inputs.minif2f, "lean": inputs.lean}
+        return [("miniF2F", lambda: prove(**args))], None
+    if inputs.t2_data is None:
+        return [], "needs --t2-data FILE (T2 records, JSONL)"
+    from gapscope.t2.task import t2
+
+    args = budget.t2 | {"data": inputs.t2_data, "lean": inputs.lean}
+    return [("T2", lambda: t2(**args))], None
+
+
+def build_study(models: list[str], diagnostics: list[str], budget: Budget, inputs: Inputs) -> Study:
+    """Every task of the study, built (bad input raises here, before any model call)."""
+    from gapscope.app.study import Skipped, Study, StudyTask, plan_of
+
+    study = Study()
+
+    def add(model: str, diagnostic: str, label: str, build: Callable[[], Task]) -> None:
+        task = build()
+        study.tasks.append(StudyTask(plan_of(task, model, diagnostic, label), task, model))
+
+    for model in models:
+        for diagnostic in diagnostics:
+            if diagnostic == "s2b":
+                for label, build in _s2b_tasks(budget, model):
+                    add(model, diagnostic, label, build)
+                continue
+            builders, reason = _builders(diagnostic, budget, inputs)
+            if reason:
+                study.skipped.append(Skipped(model, diagnostic, reason))
+            for label, build in builders:
+                add(model, diagnostic, label, build)
+    if "s2b" in diagnostics:
+        for label, build in _s2b_tasks(budget, "none"):
+            add("none", "s2b", label, build)
+    return study
+
+
+def print_plan(plan: dict[str, Any], console: Console) -> None:
+    """The plan as a table, then what is skipped (once per diagnostic and reason) and why."""
+    table = Table(title="Plan")
+    for column in PLAN_COLUMNS:
+        text = column in ("model", "diagnostic", "task")
+        table.add_column(column, justify="left" if text else "right")
+    totals = plan["totals"]
+    rows = [
+        *plan["tasks"],
+        {"model": "total", "diagnostic": "", "label": f"{totals['tasks']} tasks"} | totals,
+    ]
+    for row in rows:
+        numbers = ("samples", "generations", "max_tokens", "token_budget", "lean_checks")
+        table.add_row(
+            row["model"],
+            row["diagnostic"],
+            row["label"],
+            *(f"{row[key]:,}" if key in row else "" for key in numbers),
+        )
+    console.print(table)
+    by_reason: dict[str, tuple[list[str], list[str]]] = {}
+    for skipped in plan["skipped"]:
+        diagnostics, models = by_reason.setdefault(skipped["reason"], ([], []))
+        for value, seen in ((skipped["diagnostic"], diagnostics), (skipped["model"], models)):
+            if value not in seen:
+                seen.append(value)
+    for reason, (diagnostics, models) in by_reason.items():
+        console.print(
+            f"skipped: {', '.join(diagnostics)} ({', '.join(models)}): {reason}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def _parse_diagnostics(spec: str) -> list[str]:
+    chosen = [d.strip() for d in spec.split(",") if d.strip()]
+    unknown = [d for d in chosen if d not in DIAGNOSTICS]
+    if unknown or not chosen:
+        raise typer.BadParameter(
+            f"unknown {', '.join(unknown) or 'empty list'}; choose from {', '.join(DIAGNOSTICS)}",
+            param_hint="--diagnostics",
+        )
+    return chosen
+
+
+def profile(
+    model: Annotated[
+        list[str] | None, typer.Option("--model", help="Any Inspect model string; repeatable.")
+    ] = None,
+    lean: Annotated[
+        str | None,
+        typer.Option(help="Lean backend spec (local:DIR | kimina:URL) for O-NNG, prove, T2."),
+    ] = None,
+    diagnostics: Annotated[
+        str, typer.Option(help="Comma list of s2b, ladder, onng, prove, t2.")
+    ] = ",".join(DIAGNOSTICS),
+    budget: Annotated[
+        str, typer.Option(help="paper (each paper's protocol) | quick (a first look).")
+    ] = "paper",
+    families: Annotated[
+        str, typer.Option(help="OracleLadder families: JSONL path, hub id, or bundled.")
+    ] = "bundled",
+    minif2f: Annotated[str | None, typer.Option(help="miniF2F JSONL for pass@k.")] = None,
+    t2_data: Annotated[str | None, typer.Option(help="T2 records (JSONL) for T2.")] = None,
+    log_dir: Annotated[Path, typer.Option(help="The study's log directory.")] = Path(
+        "logs/profile"
+    ),
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the plan and stop; nothing is spent.")
+    ] = False,
+    retry_attempts: Annotated[
+        int, typer.Option(min=0, help="Retries of a task whose samples failed.")
+    ] = 3,
+    json_out: JsonOut = False,
+) -> None:
+    """Profile models on every diagnostic: plan, run (resumable), report and comparisons."""
+    from gapscope.records import SourceError
+
+    if budget not in BUDGETS:
+        raise typer.BadParameter(
+            f"{budget!r}: choose one of {', '.join(BUDGETS)}", param_hint="--budget"
+        )
+    chosen = _parse_diagnostics(diagnostics)
+    models = model or [EMBEDDED_MODEL]
+    inputs = Inputs(lean, families, minif2f, t2_data)
+    with command_output("profile", json_out) as out:
+        require_directory(log_dir, "--log-dir")
+        try:
+            if not dry_run:
+                for name in models:
+                    open_model(name)
+            study = build_study(models, chosen, BUDGETS[budget], inputs)
+        except (ValueError, SourceError, OSError) as exc:
+            out.fail(exc)
+        plan = study.plan()
+        if dry_run:
+            out.finish(View(details={"plan": plan}, show=lambda c: print_plan(plan, c)))
+            return
+        _run(out, study, plan, log_dir, retry_attempts)
+
+
+def _run(
+    out: Output, study: Study, plan: dict[str, Any], log_dir: Path, retry_attempts: int
+) -> None:
+    from gapscope.analysis.diagnostics import load_all
+    from gapscope.analysis.logs import log_path
+    from gapscope.analysis.report import write_report
+    from gapscope.analysis.terminal import print_rows
+    from gapscope.app.kit import err_console
+    from gapscope.app.study import StudyProgress, run_study
+
+    if not out.json_mode:
+        print_plan(plan, err_console)
+    progress = StudyProgress(study, lambda line: err_console.print(line, markup=False))
+    success, logs = run_study(study, log_dir, progress, retry_attempts=retry_attempts)
+    out.logs.extend(log.location for log in logs)
+    loaded = read_or_fail(
+        out, lambda: load_all([log_path(log.location) for log in logs if log.status == "success"])
+    )
+    report = write_report(loaded, log_dir / "report.html", plan=plan)
+    details = {
+        "plan": plan,
+        "html": str(report.html),
+        "comparisons": [c.to_dict() for c in report.comparisons],
+        "notes": report.notes,
+        "status": {log.location: log.status for log in logs},
+    }
+
+    def show(console: Console) -> None:
+        print_rows(report.rows, console)
+        console.print(f"report: {report.html}", markup=False, soft_wrap=True)
+
+    if success:
+        out.finish(View(report.rows, details, show))
+        return
+    failed = [log.location for log in logs if log.status != "success"]
+    out.finish(
+        View(report.rows, details, show),
+        EXIT_RUN_FAILED,
+        f"{len(failed)} tasks did not finish ({', '.join(failed)}); rerun the same command to "
+        "resume them",
+    )

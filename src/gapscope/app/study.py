@@ -1,0 +1,210 @@
+"""A study: several diagnostics on several models, planned before it spends, run as one
+Inspect ``eval_set`` (one log directory, retries, resumable), with one progress line.
+
+:func:`plan_of` reads what a built task will do (samples, model calls, the token budget,
+Lean checks) from the task itself, so ``--dry-run`` and the run count the same things.
+:func:`run_study` hands every task, each bound to its model, to ``eval_set``: a rerun of the
+same study finds the finished logs and skips them, and continues a log that was cut off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from inspect_ai import Task
+    from inspect_ai.log import EvalLog
+
+LEAN_BACKED = ("onng", "prove", "t2")
+"""Diagnostics whose every generation is checked by Lean."""
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    """What one task of a study will do, before anything is spent."""
+
+    model: str
+    diagnostic: str
+    label: str
+    samples: int
+    generations: int
+    max_tokens: int
+    lean_checks: int
+
+    @property
+    def token_budget(self) -> int:
+        """The most output tokens the task may cost: max tokens x generations."""
+        return self.max_tokens * self.generations
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"token_budget": self.token_budget}
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A diagnostic a study cannot run for a model, and what would make it run."""
+
+    model: str
+    diagnostic: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class StudyTask:
+    """A task of the study: its plan row and the built task (bound to its model when run)."""
+
+    row: PlanRow
+    task: Task
+    model: str
+
+
+@dataclass
+class Study:
+    """Every task of a study and every diagnostic it leaves out."""
+
+    tasks: list[StudyTask] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def plan(self) -> dict[str, Any]:
+        rows = [t.row for t in self.tasks]
+        return {
+            "tasks": [r.to_dict() for r in rows],
+            "skipped": [asdict(s) for s in self.skipped],
+            "totals": {
+                "tasks": len(rows),
+                "samples": sum(r.samples for r in rows),
+                "generations": sum(r.generations for r in rows),
+                "token_budget": sum(r.token_budget for r in rows),
+                "lean_checks": sum(r.lean_checks for r in rows),
+            },
+        }
+
+
+def plan_of(task: Task, model: str, diagnostic: str, label: str) -> PlanRow:
+    """The plan row of a built task: samples x epochs generations (an S2B-LM sample is an
+    episode of several model calls, counted by its own task), each up to ``max_tokens``."""
+    epochs = task.epochs or 1
+    samples = len(task.dataset)
+    metadata = task.metadata or {}
+    per_sample = metadata.get("model_calls")
+    if per_sample is not None:
+        generations = int(sum(per_sample.values()))
+        max_tokens = int(metadata["max_tokens"])
+    else:
+        generations = samples * epochs
+        max_tokens = int(task.config.max_tokens or 0)
+    if model == "none":
+        generations = 0
+    return PlanRow(
+        model=model,
+        diagnostic=diagnostic,
+        label=label,
+        samples=samples,
+        generations=generations,
+        max_tokens=max_tokens,
+        lean_checks=samples * epochs if diagnostic in LEAN_BACKED else 0,
+    )
+
+
+class StudyProgress:
+    """One line on stderr for the whole study: tasks done / total, samples, tokens, time.
+
+    Fed by Inspect's hooks (:class:`_ProgressHooks`), which see every sample of every task
+    that ``eval_set`` runs, whatever its own display shows.
+    """
+
+    def __init__(self, study: Study, out: Callable[[str], None]) -> None:
+        self.total_tasks = len(study.tasks)
+        self.total_samples = sum(t.row.samples * (t.task.epochs or 1) for t in study.tasks)
+        self.tasks = 0
+        self.samples = 0
+        self.tokens = 0
+        self.start = time.monotonic()
+        self.out = out
+        self._lock = threading.Lock()
+
+    def sample_done(self, tokens: int) -> None:
+        with self._lock:
+            self.samples += 1
+            self.tokens += tokens
+            self._show()
+
+    def task_done(self) -> None:
+        with self._lock:
+            self.tasks += 1
+            self._show()
+
+    def line(self) -> str:
+        elapsed = time.monotonic() - self.start
+        return (
+            f"study: tasks {self.tasks}/{self.total_tasks}, samples {self.samples}/"
+            f"{self.total_samples}, output tokens {self.tokens:,}, {elapsed:.0f} s"
+        )
+
+    def _show(self) -> None:
+        self.out(self.line())
+
+
+_ACTIVE: list[StudyProgress] = []
+
+
+def _install_hooks() -> None:
+    """Register the study's Inspect hooks once per process (Inspect keeps them for good)."""
+    from inspect_ai.hooks import Hooks, SampleEnd, TaskEnd, hooks
+
+    @hooks(name="gapscope_study", description="gapscope profile: one progress line")
+    class _ProgressHooks(Hooks):
+        def enabled(self) -> bool:
+            return bool(_ACTIVE)
+
+        async def on_sample_end(self, data: SampleEnd) -> None:
+            usage = data.sample.model_usage or {}
+            tokens = sum(u.output_tokens for u in usage.values())
+            for progress in _ACTIVE:
+                progress.sample_done(tokens)
+
+        async def on_task_end(self, data: TaskEnd) -> None:
+            for progress in _ACTIVE:
+                progress.task_done()
+
+
+_hooks_installed = threading.Event()
+
+
+@contextlib.contextmanager
+def tracking(progress: StudyProgress) -> Iterator[StudyProgress]:
+    """Feed ``progress`` from Inspect's hooks while the body runs."""
+    if not _hooks_installed.is_set():
+        _install_hooks()
+        _hooks_installed.set()
+    _ACTIVE.append(progress)
+    try:
+        yield progress
+    finally:
+        _ACTIVE.remove(progress)
+
+
+def run_study(
+    study: Study, log_dir: Path, progress: StudyProgress, **eval_args: Any
+) -> tuple[bool, list[EvalLog]]:
+    """Run every task of ``study`` through one ``eval_set`` over ``log_dir``.
+
+    Finished tasks found there are not run again; a log that was cut off is continued (its
+    finished samples are kept). Failed samples are retried (Inspect's ``retry_attempts``)
+    and, past that, recorded as failed: no sample is lost.
+    """
+    from inspect_ai import eval_set, task_with
+
+    tasks = [task_with(t.task, model=t.model) for t in study.tasks]
+    with tracking(progress), contextlib.redirect_stdout(sys.stderr):
+        # continue_on_fail: a sample that errors (a server that failed it) does not cancel the
+        # samples still running; its task ends marked failed, so eval_set retries just those
+        # samples now (retry_attempts) or when the same study is run again.
+        return eval_set(tasks, log_dir=str(log_dir), continue_on_fail=True, **eval_args)

@@ -1,0 +1,115 @@
+"""``gapscope profile``: the plan matches the run, a rerun resumes, Lean diagnostics are skipped
+with the fix, and the study ends with a report."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from inspect_ai.model import ChatMessage
+from typer.testing import CliRunner
+
+from gapscope.app.main import app
+from tests.conftest import REQUESTS, script
+
+runner = CliRunner()
+
+
+def _answer(messages: list[ChatMessage]) -> str:
+    """An S2B listener's decision or a boxed OracleLadder answer, whichever is asked."""
+    last = messages[-1].text
+    return "Answer: same" if "Game " in last or "Sync round" in last else "\\boxed{1}"
+
+
+class FlakyLadder:
+    """A server that went away mid-study: OracleLadder calls fail from the ``fail_from``-th on
+    (S2B-LM games are answered throughout)."""
+
+    def __init__(self, fail_from: int | None = None) -> None:
+        self.fail_from = fail_from
+        self.ladder_calls = 0
+        self.s2b_calls = 0
+
+    def __call__(self, messages: list[ChatMessage]) -> str:
+        reply = _answer(messages)
+        if reply.startswith("Answer"):
+            self.s2b_calls += 1
+            return reply
+        self.ladder_calls += 1
+        if self.fail_from is not None and self.ladder_calls >= self.fail_from:
+            raise RuntimeError("server unavailable")
+        return reply
+
+
+def _profile(model: str, log_dir: Path, *extra: str) -> dict[str, object]:
+    args = ["profile", "--model", model, "--budget", "quick", "--diagnostics", "s2b,ladder"]
+    result = runner.invoke(app, [*args, "--log-dir", str(log_dir), "--json", *extra])
+    assert result.stdout, result.output
+    envelope: dict[str, object] = json.loads(result.stdout)
+    envelope["exit_code"] = result.exit_code
+    return envelope
+
+
+def test_dry_run_numbers_are_what_the_run_then_does(tmp_path: Path) -> None:
+    model = script("profile-count", _answer)
+    plan = _profile(model, tmp_path, "--dry-run")["details"]["plan"]  # type: ignore[index]
+    planned = sum(row["generations"] for row in plan["tasks"] if row["model"] == model)
+    assert planned > 0 and not REQUESTS["profile-count"]  # a dry run spends nothing
+    assert not list(tmp_path.glob("*.eval"))
+    envelope = _profile(model, tmp_path)
+    assert envelope["exit_code"] == 0, envelope["error"]
+    assert len(REQUESTS["profile-count"]) == planned
+    tasks = plan["tasks"]
+    assert len(list(tmp_path.glob("*.eval"))) == len(tasks)  # one log per task, refs included
+    assert Path(envelope["details"]["html"]).is_file()  # type: ignore[index]
+
+
+def test_a_rerun_of_a_finished_study_calls_no_model(tmp_path: Path) -> None:
+    model = script("profile-rerun", _answer)
+    assert _profile(model, tmp_path)["exit_code"] == 0
+    first = len(REQUESTS["profile-rerun"])
+    again = _profile(model, tmp_path)
+    assert again["exit_code"] == 0, again["error"]
+    assert len(REQUESTS["profile-rerun"]) == first  # finished tasks are not redone
+
+
+def test_a_study_cut_off_mid_way_completes_only_the_missing_samples(tmp_path: Path) -> None:
+    from inspect_ai.log import read_eval_log
+
+    flaky = FlakyLadder(fail_from=5)
+    model = script("profile-resume", flaky)
+    cut = _profile(model, tmp_path, "--retry-attempts", "0")
+    assert cut["exit_code"] == 1 and "rerun the same command" in str(cut["error"])
+    (ladder_log,) = [p for p in tmp_path.glob("*oracle-ladder*.eval")]
+    log = read_eval_log(str(ladder_log))
+    assert log.status == "error"
+    kept = sum(1 for sample in log.samples or [] if sample.error is None)
+    total = log.eval.dataset.samples or 0
+    assert 4 <= kept < total
+    s2b_calls = flaky.s2b_calls
+    flaky.fail_from, flaky.ladder_calls = None, 0  # the server is back
+    done = _profile(model, tmp_path)
+    assert done["exit_code"] == 0, done["error"]
+    assert flaky.ladder_calls == total - kept  # finished rollouts are kept, not asked again
+    assert flaky.s2b_calls == s2b_calls  # the finished S2B-LM tasks are not run again
+
+
+def test_lean_diagnostics_are_skipped_with_the_fix(tmp_path: Path) -> None:
+    model = script("profile-lean", _answer)
+    result = runner.invoke(
+        app,
+        ["profile", "--model", model, "--budget", "quick", "--dry-run", "--log-dir", str(tmp_path)],
+    )
+    assert result.exit_code == 0, result.output
+    skipped = [line for line in result.output.splitlines() if line.startswith("skipped:")]
+    assert len(skipped) == 1 and re.match(r"skipped: onng, prove, t2 \(", skipped[0])
+    assert "--lean local:DIR" in skipped[0] and "gapscope lean setup DIR" in skipped[0]
+
+
+def test_unknown_diagnostics_and_budgets_are_bad_input(tmp_path: Path) -> None:
+    for flag, value in (("--diagnostics", "s2b,steer"), ("--budget", "huge")):
+        result = runner.invoke(
+            app, ["profile", flag, value, "--dry-run", "--log-dir", str(tmp_path)]
+        )
+        assert result.exit_code == 2 and value.split(",")[-1] in result.output
