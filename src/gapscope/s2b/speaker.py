@@ -2,10 +2,10 @@
 speaker's convention from the sync rounds alone, and the speaker verbalizer of the exemplars.
 
 In the speaker role the tested model writes each game's message for its target; the listener
-is rule-based. It is the verbalizer's hypothesis tracker fed with the speaker's messages
-instead of the posdis speaker's: the sync round after every game shows it the target and the
-message, it binds each (position, token) to its most frequent value, and it decides every
-game by the tracker's rule (no position conflicts). It assumes nothing about the code except
+is rule-based. It keeps the verbalizer's value map over the speaker's messages instead of the
+posdis speaker's: the sync round after every game shows it the target and the message, it
+binds each (position, token) to its most frequent value, and it decides every game by the
+tracker's rule (no position conflicts). It assumes nothing about the code except
 what the rules tell both players: one token per attribute position. So it is exact for a
 posdis-compositional speaker once every value has been synced, and it can decode a held-out
 combination only if the speaker *extends its own convention* to it.
@@ -22,7 +22,6 @@ Reference speakers set the scale of every measure (no model is called):
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import random
 from collections.abc import Callable
@@ -31,7 +30,7 @@ from typing import Literal
 from gapscope.s2b.episode import Combo, Episode, Game
 from gapscope.s2b.messages import message_line
 from gapscope.s2b.templates import template
-from gapscope.s2b.verbalizer import Binding, Tracker, value_labels
+from gapscope.s2b.verbalizer import Binding, ValueMap, value_labels
 
 Speaker = Literal["lm", "rule", "random", "holistic"]
 SPEAKERS: tuple[Speaker, ...] = ("lm", "rule", "random", "holistic")
@@ -72,29 +71,48 @@ def reference_speaker(name: str, episode: Episode) -> Callable[[Game], Message]:
 
 
 class ConventionListener:
-    """The speaker role's rule listener: the hypothesis tracker over the speaker's messages.
+    """The speaker role's rule listener: the verbalizer's value map over the speaker's messages.
+
+    It keeps V: (position, token) -> {value: count} from the sync rounds and binds each
+    (position, token) to its most frequent value, exactly as the hypothesis tracker does. It
+    decides by the tracker's rule read in the decoding direction: a position *conflicts* when
+    the received token is bound to another value, or when it is unknown while the stimulus
+    value already has a token (a fresh token names a fresh value); it is *open* when neither
+    the token nor the value is known; the stimuli are the same when no position conflicts.
+    For a one-token-per-value code this is the tracker's decision; reading the received token
+    (rather than predicting one) also accepts a speaker who used two tokens for one value.
 
     A malformed message (``None``) cannot be decided and adds nothing to the value map: a
     message of the wrong length or with tokens outside the vocabulary says nothing positional.
     """
 
     def __init__(self, episode: Episode) -> None:
-        self._tracker = Tracker(episode)
+        self.episode = episode
+        self.value_map = ValueMap()
 
     def decide(self, game: Game, message: Message | None) -> bool | None:
         """True = same, False = different, None when there is no message to decode."""
         if message is None:
             return None
-        return self._tracker.decide(dataclasses.replace(game, message=message)).same
+        binding = self.value_map.binding()
+        stimulus = value_labels(self.episode, game.listener)
+        for pos, (label, received) in enumerate(zip(stimulus, message, strict=True)):
+            by_token = binding.get(pos, {})
+            meaning = by_token.get(received)
+            if meaning is not None and meaning != label:
+                return False
+            if meaning is None and label in by_token.values():
+                return False
+        return True
 
     def sync(self, game: Game, message: Message | None) -> None:
         """The sync round after ``game``: the target and the message the listener received."""
         if message is not None:
-            self._tracker.sync(dataclasses.replace(game, message=message))
+            self.value_map.observe(message, value_labels(self.episode, game.target))
 
     def binding(self) -> Binding:
         """What the listener has learned of the speaker's code so far."""
-        return self._tracker.value_map.binding()
+        return self.value_map.binding()
 
 
 def encode(binding: Binding, labels: tuple[str, ...], vocab_size: int) -> tuple[Message, str]:
