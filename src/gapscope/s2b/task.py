@@ -236,12 +236,19 @@ def play_episode(
             nonlocal played
             played += 1
             display_counter("S2B games played", str(played))
-        state.messages = messages
-        state.store.set("games", records)
-        state.output.completion = f"{len(records)} games played"
-        return state
+        return _played(state, messages, records)
 
     return solve
+
+
+def _played(
+    state: TaskState, messages: list[ChatMessage], records: list[dict[str, Any]]
+) -> TaskState:
+    """The finished episode: its conversation, and every game's record for the scorer."""
+    state.messages = messages
+    state.store.set("games", records)
+    state.output.completion = f"{len(records)} games played"
+    return state
 
 
 def _record(
@@ -272,6 +279,15 @@ def score_games(records: list[dict[str, Any]]) -> dict[str, float]:
     """
     query = [r for r in records if r["phase"] == "query"]
     support = [r for r in records if r["phase"] == "support" and not r["exemplar"]]
+    return {
+        **_zsct(query),
+        "unparsed": float(sum(r["flexible"] is None for r in query)),
+        "support_acc": accuracy_percent([r["flexible"] == r["same"] for r in support]),
+    }
+
+
+def _zsct(query: list[dict[str, Any]]) -> dict[str, float]:
+    """ZSCT of the flexible and the strict decisions on the query games, and their adj."""
     zsct = accuracy_percent([r["flexible"] == r["same"] for r in query])
     strict = accuracy_percent([r["strict"] == r["same"] for r in query])
     return {
@@ -279,8 +295,6 @@ def score_games(records: list[dict[str, Any]]) -> dict[str, float]:
         "adj_zsct": adj_zsct(zsct),
         "zsct_strict": strict,
         "adj_zsct_strict": adj_zsct(strict),
-        "unparsed": float(sum(r["flexible"] is None for r in query)),
-        "support_acc": accuracy_percent([r["flexible"] == r["same"] for r in support]),
     }
 
 
@@ -373,10 +387,7 @@ def play_speaker_episode(config: S2BConfig, speaker: str, max_tokens: int) -> So
             nonlocal played
             played += 1
             display_counter("S2B games played", str(played))
-        state.messages = messages
-        state.store.set("games", records)
-        state.output.completion = f"{len(records)} games played"
-        return state
+        return _played(state, messages, records)
 
     return solve
 
@@ -386,16 +397,17 @@ def _speaker_record(
     reply: str,
     read: ReadMessage,
     decisions: tuple[bool | None, bool | None],
-    exemplar: bool,
+    written: bool,
     stop_reason: str | None,
 ) -> dict[str, Any]:
     """One speaker-role game: the target, the message under each reading and what made it
-    malformed (if anything), the rule listener's decision on each, and the model's stop."""
+    malformed (if anything), the rule listener's decision on each, whether the speaker
+    verbalizer ``written`` it (an exemplar), and the model's stop reason."""
     return {
         "index": game.index,
         "phase": game.phase,
         "same": game.same,
-        "exemplar": exemplar,
+        "exemplar": written,
         "target": list(game.target),
         "reply": reply,
         "message": None if read.flexible.tokens is None else list(read.flexible.tokens),
@@ -423,13 +435,8 @@ def score_speaker_games(records: list[dict[str, Any]]) -> dict[str, float]:
     formed = [r for r in own if r["problem"] is None]
     meanings = [tuple(r["target"]) for r in formed]
     said = [tuple(r["message"]) for r in formed]
-    zsct = accuracy_percent([r["flexible"] == r["same"] for r in query])
-    strict = accuracy_percent([r["strict"] == r["same"] for r in query])
     return {
-        "zsct": zsct,
-        "adj_zsct": adj_zsct(zsct),
-        "zsct_strict": strict,
-        "adj_zsct_strict": adj_zsct(strict),
+        **_zsct(query),
         "malformed": accuracy_percent([r["problem"] is not None for r in own]),
         "support_acc": accuracy_percent([r["flexible"] == r["same"] for r in support]),
         "topsim": topsim(meanings, said),
