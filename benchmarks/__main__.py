@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from benchmarks import (
     bench_executor,
+    bench_harness,
     bench_interrupt,
     bench_lean,
     bench_models,
     bench_report,
     bench_s2b,
+    bench_screen,
     bench_steer,
     bench_verifier,
 )
@@ -17,6 +19,10 @@ from benchmarks import (
 def main() -> None:
     for name, bench in (
         ("S2B rule listener throughput", bench_s2b.main),
+        (
+            "harness overhead per generation (instant model) vs a bare Inspect task",
+            bench_harness.main,
+        ),
         ("verifier cascade vs math-verify", bench_verifier.main),
         ("embedded model: load time", bench_models.main),
         ("Lean local backend: pooled REPLs vs a fresh process per check", bench_lean.main),
@@ -24,6 +30,7 @@ def main() -> None:
         ("gapscope report: 10 vs 100 logs", bench_report.main),
         ("steering: overhead and extraction throughput", bench_steer.main),
         ("Ctrl-C during an embedded run: seconds to exit", bench_interrupt.main),
+        ("command screen: 56 KB hostile vs benign replies", bench_screen.main),
     ):
         print(f"\n== {name} ==")
         bench()

@@ -6,12 +6,15 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
+import pytest
 from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
 from gapscope.app.main import app
 from tests.conftest import REQUESTS, script
+from tests.openai_stub import StubServer, serve
 
 runner = CliRunner()
 
@@ -113,3 +116,73 @@ def test_unknown_diagnostics_and_budgets_are_bad_input(tmp_path: Path) -> None:
             app, ["profile", flag, value, "--dry-run", "--log-dir", str(tmp_path)]
         )
         assert result.exit_code == 2 and value.split(",")[-1] in result.output
+
+
+def _stub_model(monkeypatch: pytest.MonkeyPatch, stub: StubServer, name: str) -> str:
+    """Inspect's ``openai-api`` provider pointed at ``stub``. Each test names its own model:
+    Inspect keeps a model per name for the process, with the base URL it was opened with."""
+    monkeypatch.setenv("STUB_BASE_URL", stub.url)
+    monkeypatch.setenv("STUB_API_KEY", "test-key")
+    return f"openai-api/stub/{name}"
+
+
+def test_a_study_against_an_openai_compatible_server_retries_transient_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two requests first fail with HTTP 500: the client retries them, nothing is lost."""
+
+    def fail(n: int, body: dict[str, Any]) -> int | None:
+        return 500 if n in (3, 30) else None
+
+    with serve(StubServer(fail=fail)) as stub:
+        model = _stub_model(monkeypatch, stub, "transient")
+        plan = _profile(model, tmp_path, "--dry-run")["details"]["plan"]  # type: ignore[index]
+        planned = sum(row["generations"] for row in plan["tasks"] if row["model"] == model)
+        envelope = _profile(model, tmp_path)
+    assert envelope["exit_code"] == 0, envelope["error"]
+    assert stub.failures > 0 and stub.answered == planned
+
+
+def test_a_server_that_refuses_some_samples_records_them_and_a_rerun_completes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Requests for OracleLadder's C3 probes are refused (HTTP 400, not retried): those samples
+    end as recorded failures, the rest finish; run again with the server fixed, only they are
+    asked."""
+    from inspect_ai.log import read_eval_log
+
+    def refuse_c3(n: int, body: dict[str, Any]) -> int | None:
+        text = json.dumps(body["messages"])
+        return 400 if "milestone answers" in text.lower() else None
+
+    with serve(StubServer(fail=refuse_c3)) as stub:
+        model = _stub_model(monkeypatch, stub, "refusing")
+        cut = _profile(model, tmp_path, "--retry-attempts", "0")
+        assert cut["exit_code"] == 1
+        (ladder_log,) = tmp_path.glob("*oracle-ladder*.eval")
+        log = read_eval_log(str(ladder_log))
+        errors = [s.id for s in log.samples or [] if s.error is not None]
+        finished = [s.id for s in log.samples or [] if s.error is None]
+        assert errors and finished and len(errors) + len(finished) == log.eval.dataset.samples
+        stub.fail, answered = (lambda n, body: None), stub.answered  # the server is fixed
+        done = _profile(model, tmp_path)
+    assert done["exit_code"] == 0, done["error"]
+    assert stub.answered - answered == len(errors)  # only the refused samples are asked again
+
+
+def test_a_run_says_what_it_will_spend_and_warns_a_cpu_model_of_a_paper_budget(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gapscope.app import kit
+    from gapscope.ladder.task import oracle_ladder
+
+    monkeypatch.setattr(kit, "_has_gpu", lambda: False)
+    task = oracle_ladder(families="bundled", k=2)  # the paper's 16,384 tokens per rollout
+    kit.announce_plan(task, "gapscope/embedded", "ladder")
+    err = capsys.readouterr().err
+    generations = len(task.dataset) * 2
+    assert f"{generations:,} generations x up to 16,384 tokens" in err
+    assert f"= {generations * 16384:,} output tokens" in err
+    assert "warning: gapscope/embedded runs on this CPU" in err and "--budget quick" in err
+    kit.announce_plan(task, "openai-api/vllm/m", "ladder")  # served elsewhere: no warning
+    assert "warning" not in capsys.readouterr().err

@@ -105,3 +105,36 @@ def test_compare_cli_json_envelope(logs: dict[str, Path]) -> None:
     ladder = CliRunner().invoke(app, ["compare", str(logs["ladder"]), str(logs["ladder"])])
     assert ladder.exit_code == 0, ladder.output
     assert "transitions" in ladder.output
+
+
+def _fixed(outcomes: list[bool], listener: str) -> S2BRunSummary:
+    query = {f"seed-0/game-{i}": ok for i, ok in enumerate(outcomes)}
+    return S2BRunSummary("cat-10shot", listener, "none/none", "x.eval", "success", [], {}, query)
+
+
+def test_a_bootstrap_ci_that_excludes_zero_on_few_items_defers_to_the_exact_test() -> None:
+    """n = 6, A right on 3 items B gets wrong: the percentile bootstrap excludes 0 (a resample
+    without a discordant pair has chance 1/64), exact McNemar gives p = 2 / 2^3 = 0.25."""
+    s2b = DIAGNOSTICS["s2b_lm"]
+    a = LoadedLog(Path("a.eval"), s2b, _fixed([True] * 3 + [False] * 3, "rule"))
+    b = LoadedLog(Path("b.eval"), s2b, _fixed([False] * 6, "random"))
+    result = compare([a], [b], n_resamples=4000)
+    (metric,) = result.metrics
+    assert metric.mcnemar.p_value == pytest.approx(0.25) and metric.difference.low > 0
+    (note,) = [n for n in result.notes if "exact McNemar" in n]
+    assert "p = 0.25 on n = 6 paired items (3 discordant)" in note
+    assert note.endswith("trust the exact test")
+
+
+def test_metrics_only_one_side_has_are_one_note_per_side(logs: dict[str, Path]) -> None:
+    s2b = DIAGNOSTICS["s2b_lm"]
+    a = LoadedLog(Path("a.eval"), s2b, _fixed([True, False], "rule"))
+    b = LoadedLog(Path("b.eval"), s2b, _fixed([True, True], "random"))
+    other = _fixed([True], "rule")
+    other_preset = S2BRunSummary(
+        "demo", "rule", "none/none", "y.eval", "success", [], {}, other.query
+    )
+    extra = LoadedLog(Path("c.eval"), s2b, other_preset)
+    result = compare([a, extra], [b])
+    alone = [n for n in result.notes if n.startswith("only in")]
+    assert alone == ["only in A, not compared (1): S2B-LM ZSCT [demo]"]

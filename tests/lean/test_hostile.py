@@ -29,6 +29,7 @@ from gapscope.lean.verdict import Status
 from gapscope.onng.problemset import load_problem_set
 from gapscope.prove.checking import check_reply
 from gapscope.prove.problems import Problem
+from gapscope.t2.evaluate import lean_screen
 from tests.conftest import script
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -107,3 +108,19 @@ def test_t2_hostile_declarations_are_screened_out(path: Path) -> None:
 
 def test_t2_honest_declaration_passes_the_screen() -> None:
     assert screen("theorem t2 (x : ℝ) (h : 0 < x) : 0 < x ^ 2 := by\n  sorry") is None
+
+
+_HIDING_NAMES = {
+    "comment": ("def «--» : Nat := 1 ", ""),
+    "quote": ('def «"» : Nat := 1 ', '\ndef «"» : Nat := 2'),
+    "block": ("def «/-» : Nat := 1 ", "\ndef «-/» : Nat := 2"),
+}
+"""A name that once hid the rest of the line from the screen, and what closes what it opens."""
+
+
+@pytest.mark.parametrize("name", sorted(_HIDING_NAMES))
+@pytest.mark.parametrize("path", replies("t2"), ids=lambda p: p.stem)
+def test_t2_hostile_declarations_stay_screened_behind_a_name(path: Path, name: str) -> None:
+    before, after = _HIDING_NAMES[name]
+    refusal = lean_screen(before + path.read_text(encoding="utf-8") + after)
+    assert refusal is not None and refusal.startswith("forbidden command `"), path.name

@@ -29,7 +29,10 @@ ALLOWED = [
     '-- #eval IO.Process.run\n/- macro_rules | `(x) => `(y) -/\ndef s : String := "#exit"',
     "theorem t (h' : x.prefix = 1) (α : Type) : True := trivial",
     "example : #[1, 2].size = 2 := rfl",
-    "theorem «weird #eval name» : True := trivial",
+    "theorem «weird name» : True := trivial",
+    "theorem «theorem p_false : Nat.Prime 4 :=» : True := trivial",
+    "theorem t : True := by\n  exact (fun (h₂ : True) => h₂.elim') trivial",
+    "example : f ⁻¹' s = s := rfl",
 ]
 
 
@@ -73,7 +76,18 @@ def test_what_a_proof_needs_passes(code: str) -> None:
         ('def s := s!"{1}"', 's!"..."'),
         ('def m := throwError "no"', "throwError"),
         ("end MyNat\ntheorem escape : True := trivial", "end"),
-        ("theorem t : True := by\n  trivial\n/- the rest is hidden", "unterminated comment"),
+        ("theorem t : True := by\n  trivial\n/- the rest is hidden", "/- the rest is hidden"),
+        # what a `«…»` name, a string or a comment mark used to hide (issue 17)
+        ('def «--» : Nat := 1 #eval IO.Process.run { cmd := "id" }', "«--»"),
+        ('def «"» : Nat := 1 #exit\ndef «"» : Nat := 2', '«"»'),
+        ("def «/-» : Nat := 1 macro_rules | `(1) => `(2)\ndef «-/» : Nat := 2", "«/-»"),
+        ("theorem «weird #eval name» : True := trivial", "#eval"),
+        ("theorem t : True := by\n  «x run_cmd pure ()»\n  trivial", "run_cmd"),
+        ("theorem t : True := by\n  h'\"' #eval IO.Process.exit 0 -- \"", "h'"),
+        ('def s : String := "\\q #eval IO.Process.exit 0 -- "', "\\q"),
+        ("/-/- -/ #eval IO.Process.exit 0\n-- -/", "#eval"),
+        ("theorem t : True := trivial <-- #eval IO.Process.exit 0", "-- #eval"),
+        ('def m := trace[x] "{" -- " #eval IO.Process.exit 0 }"', '"{"'),
     ],
 )
 def test_forbidden_commands_are_named(code: str, command: str) -> None:
@@ -94,3 +108,17 @@ def test_every_forbidden_keyword_is_caught_wherever_it_stands() -> None:
 def test_first_forbidden_command_is_reported_with_its_line() -> None:
     found = screen("theorem t : True := trivial\n\n#eval 1\nmacro x")
     assert found == Forbidden("#eval", 3, "`#` commands evaluate or print at check time")
+
+
+def test_unclosed_attribute_runs_hide_nothing() -> None:
+    # a run of unclosed `@[` is read once (linear: benchmarks/bench_screen.py has the speed)
+    # and neither hides a later command nor lets a forbidden attribute through
+    run = "@[simp " * 2000
+    assert screen(run) is None  # Lean rejects the parse; nothing runs
+    assert screen(run + "\n#eval IO.Process.exit 0") == Forbidden(
+        "#eval", 2, "`#` commands evaluate or print at check time"
+    )
+    found = screen(run + "@[implemented_by evil] def f : Nat := 1")
+    assert found is not None and found.command == "@[implemented_by]"
+    found = screen("@[simp, implemented_by evil\ndef f : Nat := 1")
+    assert found is not None and found.command == "@[implemented_by]"

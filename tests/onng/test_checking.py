@@ -46,6 +46,18 @@ def test_a_changed_statement_is_its_own_verdict() -> None:
     assert _check(kept)[0] is None
 
 
+def test_the_official_statement_in_a_comment_does_not_hide_a_changed_one() -> None:
+    """Only code states a theorem: the official header written in a comment (or a «name»)
+    before a declaration that states something else is not taken as the declaration."""
+    changed = "theorem zero_add (n : MyNat) : n + 0 = n := by\n  rfl"
+    for cover in (
+        "/- theorem zero_add (n : MyNat) : 0 + n = n := -/\n",
+        "def «theorem zero_add (n : MyNat) : 0 + n = n :=» := 0\n",
+    ):
+        status, detail = _check(cover + changed)
+        assert status == STATEMENT_CHANGED and "n + 0 = n" in detail, (cover, status)
+
+
 def test_disallowed_tactics_are_named() -> None:
     assert _check("omega") == (DISALLOWED_TACTIC, "tactics outside the closed theory: omega")
     # `rw` is a tactic of this module at lambda 0 but not by that name at lambda 1

@@ -68,6 +68,10 @@ def test_real_names_of_renamed_tactics_are_rejected() -> None:
         ("theorem t : P := by\n  exact foo\n    rfl\n  rfl", ["exact", "rfl"]),
         ("theorem t : P := by\n  -- simp would do it\n  /- omega\n  too -/\n  rfl", ["rfl"]),
         ("theorem t : P :=\n  fun h => h.symm", []),
+        # comment marks inside a string literal or a «…» name comment nothing out
+        ('theorem t : P := by\n  have s : String := "--"; simp', ["have", "simp"]),
+        ('theorem t : P := by\n  have s : String := "/-"\n  decide\n  -- -/', ["have", "decide"]),
+        ("theorem t : P := by\n  exact «omega»\n  rfl", ["exact", "rfl"]),
         (
             "theorem helper : Q := by\n  omega\n\ntheorem t : P := by\n  exact helper",
             ["omega", "exact"],

@@ -120,6 +120,32 @@ def _paired_items(
     return both
 
 
+def _disagreement(m: MetricComparison, alpha: float = 0.05) -> str | None:
+    """Why the bootstrap interval and the exact test can disagree, where they do.
+
+    With few paired items the percentile bootstrap of a difference of proportions is too
+    narrow (it resamples the few discordant pairs and cannot see how few they are), so it can
+    exclude 0 while the exact McNemar test, which conditions on the discordant count, does not
+    reject. The exact test is the one to trust then.
+    """
+    d, mc = m.difference, m.mcnemar
+    if d.low is None or d.high is None:
+        return None
+    excludes_zero = d.low > 0 or d.high < 0
+    if excludes_zero == (mc.p_value < alpha):
+        return None
+    if excludes_zero:
+        return (
+            f"{m.diagnostic} {m.metric}: the bootstrap CI excludes 0 but the exact McNemar test "
+            f"gives p = {mc.p_value:.3g} on n = {mc.n} paired items ({mc.b + mc.c} discordant): "
+            "with so few items the bootstrap interval is too narrow; trust the exact test"
+        )
+    return (
+        f"{m.diagnostic} {m.metric}: the exact McNemar test gives p = {mc.p_value:.3g} but the "
+        f"bootstrap CI covers 0 (n = {mc.n}); the exact test is the one to trust"
+    )
+
+
 def _ladder_runs(logs: Sequence[LoadedLog]) -> list[ModelRun]:
     return [x.summary for x in logs if isinstance(x.summary, ModelRun)]
 
@@ -157,12 +183,10 @@ def compare(
         for side, count in steered.items()
         if count
     ]
-    notes += [
-        f"{key[0]} {key[1]}: only in {side}, not compared"
-        for side, keys in (("A", out_a), ("B", out_b))
-        for key in keys
-        if key not in common
-    ]
+    for side, keys in (("A", out_a), ("B", out_b)):
+        alone = [f"{d} {m}" for d, m in keys if (d, m) not in common]
+        if alone:  # one line per side: a reference listener has no ladder rows, say, at all
+            notes.append(f"only in {side}, not compared ({len(alone)}): {'; '.join(alone)}")
     rng = np.random.default_rng(seed)
     tests: list[tuple[Key, McNemarResult, DifferenceCI]] = []
     for key in common:
@@ -179,6 +203,7 @@ def compare(
         MetricComparison(key[0], key[1], mc, diff, p)
         for (key, mc, diff), p in zip(tests, adjusted, strict=True)
     ]
+    notes += [note for m in metrics if (note := _disagreement(m)) is not None]
     transitions: dict[str, dict[str, dict[str, int]]] = {}
     ladder_a, ladder_b = _ladder_runs(a), _ladder_runs(b)
     if len(ladder_a) == 1 and len(ladder_b) == 1:

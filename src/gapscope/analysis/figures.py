@@ -24,6 +24,7 @@ from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER, profile, tau_sens
 from gapscope.steer.dosage import BASELINE
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from gapscope.analysis.diagnostics import LoadedLog
@@ -66,6 +67,13 @@ def _figure(width: float = WIDTH, height: float = HEIGHT, ncols: int = 1) -> Fig
     return fig
 
 
+def _integer_ticks(ax: Axes) -> None:
+    """Counts (families) get whole-number ticks."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+
+
 def _of(logs: Sequence[LoadedLog], kind: type) -> list:  # type: ignore[type-arg]
     return [x.summary for x in logs if isinstance(x.summary, kind)]
 
@@ -90,12 +98,15 @@ def zsct_per_preset(logs: Sequence[LoadedLog]) -> NamedFigure | None:
                     ys.append(r.value)
                     lo.append(max(0.0, r.value - r.ci[0]))  # no -1e-14 from rounding
                     hi.append(max(0.0, r.ci[1] - r.value))
-        ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, label=model)
+        bars = ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, label=model)
+        ns = [r.n for p in presets for r in rows if r.model == model and r.metric == p and r.ci]
+        ax.bar_label(bars, [f"n={n}" for n in ns], fontsize="xx-small", padding=2)
     ax.axhline(50, color="grey", linestyle="--", linewidth=1, label="chance")
     ax.set_xticks(range(len(presets)), [p.removeprefix("ZSCT [").rstrip("]") for p in presets])
-    ax.set_ylim(0, 100)
-    ax.set_ylabel("ZSCT (%)")
-    fig.legend(fontsize="small", loc="outside upper center", ncols=min(4, len(models) + 1))
+    ax.set_ylim(0, 115)  # room above 100 for the legend, inside the axes
+    ax.set_yticks(range(0, 101, 25))
+    ax.set_ylabel("ZSCT (%), n = query games")
+    ax.legend(fontsize="x-small", loc="upper center", ncols=min(4, len(models) + 1))
     return NamedFigure("s2b_zsct", "S2B-LM ZSCT per preset (95% Wilson CI over query games)", fig)
 
 
@@ -113,28 +124,36 @@ def ladder_gaps(logs: Sequence[LoadedLog]) -> NamedFigure | None:
         heights = [float(p.gaps[g]) for p in profiles]
         ax.bar(labels, heights, bottom=bottom, label=g.value)
         bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
-    ax.set_ylabel("families")
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.set_ylabel(f"families (n = {', '.join(str(len(r.families())) for r in runs)})")
+    _integer_ticks(ax)
+    ax.set_ylim(0, max(bottom) * 1.35 or 1)  # room for the legend inside the axes
+    ax.legend(fontsize="x-small", loc="upper right", ncols=2)
     return NamedFigure("ladder_gaps", "OracleLadder gap labels per model (tau = 1)", fig)
 
 
 def ladder_tau(logs: Sequence[LoadedLog]) -> NamedFigure | None:
-    """LadderOutcome counts at tau = 1..5, one panel per model: how robust the labels are."""
+    """LadderOutcome counts at tau = 1..min(5, k), one panel per model: how robust the labels
+    are (a threshold above the rollouts per probe could never be met, so it is not drawn)."""
     runs: list[ModelRun] = _of(logs, ModelRun)
     if not runs:
         return None
     fig = _figure(width=max(WIDTH, 3.2 * len(runs)), ncols=len(runs))
+    styles = ("o-", "s--", "^-.", "D:")  # lines that coincide (all at 0, say) stay apart
     for ax, run in zip(fig.axes, runs, strict=True):
         table = tau_sensitivity(run.families())
-        taus = sorted(table)
-        for o in OUTCOME_ORDER:
-            ax.plot(taus, [table[t][o] for t in taus], marker="o", label=o.value)
-        ax.set_title(run.name, fontsize="medium")
+        k = run.rollouts_per_probe()
+        taus = [t for t in sorted(table) if t <= k] or [1]  # tau > k can never be reached
+        for o, style in zip(OUTCOME_ORDER, styles, strict=False):
+            ax.plot(
+                taus, [table[t][o] for t in taus], style, label=o.value, markersize=5, alpha=0.85
+            )
+        ax.set_title(f"{run.name} (k = {k}, n = {len(run.families())})", fontsize="medium")
         ax.set_xlabel("tau (correct rollouts needed)")
         ax.set_xticks(taus)
+        _integer_ticks(ax)
     fig.axes[0].set_ylabel("families")
-    fig.axes[-1].legend(fontsize="small")
-    return NamedFigure("ladder_tau", "OracleLadder outcome counts at tau = 1..5", fig)
+    fig.axes[-1].legend(fontsize="x-small", loc="best")
+    return NamedFigure("ladder_tau", "OracleLadder outcome counts at tau = 1..min(5, k)", fig)
 
 
 def onng_curve(logs: Sequence[LoadedLog]) -> NamedFigure | None:

@@ -66,6 +66,11 @@ class ModelRun:
             counts[(r.pid, r.condition, r.milestone_index)] += int(r.correct)
         return dict(counts)
 
+    def rollouts_per_probe(self) -> int:
+        """k: the most rollouts any probe of this run has (the paper's 8)."""
+        per_probe = Counter((r.pid, r.condition, r.milestone_index) for r in self.rollouts)
+        return max(per_probe.values(), default=0)
+
     def families(self) -> list[FamilyCounts]:
         """Per-family counts for the taxonomy, in a stable (pid) order."""
         counts = self.correct_counts()

@@ -193,6 +193,8 @@ th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right;vertical-align
 th[scope=row],thead th{text-align:left;background:#f4f4f4}
 .ci{color:#555}.n{display:block;color:#888;font-size:.7rem}
 .scroll{overflow-x:auto}
+.profile th[scope=row],.profile thead tr:first-child th:first-child{position:sticky;left:0;
+z-index:1}
 figure{margin:1rem 0}figure img{max-width:100%;height:auto}
 figure.broken::after{content:"figure failed to render";color:#b00}
 figcaption{font-size:.85rem;color:#444}

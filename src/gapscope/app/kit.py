@@ -249,6 +249,44 @@ def open_model(model: str) -> str | Model:
         raise ModelOpenError(f"--model {model}: cannot open it: {_plain(str(exc))}") from None
 
 
+CPU_TOKEN_WARNING = 200_000
+"""A local model on a CPU past this many output tokens gets a warning before the run."""
+ASSUMED_CPU_TOKENS_PER_S = 50
+"""For that warning's estimate: roughly what a ~100M-parameter model decodes on a CPU."""
+
+
+def announce_plan(task: Task, model: str, diagnostic: str) -> None:
+    """Say on stderr what the run will spend (as ``gapscope profile --dry-run`` does), and warn
+    when a model that runs on this machine's CPU meets a paper-scale budget."""
+    from gapscope.app.study import plan_of
+
+    row = plan_of(task, model, diagnostic, diagnostic)
+    if row.generations == 0:
+        return
+    lean = f", {row.lean_checks:,} Lean checks" if row.lean_checks else ""
+    err_console.print(
+        f"plan: {row.samples:,} samples, {row.generations:,} generations x up to "
+        f"{row.max_tokens:,} tokens = {row.token_budget:,} output tokens at most{lean}",
+        markup=False,
+        highlight=False,
+    )
+    if model.startswith("gapscope/") and row.token_budget > CPU_TOKEN_WARNING and not _has_gpu():
+        hours = row.token_budget / ASSUMED_CPU_TOKENS_PER_S / 3600
+        err_console.print(
+            f"warning: {model} runs on this CPU; at about {ASSUMED_CPU_TOKENS_PER_S} tokens/s "
+            f"this budget could take up to {hours:.1f} h. For a first look lower the budget "
+            "(--max-tokens, -k/-n, --limit) or run `gapscope profile --budget quick`.",
+            markup=False,
+            highlight=False,
+        )
+
+
+def _has_gpu() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
 def _is_prerequisite_error(exc: BaseException) -> bool:
     """Whether Inspect raised its "install X first" error.
 
@@ -306,6 +344,7 @@ def _run_diagnostic(
         out.fail(exc)
     except bad_input as exc:
         out.fail(exc)
+    announce_plan(task, model, out.command.removeprefix("run "))
     try:
         log = run_task(task, opened, log_dir, **eval_args)
     except Interrupted as stop:

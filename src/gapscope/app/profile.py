@@ -265,6 +265,10 @@ def profile(
     retry_attempts: Annotated[
         int, typer.Option(min=0, help="Retries of a task whose samples failed.")
     ] = 3,
+    max_connections: Annotated[
+        int | None,
+        typer.Option(min=1, help="Requests in flight per model (Inspect's; default: its own)."),
+    ] = None,
     json_out: JsonOut = False,
 ) -> None:
     """Profile models on every diagnostic: plan, run (resumable), report and comparisons."""
@@ -290,12 +294,11 @@ def profile(
         if dry_run:
             out.finish(View(details={"plan": plan}, show=lambda c: print_plan(plan, c)))
             return
-        _run(out, study, plan, log_dir, retry_attempts)
+        limits = {"max_connections": max_connections} if max_connections else {}
+        _run(out, study, plan, log_dir, retry_attempts=retry_attempts, **limits)
 
 
-def _run(
-    out: Output, study: Study, plan: dict[str, Any], log_dir: Path, retry_attempts: int
-) -> None:
+def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_args: Any) -> None:
     from gapscope.analysis.diagnostics import load_all
     from gapscope.analysis.logs import log_path
     from gapscope.analysis.report import write_report
@@ -306,7 +309,7 @@ def _run(
     if not out.json_mode:
         print_plan(plan, err_console)
     progress = StudyProgress(study, lambda line: err_console.print(line, markup=False))
-    success, logs = run_study(study, log_dir, progress, retry_attempts=retry_attempts)
+    success, logs = run_study(study, log_dir, progress, **eval_args)
     out.logs.extend(log.location for log in logs)
     loaded = read_or_fail(
         out, lambda: load_all([log_path(log.location) for log in logs if log.status == "success"])

@@ -16,15 +16,18 @@ Allowed (the whitelist): declarations (``theorem``, ``lemma``, ``def``, ``abbrev
 options in :data:`ALLOWED_OPTIONS` only (with a numeral value). ``axiom`` and ``sorry`` are
 let through: the axiom rule of ``gapscope.lean.soundness`` turns them into a ``sorry`` verdict.
 
-How: the code is scanned token by token with comments and string literals blanked
-(``gapscope.lean.source``), so keywords anywhere count (Lean starts a new command wherever a
-command keyword appears, not only at the start of a line; ``set_option ... in`` also works
-inside terms and tactics), and none in a comment or string does. Every Lean command keyword
+How: the code is read by the Lean lexer (``gapscope.lean.source``) and scanned token by
+token, so keywords anywhere count (Lean starts a new command wherever a command keyword
+appears, not only at the start of a line; ``set_option ... in`` also works inside terms and
+tactics), and none in a comment, a string or a ``«…»`` name does. Every Lean command keyword
 that is not on the whitelist is refused (:data:`FORBIDDEN_KEYWORDS`, and every ``#command``).
-Interpolated strings (``s!"..."``, ``throwError``) are refused too: a proof never needs them,
-and their ``{code}`` parts would otherwise be read as string text. A filter is never
-complete (an imported library can add commands), which is why local REPLs also run
-sandboxed (``gapscope.lean.sandbox``); see docs/lean.md for the threat model.
+Interpolated strings (``s!"..."``, ``throwError``) are refused too: a proof never needs them.
+The inside of a ``«…»`` name is screened as code as well (Lean may read it again after a
+parse error in a tactic block), and code the lexer cannot read for certain (an unterminated
+comment, an invalid escape, a comment mark glued to a symbol, ...) is refused whole: what
+Lean would read there is unknown. One pass, linear in the code (runs of unclosed ``@[`` too).
+A filter is never complete (an imported library can add commands), which is why local REPLs
+also run sandboxed (``gapscope.lean.sandbox``); see docs/lean.md for the threat model.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gapscope.lean.source import mask_literals
+from gapscope.lean.source import Kind, Lexed, Token, lex
 from gapscope.lean.verdict import LeanVerdict, Status
 
 ALLOWED_OPTIONS: frozenset[str] = frozenset(
@@ -121,15 +124,13 @@ FORBIDDEN_KEYWORDS: dict[str, str] = {
 }
 """Lean (core, Batteries, Mathlib) command keywords outside the whitelist, with the reason."""
 
-_TOKEN = re.compile(
-    r"«[^»\n]*»"
-    r"|@\["
-    r"|#[^\W\d][\w'!?]*"
-    r"|(?<![\w'!?.])[^\W\d][\w'!?]*(?:\.[^\W\d][\w'!?]*)*"
-)
 _OPTION = re.compile(r"\s+([^\W\d][\w.]*)\s+(\S+)")
-_STRING_AHEAD = re.compile(r'\s*"')
 _SCOPE_OPENERS = frozenset({"namespace", "section", "mutual"})
+_BRACKETS = {"[": 1, "]": -1}
+_NOTABLE = frozenset({"#", "@", "set_option", "end", *_SCOPE_OPENERS, *FORBIDDEN_KEYWORDS})
+"""The only words :func:`_refusal` has anything to say about (others it lets pass)."""
+_UNDECIDED = "Lean may read it otherwise than the screen does, so the screen cannot vouch for it"
+"""Why code the lexer cannot read for certain (``gapscope.lean.source.Undecided``) is refused."""
 
 
 @dataclass(frozen=True)
@@ -148,21 +149,33 @@ class Forbidden:
         )
 
 
-def _attributes(masked: str, start: int) -> list[str]:
-    """The attribute names of the ``@[...]`` opening at ``start``. The scan then goes on
-    inside it: an unclosed ``@[`` must not hide what follows (Lean recovers from the parse
-    error and elaborates the next command)."""
-    depth, i = 0, start + 1
-    while i < len(masked):
-        depth += {"[": 1, "]": -1}.get(masked[i], 0)
+def _attributes(code: list[Token], words: list[str], at: int) -> list[str]:
+    """The attribute names of the ``@[`` whose ``[`` is ``code[at]``: the first word of each
+    comma-separated entry (``local``/``scoped`` aside), up to the matching ``]``. An unclosed
+    list ends at the next ``@[``, so each token is read for one list at most (linear time);
+    the scan goes on inside the list either way, so an unclosed ``@[`` hides nothing (Lean
+    recovers from the parse error and elaborates the next command)."""
+    names: list[str | None] = [None]
+    depth = 0
+    for n in range(at, len(code)):
+        word = words[n]
+        if n > at and word == "@" and _glued(code, words, n, "["):
+            break
+        depth += _BRACKETS.get(word, 0)
         if depth == 0:
             break
-        i += 1
-    names = []
-    for entry in masked[start + 2 : i].split(","):
-        words = [w for w in entry.replace("-", " ").split() if w not in ("local", "scoped")]
-        names.append(words[0] if words else "")
-    return names
+        if depth == 1 and word == ",":
+            names.append(None)
+        elif names[-1] is None and code[n].kind is Kind.IDENT and word not in ("local", "scoped"):
+            names[-1] = word
+    return [name or "" for name in names]
+
+
+def _glued(code: list[Token], words: list[str], n: int, word: str | None = None) -> bool:
+    """Whether ``code[n + 1]`` follows ``code[n]`` with no space between (and is ``word``)."""
+    if n + 1 >= len(code) or code[n + 1].start != code[n].end:
+        return False
+    return word is None or words[n + 1] == word
 
 
 def _check_option(masked: str, end: int) -> str | None:
@@ -176,46 +189,69 @@ def _check_option(masked: str, end: int) -> str | None:
     return f"set_option {name} {value}"
 
 
+def _refusal(
+    lexed: Lexed, code: list[Token], words: list[str], n: int, scopes: list[int]
+) -> tuple[str, str] | None:
+    """(command, reason) when the command at ``code[n]`` is refused; counts the scopes the
+    code opens in ``scopes[0]``."""
+    token, word = code[n], words[n]
+    if token.kind is not Kind.IDENT:
+        if word == "#" and _glued(code, words, n) and code[n + 1].kind is Kind.IDENT:
+            return f"#{words[n + 1]}", "`#` commands evaluate or print at check time"
+        if word == "@" and _glued(code, words, n, "["):
+            bad = [a for a in _attributes(code, words, n + 1) if a not in ALLOWED_ATTRIBUTES]
+            why = "only attributes that steer tactics are allowed"
+            return (f"@[{bad[0]}]", why) if bad else None
+        return None
+    if word in FORBIDDEN_KEYWORDS:
+        return word, FORBIDDEN_KEYWORDS[word]
+    if word.endswith("!") and n + 1 < len(code) and words[n + 1].startswith('"'):
+        return f'{word}"..."', "interpolated strings are not needed in a proof"
+    if word == "set_option":
+        option = _check_option(lexed.masked, token.end)
+        only = f"only {', '.join(sorted(ALLOWED_OPTIONS))} may be set"
+        return (option, only) if option is not None else None
+    if word in _SCOPE_OPENERS:
+        scopes[0] += 1
+    elif word == "end":
+        if scopes[0] == 0:
+            return "end", "closes a namespace or section the code did not open"
+        scopes[0] -= 1
+    return None
+
+
+def _first_forbidden(lexed: Lexed) -> tuple[int, str, str] | None:
+    """(position, command, reason) of the first refused command among ``lexed``'s tokens."""
+    comment, text = Kind.COMMENT, lexed.text
+    code = [t for t in lexed.tokens if t.kind is not comment]
+    words = [text[t.start : t.end] for t in code]
+    scopes = [0]
+    for n, word in enumerate(words):
+        if word in _NOTABLE or word.endswith("!"):
+            found = _refusal(lexed, code, words, n, scopes)
+            if found is not None:
+                return code[n].start, *found
+    return None
+
+
 def screen(code: str) -> Forbidden | None:
     """The first forbidden command in model-written ``code``, or None if it may be checked.
 
     Apply it to what the model wrote (a reply's proof, a generated statement), not to
     trusted text around it (library preambles may use macros). Lines are 1-based in ``code``.
     """
-    masked, unterminated = mask_literals(code)
+    lexed = lex(code)
 
     def line_of(index: int) -> int:
         return code.count("\n", 0, index) + 1
 
-    if unterminated:
-        return Forbidden(
-            "unterminated comment or string", line_of(len(code)), "it would hide what follows"
-        )
-    scopes = 0
-    position = 0
-    while (token := _TOKEN.search(masked, position)) is not None:
-        word, position = token[0], token.end()
-        found: tuple[str, str] | None = None
-        if word.startswith("#"):
-            found = word, "`#` commands evaluate or print at check time"
-        elif word == "@[":
-            bad = [n for n in _attributes(masked, token.start()) if n not in ALLOWED_ATTRIBUTES]
-            if bad:
-                found = f"@[{bad[0]}]", "only attributes that steer tactics are allowed"
-        elif word in FORBIDDEN_KEYWORDS:
-            found = word, FORBIDDEN_KEYWORDS[word]
-        elif word.endswith("!") and _STRING_AHEAD.match(code, position):
-            found = f'{word}"..."', "interpolated strings are not needed in a proof"
-        elif word == "set_option":
-            option = _check_option(masked, position)
-            if option is not None:
-                found = option, f"only {', '.join(sorted(ALLOWED_OPTIONS))} may be set"
-        elif word in _SCOPE_OPENERS:
-            scopes += 1
-        elif word == "end":
-            if scopes == 0:
-                found = "end", "closes a namespace or section the code did not open"
-            scopes = max(0, scopes - 1)
-        if found is not None:
-            return Forbidden(found[0], line_of(token.start()), found[1])
-    return None
+    if lexed.undecided is not None:
+        at = lexed.undecided.position
+        shown = code[at : at + 24].split("\n")[0]
+        shown += "…" if len(shown) < len(code) - at else ""
+        return Forbidden(shown, line_of(at), f"{lexed.undecided.what}: {_UNDECIDED}")
+    found = [f for f in map(_first_forbidden, (lexed, lexed.second_reading())) if f]
+    if not found:
+        return None
+    at, command, reason = min(found)
+    return Forbidden(command, line_of(at), reason)

@@ -96,7 +96,8 @@ def prepare(code: str, required: tuple[str, ...] = ()) -> Prepared:
             lines[index] = f"{original[:start]}theorem {name}{original[start + len('example') :]}"
             names.append(_qualify(scopes, name))
         elif decl["name"]:
-            names.append(_qualify(scopes, decl["name"].strip()))
+            # the masked line blanks the inside of a `«…»` name: the name is the source's
+            names.append(_qualify(scopes, lines[index][slice(*decl.span("name"))].strip()))
     unique = tuple(dict.fromkeys(names))
     body = "\n".join(lines)
     suffix = "".join(f"\n#print axioms {name}" for name in unique)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from gapscope.lean.backend import CheckRequest, LeanBackend
 from gapscope.lean.screen import screen
+from gapscope.lean.source import code_only
 from gapscope.lean.verdict import LeanVerdict, Status
 from gapscope.onng.closed import disallowed_tactics
 from gapscope.onng.lexicon import identifiers
@@ -28,14 +29,21 @@ from gapscope.onng.render import Obfuscation, candidate_declaration, check_file
 
 DISALLOWED_TACTIC = "disallowed_tactic"
 STATEMENT_CHANGED = "statement_changed"
+CODE_TOO_LONG = "code_too_long"
+MAX_CODE_CHARS = 20_000
+"""The longest answer code the static checks read. A level's proof is a few lines (the
+longest reference proof is under 600 characters); code past this is not screened, it is
+``code_too_long``, so no reply can make the checks slow (the screen is linear, but a run
+checks thousands of replies)."""
 
 
 @dataclass(frozen=True)
 class StaticCheck:
     """The answer as extracted and what the checks before Lean found.
 
-    ``status`` is a verdict reached without Lean (``disallowed_tactic``,
-    ``statement_changed``) or None; ``disallowed`` lists the forbidden tactics used.
+    ``status`` is a verdict reached without Lean (``code_too_long``, ``forbidden_command``,
+    ``statement_changed``, ``disallowed_tactic``) or None; ``disallowed`` lists the
+    forbidden tactics used.
     """
 
     answer: Answer
@@ -61,12 +69,14 @@ def _normalized(text: str) -> str:
 def changed_statement(obf: Obfuscation, problem: Problem, code: str) -> str | None:
     """The declared statement when code that declares the target states something else."""
     name = obf.name(problem.name)
-    if name not in set(identifiers(code)):
+    visible = code_only(code)  # a statement inside a comment, string or «name» states nothing
+    if name not in set(identifiers(visible)):
         return None  # a proof body: the target's header is supplied
-    match = re.search(rf"(?:theorem|lemma)\s+({re.escape(name)}\b.*?):=", code, re.S)
+    match = re.search(rf"(?:theorem|lemma)\s+({re.escape(name)}\b.*?):=", visible, re.S)
     expected = _normalized(obf.apply(problem.header()).removeprefix("theorem "))
-    if match is None or _normalized(match.group(1)) != expected:
-        return _normalized(match.group(1)) if match else f"no declaration of {name}"
+    stated = _normalized(code[match.start(1) : match.end(1)]) if match else None
+    if stated != expected:
+        return stated if stated is not None else f"no declaration of {name}"
     return None
 
 
@@ -77,6 +87,9 @@ def static_check(
     answer = extract_answer(reply)
     if not answer.usable:
         return StaticCheck(answer, detail=f"no usable answer ({answer.status.value})")
+    if len(answer.code) > MAX_CODE_CHARS:
+        detail = f"the code has {len(answer.code)} characters, more than {MAX_CODE_CHARS}"
+        return StaticCheck(answer, CODE_TOO_LONG, f"{detail}: not screened, not checked")
     forbidden = screen(answer.code)
     if forbidden is not None:
         return StaticCheck(answer, Status.FORBIDDEN.value, forbidden.verdict().detail)

@@ -12,13 +12,18 @@ starts after ``by`` (or an alternative's ``=>``, or a bullet ``·``) at the colu
 tactic, each tactic of the block starts at that column, and a deeper line continues the
 tactic above (it is a term, not a tactic). Tactics also follow ``by``, ``;``, ``<;>`` and
 an alternative's ``=>`` on one line. Only words that name a known tactic are judged, so a
-term that happens to start a line (``h.symm``) is never a false alarm.
+term that happens to start a line (``h.symm``) is never a false alarm. The code is read
+through the Lean lexer (``gapscope.lean.source.code_only``): comments, string literals and
+the inside of ``«…»`` names are blanked, so ``"--"`` in a string hides no tactic after it and
+``simp`` in a comment or string is no tactic.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+
+from gapscope.lean.source import code_only
 
 KNOWN_TACTICS: frozenset[str] = frozenset(
     """
@@ -41,8 +46,6 @@ KNOWN_TACTICS: frozenset[str] = frozenset(
 in Lean anyway, but are reported here as what they are). ``sorry`` and ``admit`` are left to
 Lean, whose ``sorry`` verdict already says what they are."""
 
-_COMMENT_LINE = re.compile(r"--.*")
-_COMMENT_BLOCK = re.compile(r"/-.*?-/", re.S)
 _WORD = re.compile(r"[^\W\d][\w']*[?!]?")
 _HEADER = re.compile(
     r"^(?:@\[[^\]]*\]\s*)?(?:private\s+|protected\s+)?(?:theorem|lemma|example|def)\b"
@@ -52,11 +55,6 @@ _ALTERNATIVE = re.compile(r"^\|[^\n]*?=>[ \t]*")
 _BY = re.compile(r"\bby\b")
 _OPENS_BLOCK = re.compile(r"(?:\bby|=>|·)\s*$")
 _LEAD = re.compile(r"^(?:[·.][ \t]+|[({][ \t]*)+")
-
-
-def _strip_comments(code: str) -> str:
-    without_blocks = _COMMENT_BLOCK.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), code)
-    return "\n".join(_COMMENT_LINE.sub("", line) for line in without_blocks.splitlines())
 
 
 def _first_word(text: str) -> str | None:
@@ -70,7 +68,7 @@ def tactic_words(code: str) -> list[str]:
     blocks: list[int] = []  # columns of the open tactic blocks, innermost last
     opens = False  # the previous line ended with `by`, `=>` or a bullet
     in_proof = False
-    for raw in _strip_comments(code).splitlines():
+    for raw in code_only(code).splitlines():
         text = raw.strip()
         if not text:
             continue

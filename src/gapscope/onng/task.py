@@ -148,7 +148,9 @@ def prove(backend: LeanBackend, obfs: dict[float, Obfuscation], timeout_s: float
         output = await get_model().generate(state.messages)
         inference_s = time.perf_counter() - started
         state.output = output
-        static = static_check(problem_set, obf, problem, output.completion)
+        # the static checks are plain Python over model text: off the event loop, so one
+        # long reply never stalls the other samples' model calls
+        static = await asyncio.to_thread(static_check, problem_set, obf, problem, output.completion)
         answer = static.answer
         record: AttemptRecord = {
             "parse_status": answer.status.value,

@@ -91,12 +91,17 @@ class Declaration:
 
 
 def head(text: str) -> tuple[str, str | None] | None:
-    """(kind, name) of a declaration text, or None when it does not start with one."""
-    stripped = code_only(text).lstrip()
-    match = _HEAD.match(stripped)
+    """(kind, name) of a declaration text, or None when it does not start with one.
+
+    The name is read from ``text`` itself: the masked text keeps a ``«…»`` name one
+    identifier but blanks its inside (so ``«theorem …»`` is not a theorem)."""
+    masked = code_only(text)
+    lead = len(masked) - len(masked.lstrip())
+    match = _HEAD.match(masked[lead:])
     if not match:
         return None
-    return match["kind"], match["name"]
+    name = text[lead + match.start("name") : lead + match.end("name")] if match["name"] else None
+    return match["kind"], name
 
 
 def split_declarations(text: str) -> list[Declaration]:
@@ -131,25 +136,13 @@ def unbalanced_bracket(code: str) -> str | None:
     Comments and string literals are skipped, so brackets inside them do not count.
     """
     stack: list[str] = []
-    text = code_only(code)
-    in_string = False
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if in_string:
-            if ch == "\\":
-                i += 1
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in _PAIRS.values() and not (ch == "«" and stack and stack[-1] == "«"):
+    for ch in code_only(code):
+        if ch in _PAIRS.values():
             stack.append(ch)
         elif ch in _PAIRS:
             if not stack or stack[-1] != _PAIRS[ch]:
                 return f"unmatched {ch!r}"
             stack.pop()
-        i += 1
     return f"unclosed {stack[-1]!r}" if stack else None
 
 

@@ -1,0 +1,99 @@
+"""The harness's own cost per sample: each diagnostic with a model that answers instantly.
+
+Baseline, same run: a bare Inspect task (one ``generate`` per sample, an exact-match scorer)
+on the same instant model, so the ratio is what gapscope adds on top of Inspect itself:
+episode building, prompts, the verbalizer, the verifier cascade, the score records. Reported
+as generations/s (one model call each) and the ratio to the baseline's.
+
+Lean-backed diagnostics are left out here: their cost is the Lean check, measured in
+``bench_lean`` and ``bench_executor``.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from typing import Any
+
+from inspect_ai import Task
+from inspect_ai import eval as inspect_eval
+from inspect_ai.dataset import Sample
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, modelapi
+from inspect_ai.scorer import match
+from inspect_ai.solver import generate
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from gapscope.ladder.task import oracle_ladder
+from gapscope.s2b.task import s2b_lm
+
+BASELINE_SAMPLES = 400
+
+
+@modelapi(name="bench-instant")
+def _instant() -> type[ModelAPI]:
+    return InstantAPI
+
+
+class InstantAPI(ModelAPI):
+    """Answers at once: an S2B decision for a game, a boxed number for anything else."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name, base_url, api_key, [], config)
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        last = input[-1].text
+        text = "Answer: same" if "Game " in last or "Sync round" in last else "\\boxed{1}"
+        return ModelOutput.from_content(self.model_name, text)
+
+
+def _rate(task: Task, generations: int) -> float:
+    """Generations per second of one run of ``task`` on the instant model."""
+    with tempfile.TemporaryDirectory() as log_dir:
+        start = time.perf_counter()
+        (log,) = inspect_eval(
+            task, model="bench-instant/x", log_dir=log_dir, display="none", max_samples=16
+        )
+        elapsed = time.perf_counter() - start
+    if log.status != "success":
+        raise RuntimeError(f"benchmark run failed: {log.error}")
+    return generations / elapsed
+
+
+def main() -> None:
+    baseline = Task(
+        dataset=[Sample(input=f"q{i}", target="\\boxed{1}") for i in range(BASELINE_SAMPLES)],
+        solver=generate(),
+        scorer=match(),
+    )
+    base_rate = _rate(baseline, BASELINE_SAMPLES)
+    print(f"bare Inspect task: {base_rate:.0f} generations/s (baseline)")
+    s2b = s2b_lm(preset="cat-10shot", seeds=4, listener="lm")
+    s2b_calls = sum((s2b.metadata or {})["model_calls"].values())
+    ladder = oracle_ladder(families="bundled", k=2)
+    ladder_calls = len(ladder.dataset) * 2
+    for name, task, calls in (
+        ("S2B-LM cat-10shot, 4 episodes", s2b, s2b_calls),
+        ("OracleLadder bundled, k = 2", ladder, ladder_calls),
+    ):
+        rate = _rate(task, calls)
+        print(
+            f"{name}: {calls} generations, {rate:.0f} generations/s, "
+            f"{rate / base_rate:.2f}x the bare task"
+        )
+
+
+if __name__ == "__main__":
+    main()
