@@ -86,13 +86,10 @@ def _profile_table(rows: Sequence[GapRow]) -> str:
             if r is None:
                 tds.append("<td></td>")
                 continue
-            value = (
-                "n/a"
-                if r.value is None
-                else f"{r.value:.1f}"
-                if r.unit == "%"
-                else f"{r.value:.3f}"
-            )
+            if r.value is None:
+                value = "n/a"
+            else:  # percentages to one decimal, unit-free measures (topsim, ...) to three
+                value = f"{r.value:.1f}" if r.unit == "%" else f"{r.value:.3f}"
             ci = f" [{r.ci[0]:.1f}, {r.ci[1]:.1f}]" if r.ci else ""
             tds.append(
                 f'<td title="{_e(r.log)}">{value}<span class="ci">{ci}</span>'
