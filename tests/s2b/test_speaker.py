@@ -151,6 +151,9 @@ def test_unreadable_messages_lose_their_games_and_are_counted(tmp_path: Path) ->
     assert row["zsct"] == 0.0 and row["malformed"] == 100.0
     assert (row["topsim"], row["posdis"], row["bosdis"]) == (0.0, 0.0, 0.0)
     assert "could not read your message (no list of tokens" in REQUESTS["mute"][-1][-1].text
+    # the first exemplar follows only unreadable messages: it says the code is still empty
+    traces = [m.text for m in REQUESTS["mute"][-1] if m.text.startswith("Step 1")]
+    assert "the listener has learned nothing from my messages yet" in traces[0]
     too_long = script("long", lambda messages: "Message: [1, 2, 3]")
     log = _run(tmp_path, too_long, preset="demo", seeds=1)
     games = log.samples[0].store.get("games") if log.samples else []
