@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from benchmarks import (
+    bench_device,
     bench_executor,
     bench_harness,
     bench_interrupt,
@@ -31,6 +32,7 @@ def main() -> None:
         ("steering: overhead and extraction throughput", bench_steer.main),
         ("Ctrl-C during an embedded run: seconds to exit", bench_interrupt.main),
         ("command screen: 56 KB hostile vs benign replies", bench_screen.main),
+        ("device (CUDA): engine vs HF generate, steering, extraction at 7B", bench_device.main),
     ):
         print(f"\n== {name} ==")
         bench()

@@ -144,3 +144,27 @@ def test_lean_doctor_gives_the_elan_command_once_and_unwrapped(monkeypatch: obje
     assert len(with_url) == 1  # once, for elan; lean and lake point back to it
     assert with_url[0].strip().startswith("-> install elan: curl") and with_url[0].endswith("| sh")
     assert sum("the same fix as elan" in line for line in lines) == 2
+
+
+def test_steer_extract_and_run_s2b_defaults_never_share_an_episode() -> None:
+    """Issue 18: `steer extract` started at seed 0 like `run s2b`, so the documented recipe
+    evaluated a direction on the very games it was read from."""
+    import inspect
+
+    from gapscope.app.s2b import run_s2b
+    from gapscope.app.steer import extract
+
+    def seeds(command: object) -> set[int]:
+        params = inspect.signature(command).parameters  # type: ignore[arg-type]
+        first, n = params["first_seed"].default, params["seeds"].default
+        return set(range(first, first + n))
+
+    assert seeds(extract) and seeds(run_s2b) and not seeds(extract) & seeds(run_s2b)
+
+
+def test_lean_setup_builds_the_chosen_kernel_checker(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["lean", "setup", str(tmp_path / "w"), "--checker", "safeverify"])
+    assert result.exit_code == 0, result.output
+    assert "lake build SafeVerify/safe_verify" in result.output
+    bad = runner.invoke(app, ["lean", "setup", str(tmp_path / "x"), "--checker", "magic"])
+    assert bad.exit_code == 2 and "checker must be one of gapscope, safeverify, none" in bad.output

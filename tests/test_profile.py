@@ -186,3 +186,27 @@ def test_a_run_says_what_it_will_spend_and_warns_a_cpu_model_of_a_paper_budget(
     assert "warning: gapscope/embedded runs on this CPU" in err and "--budget quick" in err
     kit.announce_plan(task, "openai-api/vllm/m", "ladder")  # served elsewhere: no warning
     assert "warning" not in capsys.readouterr().err
+
+
+def test_the_report_says_when_answers_are_degenerate(tmp_path: Path) -> None:
+    """A listener that says "same" to every query game and rollouts cut at the token cap are
+    named in the notes, so a chance-level ZSCT or an all-UNRECOVERED table is not misread."""
+    from inspect_ai.model import ModelOutput
+
+    def lazy(messages: list[ChatMessage]) -> str | ModelOutput:
+        if _answer(messages).startswith("Answer"):
+            return "Answer: same"
+        return ModelOutput.from_content(
+            "lazy", "Let me think step by step about", stop_reason="max_tokens"
+        )
+
+    envelope = _profile(script("profile-lazy", lazy), tmp_path)
+    assert envelope["exit_code"] == 0, envelope["error"]
+    notes = envelope["details"]["notes"]  # type: ignore[index]
+    assert any(
+        n.startswith("S2B-LM, scripted/profile-lazy: the listener answered every query game")
+        and "with same" in n
+        for n in notes
+    ), notes
+    (ladder,) = [n for n in notes if n.startswith("OracleLadder, scripted/profile-lazy")]
+    assert "16 of 16 rollouts have no \\boxed{} answer (16 hit the token cap)" in ladder

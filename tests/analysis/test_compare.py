@@ -138,3 +138,15 @@ def test_metrics_only_one_side_has_are_one_note_per_side(logs: dict[str, Path]) 
     result = compare([a, extra], [b])
     alone = [n for n in result.notes if n.startswith("only in")]
     assert alone == ["only in A, not compared (1): S2B-LM ZSCT [demo]"]
+
+
+def test_a_difference_over_one_item_has_no_interval() -> None:
+    one = paired_bootstrap_difference(
+        [True], [False], n_resamples=100, rng=np.random.default_rng(0)
+    )
+    assert one.estimate == 1.0 and one.low is None and one.high is None
+    assert one.text() == "+100.0 (n = 1, no CI)"
+    two = paired_bootstrap_difference(
+        [True, False], [False, False], n_resamples=200, rng=np.random.default_rng(0)
+    )
+    assert two.low is not None and two.text().startswith("+50.0 [")

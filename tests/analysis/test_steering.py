@@ -9,8 +9,10 @@ import pytest
 
 from gapscope.analysis.diagnostics import DIAGNOSTICS, LoadedLog
 from gapscope.analysis.logs import RunInfo
+from gapscope.analysis.prove import ProblemCounts, ProveRun, summarize
 from gapscope.analysis.s2b import S2BRunSummary
-from gapscope.analysis.steering import dosage_curves, is_steering_run, steering_of
+from gapscope.analysis.steering import SOLVE_RATE, dosage_curves, is_steering_run, steering_of
+from gapscope.prove.coherence import Coherence
 
 SETTINGS = {"preset": "demo", "seeds": 2, "first_seed": 0, "listener": "lm", "max_tokens": 8}
 
@@ -88,3 +90,100 @@ def test_alpha_zero_is_unsteered_and_old_logs_fall_back_to_the_directory() -> No
     steering = steering_of(old.info)
     assert steering is not None
     assert (steering.kind, steering.base, steering.alpha) == ("random", "/dirs/b1", 3.0)
+
+
+def _prove_run(
+    name: str, proven: list[int], *, alpha: float = 0.0, kind: str | None = None, attempts: int = 32
+) -> LoadedLog:
+    """A miniF2F transfer run: ``proven[i]`` of ``attempts`` attempts proved problem i."""
+    steer = None if kind is None else f"/dirs/b1/{kind}"
+    record = None if kind is None else {"kind": kind, "fingerprint": f"b1-{kind}", "base": "b1"}
+    problems = [
+        ProblemCounts(
+            f"aime_{i}",
+            {
+                c: {Coherence.PROVEN: won, Coherence.UNPROVEN: attempts - won}.get(c, 0)
+                for c in Coherence
+            },
+        )
+        for i, won in enumerate(proven)
+    ]
+    summary = summarize(ProveRun("m", name, "success", (1, 32), problems))
+    info = RunInfo(
+        task="prove",
+        model="m",
+        task_args={"subset": "aime", "n": attempts, "steer": steer, "alpha": alpha},
+        metadata={"steering": record},
+        status="success",
+        location=name,
+        started_at=None,
+        completed_at=None,
+    )
+    return LoadedLog(Path(name), DIAGNOSTICS["prove"], summary, info)
+
+
+def _spread(total: int, problems: int = 15) -> list[int]:
+    """``total`` correct attempts spread over the problems as evenly as possible."""
+    return [total // problems + (i < total % problems) for i in range(problems)]
+
+
+def test_transfer_reads_the_per_attempt_solve_rate_on_the_seeds_scale() -> None:
+    # the seed's Figure 7: 155, 14, 153 and 114 of 480 attempts (15 problems x 32)
+    logs = [
+        _prove_run("base.eval", _spread(155)),
+        _prove_run("clb-3.eval", _spread(14), alpha=-3, kind="clb"),
+        _prove_run("clb+1.eval", _spread(114), alpha=1, kind="clb"),
+        _prove_run("random-3.eval", _spread(153), alpha=-3, kind="random"),
+    ]
+    (curve,) = dosage_curves(logs, [])
+    assert curve.metric == SOLVE_RATE == curve.to_dict()["metric"]
+    points = {(p.direction, p.alpha): p for p in curve.points}
+    base, suppressed = points[("baseline", 0.0)], points[("clb", -3.0)]
+    shown = [f"{100 * points[cell].mean:.1f}" for cell in points]
+    assert shown == ["32.3", "2.9", "23.8", "31.9"]  # the seed's numbers, to its precision
+    assert suppressed.relative_drop == pytest.approx(1 - 14 / 155)  # "91 % relative drop"
+    assert f"{100 * (1 - suppressed.mean / base.mean):.0f}" == "91"
+    assert base.relative_drop == 0.0
+    assert base.ci_low is not None and base.ci_high is not None
+    assert base.ci_low < base.mean < base.ci_high
+    assert base.n == 15 and base.extra["attempts"] == 480 and base.extra["correct"] == 155
+    assert base.extra["pass@32"] == 1.0  # every problem proved at least once: pass@32 is flat
+    assert base.per_unit["aime_0"]["attempts"] == 32 and base.per_unit["aime_0"]["correct"] == 11
+    assert base.per_unit["aime_0"]["pass@1"] == pytest.approx(11 / 32)
+
+
+def test_solve_rate_pools_attempts_where_problems_have_unequal_counts() -> None:
+    uneven = _prove_run("base.eval", [1, 0], attempts=32)
+    problems = [
+        ProblemCounts("aime_0", {c: {Coherence.PROVEN: 1}.get(c, 0) for c in Coherence}),
+        ProblemCounts("aime_1", {c: {Coherence.UNPROVEN: 9}.get(c, 0) for c in Coherence}),
+    ]
+    summary = summarize(ProveRun("m", "base.eval", "success", (1,), problems))
+    loaded = LoadedLog(uneven.path, uneven.diagnostic, summary, uneven.info)
+    steered = _prove_run("clb.eval", [0, 0], alpha=-3, kind="clb")
+    (curve,) = dosage_curves([loaded, steered], [])
+    assert curve.points[0].mean == pytest.approx(1 / 10)  # 1 of 10 attempts, not (1 + 0) / 2
+
+
+def test_a_point_evaluated_on_the_extraction_episodes_is_flagged() -> None:
+    config = {"n_dim": 2, "query_size": 4}
+    extraction = {"preset": "demo", "seeds": [1, 1000], "config": config}
+    logs = [
+        _run("base.eval", (50.0, 60.0)),
+        _run("clb.eval", (30.0, 40.0), alpha=-2, kind="clb"),
+    ]
+    for loaded in logs:
+        assert loaded.info is not None
+        loaded.info.metadata["config"] = config
+    steered = logs[1].info
+    assert steered is not None
+    steered.metadata["steering"]["extraction"] = extraction
+    (curve,) = dosage_curves(logs, [])
+    assert [p.overlaps_extraction for p in curve.points] == [True, True]  # seed 1 in both
+    assert curve.to_dict()["points"][1]["overlaps_extraction"] is True
+    assert any("episode seeds 1, which the direction was extracted" in n for n in curve.notes)
+
+    # the same seeds under another episode configuration are other episodes
+    steered.metadata["steering"]["extraction"] = {**extraction, "config": {"n_dim": 3}}
+    (held_out,) = dosage_curves(logs, [])
+    assert not any(p.overlaps_extraction for p in held_out.points) and not held_out.notes

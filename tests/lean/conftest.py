@@ -41,7 +41,10 @@ def make_backend(project: Path, repl_log: Path) -> Iterator[Callable[..., LocalB
 
     def make(**kwargs: Any) -> LocalBackend:
         env = {"FAKE_REPL_LOG": str(repl_log), **kwargs.pop("env", {})}
-        kwargs.setdefault("sandbox", False)  # a sandbox would hide the log in its own /tmp
+        # No bubblewrap here, and a sandbox would hide the log in its own /tmp: the tests run
+        # the fake REPL unsandboxed, which the backend allows only when told so.
+        kwargs.setdefault("sandbox", False)
+        kwargs.setdefault("allow_unsandboxed", True)
         backend = LocalBackend(
             project, repl_command=(sys.executable, str(FAKE_REPL)), env=env, **kwargs
         )

@@ -54,9 +54,10 @@ def test_local_spec_from_env_with_repl_override(
 ) -> None:
     monkeypatch.setenv("GAPSCOPE_LEAN", f"local:{project}")
     monkeypatch.setenv("GAPSCOPE_LEAN_REPL_CMD", shlex.join([sys.executable, str(FAKE_REPL)]))
-    with open_backend(max_workers=1) as backend:
+    with open_backend(max_workers=1, allow_unsandboxed=True) as backend:
         assert isinstance(backend, LocalBackend)
-        assert backend.check("theorem t : True := trivial").valid
+        verdict = backend.check("theorem t : True := trivial")
+        assert verdict.valid and verdict.sandboxed is backend.sandboxed
 
 
 def test_local_spec_without_lake_or_repl(monkeypatch: pytest.MonkeyPatch, project: Path) -> None:
@@ -80,7 +81,9 @@ def test_doctor_json_exits_zero_and_names_every_check(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0
     findings = {f["name"]: f for f in json.loads(result.stdout)["details"]}
-    assert set(findings) == {"elan", "lean", "lake", "sandbox", "toolchain", "repl", "kimina"}
+    assert set(findings) == {
+        *("elan", "lean", "lake", "sandbox", "toolchain", "repl", "kernel checker", "kimina")
+    }
     assert not findings["repl"]["ok"] and "lake build" in findings["repl"]["fix"]
 
 

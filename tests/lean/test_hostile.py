@@ -31,6 +31,7 @@ from gapscope.prove.checking import check_reply
 from gapscope.prove.problems import Problem
 from gapscope.t2.evaluate import lean_screen
 from tests.conftest import script
+from tests.lean.test_acceptance import ATTACKS, HONEST
 
 HOSTILE = Path(__file__).parent / "hostile"
 STATEMENT = "theorem sq_sum (a b : ℝ) (h₀ : 0 < a ∧ 0 < b) :\n    2 * a * b ≤ a ^ 2 + b ^ 2 := by"
@@ -124,3 +125,20 @@ def test_t2_hostile_declarations_stay_screened_behind_a_name(path: Path, name: s
     before, after = _HIDING_NAMES[name]
     refusal = lean_screen(before + path.read_text(encoding="utf-8") + after)
     assert refusal is not None and refusal.startswith("forbidden command `"), path.name
+
+
+PRIME = Problem("p_false", "test", "import Mathlib\n\n", "theorem p_false : Nat.Prime 4 := by")
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_prove_restatement_attacks_are_never_valid(make_backend: Make, attack: str) -> None:
+    """Regression (issue 17): the official ``p_false : Nat.Prime 4`` restated where
+    ``Nat.Prime`` means ``True``, plus a root ``p_false : True``, was VALID."""
+    reply = f"```lean4\n{ATTACKS[attack]}\n```"
+    attempt = check_reply(make_backend(max_workers=1), reply, PRIME, timeout_s=10)
+    if attempt.verdict is None:  # the official text itself was changed: never checked
+        assert attempt.extraction.status.value == "changed"
+    else:
+        assert attempt.verdict.status is Status.MISSING_DECLARATION, attempt.verdict
+    honest = check_reply(make_backend(max_workers=1), f"```lean4\n{HONEST}\n```", PRIME, 10)
+    assert honest.verdict is not None and honest.verdict.valid, honest.verdict

@@ -213,3 +213,28 @@ def test_health_check_has_a_deadline_too() -> None:
         with pytest.raises(LeanUnavailable, match="did not answer"):
             kimina.health(deadline_s=0.5)
         assert time.monotonic() - start < 3.0
+
+
+def test_an_official_theorem_is_never_valid_on_kimina_only_unverified() -> None:
+    """kimina cannot run a query outside the model's environment, so the restatement attacks
+    (tests/lean/test_acceptance.py) could pass its text: a required name caps the verdict."""
+    transport, _ = server()
+    with backend(transport, []) as kimina:
+        plain, official = kimina.check_many(
+            [
+                CheckRequest(thm(name="foo")),
+                CheckRequest(thm(name="p_false"), required=("p_false",), challenge="x"),
+            ]
+        )
+    assert plain.status is Status.VALID and plain.checker == "repl-text"
+    assert official.status is Status.UNVERIFIED and "outside" in official.detail
+
+
+def test_a_reply_past_the_cap_is_refused_naming_it() -> None:
+    """Regression: a 200 MB reply was read whole (760 MB resident)."""
+    huge = httpx.Response(200, content=b'{"results": [' + b" " * (3 * 2**20) + b"]}")
+    transport, _ = server([huge])
+    with backend(transport, [], max_reply_bytes=2**20, max_retries=0) as kimina:
+        verdict = kimina.check(thm())
+    assert verdict.status is Status.SERVER_ERROR
+    assert "max_reply_bytes" in verdict.detail and str(2**20) in verdict.detail

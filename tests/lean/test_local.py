@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -13,8 +15,8 @@ import pytest
 from gapscope.lean.backend import CheckRequest
 from gapscope.lean.cache import VerdictCache
 from gapscope.lean.local import LocalBackend
-from gapscope.lean.verdict import Status
-from tests.lean.conftest import read_log
+from gapscope.lean.verdict import Checker, Status
+from tests.lean.conftest import FAKE_REPL, read_log
 
 HEADER = "import GapscopeNNG"
 Make = Callable[..., LocalBackend]
@@ -177,7 +179,7 @@ def test_header_that_fails_is_a_server_error(make_backend: Make) -> None:
 
 def test_unstartable_command_is_a_server_error(project: Path, tmp_path: Path) -> None:
     missing = tmp_path / "missing" / "repl"  # made here: a fixed path may exist on some machine
-    with LocalBackend(project, repl_command=[str(missing)]) as backend:
+    with LocalBackend(project, repl_command=[str(missing)], allow_unsandboxed=True) as backend:
         verdict = backend.check(proof())
     # unsandboxed: Popen fails; sandboxed: bwrap starts, then cannot exec the command
     assert verdict.status is Status.SERVER_ERROR and str(missing) in verdict.detail
@@ -218,3 +220,66 @@ def test_a_header_that_hangs_respects_the_check_timeout(make_backend: Make) -> N
     verdict = backend.check(proof(), header=HEADER, timeout_s=0.5)
     assert time.monotonic() - start < 3.0
     assert verdict.status is Status.SERVER_ERROR and "within 0.5 s" in verdict.detail
+
+
+def test_a_reply_arriving_late_is_never_taken_for_the_next_checks_answer(
+    make_backend: Make, repl_log: Path
+) -> None:
+    """Regression: the REPL repeated its answer only when the next command came, after the
+    stray-output checks; a ``sorry`` attempt then got the earlier VALID answer."""
+    backend = make_backend(max_workers=1)
+    assert backend.check(proof("late_twice"), header=HEADER).valid
+    verdict = backend.check(proof("sorry"), header=HEADER)  # the same theorem, attempt 2
+    assert verdict.status is Status.SERVER_ERROR and "out of step" in verdict.detail
+    assert backend.pool.stats.discarded == 1
+    assert backend.check(proof("sorry"), header=HEADER).status is Status.SORRY
+
+
+def test_a_reply_past_the_cap_is_a_server_error_naming_it(make_backend: Make) -> None:
+    backend = make_backend(max_workers=1, max_reply_bytes=2**20, env={"FAKE_REPL_FLOOD_MB": "3"})
+    verdict = backend.check(proof("flood"), header=HEADER)
+    assert verdict.status is Status.SERVER_ERROR and "max_reply_bytes" in verdict.detail
+    assert backend.pool.stats.discarded == 1
+    assert backend.check(proof(), header=HEADER).valid
+
+
+OWNER = """
+import sys
+from gapscope.lean.process import ReplProcess
+from gapscope.lean.protocol import encode_command
+repl = ReplProcess([sys.executable, sys.argv[1]])
+print(repl.pid, flush=True)
+repl.request(encode_command("theorem t : True := trivial -- fake:timeout"), 3600)
+"""
+
+
+def test_a_busy_repl_dies_with_its_owner(repl_log: Path) -> None:
+    """Regression: a REPL whose owner was killed kept running (an orphan lived 31 minutes):
+    busy elaborating, it never read the end of its input."""
+    owner = subprocess.Popen(
+        [sys.executable, "-c", OWNER, str(FAKE_REPL)],
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "FAKE_REPL_LOG": str(repl_log)},
+        text=True,
+    )
+    assert owner.stdout is not None
+    child = int(owner.stdout.readline())
+    for _ in range(200):  # until the REPL has taken the command and sleeps in it
+        if read_log(repl_log):
+            break
+        time.sleep(0.05)
+    assert read_log(repl_log) and alive(child)
+    owner.kill()
+    owner.wait()
+    for _ in range(200):  # the kernel delivers the death signal; wait for it to land
+        if not alive(child):
+            break
+        time.sleep(0.05)
+    assert not alive(child)
+
+
+def test_a_plain_check_is_marked_as_read_from_the_repls_text(make_backend: Make) -> None:
+    backend = make_backend(max_workers=1)
+    assert backend.check(proof(), header=HEADER).checker is Checker.REPL_TEXT
+    crashed = backend.check(proof("crash"), header=HEADER, timeout_s=5)
+    assert crashed.status is Status.SERVER_ERROR and crashed.checker is Checker.NONE

@@ -13,15 +13,26 @@ import pytest
 from typer.testing import CliRunner
 
 from gapscope.app.lean import lean_app
-from gapscope.lean import local
-from gapscope.lean.backend import LeanUnavailable
+from gapscope.lean import sandbox
+from gapscope.lean.backend import CheckRequest, LeanUnavailable
+from gapscope.lean.factory import open_backend
 from gapscope.lean.local import LocalBackend
-from gapscope.lean.sandbox import SandboxStatus, sandbox_argv, sandbox_status
-from gapscope.lean.verdict import Status
+from gapscope.lean.sandbox import SandboxStatus, SandboxUnavailable, sandbox_argv, sandbox_status
+from gapscope.lean.verdict import Checker, Status
 from tests.lean.conftest import FAKE_REPL
 
 MISSING = SandboxStatus(False, "bubblewrap (bwrap) not found")
 WORKING = SandboxStatus(True, "/usr/bin/bwrap: no network, read-only filesystem, private /tmp")
+
+
+def test_writable_folders_are_bound_after_every_read_only_mount(tmp_path: Path) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    argv = sandbox_argv(["lake", "build"], tmp_path, writable=(scratch,))
+    text = " ".join(argv)
+    assert f"--bind {scratch} {scratch}" in text
+    assert text.index(f"--ro-bind {tmp_path} {tmp_path}") < text.index(f"--bind {scratch}")
+    assert text.count("--bind ") == 1  # nothing else is writable
 
 
 def test_argv_unshares_everything_and_mounts_read_only(tmp_path: Path) -> None:
@@ -47,7 +58,7 @@ def test_a_program_under_tmp_stays_visible_in_the_sandbox(tmp_path: Path) -> Non
 
 
 def _fake_status(monkeypatch: pytest.MonkeyPatch, status: SandboxStatus) -> None:
-    monkeypatch.setattr(local, "sandbox_status", lambda: status)
+    monkeypatch.setattr(sandbox, "sandbox_status", lambda: status)
 
 
 def test_backend_wraps_the_command_when_the_sandbox_works(
@@ -58,19 +69,50 @@ def test_backend_wraps_the_command_when_the_sandbox_works(
         assert backend.sandboxed
         assert backend.pool.config.command[0] == "bwrap"
         assert backend.pool.config.command[-2:] == ("--", "repl")
-    with LocalBackend(project, repl_command=["repl"], sandbox=False) as backend:
+    with LocalBackend(
+        project, repl_command=["repl"], sandbox=False, allow_unsandboxed=True
+    ) as backend:
         assert not backend.sandboxed and backend.pool.config.command == ("repl",)
 
 
-def test_backend_without_bwrap_runs_unsandboxed_or_refuses_when_required(
+def test_backend_without_bwrap_refuses_to_start_and_names_the_fix(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: without bubblewrap the REPLs silently ran unsandboxed."""
+    _fake_status(monkeypatch, MISSING)
+    with pytest.raises(SandboxUnavailable) as refused:
+        LocalBackend(project, repl_command=["repl"])
+    assert "apt-get install bubblewrap" in str(refused.value)
+    assert "allow_unsandboxed" in str(refused.value)
+    assert isinstance(refused.value, LeanUnavailable)  # reported like any missing Lean
+    with pytest.raises(ValueError, match="allow_unsandboxed"):
+        LocalBackend(project, repl_command=["repl"], sandbox=False)
+    with pytest.raises(SandboxUnavailable):  # insisting on a sandbox beats the opt-out
+        LocalBackend(project, repl_command=["repl"], sandbox=True, allow_unsandboxed=True)
+
+
+def test_allowed_unsandboxed_runs_and_says_so_in_the_log_and_the_verdict(
     project: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     _fake_status(monkeypatch, MISSING)
-    with LocalBackend(project, repl_command=["repl"]) as backend:
-        assert not backend.sandboxed and backend.pool.config.command == ("repl",)
-    assert "without a sandbox" in caplog.text and "apt-get install bubblewrap" in caplog.text
-    with pytest.raises(LeanUnavailable, match="sandbox was required"):
-        LocalBackend(project, repl_command=["repl"], sandbox=True)
+    with LocalBackend(
+        project, repl_command=(sys.executable, str(FAKE_REPL)), allow_unsandboxed=True
+    ) as backend:
+        assert not backend.sandboxed
+        verdict = backend.check("theorem t : True := trivial")
+    assert verdict.valid and verdict.sandboxed is False
+    assert "WITHOUT a sandbox" in caplog.text and "allow_unsandboxed" in caplog.text
+
+
+def test_factory_passes_the_opt_out_to_a_local_backend(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_status(monkeypatch, MISSING)
+    monkeypatch.setenv("GAPSCOPE_LEAN_REPL_CMD", f"{sys.executable} {FAKE_REPL}")
+    with pytest.raises(SandboxUnavailable):
+        open_backend(f"local:{project}")
+    with open_backend(f"local:{project}", allow_unsandboxed=True) as backend:
+        assert isinstance(backend, LocalBackend) and not backend.sandboxed
 
 
 @pytest.mark.parametrize(("status", "word"), [(WORKING, "ok"), (MISSING, "missing")])
@@ -137,3 +179,28 @@ def test_fake_repl_checks_and_times_out_inside_the_sandbox(project: Path) -> Non
         slow = backend.check("theorem u : True := trivial -- fake:timeout", "import X", 0.5)
         assert slow.status is Status.TIMEOUT
         assert backend.check("theorem v : True := trivial", header="import X").valid
+
+
+@needs_bwrap
+def test_the_acceptance_check_and_the_kernel_checker_work_inside_the_sandbox(
+    project: Path,
+) -> None:
+    from tests.lean.test_acceptance import ATTACKS, CHALLENGE, HONEST, NAMES, fake_kernel
+
+    with LocalBackend(
+        project,
+        repl_command=(sys.executable, str(FAKE_REPL)),
+        max_workers=1,
+        kernel_checker=fake_kernel(),
+    ) as backend:
+        assert backend.sandboxed
+        honest, attack = backend.check_many(
+            [
+                CheckRequest(HONEST, "import Mathlib", 20.0, NAMES, CHALLENGE),
+                CheckRequest(ATTACKS["namespace-restatement-plus-root-true"], "import Mathlib",
+                             20.0, NAMES, CHALLENGE),
+            ]
+        )  # fmt: skip
+    assert honest.status is Status.VALID and honest.checker is Checker.GAPSCOPE, honest
+    assert honest.sandboxed is True
+    assert attack.status is Status.MISSING_DECLARATION

@@ -167,3 +167,17 @@ def test_games_past_the_model_context_are_named_not_silently_wrong(tmp_path: Pat
     print_s2b(summary, console)
     text = console.export_text()
     assert "warning:" in text and "context window" in text
+
+
+def test_a_steered_run_on_its_directions_own_episodes_says_it_is_not_held_out(
+    tmp_path: Path,
+) -> None:
+    log = _run(tmp_path, "none", preset="demo", seeds=2, first_seed=0, listener="rule")
+    assert log.eval.metadata is not None
+    config = log.eval.metadata["config"]
+    steering = {"kind": "clb", "extraction": {"preset": "demo", "seeds": [1, 2], "config": config}}
+    log.eval.metadata["steering"] = steering
+    (note,) = [n for n in summarize(log).notes if "not held out" in n]
+    assert "seeds [1]" in note
+    steering["extraction"]["seeds"] = [1000, 1001]  # run steer's and steer extract's default
+    assert not [n for n in summarize(log).notes if "not held out" in n]

@@ -9,15 +9,19 @@ import pytest
 import torch
 from torch import nn
 
+from gapscope.models.direction import DirectionCard
 from gapscope.s2b.config import resolve
 from gapscope.s2b.episode import build_episode
+from gapscope.s2b.verbalizer import CORRUPTIONS
 from gapscope.steer.extract import (
     PairTokens,
     episode_weights,
+    extract_direction,
     mean_difference,
     parse_layers,
 )
 from gapscope.steer.pairs import build_pairs, episode_pairs, prompt_hash
+from gapscope.steer.protocol import EXTRACTION_FIRST_SEED
 from tests.steer.conftest import HIDDEN, EngineFactory
 
 MARKER, TWIN = 10, 11  # token ids of w3 and w4 in the tiny vocabulary
@@ -126,3 +130,42 @@ def test_pairs_share_the_prompt_and_differ_in_the_decision() -> None:
     assert pairs[-1].messages[-2]["content"].startswith("Step 1")
     assert prompt_hash(pairs) == prompt_hash(build_pairs(config, [0]))
     assert prompt_hash(pairs) != prompt_hash(build_pairs(config, [1]))
+
+
+def test_cyclic_corruption_contrasts_bindings_and_the_default_also_the_decision() -> None:
+    config = resolve("cat-10shot")
+    episode = build_episode(config, 1000)
+    by_kind = {kind: list(episode_pairs(config, 1000, kind)) for kind in CORRUPTIONS}
+    for game, flip, cyclic in zip(
+        episode.query_games, by_kind["wrong-decision"], by_kind["cyclic"], strict=True
+    ):
+        right = "Answer: same" if game.same else "Answer: different"
+        assert flip.positive == cyclic.positive and flip.messages == cyclic.messages
+        assert not flip.negative.endswith(right)  # every default negative decides wrong
+        # the literal cyclic shift: no binding is right any more, so every game conflicts and
+        # the twin says "different": wrong on "same" games, right on "different" ones
+        assert cyclic.negative.endswith("Answer: different")
+        assert cyclic.negative != cyclic.positive
+    with pytest.raises(ValueError, match="corruption must be one of wrong-decision, cyclic"):
+        build_pairs(config, [0], "shuffle")  # type: ignore[arg-type]
+
+
+def test_the_card_records_the_corruption(make_engine: EngineFactory) -> None:
+    engine = make_engine()
+    vectors = {
+        kind: extract_direction(
+            engine,
+            model_id="tiny",
+            config=resolve("demo", query_size=2, k_shot=1),
+            preset="demo",
+            seeds=[EXTRACTION_FIRST_SEED],
+            layers="3",
+            corruption=kind,
+        )
+        for kind in CORRUPTIONS
+    }
+    for kind, vector in vectors.items():
+        assert vector.card.corruption == kind
+        assert DirectionCard.from_json(vector.card.to_json()).corruption == kind
+        assert vector.card.seeds == (EXTRACTION_FIRST_SEED,)
+    assert vectors["cyclic"].card.prompt_sha != vectors["wrong-decision"].card.prompt_sha

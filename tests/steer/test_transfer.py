@@ -84,7 +84,9 @@ def test_grid_accepts_the_prove_diagnostic(
     for point in result.points:
         assert point.n == 2  # the two AIME problems are the units
         assert "pass@2" in point.extra
-        assert set(point.values) == {"aime_a", "aime_b"}  # per-problem pass@k (Figure 6)
+        assert set(point.values) == {"aime_a", "aime_b"}  # per-problem solve rate (Figure 6)
+        assert point.mean == point.extra["correct"] / point.extra["attempts"]  # per attempt
+        assert set(point.per_unit["aime_a"]) == {"attempts", "correct", "pass@1", "pass@2"}
         assert any(key.startswith("share_") for key in point.extra)  # coherence classes
         assert "share_server_error" not in point.extra  # a failed check is no output class
         assert 0.0 <= point.incoherent <= 1.0

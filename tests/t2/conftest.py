@@ -21,11 +21,17 @@ def project(tmp_path: Path) -> Path:
 
 
 def fake_options(delay: float = 0.0, t2: bool = False, workers: int = 1) -> dict[str, Any]:
-    """Backend options that run the fake REPL (tests/t2/fake_lean.py)."""
+    """Backend options that run the fake REPL (tests/t2/fake_lean.py), unsandboxed (explicitly
+    allowed: there is no bubblewrap here, and the backends refuse to run without it)."""
     env = {"FAKE_LEAN_CHECK_DELAY": str(delay)}
     if t2:
         env["FAKE_LEAN_T2"] = "1"
-    return {"repl_command": (sys.executable, str(FAKE_LEAN)), "env": env, "max_workers": workers}
+    return {
+        "repl_command": (sys.executable, str(FAKE_LEAN)),
+        "env": env,
+        "max_workers": workers,
+        "allow_unsandboxed": True,
+    }
 
 
 @pytest.fixture(scope="session")

@@ -69,7 +69,15 @@ def _evaluate(workspaces: Workspaces, code: str) -> SampleResult:
 
 
 def _workspaces(repo: Path, **kwargs: float) -> Workspaces:
-    return Workspaces(RepoConfig(repo, lake=(sys.executable, str(FAKE_LAKE)), workers=1, **kwargs))  # type: ignore[arg-type]
+    config = RepoConfig(  # unsandboxed (explicitly): a sandbox would hide the log in its /tmp
+        repo,
+        lake=(sys.executable, str(FAKE_LAKE)),
+        workers=1,
+        allow_unsandboxed=True,
+        sandbox=False,
+        **kwargs,  # type: ignore[arg-type]
+    )
+    return Workspaces(config)
 
 
 def test_dependents_are_transitive(repo: Path) -> None:
@@ -146,6 +154,8 @@ def test_run_t2_repo_with_a_lake_on_path(
     lake.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_LAKE}" "$@"\n')
     lake.chmod(lake.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("GAPSCOPE_LEAN_ALLOW_UNSANDBOXED", "1")  # a sandbox would hide the log
+    monkeypatch.setenv("GAPSCOPE_LEAN_SANDBOX", "off")
     data = tmp_path / "repo.jsonl"
     fields = {k: v for k, v in _record().__dict__.items() if k != "line"}
     data.write_text(json.dumps(fields) + "\n")

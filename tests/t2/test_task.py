@@ -31,6 +31,7 @@ ANSWERS = {
 def fake_lean(project: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("GAPSCOPE_LEAN_REPL_CMD", f"{sys.executable} {FAKE_LEAN}")
     monkeypatch.setenv("FAKE_LEAN_T2", "1")
+    monkeypatch.setenv("GAPSCOPE_LEAN_ALLOW_UNSANDBOXED", "1")  # where bubblewrap is missing
     return f"local:{project}"
 
 

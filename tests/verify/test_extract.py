@@ -82,3 +82,18 @@ def test_box_group() -> None:
     assert found is not None and found.group == ("1", "2", "3")
     found = find_answer("\\boxed{1}\n\nso then \\boxed{2}")
     assert found is not None and found.group == ("2",)
+
+
+@pytest.mark.parametrize(
+    ("text", "listed"),
+    [
+        ("\\boxed{1} or \\boxed{2}", 2),
+        ("$x_1 = \\boxed{1}$, $x_2 = \\boxed{2}$, ..., \\boxed{5}", 3),
+        ("First $\\boxed{3}$ for part one, and overall \\boxed{7}.", 1),
+        ("\\boxed{3} for part one, \\boxed{4} or \\boxed{7}", 2),
+    ],
+)
+def test_boxes_written_as_a_list(text: str, listed: int) -> None:
+    """Only boxes with nothing but connectors and labels between them list candidates."""
+    found = find_answer(text)
+    assert found is not None and found.listed == listed

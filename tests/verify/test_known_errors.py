@@ -98,7 +98,9 @@ MULTI_BOX = [
     ("$x = \\boxed{-3}$, $y = \\boxed{2}$", "(2,-3)", False),
     ("First \\boxed{1}.\n\nThen the answer is \\boxed{2}.", "\\{1,2\\}", False),
     ("\\boxed{1} no no no \\boxed{2}", "\\{1,2\\}", False),
-    ("So \\boxed{1} and \\boxed{2}.", "2", True),  # a single-valued gold: the last box alone
+    # a single-valued gold: two different boxes are a hedge (issue 17), not "the last box"
+    ("So \\boxed{1} and \\boxed{2}.", "2", False),
+    ("So \\boxed{2} and \\boxed{2}.", "2", True),
 ]
 
 

@@ -1,25 +1,22 @@
 """Math-Verify's own test suite, run through our verifier (cases: ``make_math_verify_cases.py``).
 
 Math-Verify (huggingface/Math-Verify) writes its cases as (gold text, prediction text,
-expected). Golds there are written like responses too, so we read them as a response is read
-(every box of a group, else a final-answer statement, else the text without math delimiters).
-Cases that encode a convention of Math-Verify's own, rather than mathematical equality, are
-skipped with the reason; of the rest at least 95 % must agree and at most one may be a false
-accept (we accept, Math-Verify expects a rejection).
+expected). Golds there are written like responses too (a solution ending in a box, several
+boxes, ``$125$ miles``); they are passed as they are, because the verifier reads the answer a
+gold states itself (``extract.read_gold``). Cases that encode a convention of Math-Verify's own,
+rather than mathematical equality, are skipped with the reason; of the rest at least 97 % must
+agree and none may be a false accept (we accept, Math-Verify expects a rejection).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from gapscope.verify import Verifier
-from gapscope.verify.extract import BOXED, STATEMENT, find_answer
 
 FIXTURE = Path(__file__).parent / "fixtures" / "math_verify_cases.jsonl"
-_DELIMITERS = re.compile(r"\$|\\\(|\\\)|\\\[|\\\]")
 
 DECIMAL_COMMA = "decimal comma (1000,99 = 1000.99): a locale convention; we read commas as lists"
 LAST_EQUALS = "chained equation graded by its last '=' only; we compare every link of the chain"
@@ -59,16 +56,6 @@ def convention(record: dict[str, Any]) -> str | None:
     return CONVENTIONS.get(record["source"])
 
 
-def gold_answer(text: str) -> str:
-    """A Math-Verify gold as a bare answer: its boxes (one answer), statement, or math text."""
-    found = find_answer(text)
-    if found is not None and found.stage == BOXED and len(set(found.group)) > 1:
-        return ", ".join(found.group)
-    if found is not None and found.stage in (BOXED, STATEMENT):
-        return found.answer
-    return _DELIMITERS.sub(" ", text).strip()
-
-
 def test_fixture_is_math_verify_suite() -> None:
     records = _records()
     assert len(records) >= 260
@@ -79,7 +66,7 @@ def test_fixture_is_math_verify_suite() -> None:
 
 def test_math_verify_suite(verifier: Verifier) -> None:
     records = [r for r in _records() if convention(r) is None]
-    verdicts = verifier.check_many([(r["prediction"], gold_answer(r["gold"])) for r in records])
+    verdicts = verifier.check_many([(r["prediction"], r["gold"]) for r in records])
     wrong = [
         (r["source"], r["expected"], v.reason)
         for r, v in zip(records, verdicts, strict=True)
@@ -88,5 +75,5 @@ def test_math_verify_suite(verifier: Verifier) -> None:
     false_accepts = [w for w in wrong if not w[1]]
     agreement = 1 - len(wrong) / len(records)
     print(f"\nMath-Verify suite: {len(records)} cases, agreement {agreement:.4f}, wrong: {wrong}")
-    assert agreement >= 0.95, wrong
-    assert len(false_accepts) <= 1, false_accepts
+    assert agreement >= 0.97, wrong  # 0.915 before golds were read as written (issue 20)
+    assert not false_accepts, false_accepts

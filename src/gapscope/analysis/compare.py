@@ -17,10 +17,11 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from gapscope.analysis.diagnostics import LoadedLog
+from gapscope.analysis.diagnostics import LoadedLog, summaries_of
 from gapscope.analysis.ladder import ModelRun, transition_matrix
 from gapscope.analysis.profile import GapRow
 from gapscope.analysis.steering import is_steering_run
+from gapscope.ladder.contract import TASK as LADDER_TASK
 from gapscope.stats.paired import (
     DifferenceCI,
     McNemarResult,
@@ -147,7 +148,8 @@ def _disagreement(m: MetricComparison, alpha: float = 0.05) -> str | None:
 
 
 def _ladder_runs(logs: Sequence[LoadedLog]) -> list[ModelRun]:
-    return [x.summary for x in logs if isinstance(x.summary, ModelRun)]
+    runs: list[ModelRun] = summaries_of(logs, LADDER_TASK)
+    return runs
 
 
 def compare(
@@ -228,7 +230,7 @@ def print_comparison(comparison: Comparison, console: Console) -> None:
             str(m.mcnemar.n),
             str(m.mcnemar.b),
             str(m.mcnemar.c),
-            f"{100 * d.estimate:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]",
+            d.text(),
             f"{m.mcnemar.p_value:.3g}",
             f"{m.p_holm:.3g}",
         )

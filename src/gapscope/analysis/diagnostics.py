@@ -115,6 +115,11 @@ def loaded_from(log: EvalLog, path: Path | None = None) -> LoadedLog:
     return LoadedLog(path, diagnostic, summary, run_info(log))
 
 
+def summaries_of(logs: Iterable[LoadedLog], task: str) -> list[Any]:
+    """The summaries of the logs of one task (its reader's type: the caller names it)."""
+    return [x.summary for x in logs if x.diagnostic.task == task]
+
+
 def present(log: EvalLog, options: ViewOptions = ViewOptions()) -> View:
     """What ``run X`` prints and emits for the log it just finished (any diagnostic)."""
     loaded = loaded_from(log)

@@ -16,11 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gapscope.analysis.diagnostics import summaries_of
 from gapscope.analysis.ladder import ModelRun
 from gapscope.analysis.onng import ONNGSummary
 from gapscope.analysis.prove import ProveSummary
 from gapscope.analysis.s2b import S2BRunSummary, axes
+from gapscope.ladder.contract import TASK as LADDER_TASK
 from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER, profile, tau_sensitivity
+from gapscope.onng.contract import TASK as ONNG_TASK
+from gapscope.prove.contract import TASK as PROVE_TASK
+from gapscope.s2b.contract import TASK as S2B_TASK
 from gapscope.steer.dosage import BASELINE
 
 if TYPE_CHECKING:
@@ -74,13 +79,9 @@ def _integer_ticks(ax: Axes) -> None:
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
 
 
-def _of(logs: Sequence[LoadedLog], kind: type) -> list:  # type: ignore[type-arg]
-    return [x.summary for x in logs if isinstance(x.summary, kind)]
-
-
 def zsct_per_preset(logs: Sequence[LoadedLog]) -> NamedFigure | None:
     """Grouped bars: ZSCT per preset and model with Wilson 95% intervals, chance at 50."""
-    runs: list[S2BRunSummary] = _of(logs, S2BRunSummary)
+    runs: list[S2BRunSummary] = summaries_of(logs, S2B_TASK)
     rows = [row for run in runs for row in run.rows() if row.metric.startswith("ZSCT")]
     if not rows:
         return None
@@ -112,7 +113,7 @@ def zsct_per_preset(logs: Sequence[LoadedLog]) -> NamedFigure | None:
 
 def ladder_gaps(logs: Sequence[LoadedLog]) -> NamedFigure | None:
     """Stacked bars: each model's families split by outcome and gap label (tau = 1)."""
-    runs: list[ModelRun] = _of(logs, ModelRun)
+    runs: list[ModelRun] = summaries_of(logs, LADDER_TASK)
     if not runs:
         return None
     fig = _figure()
@@ -134,7 +135,7 @@ def ladder_gaps(logs: Sequence[LoadedLog]) -> NamedFigure | None:
 def ladder_tau(logs: Sequence[LoadedLog]) -> NamedFigure | None:
     """LadderOutcome counts at tau = 1..min(5, k), one panel per model: how robust the labels
     are (a threshold above the rollouts per probe could never be met, so it is not drawn)."""
-    runs: list[ModelRun] = _of(logs, ModelRun)
+    runs: list[ModelRun] = summaries_of(logs, LADDER_TASK)
     if not runs:
         return None
     fig = _figure(width=max(WIDTH, 3.2 * len(runs)), ncols=len(runs))
@@ -158,7 +159,7 @@ def ladder_tau(logs: Sequence[LoadedLog]) -> NamedFigure | None:
 
 def onng_curve(logs: Sequence[LoadedLog]) -> NamedFigure | None:
     """Correct rate against lambda per model, with Wilson 95% intervals."""
-    summaries: list[ONNGSummary] = _of(logs, ONNGSummary)
+    summaries: list[ONNGSummary] = summaries_of(logs, ONNG_TASK)
     models = [m for s in summaries for m in s.models.values()]
     if not models:
         return None
@@ -182,7 +183,7 @@ def onng_curve(logs: Sequence[LoadedLog]) -> NamedFigure | None:
 
 def passk_curves(logs: Sequence[LoadedLog]) -> NamedFigure | None:
     """pass@k against k (log scale) per model, with bootstrap 95% intervals over problems."""
-    summaries: list[ProveSummary] = _of(logs, ProveSummary)
+    summaries: list[ProveSummary] = summaries_of(logs, PROVE_TASK)
     curves = [(s.model, [r for r in s.rows() if r.value is not None]) for s in summaries]
     curves = [(m, rows) for m, rows in curves if rows]
     if not curves:
@@ -271,8 +272,8 @@ def dosage_figure(curve: DosageCurve, stem: str = "dosage") -> NamedFigure:
             [a + dodge for a in alphas],
             [p.mean for p in series],
             yerr=[
-                [max(0.0, p.mean - p.ci_low) for p in series],
-                [max(0.0, p.ci_high - p.mean) for p in series],
+                [max(0.0, p.mean - p.ci_low) if p.ci_low is not None else 0.0 for p in series],
+                [max(0.0, p.ci_high - p.mean) if p.ci_high is not None else 0.0 for p in series],
             ],
             marker="o",
             capsize=3,
@@ -320,7 +321,7 @@ def receptivity_constructivity(logs: Sequence[LoadedLog]) -> NamedFigure | None:
     presets mixed) the points are drawn alone and the title says why."""
     from gapscope.stats.quadrant import quadrant_test
 
-    pairs = axes(_of(logs, S2BRunSummary))
+    pairs = axes(summaries_of(logs, S2B_TASK))
     if not pairs:
         return None
     presets = list(dict.fromkeys(p.preset for p in pairs))

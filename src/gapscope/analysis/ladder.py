@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-from inspect_ai.scorer import CORRECT
+from inspect_ai.scorer import CORRECT, NOANSWER
 
 from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
 from gapscope.analysis.profile import GapRow
@@ -59,6 +59,21 @@ class ModelRun:
     log_location: str
     rollouts: list[Rollout]
     tested: dict[str, int]
+    unanswered: int = 0
+    """Rollouts with no ``\\boxed{}`` answer; ``truncated`` of them hit the token cap."""
+    truncated: int = 0
+
+    @property
+    def notes(self) -> list[str]:
+        """What a reader must know before reading the tables: most rollouts gave no answer."""
+        n = len(self.rollouts)
+        if not n or self.unanswered * 2 <= n:
+            return []
+        return [
+            f"{self.unanswered} of {n} rollouts have no \\boxed{{}} answer "
+            f"({self.truncated} hit the token cap): the outcomes measure the format and the "
+            "budget more than the reasoning; raise --max-tokens"
+        ]
 
     def correct_counts(self) -> dict[tuple[str, Condition, int | None], int]:
         counts: Counter[tuple[str, Condition, int | None]] = Counter()
@@ -140,9 +155,13 @@ def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
     """Read one OracleLadder log (every epoch of every sample)."""
     require_task(log, TASK)
     rollouts = []
+    unanswered = truncated = 0
     for sample in log.samples or []:
         score = sample_score(sample)
         meta = cast(ProbeMetadata, sample.metadata)
+        if score is not None and score.value == NOANSWER:
+            unanswered += 1
+            truncated += sample.output.stop_reason == "max_tokens"
         rollouts.append(
             Rollout(
                 pid=str(meta["pid"]),
@@ -154,7 +173,7 @@ def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
     run = cast(RunMetadata, log.eval.metadata or {})
     tested = {str(k): int(v) for k, v in run["tested_milestones"].items()}
     info = run_info(log)
-    return ModelRun(name or info.model, info.location, rollouts, tested)
+    return ModelRun(name or info.model, info.location, rollouts, tested, unanswered, truncated)
 
 
 def read(path: Path | str, name: str | None = None) -> ModelRun:
@@ -190,7 +209,7 @@ class LadderReport:
     anchors: AnchorAgreement | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        def ci(c: BootstrapCI) -> dict[str, float]:
+        def ci(c: BootstrapCI) -> dict[str, float | None]:
             return {"estimate": c.estimate, "low": c.low, "high": c.high}
 
         return {

@@ -127,7 +127,8 @@ class ProveSummary:
                     n_resamples=BOOTSTRAP_RESAMPLES,
                     rng=np.random.default_rng(0),
                 )
-                ci = (100 * boot.low, 100 * boot.high)
+                interval = boot.interval
+                ci = None if interval is None else (100 * interval[0], 100 * interval[1])
             rows.append(
                 GapRow(
                     model=self.model,

@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from gapscope.analysis.compare import Comparison, ComparisonError, compare
-from gapscope.analysis.diagnostics import LoadedLog
+from gapscope.analysis.diagnostics import LoadedLog, summaries_of
 from gapscope.analysis.figures import LOG_FIGURES, NamedFigure, dosage_figures, save_figure
 from gapscope.analysis.profile import GapRow
-from gapscope.analysis.s2b import Axes, S2BRunSummary, axes
+from gapscope.analysis.s2b import Axes, axes
 from gapscope.analysis.steering import DosageCurve, dosage_curves, is_steering_run
+from gapscope.s2b.contract import TASK as S2B_TASK
 
 MAX_PAIRS = 10  # comparisons drawn in a report; more models than 5 -> first ten pairs
 
@@ -107,8 +108,7 @@ def _comparison_html(c: Comparison) -> str:
     rows = "".join(
         f"<tr><td>{_e(m.diagnostic)}</td><td>{_e(m.metric)}</td><td>{m.mcnemar.n}</td>"
         f"<td>{m.mcnemar.b}</td><td>{m.mcnemar.c}</td>"
-        f"<td>{100 * m.difference.estimate:+.1f} [{100 * m.difference.low:+.1f}, "
-        f"{100 * m.difference.high:+.1f}]</td>"
+        f"<td>{_e(m.difference.text())}</td>"
         f"<td>{m.mcnemar.p_value:.3g}</td><td>{m.p_holm:.3g}</td></tr>"
         for m in c.metrics
     )
@@ -165,14 +165,20 @@ def _notes(notes: Sequence[str]) -> str:
     return f"<ul class='notes'>{items}</ul>" if items else ""
 
 
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.2f}"
+
+
 def _trend_html(curve: DosageCurve) -> str:
-    """Per direction: Spearman rho (p) and the slope per unit alpha with its cluster CI."""
+    """Per direction: Spearman rho (p) and the slope per unit alpha with its cluster CI (and
+    how many resamples had no slope: all their units at one alpha)."""
     rows = "".join(
         f"<tr><td>{_e(t.direction)}</td>"
         f"<td>{'n/a' if t.rho is None else f'{t.rho:+.2f}'}</td>"
         f"<td>{'n/a' if t.rho_p is None else f'{t.rho_p:.3g}'}</td>"
-        f"<td>{t.slope:+.2f} [{t.slope_low:+.2f}, {t.slope_high:+.2f}]</td>"
-        f"<td>{t.points}</td></tr>"
+        f"<td>{_number(t.slope)} [{_number(t.slope_low)}, {_number(t.slope_high)}]"
+        + (f" ({t.dropped} of {t.resamples} resamples without a slope)" if t.dropped else "")
+        + f"</td><td>{t.points}</td></tr>"
         for t in curve.trends
     )
     return (
@@ -252,6 +258,11 @@ def write_report(
     report = Report(html=out)
     plain = [loaded for loaded in logs if not is_steering_run(loaded)]
     report.rows = [row for loaded in plain for row in loaded.summary.rows()]
+    report.notes += [  # a summary's own warnings (degenerate answers, truncated rollouts)
+        f"{x.diagnostic.name}, {model_of(x)}: {note}"
+        for x in plain
+        for note in getattr(x.summary, "notes", ())
+    ]
     report.comparisons = _comparisons(plain, report.notes)
     report.curves = dosage_curves(logs, report.notes)
     steered = len(logs) - len(plain)
@@ -275,7 +286,7 @@ def write_report(
             f"{_e(paths[0].name)}, {_e(paths[1].name)} in {_e(directory.name)}/</figcaption>"
             "</figure>"
         )
-    pairs = axes([x.summary for x in plain if isinstance(x.summary, S2BRunSummary)])
+    pairs = axes(summaries_of(plain, S2B_TASK))
     steering = "".join(_trend_html(c) for c in report.curves)
     comparisons = "".join(_comparison_html(c) for c in report.comparisons)
     notes = "".join(f"<li>{_e(n)}</li>" for n in report.notes)

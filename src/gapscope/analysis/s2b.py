@@ -14,13 +14,14 @@ model's receptivity and constructivity for the report's side-by-side table and s
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
 from gapscope.analysis.profile import GapRow
-from gapscope.s2b.contract import TASK, EpisodeMetadata
+from gapscope.s2b.contract import TASK, EpisodeMetadata, RunMetadata
 from gapscope.s2b.metrics import (
     LANGUAGE_KEYS,
     SCORE_KEYS,
@@ -30,6 +31,7 @@ from gapscope.s2b.metrics import (
     beyond_context,
 )
 from gapscope.stats.proportion import wilson_percent
+from gapscope.steer.protocol import Extraction, seed_overlap
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -151,6 +153,7 @@ def summarize(log: EvalLog) -> S2BRunSummary:
     query: dict[str, bool] = {}
     notes: list[str] = []
     malformed = [0, 0]
+    decisions: Counter[bool | None] = Counter()
     for sample in log.samples or []:
         seed = cast(EpisodeMetadata, sample.metadata).get("seed")
         row: dict[str, Any] = {"seed": seed}
@@ -171,14 +174,26 @@ def summarize(log: EvalLog) -> S2BRunSummary:
             for game in sample.store.get("games", []):
                 if game["phase"] == "query":
                     query[f"seed-{seed}/game-{game['index']}"] = game["flexible"] == game["same"]
+                    decisions[game["flexible"]] += 1
         else:
             row["error"] = sample.error.message if sample.error else "not scored"
         rows.append(row)
+    (said, count), *others = decisions.most_common() or [(None, 0)]
+    if not others and said is not None and count > 1:  # all unparsed: the unparsed count says it
+        word = "same" if said else "different"
+        notes.append(
+            f"the listener answered every query game ({count}) with {word}: "
+            "its ZSCT is that answer's share of the games, not evidence of learning a convention"
+            if role == "listener"
+            else f"the rule listener answered every query game ({count}) with {word}: the "
+            "speaker's messages gave it no convention to decode (ZSCT is that answer's share)"
+        )
     scored = [r for r in rows if "error" not in r]
     summary = {key: SeedSummary.of([r[key] for r in scored]) for key in keys} if scored else {}
     if summary:  # headline adj-ZSCT is adj(mean ZSCT); per-seed rows keep their own values
         summary["adj_zsct"] = summary["zsct"].adjusted()
         summary["adj_zsct_strict"] = summary["zsct_strict"].adjusted()
+    notes += _not_held_out(log, [int(r["seed"]) for r in rows if r["seed"] is not None])
     return S2BRunSummary(
         preset=str(info.task_args.get("preset", "")),
         listener=str(info.task_args.get("listener", "")),
@@ -193,6 +208,22 @@ def summarize(log: EvalLog) -> S2BRunSummary:
         speaker=str(info.task_args.get("speaker", "lm")),
         malformed=(malformed[0], malformed[1]),
     )
+
+
+def _not_held_out(log: EvalLog, seeds: list[int]) -> list[str]:
+    """A steered run that evaluated episodes its direction was read from says so."""
+    run = cast(RunMetadata, log.eval.metadata or {})
+    steering = run.get("steering")
+    if not steering or not steering.get("extraction"):
+        return []
+    extraction = Extraction.from_json(steering["extraction"])
+    overlap = seed_overlap(extraction, seeds, run.get("preset"), run.get("config"))
+    if not overlap:
+        return []
+    return [
+        f"steered on episodes the direction was extracted from (seeds {sorted(overlap)}): not "
+        "held out; extract with the default seeds (gapscope steer extract) or evaluate others"
+    ]
 
 
 @dataclass(frozen=True)

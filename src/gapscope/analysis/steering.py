@@ -10,10 +10,17 @@ made by hand with ``--steer``, are grouped the same way, so the report needs no 
 
 Steered runs are interventions, not the model: the report keeps them (and a sweep's own
 baseline run) out of the gap profile and the pairwise comparisons and shows them here.
+
+Metrics: S2B-LM points are ZSCT per episode. Prove points are the per-attempt solve rate
+(correct attempts / checked attempts, pooled over problems, its CI clustered by problem), the
+scale of the seed's 32.3 % / 2.9 % (155 and 14 of 480); pass@k per problem and overall stand
+beside it. A point whose run evaluated episodes the direction was extracted from carries
+``overlaps_extraction`` and a note: it is not a held-out measurement.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -27,15 +34,29 @@ from gapscope.prove.coherence import Coherence
 from gapscope.prove.contract import TASK as PROVE_TASK
 from gapscope.s2b.contract import TASK as S2B_TASK
 from gapscope.s2b.metrics import adj_zsct
-from gapscope.steer.dosage import BASELINE, Condition, CurvePoint, Trend, curve_points, trend
+from gapscope.stats.passk import pass_at_k
+from gapscope.steer.dosage import (
+    BASELINE,
+    CurvePoint,
+    DoseCondition,
+    Trend,
+    curve_points,
+    trend,
+)
+from gapscope.steer.protocol import Extraction, seed_overlap
 
 if TYPE_CHECKING:
     from gapscope.analysis.diagnostics import LoadedLog
     from gapscope.analysis.logs import RunInfo
 
 STEERING_ARGS = ("steer", "alpha")
-STEERABLE = {S2B_TASK: "zsct", PROVE_TASK: "pass@k"}
-"""The tasks whose runs can be steered, and the metric of their dosage curve."""
+SOLVE_RATE = "per-attempt solve rate"
+"""The transfer's metric: correct attempts / checked attempts (seed: 32.3 % = 155 / 480)."""
+
+
+STEERABLE = {S2B_TASK: "zsct", PROVE_TASK: SOLVE_RATE}
+"""The tasks whose runs can be steered, and the metric of their dosage curve (named in its
+JSON and on its figure's axis): the seed's transfer numbers are per-attempt solve rates."""
 """The tasks that take ``steer``/``alpha``."""
 
 
@@ -75,7 +96,7 @@ def is_steering_run(loaded: LoadedLog) -> bool:
     return steering_of(loaded.info) is not None or _sweep_of(loaded) is not None
 
 
-def s2b_condition(direction: str, alpha: float, summary: S2BRunSummary) -> Condition:
+def s2b_condition(direction: str, alpha: float, summary: S2BRunSummary) -> DoseCondition:
     """Per-seed ZSCT; incoherent = share of query games whose answer did not parse."""
     rows = [row for row in summary.per_seed if "error" not in row]
     if not rows:
@@ -83,7 +104,7 @@ def s2b_condition(direction: str, alpha: float, summary: S2BRunSummary) -> Condi
     zsct = {str(row["seed"]): float(row["zsct"]) for row in rows}
     queries = len(summary.query)
     unparsed = sum(row["unparsed"] for row in rows)
-    return Condition(
+    return DoseCondition(
         direction,
         alpha,
         zsct,
@@ -92,37 +113,47 @@ def s2b_condition(direction: str, alpha: float, summary: S2BRunSummary) -> Condi
     )
 
 
-def prove_condition(direction: str, alpha: float, summary: ProveSummary) -> Condition:
-    """Per-problem pass@k at the largest k; incoherent = parse/elaboration errors and empty
-    extractions among the checked attempts."""
-    k = max(summary.ks)
-    values = {
-        p.name: value
-        for p in summary.problems
-        if (value := summary.problem_pass_at_k(p, k)) is not None
+def prove_condition(direction: str, alpha: float, summary: ProveSummary) -> DoseCondition:
+    """Per-problem solve rate c / n, weighted by n, so the point is the per-attempt solve rate;
+    per problem its attempts, correct attempts and pass@k for every k it has attempts for,
+    overall pass@k in ``extra``; incoherent = parse/elaboration errors and empty extractions
+    among the checked attempts."""
+    checked = [p for p in summary.problems if p.n]
+    if not checked:
+        raise ValueError(f"{direction} alpha={alpha:g}: no attempt was checked")
+    values = {p.name: p.c / p.n for p in checked}
+    per_unit = {
+        p.name: {
+            "attempts": float(p.n),
+            "correct": float(p.c),
+            **{f"pass@{k}": pass_at_k(p.n, p.c, k) for k in summary.ks if k <= p.n},
+        }
+        for p in checked
     }
-    if not values:
-        raise ValueError(f"{direction} alpha={alpha:g}: no problem has {k} checked attempts")
     extra = {
         f"share_{c.value}": share
         for c in summary.coherence
         if c is not Coherence.SERVER_ERROR  # a failed check says nothing about the output
         and (share := summary.coherence_fraction(c)) is not None
     }
-    overall = summary.pass_at_k.get(k)
-    if overall is not None:
-        extra[f"pass@{k}"] = overall
+    extra.update(
+        {f"pass@{k}": value for k, value in summary.pass_at_k.items() if value is not None}
+    )
+    extra["attempts"] = float(sum(p.n for p in checked))
+    extra["correct"] = float(sum(p.c for p in checked))
     coherent = summary.coherent_fraction
-    return Condition(
+    return DoseCondition(
         direction,
         alpha,
         values,
         incoherent=1.0 - coherent if coherent is not None else 0.0,
         extra=extra,
+        weights={p.name: float(p.n) for p in checked},
+        per_unit=per_unit,
     )
 
 
-def condition(direction: str, alpha: float, loaded: LoadedLog) -> Condition:
+def condition(direction: str, alpha: float, loaded: LoadedLog) -> DoseCondition:
     """The dosage-grid cell of one run (S2B-LM or prove), read by its task's rule."""
     task = loaded.diagnostic.task
     if task == S2B_TASK:
@@ -171,15 +202,31 @@ class DosageCurve:
 def build_curve(
     cells: Sequence[tuple[str, float, LoadedLog]], *, base: str, notes: list[str] | None = None
 ) -> DosageCurve:
-    """A curve from its cells ``(direction, alpha, log)``; the baseline is ``(BASELINE, 0)``."""
+    """A curve from its cells ``(direction, alpha, log)``; the baseline is ``(BASELINE, 0)``.
+
+    Every S2B-LM point is checked against the episodes the curve's direction was extracted
+    from (recorded by each steered run); a point evaluated on them is flagged and named in
+    the notes.
+    """
     first = cells[0][2]
     conditions, logs, notes = [], {}, list(notes or [])
+    extraction = _extraction([loaded for _, _, loaded in cells])
     for direction, alpha, loaded in cells:
         try:
-            conditions.append(condition(direction, alpha, loaded))
+            cell = condition(direction, alpha, loaded)
         except ValueError as exc:
             notes.append(f"{exc} ({loaded.path}): left out")
             continue
+        overlap = _overlap(extraction, loaded)
+        if overlap:
+            cell = dataclasses.replace(cell, overlaps_extraction=True)
+            seeds = ", ".join(str(s) for s in sorted(overlap))
+            notes.append(
+                f"{direction} alpha={alpha:g} evaluates episode seeds {seeds}, which the "
+                "direction was extracted from: not a held-out point (evaluate other seeds, or "
+                "extract from seeds that no run evaluates)"
+            )
+        conditions.append(cell)
         logs[f"{direction}@{alpha:g}"] = str(loaded.path)
     if not conditions:
         raise ValueError(f"no cell of the dosage grid for {base} was scored: {'; '.join(notes)}")
@@ -195,6 +242,26 @@ def build_curve(
         logs=logs,
         notes=notes,
     )
+
+
+def _extraction(cells: Sequence[LoadedLog]) -> Extraction | None:
+    """Where the curve's direction came from, as its steered runs recorded it (the controls
+    repeat the CLB card's extraction); None for logs written before runs recorded it."""
+    for loaded in cells:
+        record = (loaded.info.metadata.get("steering") or {}) if loaded.info else {}
+        if record.get("extraction"):
+            return Extraction.from_json(record["extraction"])
+    return None
+
+
+def _overlap(extraction: Extraction | None, loaded: LoadedLog) -> set[int]:
+    """The S2B-LM episodes of ``loaded`` that ``extraction`` read (prove runs: none)."""
+    if extraction is None or loaded.diagnostic.task != S2B_TASK:
+        return set()
+    summary = cast(S2BRunSummary, loaded.summary)
+    config = loaded.info.metadata.get("config") if loaded.info else None
+    seeds = {int(row["seed"]) for row in summary.per_seed}
+    return seed_overlap(extraction, seeds, summary.preset, config)
 
 
 def _setting(info: RunInfo | None) -> dict[str, Any]:
@@ -268,14 +335,14 @@ def dosage_rows(
     model: str, diagnostic: str, points: Sequence[CurvePoint], logs: Mapping[str, str]
 ) -> list[GapRow]:
     """One gap-profile row per condition of a sweep's grid: its mean metric with the CI."""
-    metric = "ZSCT" if diagnostic == "s2b" else "pass@k"
+    metric = "ZSCT" if diagnostic == "s2b" else "solve rate"
     return [
         GapRow(
             model=model,
             diagnostic="steering",
             metric=f"{metric} [{p.direction}, alpha={p.alpha:g}]",
             value=p.mean,
-            ci=(p.ci_low, p.ci_high),
+            ci=(p.ci_low, p.ci_high) if p.ci_low is not None and p.ci_high is not None else None,
             n=p.n,
             log=logs.get(f"{p.direction}@{p.alpha:g}", ""),
             unit="%" if diagnostic == "s2b" else "",

@@ -75,7 +75,9 @@ class T2Summary:
                         diagnostic=DIAGNOSTIC,
                         metric=f"{name} [{context}]",
                         value=None if ci is None else 100 * ci["estimate"],
-                        ci=None if ci is None else (100 * ci["low"], 100 * ci["high"]),
+                        ci=None
+                        if ci is None or ci["low"] is None
+                        else (100 * ci["low"], 100 * ci["high"]),
                         n=int(metrics["records"]),
                         log=self.report["log"],
                     )

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from gapscope.analysis.profile import GapRow
     from gapscope.analysis.prove import ProveSummary
     from gapscope.analysis.s2b import S2BRunSummary
+    from gapscope.stats.quadrant import QuadrantResult
     from gapscope.steer.dosage import CurvePoint, Trend
     from gapscope.t2.audit import Audit
 
@@ -47,32 +48,43 @@ def print_rows(rows: Sequence[GapRow], console: Console, title: str = "Gap profi
 def print_dosage(points: Sequence[CurvePoint], trends: Sequence[Trend], console: Console) -> None:
     """A dosage curve's points (mean, CI, incoherent share) and each direction's trend."""
     table = Table(title="Dosage curve (mean ± sd over units, 95% bootstrap CI)")
-    for column in ("direction", "alpha", "n", "mean ± sd", "95% CI", "incoherent", "extra"):
+    columns = ("direction", "alpha", "n", "mean ± sd", "95% CI", "vs baseline", "incoherent")
+    for column in (*columns, "extra"):
         table.add_column(column, justify="left" if column == "direction" else "right")
     for p in points:
+        drop = "" if p.relative_drop is None else f"{-100 * p.relative_drop:+.0f}%"
         table.add_row(
-            p.direction,
+            p.direction + (" (not held out)" if p.overlaps_extraction else ""),
             f"{p.alpha:g}",
             str(p.n),
             f"{p.mean:.3g} ± {p.sd:.2g}",
-            f"[{p.ci_low:.3g}, {p.ci_high:.3g}]",
+            _interval(p.ci_low, p.ci_high, p.n),
+            drop,
             f"{100 * p.incoherent:.1f}%",
             " ".join(f"{k} {v:.3g}" for k, v in p.extra.items()),
         )
     console.print(table)
     table = Table(title="Monotonicity (baseline included)")
-    for column in ("direction", "Spearman rho", "slope", "slope 95% CI", "points"):
+    for column in ("direction", "Spearman rho", "slope", "slope 95% CI", "points", "dropped"):
         table.add_column(column, justify="left" if column == "direction" else "right")
     for t in trends:
         rho = "n/a (constant)" if t.rho is None else f"{t.rho:.3f}"
         table.add_row(
             t.direction,
             rho,
-            f"{t.slope:.3g}",
-            f"[{t.slope_low:.3g}, {t.slope_high:.3g}]",
+            "n/a (one alpha)" if t.slope is None else f"{t.slope:.3g}",
+            _interval(t.slope_low, t.slope_high),
             str(t.points),
+            f"{t.dropped}/{t.resamples}" if t.resamples else "",
         )
     console.print(table)
+
+
+def _interval(low: float | None, high: float | None, n: int | None = None) -> str:
+    """A CI as ``[low, high]``, or why there is none (fewer than two units: no spread)."""
+    if low is None or high is None:
+        return f"n/a (n = {n}, no CI)" if n is not None and n < 2 else "n/a"
+    return f"[{low:.3g}, {high:.3g}]"
 
 
 def print_funnel(title: str, counts: Mapping[str, int], console: Console) -> None:
@@ -172,10 +184,11 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
         outcomes.add_column(col, justify="right")
     for name, m in models.items():
         ci = m["any_probe_ci95"]
+        interval = "n/a" if ci["low"] is None else f"{ci['low']:.0f}, {ci['high']:.0f}"
         outcomes.add_row(
             name,
             *(str(m["outcomes"][o.value]) for o in OUTCOME_ORDER),
-            f"{m['any_probe']}/{m['n_families']} [{ci['low']:.0f}, {ci['high']:.0f}]",
+            f"{m['any_probe']}/{m['n_families']} [{interval}]",
             str(m["stage0_pass"]),
             f"{100 * m['milestone_pass_fraction']:.1f}%",
             f"{100 * m['direct_accuracy']:.1f}%",
@@ -342,9 +355,11 @@ def print_t2_audit(data: str, result: Audit, profile: Mapping[str, Any], console
         console.print(f"{key.replace('_', ' ')}: {value}")
 
 
-def _t2_pct(ci: dict[str, float] | None) -> str:
+def _t2_pct(ci: dict[str, Any] | None) -> str:
     if ci is None:
         return "n/a"
+    if ci["low"] is None:  # one record: an estimate without an interval
+        return f"{100 * ci['estimate']:.1f} [n/a]"
     return f"{100 * ci['estimate']:.1f} [{100 * ci['low']:.1f}, {100 * ci['high']:.1f}]"
 
 
@@ -388,3 +403,31 @@ def print_t2(summary: dict[str, Any], console: Console) -> None:
         invalid = summary["ground_truth_invalid"]
         console.print(f"ground truth fails on {len(invalid)} record(s): {', '.join(invalid)}")
     console.print(f"log: {summary['log']}")
+
+
+def print_quadrant(result: QuadrantResult, x_col: str, y_col: str, console: Console) -> None:
+    """The 2 x 2 median-split table, the forbidden cell and both p-values."""
+    # Column names are user data: escaped, so a '[' is never read as a style tag.
+    x_col, y_col = escape(x_col), escape(y_col)
+    table = Table(title=f"Quadrant test: {y_col} vs {x_col} (median split)")
+    table.add_column("")
+    table.add_column(f"low {x_col} (<= {result.x_median:g})", justify="right")
+    table.add_column(f"high {x_col} (> {result.x_median:g})", justify="right")
+    table.add_row(
+        f"high {y_col} (> {result.y_median:g})",
+        f"{result.low_x_high_y} (forbidden)",
+        str(result.high_x_high_y),
+    )
+    table.add_row(
+        f"low {y_col} (<= {result.y_median:g})",
+        str(result.low_x_low_y),
+        str(result.high_x_low_y),
+    )
+    console.print(table)
+    console.print(f"n = {result.n} models; forbidden cell (high Y, low X) = {result.forbidden}")
+    if result.forbidden_labels:
+        console.print("forbidden-cell models: " + ", ".join(result.forbidden_labels), markup=False)
+    console.print(
+        f"p (exact, {result.p_method} over {result.n_placements} placements) = {result.p_exact:.6g}"
+    )
+    console.print(f"p (hypergeometric cross-check) = {result.p_hypergeom:.6g}")

@@ -118,6 +118,13 @@ def setup(
     repl_rev: Annotated[
         str, typer.Option(help="leanprover-community/repl revision (must match the toolchain).")
     ] = DEFAULT_REPL_REV,
+    checker: Annotated[
+        str,
+        typer.Option(
+            help="The kernel checker built into the workspace: gapscope (its own metaprogram, "
+            "untested against Lean), safeverify, or none (docs/lean.md)."
+        ),
+    ] = "gapscope",
     json_out: JsonOut = False,
 ) -> None:
     """Write lean-toolchain, lakefile.toml (REPL dependency) and the given libraries."""
@@ -138,4 +145,5 @@ def setup(
         force=force,
         toolchain=toolchain,
         repl_rev=repl_rev,
+        checker=checker,
     )

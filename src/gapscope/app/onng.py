@@ -21,7 +21,12 @@ from gapscope.app.kit import (
     require_directory,
     run_diagnostic,
 )
-from gapscope.app.options import ExecutorOption, RayActorsOption, RayAddressOption
+from gapscope.app.options import (
+    AllowUnsandboxedOption,
+    ExecutorOption,
+    RayActorsOption,
+    RayAddressOption,
+)
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -78,12 +83,14 @@ def check_command(
         str | None, typer.Option(help="Lean backend spec (default: $GAPSCOPE_LEAN, if set).")
     ] = None,
     timeout: Annotated[float, typer.Option(min=1.0, help="Lean check limit, seconds.")] = 60.0,
+    allow_unsandboxed: AllowUnsandboxedOption = False,
     json_out: JsonOut = False,
 ) -> None:
     """The verdict for one answer: the static checks (JSON, statement kept, allowed tactics)
     always, then Lean when a backend is configured. Exits 0 for valid, 1 otherwise."""
     from gapscope.lean import open_backend
     from gapscope.lean.backend import LeanUnavailable
+    from gapscope.lean.factory import sandbox_options
     from gapscope.onng.checking import lean_check, static_check
     from gapscope.onng.problemset import load_problem_set
     from gapscope.onng.render import obfuscation
@@ -111,7 +118,7 @@ def check_command(
         }
         if static.needs_lean:
             try:
-                backend = open_backend(lean)
+                backend = open_backend(lean, **sandbox_options(allow_unsandboxed))
             except (LeanUnavailable, ValueError) as exc:
                 result["detail"] = f"static checks passed; Lean not run: {exc}".splitlines()[0]
             else:
@@ -148,6 +155,7 @@ def run_onng(
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     ray_actors: RayActorsOption = None,
+    allow_unsandboxed: AllowUnsandboxedOption = False,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
 ) -> None:
@@ -171,6 +179,7 @@ def run_onng(
             executor=executor,
             ray_address=ray_address,
             ray_actors=ray_actors,
+            allow_unsandboxed=allow_unsandboxed,
         )
 
     run_diagnostic(

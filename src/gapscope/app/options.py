@@ -30,6 +30,14 @@ RayActorsOption = Annotated[
     int | None,
     typer.Option("--ray-actors", min=1, help="With --executor ray: actors (default: one per CPU)."),
 ]
+AllowUnsandboxedOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-unsandboxed",
+        help="Run the model's Lean code without the bubblewrap sandbox when it is missing "
+        "(refused otherwise: install bubblewrap). Only for code you trust.",
+    ),
+]
 
 Overrides = Annotated[
     list[str] | None,

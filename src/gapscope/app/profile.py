@@ -31,6 +31,7 @@ from gapscope.app.kit import (
     read_or_fail,
     require_directory,
 )
+from gapscope.app.options import AllowUnsandboxedOption
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -114,6 +115,7 @@ class Inputs:
     families: str
     minif2f: str | None
     t2_data: str | None
+    allow_unsandboxed: bool = False
 
 
 def _s2b_tasks(budget: Budget, model: str) -> list[tuple[str, Callable[[], Task]]]:
@@ -147,20 +149,28 @@ def _builders(
     if diagnostic == "onng":
         from gapscope.onng.task import onng
 
-        args = budget.onng | {"lean": inputs.lean}
+        args = budget.onng | {"lean": inputs.lean, "allow_unsandboxed": inputs.allow_unsandboxed}
         return [("O-NNG", lambda: onng(**args))], None
     if diagnostic == "prove":
         if inputs.minif2f is None:
             return [], "needs --minif2f FILE (miniF2F Lean 4 statements, JSONL)"
         from gapscope.prove.task import prove
 
-        args = budget.prove | {"dataset": inputs.minif2f, "lean": inputs.lean}
+        args = budget.prove | {
+            "dataset": inputs.minif2f,
+            "lean": inputs.lean,
+            "allow_unsandboxed": inputs.allow_unsandboxed,
+        }
         return [("miniF2F", lambda: prove(**args))], None
     if inputs.t2_data is None:
         return [], "needs --t2-data FILE (T2 records, JSONL)"
     from gapscope.t2.task import t2
 
-    args = budget.t2 | {"data": inputs.t2_data, "lean": inputs.lean}
+    args = budget.t2 | {
+        "data": inputs.t2_data,
+        "lean": inputs.lean,
+        "allow_unsandboxed": inputs.allow_unsandboxed,
+    }
     return [("T2", lambda: t2(**args))], None
 
 
@@ -265,6 +275,7 @@ def profile(
     retry_attempts: Annotated[
         int, typer.Option(min=0, help="Retries of a task whose samples failed.")
     ] = 3,
+    allow_unsandboxed: AllowUnsandboxedOption = False,
     max_connections: Annotated[
         int | None,
         typer.Option(min=1, help="Requests in flight per model (Inspect's; default: its own)."),
@@ -280,7 +291,7 @@ def profile(
         )
     chosen = _parse_diagnostics(diagnostics)
     models = model or [EMBEDDED_MODEL]
-    inputs = Inputs(lean, families, minif2f, t2_data)
+    inputs = Inputs(lean, families, minif2f, t2_data, allow_unsandboxed)
     with command_output("profile", json_out) as out:
         require_directory(log_dir, "--log-dir")
         try:

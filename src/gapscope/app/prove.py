@@ -15,7 +15,12 @@ from gapscope.app.kit import (
     read_or_fail,
     run_diagnostic,
 )
-from gapscope.app.options import ExecutorOption, RayActorsOption, RayAddressOption
+from gapscope.app.options import (
+    AllowUnsandboxedOption,
+    ExecutorOption,
+    RayActorsOption,
+    RayAddressOption,
+)
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -57,6 +62,7 @@ def run_prove(
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     ray_actors: RayActorsOption = None,
+    allow_unsandboxed: AllowUnsandboxedOption = False,
     steer: Annotated[
         str | None, typer.Option(help="Direction directory (gapscope steer extract) to steer with.")
     ] = None,
@@ -86,6 +92,7 @@ def run_prove(
             executor=executor,
             ray_address=ray_address,
             ray_actors=ray_actors,
+            allow_unsandboxed=allow_unsandboxed,
             steer=steer,
             alpha=alpha,
         )

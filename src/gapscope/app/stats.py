@@ -13,14 +13,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from gapscope.analysis.view import View
 from gapscope.app.csv_columns import read_columns
 from gapscope.app.kit import JsonOut, command_output
-from gapscope.stats.quadrant import QuadrantResult, quadrant_test
+from gapscope.stats.quadrant import quadrant_test
 
 __all__ = ["stats_app"]
 
@@ -35,33 +32,6 @@ def _stats_callback() -> None:
     """Statistical checks on per-model results."""
     # An explicit callback keeps ``quadrant`` a named sub-command even while it is the only
     # command; otherwise typer would collapse the app into that single command.
-
-
-def _render(result: QuadrantResult, x_col: str, y_col: str, console: Console) -> None:
-    # Column names are user data: escaped, so a '[' is never read as a style tag.
-    x_col, y_col = escape(x_col), escape(y_col)
-    table = Table(title=f"Quadrant test: {y_col} vs {x_col} (median split)")
-    table.add_column("")
-    table.add_column(f"low {x_col} (<= {result.x_median:g})", justify="right")
-    table.add_column(f"high {x_col} (> {result.x_median:g})", justify="right")
-    table.add_row(
-        f"high {y_col} (> {result.y_median:g})",
-        f"{result.low_x_high_y} (forbidden)",
-        str(result.high_x_high_y),
-    )
-    table.add_row(
-        f"low {y_col} (<= {result.y_median:g})",
-        str(result.low_x_low_y),
-        str(result.high_x_low_y),
-    )
-    console.print(table)
-    console.print(f"n = {result.n} models; forbidden cell (high Y, low X) = {result.forbidden}")
-    if result.forbidden_labels:
-        console.print("forbidden-cell models: " + ", ".join(result.forbidden_labels), markup=False)
-    console.print(
-        f"p (exact, {result.p_method} over {result.n_placements} placements) = {result.p_exact:.6g}"
-    )
-    console.print(f"p (hypergeometric cross-check) = {result.p_hypergeom:.6g}")
 
 
 @stats_app.command("quadrant")
@@ -86,6 +56,8 @@ def quadrant(
     One-sided exact p-value P(forbidden <= observed) over all placements of the high-Y labels
     with both margins fixed.  Values equal to a median count as low.
     """
+    from gapscope.analysis.terminal import print_quadrant
+
     with command_output("stats quadrant", as_json) as out:
         xs, ys, labels = read_columns(file, x, y, label)
         try:
@@ -95,6 +67,6 @@ def quadrant(
         out.finish(
             View(
                 details=result.to_dict(),
-                show=lambda console: _render(result, x, y, console),
+                show=lambda console: print_quadrant(result, x, y, console),
             )
         )

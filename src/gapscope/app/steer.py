@@ -23,6 +23,8 @@ from gapscope.app.kit import (
 )
 from gapscope.app.options import Overrides, parse_overrides
 from gapscope.s2b.config import ConfigError, resolve
+from gapscope.s2b.verbalizer import CORRUPTIONS, DEFAULT_CORRUPTION, check_corruption
+from gapscope.steer.protocol import EXTRACTION_FIRST_SEED
 
 if TYPE_CHECKING:  # Inspect and torch load only when a command runs
     from inspect_ai import Task
@@ -35,6 +37,15 @@ steer_app = typer.Typer(
 )
 
 
+CorruptionOption = Annotated[
+    str,
+    typer.Option(
+        help=f"How the negative traces are corrupted: {' | '.join(CORRUPTIONS)} "
+        "(docs/steering.md says what each contrasts)."
+    ),
+]
+
+
 @steer_app.command("extract")
 def extract(
     out: Annotated[Path, typer.Option(help="Direction directory to write.")],
@@ -42,10 +53,17 @@ def extract(
         "cat-10shot"
     ),
     seeds: Annotated[int, typer.Option(min=1, help="Episodes to draw pairs from.")] = 4,
-    first_seed: Annotated[int, typer.Option(help="Seed of the first episode.")] = 0,
+    first_seed: Annotated[
+        int,
+        typer.Option(
+            help="Seed of the first episode (default: run steer's, held out from the evaluation "
+            "seeds 0..)."
+        ),
+    ] = EXTRACTION_FIRST_SEED,
     model: Annotated[
         str, typer.Option(help="gapscope/embedded or gapscope/hf/<checkpoint> (local weights).")
     ] = EMBEDDED_MODEL,
+    corruption: CorruptionOption = DEFAULT_CORRUPTION,
     layers: Annotated[
         str, typer.Option(help="last-quarter (seed default) | all | 20,21,...")
     ] = "last-quarter",
@@ -73,6 +91,7 @@ def extract(
                 seeds=list(range(first_seed, first_seed + seeds)),
                 layers=layers,
                 batch_size=batch_size,
+                corruption=check_corruption(corruption),
             )
             vector.save(out)
         except (ConfigError, ValueError) as exc:
@@ -96,11 +115,19 @@ def run_steer(
     preset: Annotated[str, typer.Option(help="S2B-LM preset.")] = "cat-10shot",
     seeds: Annotated[int, typer.Option(min=1, help="Episodes per condition (seed: 4).")] = 4,
     alphas: Annotated[
-        str, typer.Option(help="Comma list of alphas (seed, Figure 5: -4 .. +1).")
-    ] = "-4,-3,-2,-1,0,1",
+        str | None,
+        typer.Option(
+            help="Comma list of alphas (default: the seed's, Figure 5 for s2b: -4 .. +1; "
+            "Figures 6-7 for prove: -3, 0, +1)."
+        ),
+    ] = None,
     controls: Annotated[
-        str, typer.Option(help="Comma list of control directions: orthogonal, random, or none.")
-    ] = "orthogonal,random",
+        str | None,
+        typer.Option(
+            help="Comma list of control directions: orthogonal, random, or none (default: the "
+            "seed's: both for s2b, random for prove)."
+        ),
+    ] = None,
     model: Annotated[
         str, typer.Option(help="gapscope/embedded or gapscope/hf/<checkpoint>.")
     ] = EMBEDDED_MODEL,
@@ -120,6 +147,7 @@ def run_steer(
     layers: Annotated[str, typer.Option(help="Layers when extracting.")] = "last-quarter",
     control_seed: Annotated[int, typer.Option(help="Seed of the control directions.")] = 0,
     max_tokens: Annotated[int, typer.Option(min=1, help="S2B tokens per game.")] = 256,
+    corruption: CorruptionOption = DEFAULT_CORRUPTION,
     set_: Overrides = None,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
@@ -138,15 +166,20 @@ def run_steer(
             return log
 
         try:
-            chosen = tuple(c.strip() for c in controls.split(",") if c.strip() not in ("", "none"))
+            chosen = (
+                None
+                if controls is None
+                else tuple(c.strip() for c in controls.split(",") if c.strip() not in ("", "none"))
+            )
             prove_args: dict[str, Any] = {}
             if diagnostic == "prove":
                 prove_args = {"dataset": dataset, "subset": subset, "n": n, "k": k, "lean": lean}
                 prove_args = {key: v for key, v in prove_args.items() if v is not None}
             spec = SweepSpec(
+                corruption=check_corruption(corruption),
                 model=model,
                 out=out,
-                alphas=parse_alphas(alphas),
+                alphas=parse_alphas(alphas) if alphas else None,
                 controls=chosen,
                 control_seed=control_seed,
                 steer=steer,

@@ -9,10 +9,12 @@ log that records its direction, so ``gapscope report`` over the log directory dr
 curve (:mod:`gapscope.analysis.steering`).
 
 The diagnostic is S2B-LM (metric: ZSCT per episode; incoherent: unparseable answers) or prove
-(metric: pass@k per problem at the largest k; incoherent: parse/elaboration errors and empty
-extractions). By default the CLB direction is extracted from episodes disjoint from the ones
-the S2B sweep evaluates (seeds from ``extract_first_seed``), so no evaluated game was seen
-during extraction.
+(metric: the per-attempt solve rate, pass@k beside it; incoherent: parse/elaboration errors
+and empty extractions). By default the CLB direction is extracted from episodes disjoint from
+the ones the S2B sweep evaluates (seeds from ``extract_first_seed``), so no evaluated game was
+seen during extraction. The default grid depends on the diagnostic (:mod:`gapscope.steer.protocol`:
+Figure 5's alphas and both controls for S2B-LM, Figures 6-7's -3, 0, +1 and the random control
+for prove).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from inspect_ai import Task
 from inspect_ai.log import EvalLog
@@ -34,45 +36,62 @@ from gapscope.models.direction import SteeringVector
 from gapscope.models.task_steering import engine_for, load_direction
 from gapscope.s2b.config import resolve
 from gapscope.s2b.task import s2b_lm
+from gapscope.s2b.verbalizer import DEFAULT_CORRUPTION, Corruption, check_corruption
 from gapscope.steer.controls import CONTROLS, control
 from gapscope.steer.dosage import BASELINE, CurvePoint, Trend
 from gapscope.steer.extract import extract_direction
+from gapscope.steer.protocol import EXTRACTION_FIRST_SEED, Diagnostic, default_grid
 
-Diagnostic = Literal["s2b", "prove"]
 RunTask = Callable[[Task, str], EvalLog]
 """Runs one task on a model and returns its log (``app.kit.run_task`` with a log dir)."""
 
 
 @dataclass(frozen=True)
 class SweepSpec:
-    """Everything one grid needs; defaults follow the seed (Figure 5: alpha from -4 to +1)."""
+    """Everything one grid needs; defaults follow the seed (``alphas``/``controls`` left None:
+    the diagnostic's grid, :func:`gapscope.steer.protocol.default_grid`)."""
 
     model: str
     out: Path
-    alphas: tuple[float, ...] = (-4.0, -3.0, -2.0, -1.0, 0.0, 1.0)
-    controls: tuple[str, ...] = ("orthogonal", "random")
+    alphas: tuple[float, ...] | None = None
+    controls: tuple[str, ...] | None = None
     control_seed: int = 0
     steer: Path | None = None
     diagnostic: Diagnostic = "s2b"
     preset: str = "cat-10shot"
     seeds: int = 4
     first_seed: int = 0
-    extract_first_seed: int = 1000
+    extract_first_seed: int = EXTRACTION_FIRST_SEED
+    corruption: Corruption = DEFAULT_CORRUPTION
     layers: str = "last-quarter"
     max_tokens: int = 256
     overrides: dict[str, Any] = field(default_factory=dict)
     prove_args: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        unknown = [c for c in self.controls if c not in CONTROLS]
+        alphas, controls = default_grid(self.diagnostic)
+        object.__setattr__(self, "alphas", alphas if self.alphas is None else self.alphas)
+        object.__setattr__(self, "controls", controls if self.controls is None else self.controls)
+        check_corruption(self.corruption)
+        unknown = [c for c in self.grid_controls if c not in CONTROLS]
         if unknown:
             raise ValueError(f"unknown control(s) {unknown}; choose from {', '.join(CONTROLS)}")
-        if not self.alphas:
+        if not self.grid_alphas:
             raise ValueError("alphas lists no value")
         if self.diagnostic not in ("s2b", "prove"):
             raise ValueError(f"diagnostic must be s2b or prove, got {self.diagnostic!r}")
         if self.diagnostic == "prove" and "dataset" not in self.prove_args:
             raise ValueError("--diagnostic prove needs --dataset (miniF2F JSONL or hub id)")
+
+    @property
+    def grid_alphas(self) -> tuple[float, ...]:
+        """The alphas, defaults resolved."""
+        return self.alphas or ()
+
+    @property
+    def grid_controls(self) -> tuple[str, ...]:
+        """The control kinds, defaults resolved."""
+        return self.controls or ()
 
 
 @dataclass(frozen=True)
@@ -110,9 +129,10 @@ def prepare_directions(spec: SweepSpec) -> dict[str, Path]:
             preset=spec.preset,
             seeds=list(seeds),
             layers=spec.layers,
+            corruption=spec.corruption,
         )
     paths = {"clb": clb.save(root / "clb")}
-    for kind in spec.controls:
+    for kind in spec.grid_controls:
         paths[kind] = control(clb, kind, spec.control_seed).save(root / kind)
     return paths
 
@@ -147,7 +167,9 @@ def run_sweep(spec: SweepSpec, run: RunTask) -> SweepResult:
     """
     directions = prepare_directions(spec)
     cells: list[tuple[str, float, Path | None]] = [(BASELINE, 0.0, None)]
-    cells += [(name, a, path) for name, path in directions.items() for a in spec.alphas if a != 0]
+    cells += [
+        (name, a, path) for name, path in directions.items() for a in spec.grid_alphas if a != 0
+    ]
     done: list[tuple[str, float, LoadedLog]] = []
     for name, alpha, path in cells:
         log = run(_task(spec, path, alpha), spec.model)
@@ -168,6 +190,7 @@ def _write(spec: SweepSpec, curve: DosageCurve, directions: dict[str, Path]) -> 
     points = curve.points
     extras = sorted({key for p in points for key in p.extra})
     columns = ["direction", "alpha", "n", "mean", "sd", "ci_low", "ci_high", "incoherent"]
+    columns += ["relative_drop", "overlaps_extraction"]
     with csv_path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow([*columns, *extras])

@@ -12,7 +12,12 @@ import typer
 
 from gapscope.analysis.view import View
 from gapscope.app.kit import EMBEDDED_MODEL, JsonOut, command_output, run_diagnostic
-from gapscope.app.options import ExecutorOption, RayActorsOption, RayAddressOption
+from gapscope.app.options import (
+    AllowUnsandboxedOption,
+    ExecutorOption,
+    RayActorsOption,
+    RayAddressOption,
+)
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -89,6 +94,7 @@ def run_t2(
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     ray_actors: RayActorsOption = None,
+    allow_unsandboxed: AllowUnsandboxedOption = False,
     repo: Annotated[
         Path | None, typer.Option(help="Lean project of the records: test with lake build.")
     ] = None,
@@ -126,6 +132,7 @@ def run_t2(
             executor=executor,
             ray_address=ray_address,
             ray_actors=ray_actors,
+            allow_unsandboxed=allow_unsandboxed,
             repo=str(repo) if repo else None,
             build_timeout=build_timeout,
             workers=workers,

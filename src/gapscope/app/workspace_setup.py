@@ -22,17 +22,23 @@ def write_and_explain(
     force: bool = False,
     toolchain: str = DEFAULT_TOOLCHAIN,
     repl_rev: str = DEFAULT_REPL_REV,
+    checker: str = "gapscope",
 ) -> None:
     """Write the workspace, list the files and print the commands that finish the setup
     (shared by ``gapscope lean setup`` and each diagnostic's own setup command)."""
     with command_output(command, json_out) as out:
         try:
             written = write_workspace(
-                directory, force=force, toolchain=toolchain, repl_rev=repl_rev, libraries=libraries
+                directory,
+                force=force,
+                toolchain=toolchain,
+                repl_rev=repl_rev,
+                libraries=libraries,
+                checker=checker,
             )
         except (FileExistsError, ValueError) as exc:
             out.fail(exc)
-        steps = next_steps(directory, have_elan=shutil.which("elan") is not None)
+        steps = next_steps(directory, shutil.which("elan") is not None, checker)
 
         def show(console: Console) -> None:
             lines = [f"wrote {path}" for path in written] + ["", "Next, run:"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig
+from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import (
     CORRECT,
     INCORRECT,
@@ -38,6 +38,7 @@ from gapscope.ladder.probes import (
     template,
 )
 from gapscope.log_metadata import plain
+from gapscope.models.solvers import system_first
 from gapscope.verify import Verifier, extract_boxed
 
 
@@ -69,13 +70,10 @@ def load_family_set(families: str, limit: int | None = None) -> tuple[list[Famil
 
 
 def probe_sample(probe: Probe) -> Sample:
-    """A probe as an Inspect sample: fixed system prompt + the probe's user turn."""
+    """A probe as an Inspect sample: the probe's user turn (the task adds the system prompt)."""
     return Sample(
         id=probe.sample_id,
-        input=[
-            ChatMessageSystem(content=template("system")),
-            ChatMessageUser(content=probe.prompt),
-        ],
+        input=probe.prompt,
         target=probe.gold,
         metadata=plain(
             ProbeMetadata(
@@ -119,7 +117,7 @@ def oracle_ladder(
     probes = build_probes(chosen, parse_conditions(conditions), seed)
     return Task(
         dataset=MemoryDataset([probe_sample(p) for p in probes], name=f"ladder-{families}"),
-        solver=generate(),
+        solver=[system_first(template("system")), generate()],
         scorer=ladder_verifier(verify_timeout),
         epochs=Epochs(k),
         # The paper gives k = 8 sampled rollouts but no top-p: send 1.0 (no truncation)

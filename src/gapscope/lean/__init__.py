@@ -2,11 +2,14 @@
 
 Backends: a pool of local Lean REPL processes in a user's Lean project, or a
 kimina-lean-server over HTTP. A proof is valid only with no errors, no sorries and only the
-standard axioms. ``open_backend(spec)`` is the entry point; see docs/lean.md.
+standard axioms, and an official theorem only if its type is the challenge's, compared outside
+the model's environment (``gapscope.lean.replay``, ``gapscope.lean.kernel``); every verdict
+names the checker that settled it. ``open_backend(spec)`` is the entry point; see docs/lean.md.
 
 Model-written code goes through ``gapscope.lean.screen.screen`` before any backend (commands a
-proof never needs get a ``forbidden_command`` verdict), and local REPLs run sandboxed
-(``gapscope.lean.sandbox``) where bubblewrap works: see the threat model in docs/lean.md.
+proof never needs get a ``forbidden_command`` verdict), and local checks run only sandboxed
+(``gapscope.lean.sandbox``; fail closed unless ``allow_unsandboxed``): see the threat model in
+docs/lean.md.
 """
 
 from gapscope.lean.backend import CheckRequest, LeanBackend, LeanUnavailable
@@ -15,18 +18,21 @@ from gapscope.lean.cache import VerdictCache, default_cache_path
 from gapscope.lean.factory import open_backend
 from gapscope.lean.kimina import KiminaBackend
 from gapscope.lean.local import LocalBackend
-from gapscope.lean.verdict import STANDARD_AXIOMS, LeanMessage, LeanVerdict, Status
+from gapscope.lean.sandbox import SandboxUnavailable
+from gapscope.lean.verdict import STANDARD_AXIOMS, Checker, LeanMessage, LeanVerdict, Status
 
 __all__ = [
     "STANDARD_AXIOMS",
     "CachedBackend",
     "CheckRequest",
+    "Checker",
     "KiminaBackend",
     "LeanBackend",
     "LeanMessage",
     "LeanUnavailable",
     "LeanVerdict",
     "LocalBackend",
+    "SandboxUnavailable",
     "Status",
     "VerdictCache",
     "check",

@@ -19,12 +19,17 @@ class CheckRequest:
 
     ``required``: qualified names the code must declare to be VALID (e.g. a problem's official
     theorem); a helper lemma that compiles must never stand in for the theorem asked for.
+    ``challenge``: the reference statement of those names as the dataset gives them (Lean
+    source, proofs ``sorry``), elaborated by the harness alone on ``header``. A required name
+    is VALID only if the solution's constant of that name has the challenge's type, so a
+    request with ``required`` and no ``challenge`` is never VALID.
     """
 
     code: str
     header: str = ""
     timeout_s: float = 60.0
     required: tuple[str, ...] = ()
+    challenge: str = ""
 
 
 class LeanBackend(Protocol):

@@ -77,7 +77,11 @@ class CachedBackend(ABC):
         if self.cache is not None:
             for i, request in enumerate(requests):
                 verdicts[i] = self.cache.get(
-                    self.toolchain, request.header, request.code, request.required
+                    self.toolchain,
+                    request.header,
+                    request.code,
+                    request.required,
+                    request.challenge,
                 )
         todo = [i for i, v in enumerate(verdicts) if v is None]
         with progress_bar(len(requests), self.progress) as advance:
@@ -88,7 +92,12 @@ class CachedBackend(ABC):
             if self.cache is not None:
                 request = requests[i]
                 self.cache.put(
-                    self.toolchain, request.header, request.code, verdict, request.required
+                    self.toolchain,
+                    request.header,
+                    request.code,
+                    verdict,
+                    request.required,
+                    request.challenge,
                 )
         return [v for v in verdicts if v is not None]
 

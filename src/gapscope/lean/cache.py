@@ -17,9 +17,12 @@ from typing import Any
 
 import platformdirs
 
-from gapscope.lean.verdict import LeanMessage, LeanVerdict, Status
+from gapscope.lean.verdict import Checker, LeanMessage, LeanVerdict, Status
 
 UNCACHED: frozenset[Status] = frozenset({Status.TIMEOUT, Status.SERVER_ERROR})
+RULES_VERSION = 2
+"""Part of every key: verdicts settled under older soundness rules (VALID from text alone,
+before the type comparison and the out-of-environment replay) must never be served again."""
 
 
 def default_cache_path() -> Path:
@@ -27,10 +30,15 @@ def default_cache_path() -> Path:
     return Path(platformdirs.user_cache_dir("gapscope")) / "lean" / "verdicts.jsonl"
 
 
-def cache_key(toolchain: str, header: str, code: str, required: tuple[str, ...] = ()) -> str:
-    """A stable digest of what determines the verdict (``required`` only when set, so keys
-    written before it existed stay valid)."""
-    parts: list[object] = [toolchain, header, code] + ([list(required)] if required else [])
+def cache_key(
+    toolchain: str,
+    header: str,
+    code: str,
+    required: tuple[str, ...] = (),
+    challenge: str = "",
+) -> str:
+    """A stable digest of what determines the verdict, under :data:`RULES_VERSION`."""
+    parts: list[object] = [RULES_VERSION, toolchain, header, code, list(required), challenge]
     blob = json.dumps(parts, ensure_ascii=False).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()
 
@@ -49,6 +57,8 @@ def verdict_from_json(data: dict[str, Any]) -> LeanVerdict:
         elapsed_s=float(data.get("elapsed_s", 0.0)),
         axioms=None if axioms is None else tuple(axioms),
         detail=str(data.get("detail", "")),
+        checker=Checker(data.get("checker", "")),
+        sandboxed=data.get("sandboxed"),
     )
 
 
@@ -74,10 +84,15 @@ class VerdictCache:
         return len(self._entries)
 
     def get(
-        self, toolchain: str, header: str, code: str, required: tuple[str, ...] = ()
+        self,
+        toolchain: str,
+        header: str,
+        code: str,
+        required: tuple[str, ...] = (),
+        challenge: str = "",
     ) -> LeanVerdict | None:
         with self._lock:
-            return self._entries.get(cache_key(toolchain, header, code, required))
+            return self._entries.get(cache_key(toolchain, header, code, required, challenge))
 
     def put(
         self,
@@ -86,11 +101,12 @@ class VerdictCache:
         code: str,
         verdict: LeanVerdict,
         required: tuple[str, ...] = (),
+        challenge: str = "",
     ) -> None:
         """Remember a settled verdict; TIMEOUT and SERVER_ERROR are ignored."""
         if verdict.status in UNCACHED:
             return
-        key = cache_key(toolchain, header, code, required)
+        key = cache_key(toolchain, header, code, required, challenge)
         with self._lock:
             self._entries[key] = verdict
             if self._path is not None:

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gapscope.lean.backend import LeanUnavailable
+from gapscope.lean.kernel import find_comparator, find_kernel_checker
 from gapscope.lean.kimina import KiminaBackend
 from gapscope.lean.local import REPL_BINARY_CANDIDATES, find_repl_binary, read_toolchain
-from gapscope.lean.sandbox import INSTALL_HINT, sandbox_status
+from gapscope.lean.sandbox import ALLOW_HINT, INSTALL_HINT, sandbox_status
 
 ELAN_INSTALL = (
     "curl https://raw.githubusercontent.com/leanprover/elan/master/elan-init.sh -sSf | sh"
@@ -50,14 +51,39 @@ def tool_findings() -> list[Finding]:
 
 
 def sandbox_finding() -> Finding:
-    """Whether local REPLs will run sandboxed (bubblewrap installed and working)."""
+    """Whether local checks can run: they run sandboxed or, without a working bubblewrap,
+    not at all unless unsandboxed checking is explicitly allowed."""
     status = sandbox_status()
-    fix = "" if status.available else INSTALL_HINT
-    return Finding("sandbox", status.available, status.detail, fix)
+    if status.available:
+        return Finding("sandbox", True, status.detail)
+    found = f"{status.detail}; local Lean backends and T2's repository track refuse to start"
+    return Finding("sandbox", False, found, f"{INSTALL_HINT}; {ALLOW_HINT}")
+
+
+def kernel_checker_finding(project: Path) -> Finding:
+    """Which out-of-environment kernel checker settles VALID verdicts in ``project``."""
+    checker = find_kernel_checker(project)
+    comparator = find_comparator(project)
+    note = (
+        f"; comparator at {comparator} is not run by gapscope (it builds its own modules)"
+        if comparator
+        else ""
+    )
+    if checker is None:
+        return Finding(
+            "kernel checker",
+            False,
+            "none (no lake on PATH): official theorems are judged by the REPL's replay alone "
+            "(verdicts marked repl-text)" + note,
+            f"install elan ({ELAN_INSTALL}), then `gapscope lean setup {project} --force`",
+        )
+    how = " ".join(checker.run[-2:]) if checker.run[-2] == "--run" else checker.run[-1]
+    untested = " (untested against a real Lean)" if checker.name.value == "gapscope" else ""
+    return Finding("kernel checker", True, f"{checker.name.value}: {how}{untested}{note}")
 
 
 def project_findings(project: Path) -> list[Finding]:
-    """The project's toolchain pin and built REPL."""
+    """The project's toolchain pin, built REPL and kernel checker."""
     if not project.is_dir():
         return [
             Finding("project", False, f"{project} does not exist", f"gapscope lean setup {project}")
@@ -77,6 +103,7 @@ def project_findings(project: Path) -> list[Finding]:
             str(binary) if binary else f"none of {', '.join(REPL_BINARY_CANDIDATES)}",
             "" if binary else f"cd {project} && lake update && lake build REPL/repl",
         ),
+        kernel_checker_finding(project),
     ]
 
 

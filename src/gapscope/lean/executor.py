@@ -10,12 +10,16 @@ the verdict cache handled once on the driver (``CachedBackend``).
 
 A check whose actor dies is retried on another actor, at most ``max_retries`` times; the dead
 actor is replaced while the restart budget lasts. A check that runs out of retries, or of
-actors, comes back as ``server_error`` - never lost, never reported as a proof.
+actors, comes back as ``server_error`` - never lost, never reported as a proof. Every check
+also has a wall-clock deadline on the driver (its own timeout plus ``deadline_slack_s``): an
+actor that stops answering (stalled, SIGSTOPped, partitioned) costs that check a ``timeout``
+verdict and is killed and replaced, instead of stalling the batch.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,12 +33,18 @@ from gapscope.lean.verdict import LeanVerdict, Status
 
 EXECUTORS = ("local", "ray")
 RAY_INSTALL = "Ray is not installed; install the extra with: pip install 'gapscope[ray]'"
+MAX_RAY_ACTORS = 1024
+"""Each actor holds a Lean backend (gigabytes with Mathlib): more than this is a typo, and a
+count the cluster cannot place leaves actors pending forever."""
 
 
 @dataclass(frozen=True)
 class RayOptions:
     """Where and how wide: ``address`` None starts a local Ray, ``auto`` joins the running
-    cluster, ``ray://H:P`` a remote one. ``actors`` None = one per CPU Ray reports."""
+    cluster, ``ray://H:P`` a remote one. ``actors`` None = one per CPU Ray reports (at most
+    :data:`MAX_RAY_ACTORS`). ``deadline_slack_s``: how long past a check's own timeout the
+    driver waits for its actor; ``start_timeout_s``: how long the first actor may take to open
+    its backend."""
 
     address: str | None = None
     actors: int | None = None
@@ -42,6 +52,19 @@ class RayOptions:
     checks_per_actor: int = 1
     max_retries: int = 2
     max_restarts: int | None = None
+    deadline_slack_s: float = 60.0
+    start_timeout_s: float = 600.0
+
+    def __post_init__(self) -> None:
+        if self.actors is not None and not 1 <= self.actors <= MAX_RAY_ACTORS:
+            raise ValueError(
+                f"ray_actors must be between 1 and {MAX_RAY_ACTORS} (or unset: one per CPU), "
+                f"got {self.actors}"
+            )
+        if self.cpus_per_actor <= 0 or self.deadline_slack_s < 0 or self.start_timeout_s <= 0:
+            raise ValueError(
+                "cpus_per_actor and start_timeout_s must be > 0, deadline_slack_s >= 0"
+            )
 
 
 def open_checker(
@@ -95,11 +118,13 @@ def _import_ray() -> Any:
 
 @dataclass
 class RayStats:
-    """Observable behaviour: retried checks, actors replaced, checks given up on."""
+    """Observable behaviour: retried checks, actors replaced, checks given up on, checks
+    that passed their deadline."""
 
     retries: int = 0
     restarts: int = 0
     abandoned: int = 0
+    deadlines: int = 0
 
 
 class RayBackend(CachedBackend):
@@ -121,7 +146,8 @@ class RayBackend(CachedBackend):
         if not self._ray.is_initialized():
             self._ray.init(address=options.address, include_dashboard=False, log_to_driver=False)
         self.options = options
-        count = options.actors or max(1, int(self._ray.cluster_resources().get("CPU", 1)))
+        cpus = int(self._ray.cluster_resources().get("CPU", 1))
+        count = options.actors or min(MAX_RAY_ACTORS, max(1, cpus))
         self.stats = RayStats()
         self._restarts_left = count if options.max_restarts is None else options.max_restarts
         self._actor_class = self._ray.remote(
@@ -131,7 +157,15 @@ class RayBackend(CachedBackend):
         self._lock = threading.Lock()
         self.actors: list[Any] = [self._start_actor() for _ in range(count)]
         try:
-            self._toolchain = str(self._ray.get(self.actors[0].toolchain.remote()))
+            self._toolchain = str(
+                self._ray.get(self.actors[0].toolchain.remote(), timeout=options.start_timeout_s)
+            )
+        except self._ray.exceptions.GetTimeoutError:
+            self.close()
+            raise LeanUnavailable(
+                f"no Ray actor started within {options.start_timeout_s} s; can the cluster "
+                f"place {count} actors of {options.cpus_per_actor} CPU (ray_actors)?"
+            ) from None
         except self._ray.exceptions.RayActorError as exc:
             self.close()
             raise LeanUnavailable(f"the Lean backend did not start on a Ray actor: {exc}") from None
@@ -157,6 +191,7 @@ class RayBackend(CachedBackend):
         attempts = [0] * len(requests)
         todo: deque[int] = deque(range(len(requests)))
         running: dict[Any, tuple[int, Any]] = {}
+        deadlines: dict[Any, float] = {}
         load = {id(a): 0 for a in self.actors}
 
         def settle(index: int, verdict: LeanVerdict) -> None:
@@ -167,7 +202,11 @@ class RayBackend(CachedBackend):
             for actor in list(self.actors):
                 while todo and load[id(actor)] < self.options.checks_per_actor:
                     index = todo.popleft()
-                    running[actor.check.remote(requests[index])] = (index, actor)
+                    ref = actor.check.remote(requests[index])
+                    running[ref] = (index, actor)
+                    deadlines[ref] = (
+                        time.monotonic() + requests[index].timeout_s + self.options.deadline_slack_s
+                    )
                     load[id(actor)] += 1
             if not running:  # no actor is left to take the remaining checks
                 for index in todo:
@@ -175,8 +214,13 @@ class RayBackend(CachedBackend):
                     settle(index, _lost(attempts[index], "no live Ray actor is left"))
                 todo.clear()
                 break
-            ready, _ = ray.wait(list(running), num_returns=1)
+            wait_s = max(0.0, min(deadlines.values()) - time.monotonic())
+            ready, _ = ray.wait(list(running), num_returns=1, timeout=wait_s)
+            if not ready:
+                self._expire(running, deadlines, load, settle, requests)
+                continue
             ref = ready[0]
+            deadlines.pop(ref)
             index, actor = running.pop(ref)
             if id(actor) in load:  # a replaced actor's slots are gone with it
                 load[id(actor)] -= 1
@@ -194,6 +238,35 @@ class RayBackend(CachedBackend):
             except ray.exceptions.RayError as exc:
                 settle(index, LeanVerdict(Status.SERVER_ERROR, detail=f"Ray: {exc}"))
         return [v for v in results if v is not None]
+
+    def _expire(
+        self,
+        running: dict[Any, tuple[int, Any]],
+        deadlines: dict[Any, float],
+        load: dict[int, int],
+        settle: Callable[[int, LeanVerdict], None],
+        requests: Sequence[CheckRequest],
+    ) -> None:
+        """Settle every check past its deadline as TIMEOUT and kill its actor (its other
+        checks then fail over as after any actor death)."""
+        now = time.monotonic()
+        for ref in [r for r, deadline in deadlines.items() if deadline <= now]:
+            index, actor = running.pop(ref)
+            deadlines.pop(ref)
+            if id(actor) in load:
+                load[id(actor)] -= 1
+            self.stats.deadlines += 1
+            limit = requests[index].timeout_s + self.options.deadline_slack_s
+            settle(
+                index,
+                LeanVerdict(
+                    Status.TIMEOUT,
+                    detail=f"the Ray actor gave no answer within {limit:.1f} s (the check's "
+                    "timeout plus deadline_slack_s); actor killed and replaced",
+                ),
+            )
+            self._ray.kill(actor)
+            self._replace(actor, load)
 
     def _replace(self, dead: Any, load: dict[int, int]) -> None:
         """Drop a dead actor (once) and start a replacement while the budget lasts."""

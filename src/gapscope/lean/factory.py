@@ -15,13 +15,12 @@ from gapscope.lean.backend import LeanUnavailable
 from gapscope.lean.base import CachedBackend
 from gapscope.lean.kimina import KiminaBackend
 from gapscope.lean.local import LocalBackend
+from gapscope.lean.sandbox import sandbox_choice, unsandboxed_allowed
 
 ENV_SPEC = "GAPSCOPE_LEAN"
 ENV_REPL_COMMAND = "GAPSCOPE_LEAN_REPL_CMD"
 ENV_TOOLCHAIN = "GAPSCOPE_LEAN_TOOLCHAIN"
 ENV_API_KEY = "LEAN_SERVER_API_KEY"
-ENV_SANDBOX = "GAPSCOPE_LEAN_SANDBOX"
-_SANDBOX_VALUES = {"on": True, "1": True, "off": False, "0": False, "auto": None}
 
 NOTHING_CONFIGURED = (
     "No Lean backend is configured, so no proof can be checked. Either\n"
@@ -47,14 +46,42 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return kind, target
 
 
+ENV_KERNEL_CHECKER = "GAPSCOPE_LEAN_KERNEL_CHECKER"
+
+
+def kernel_checker_choice() -> str | None:
+    """``$GAPSCOPE_LEAN_KERNEL_CHECKER``: ``auto`` (default: the workspace's checker, see
+    ``gapscope.lean.kernel``) or ``none`` (the REPL's replay alone, verdicts ``repl-text``) -
+    the way out while gapscope's own checker has not been run against your Lean."""
+    choice = os.environ.get(ENV_KERNEL_CHECKER, "auto").strip().lower()
+    if choice not in ("auto", "none"):
+        raise ValueError(f"{ENV_KERNEL_CHECKER} must be auto or none, got {choice!r}")
+    return "auto" if choice == "auto" else None
+
+
+def sandbox_options(allow_unsandboxed: bool) -> dict[str, Any]:
+    """The keyword a task passes to ``open_backend``/``open_checker`` for its
+    ``allow_unsandboxed`` parameter: none at the default, so that the call stays
+    ``open_backend(spec)`` - the one form every backend opener (and stand-in) accepts."""
+    return {"allow_unsandboxed": True} if allow_unsandboxed else {}
+
+
 def open_backend(
-    spec: str | None = None, *, health_check: bool = True, **options: Any
+    spec: str | None = None,
+    *,
+    health_check: bool = True,
+    allow_unsandboxed: bool = False,
+    **options: Any,
 ) -> CachedBackend:
     """The backend ``spec`` (or ``$GAPSCOPE_LEAN``) names; LeanUnavailable if there is none.
 
     ``options`` go to the backend's constructor (``cache``, ``max_workers``, ...). A local
-    backend takes its REPL command from ``$GAPSCOPE_LEAN_REPL_CMD`` when set and its sandbox
-    choice from ``$GAPSCOPE_LEAN_SANDBOX`` (``on``, ``off``, ``auto``); a kimina backend
+    backend refuses to start without a working sandbox (SandboxUnavailable, a LeanUnavailable)
+    unless ``allow_unsandboxed`` (or ``$GAPSCOPE_LEAN_ALLOW_UNSANDBOXED=1``); it takes its
+    REPL command from ``$GAPSCOPE_LEAN_REPL_CMD`` when set and its sandbox choice from
+    ``$GAPSCOPE_LEAN_SANDBOX`` (``on``, ``off`` - which also needs ``allow_unsandboxed`` - or
+    ``auto``) and its kernel checker from ``$GAPSCOPE_LEAN_KERNEL_CHECKER`` (``auto``/``none``).
+    A kimina backend (it sandboxes on the server's side; ``allow_unsandboxed`` does not apply)
     takes its API key from ``$LEAN_SERVER_API_KEY`` and its toolchain label from
     ``$GAPSCOPE_LEAN_TOOLCHAIN``, and is health-checked unless ``health_check=False``.
     """
@@ -66,11 +93,13 @@ def open_backend(
         command = os.environ.get(ENV_REPL_COMMAND)
         if command and "repl_command" not in options:
             options["repl_command"] = shlex.split(command)
-        choice = os.environ.get(ENV_SANDBOX, "auto").strip().lower()
-        if choice not in _SANDBOX_VALUES:
-            raise ValueError(f"{ENV_SANDBOX} must be on, off or auto, got {choice!r}")
-        options.setdefault("sandbox", _SANDBOX_VALUES[choice])
-        return LocalBackend(Path(target).expanduser(), **options)
+        options.setdefault("sandbox", sandbox_choice())
+        options.setdefault("kernel_checker", kernel_checker_choice())
+        return LocalBackend(
+            Path(target).expanduser(),
+            allow_unsandboxed=unsandboxed_allowed(allow_unsandboxed),
+            **options,
+        )
     options.setdefault("api_key", os.environ.get(ENV_API_KEY))
     options.setdefault("toolchain", os.environ.get(ENV_TOOLCHAIN))
     backend = KiminaBackend(target, **options)

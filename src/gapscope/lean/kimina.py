@@ -9,7 +9,12 @@ when the server has one, goes in the ``X-Auth-Token`` header.
 
 The server splits leading ``import`` lines off as its own header and pools REPLs per header,
 so the header is sent inline; the soundness rule (axioms) is applied here, not trusted to the
-server, whose own notion of "valid" ignores axioms.
+server, whose own notion of "valid" ignores axioms. The server sandboxes on its side.
+
+The server's API has no way to run a query outside the environment the model's code built
+(no pickling), so a request naming ``required`` theorems can at best be UNVERIFIED here: its
+text passed every rule, but nothing the model could not influence confirmed the theorem
+(docs/lean.md). Replies are read as a stream and refused past ``max_reply_bytes``.
 
 Every HTTP exchange has a deadline for the whole exchange (connect, send, every read), not
 per read as httpx timeouts are: a server trickling its reply a byte at a time would otherwise
@@ -33,6 +38,7 @@ import httpx
 from gapscope.lean.backend import CheckRequest, LeanUnavailable
 from gapscope.lean.base import CachedBackend, is_import_line, split_imports
 from gapscope.lean.cache import VerdictCache
+from gapscope.lean.process import DEFAULT_MAX_REPLY_BYTES, ReplyTooLarge
 from gapscope.lean.protocol import ProtocolError, parse_response
 from gapscope.lean.soundness import Prepared, judge, prepare
 from gapscope.lean.verdict import LeanVerdict, Status
@@ -98,9 +104,17 @@ def _verdict(result: dict[str, Any], snippet: _Snippet) -> LeanVerdict:
             detail=f"server result has no response: {result!r:.200}",
         )
     try:
-        return judge(parse_response(response), snippet.prepared, elapsed)
+        verdict = judge(parse_response(response), snippet.prepared, elapsed)
     except ProtocolError as exc:
         return LeanVerdict(Status.SERVER_ERROR, elapsed_s=elapsed, detail=str(exc))
+    if verdict.valid and snippet.prepared.required:
+        return dataclasses.replace(
+            verdict,
+            status=Status.UNVERIFIED,
+            detail="accepted as text only: a kimina server cannot check the official theorem "
+            "outside the model's own environment; use a local backend for a VALID verdict",
+        )
+    return verdict
 
 
 class KiminaBackend(CachedBackend):
@@ -118,6 +132,7 @@ class KiminaBackend(CachedBackend):
         backoff_s: float = 1.0,
         max_backoff_s: float = 30.0,
         http_slack_s: float = 30.0,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         cache: VerdictCache | None = None,
         progress: bool | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -135,6 +150,7 @@ class KiminaBackend(CachedBackend):
             http_slack_s,
         )
         self._sleep = sleep
+        self.max_reply_bytes = max_reply_bytes
         self._headers = {"X-Auth-Token": api_key} if api_key else {}
         self._transport = transport
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="kimina")
@@ -151,10 +167,31 @@ class KiminaBackend(CachedBackend):
         ``_check_uncached`` and ``health`` do), never from a running loop."""
 
         async def go() -> httpx.Response:
-            async with httpx.AsyncClient(
-                base_url=self.url, headers=self._headers, transport=self._transport
-            ) as client:
-                return await client.request(method, path, json=body, timeout=deadline_s)
+            async with (
+                httpx.AsyncClient(
+                    base_url=self.url, headers=self._headers, transport=self._transport
+                ) as client,
+                client.stream(method, path, json=body, timeout=deadline_s) as streamed,
+            ):
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in streamed.aiter_bytes():
+                    size += len(chunk)
+                    if size > self.max_reply_bytes:
+                        raise ReplyTooLarge(
+                            f"the reply of {self.url} passed the cap of {self.max_reply_bytes} "
+                            "bytes (max_reply_bytes)"
+                        )
+                    chunks.append(chunk)
+                # The bytes are decoded already: drop the headers that describe the encoding.
+                headers = [
+                    (k, v)
+                    for k, v in streamed.headers.items()
+                    if k.lower() not in ("content-encoding", "content-length")
+                ]
+                return httpx.Response(
+                    streamed.status_code, headers=headers, content=b"".join(chunks)
+                )
 
         async def bounded() -> httpx.Response:
             return await asyncio.wait_for(go(), deadline_s)
@@ -172,7 +209,7 @@ class KiminaBackend(CachedBackend):
                 f"kimina-lean-server at {self.url} did not answer {HEALTH_PATH} within "
                 f"{deadline_s} s; is it overloaded, or is the URL right?"
             ) from None
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, ReplyTooLarge) as exc:
             raise LeanUnavailable(
                 f"kimina-lean-server at {self.url} is unreachable ({exc}); start it (see "
                 "https://github.com/project-numina/kimina-lean-server) or fix the URL."
@@ -236,6 +273,8 @@ class KiminaBackend(CachedBackend):
             wait = min(self.max_backoff_s, self.backoff_s * 2**attempt)
             try:
                 response = self._exchange("POST", CHECK_PATH, http_timeout_s, payload)
+            except ReplyTooLarge as exc:
+                raise _BatchFailed(str(exc)) from None
             except TimeoutError:
                 reason = f"no complete reply from {self.url} within {http_timeout_s:.1f} s"
             except httpx.TransportError as exc:

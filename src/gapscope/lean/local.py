@@ -6,26 +6,47 @@ without a Lean installation, and the pieces gapscope needs - per-header reuse, r
 use count and RSS, hard kills on timeout, typed verdicts with the axiom rule - are a few
 hundred lines that are fully testable against a fake REPL.
 
-The REPLs run sandboxed (``gapscope.lean.sandbox``: no network, read-only filesystem) when
-bubblewrap works here; ``sandbox=True`` insists on it, ``sandbox=False`` turns it off.
+The REPLs run sandboxed (``gapscope.lean.sandbox``: no network, read-only filesystem). Without
+a working bubblewrap the backend refuses to start unless ``allow_unsandboxed=True`` (fail
+closed); every verdict records whether its check ran sandboxed.
+
+A request naming ``required`` theorems is accepted outside the model's environment: the REPL
+replays the solution's constants into a fresh environment and compares each official name's
+type with the challenge's there (``gapscope.lean.replay``); when a kernel checker is available
+(``gapscope.lean.kernel``: SafeVerify or gapscope's own) it has the last word. A request without
+``required`` names claims no theorem (T2's compile checks) and is judged from the REPL's text
+(``gapscope.lean.soundness``).
 """
 
 from __future__ import annotations
 
-import logging
+import contextlib
+import dataclasses
 import shutil
+import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
+from typing import Any
 
 from gapscope.lean.backend import CheckRequest, LeanUnavailable
 from gapscope.lean.base import CachedBackend, split_imports
 from gapscope.lean.cache import VerdictCache
+from gapscope.lean.kernel import KernelChecker, find_kernel_checker
 from gapscope.lean.pool import PoolConfig, PoolError, ReplPool
-from gapscope.lean.process import ReplCrashed, ReplTimeout
-from gapscope.lean.protocol import ProtocolError, encode_command, parse_response
-from gapscope.lean.sandbox import INSTALL_HINT, sandbox_argv, sandbox_status
+from gapscope.lean.process import DEFAULT_MAX_REPLY_BYTES, ReplCrashed, ReplProcess, ReplTimeout
+from gapscope.lean.protocol import ProtocolError, encode_command, encode_request, parse_response
+from gapscope.lean.replay import (
+    Signature,
+    acceptance_verdict,
+    challenge_command,
+    elaboration_verdict,
+    read_signatures,
+    solution_command,
+)
+from gapscope.lean.sandbox import decide_sandbox, sandbox_argv
 from gapscope.lean.soundness import judge, prepare
 from gapscope.lean.verdict import LeanVerdict, Status
 
@@ -53,21 +74,6 @@ def read_toolchain(project: Path) -> str:
     return text or f"unpinned@{project.resolve()}"
 
 
-def _use_sandbox(requested: bool | None) -> bool:
-    """Whether to sandbox: as ``requested``, or when it works here if None (with a warning
-    when it does not); LeanUnavailable if it is required and does not work."""
-    if requested is False:
-        return False
-    status = sandbox_status()
-    if requested and not status.available:
-        raise LeanUnavailable(f"a sandbox was required but {status.detail}; {INSTALL_HINT}.")
-    if not status.available:
-        logging.getLogger(__name__).warning(
-            "Lean REPLs run without a sandbox (%s); %s.", status.detail, INSTALL_HINT
-        )
-    return status.available
-
-
 def default_repl_command(project: Path) -> tuple[str, ...]:
     """``lake env <repl>`` so the REPL sees the project's packages; LeanUnavailable if absent."""
     if shutil.which("lake") is None:
@@ -88,8 +94,12 @@ def default_repl_command(project: Path) -> tuple[str, ...]:
 class LocalBackend(CachedBackend):
     """Checks code with REPL processes started in ``project``; ``max_workers`` run at once.
 
-    ``sandbox``: None runs the REPLs under bubblewrap when it works here, True requires it,
-    False never uses it (``self.sandboxed`` says which happened).
+    ``allow_unsandboxed``: run where bubblewrap does not work (the default refuses to start).
+    ``sandbox``: None sandboxes (fail closed), True insists even with the opt-out, False never
+    sandboxes and needs ``allow_unsandboxed=True``; ``self.sandboxed`` says which happened.
+    ``kernel_checker``: "auto" finds one in the project (SafeVerify, else gapscope's own,
+    where ``lake`` is on PATH), None checks with the REPL alone (verdicts ``repl-text``).
+    ``max_reply_bytes`` caps one REPL reply.
     """
 
     def __init__(
@@ -105,6 +115,9 @@ class LocalBackend(CachedBackend):
         cache: VerdictCache | None = None,
         progress: bool | None = None,
         sandbox: bool | None = None,
+        allow_unsandboxed: bool = False,
+        kernel_checker: KernelChecker | str | None = "auto",
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
         super().__init__(cache, progress)
         project = Path(project)
@@ -114,13 +127,32 @@ class LocalBackend(CachedBackend):
                 f"{project}`."
             )
         command = tuple(repl_command) if repl_command else default_repl_command(project)
-        self.sandboxed = _use_sandbox(sandbox)
+        self.sandboxed = decide_sandbox(sandbox, allow_unsandboxed, "model-written Lean")
         if self.sandboxed:
             command = tuple(sandbox_argv(command, project))
+        self.project = project
+        if isinstance(kernel_checker, str) and kernel_checker != "auto":
+            raise ValueError(
+                f"kernel_checker must be 'auto', a KernelChecker or None, got {kernel_checker!r}"
+            )
+        self.kernel: KernelChecker | None = (
+            find_kernel_checker(project) if isinstance(kernel_checker, str) else kernel_checker
+        )
         self._toolchain = read_toolchain(project)
         self.pool = ReplPool(
-            PoolConfig(command, project, env, max_workers, max_uses, max_rss_mb, header_timeout_s)
+            PoolConfig(
+                command,
+                project,
+                env,
+                max_workers,
+                max_uses,
+                max_rss_mb,
+                header_timeout_s,
+                max_reply_bytes,
+            )
         )
+        self._challenges: dict[tuple[str, str, tuple[str, ...]], dict[str, Signature]] = {}
+        self._challenge_lock = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="lean-repl")
 
     @property
@@ -136,9 +168,32 @@ class LocalBackend(CachedBackend):
         return [future.result() for future in futures]
 
     def _run_one(self, request: CheckRequest) -> LeanVerdict:
+        verdict = self._check_in_repl(request)
+        if verdict.valid and request.required and self.kernel is not None:
+            header, body = split_imports(request.header, request.code)
+            verdict = self.kernel.check(
+                self.project, header, request.challenge, body, request.required,
+                request.timeout_s, self.sandboxed, verdict.messages,
+            )  # fmt: skip
+        return dataclasses.replace(verdict, sandboxed=self.sandboxed)
+
+    def _check_in_repl(self, request: CheckRequest) -> LeanVerdict:
         header, body = split_imports(request.header, request.code)
-        prepared = prepare(body, request.required)
         start = time.monotonic()
+        if request.required and not request.challenge.strip():
+            return LeanVerdict(
+                Status.SERVER_ERROR,
+                detail=f"no challenge statement for {', '.join(request.required)}: the "
+                "solution's type cannot be compared, so it cannot be VALID",
+            )
+        if request.required and header != request.header:
+            # The challenge is elaborated on the trusted header alone; a module the model
+            # imports could change what its statement means there.
+            return LeanVerdict(
+                Status.FORBIDDEN,
+                detail="forbidden command `import`: the code imports modules beyond the "
+                "problem's header, which the challenge statement is elaborated on alone",
+            )
         try:
             repl = self.pool.acquire(header, request.timeout_s)
         except PoolError as exc:
@@ -147,9 +202,16 @@ class LocalBackend(CachedBackend):
             )
         healthy = False
         start = time.monotonic()
+        deadline = start + request.timeout_s
         try:
-            payload = encode_command(prepared.code, repl.header_env)
-            response = parse_response(repl.request(payload, request.timeout_s))
+            if request.required:
+                verdict = self._accept(repl, header, body, request, deadline)
+                healthy = verdict.status is not Status.SERVER_ERROR
+                return verdict
+            prepared = prepare(body)
+            response = parse_response(
+                repl.request(encode_command(prepared.code, repl.header_env), request.timeout_s)
+            )
             healthy = response.error is None
             return judge(response, prepared, time.monotonic() - start)
         except ReplTimeout:
@@ -164,6 +226,77 @@ class LocalBackend(CachedBackend):
             )
         finally:
             self.pool.release(repl, header, healthy)
+
+    def _accept(
+        self, repl: ReplProcess, header: str, body: str, request: CheckRequest, deadline: float
+    ) -> LeanVerdict:
+        """Elaborate, pickle, unpickle (kernel replay), query: see ``gapscope.lean.replay``."""
+        start = time.monotonic()
+
+        def ask(command: dict[str, Any]) -> Any:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ReplTimeout("the check's deadline passed")
+            return parse_response(repl.request(encode_request(command), left))
+
+        names = request.required
+        challenge = self._challenge(repl, header, request.challenge, names, ask)
+        first: dict[str, Any] = {"cmd": body}
+        if repl.header_env is not None:
+            first["env"] = repl.header_env
+        elaborated = ask(first)
+        settled = elaboration_verdict(elaborated, time.monotonic() - start)
+        if settled is not None:
+            return settled
+        path = f"/tmp/gapscope-{uuid.uuid4().hex}.olean"
+        try:
+            pickled = ask({"pickleTo": path, "env": elaborated.env})
+            if pickled.error is not None:
+                return LeanVerdict(
+                    Status.SERVER_ERROR,
+                    elaborated.messages,
+                    time.monotonic() - start,
+                    detail=f"the REPL could not pickle the solution: {pickled.error}",
+                )
+            replayed = ask({"unpickleEnvFrom": path})
+            if replayed.error is None:
+                replayed = ask({"cmd": solution_command(names), "env": replayed.env})
+        finally:
+            if not self.sandboxed:  # sandboxed, the file lived in the sandbox's own /tmp
+                with contextlib.suppress(OSError):
+                    Path(path).unlink()
+        return acceptance_verdict(
+            elaborated.messages, challenge, replayed, names, time.monotonic() - start
+        )
+
+    def _challenge(
+        self,
+        repl: ReplProcess,
+        header: str,
+        challenge: str,
+        names: tuple[str, ...],
+        ask: Callable[[dict[str, Any]], Any],
+    ) -> dict[str, Signature]:
+        """The challenge's signatures, elaborated once per (header, challenge) by the harness
+        alone: nothing of the model's is in that environment."""
+        key = (header, challenge, names)
+        with self._challenge_lock:
+            known = self._challenges.get(key)
+        if known is not None:
+            return known
+        code, first_line = challenge_command(challenge, names)
+        command: dict[str, Any] = {"cmd": code}
+        if repl.header_env is not None:
+            command["env"] = repl.header_env
+        response = ask(command)
+        if response.error is not None:
+            found = {n: Signature(None, f"REPL error: {response.error}") for n in names}
+        else:
+            found = read_signatures(response, names, first_line)
+        if all(s.text is not None for s in found.values()):
+            with self._challenge_lock:
+                self._challenges[key] = found
+        return found
 
     def close(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)

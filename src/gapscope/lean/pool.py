@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gapscope.lean.process import ReplCrashed, ReplProcess, ReplTimeout
+from gapscope.lean.process import DEFAULT_MAX_REPLY_BYTES, ReplCrashed, ReplProcess, ReplTimeout
 from gapscope.lean.protocol import ProtocolError, encode_command, parse_response
 
 
@@ -36,6 +36,7 @@ class PoolConfig:
     max_uses: int = 100
     max_rss_mb: float | None = 8192.0
     header_timeout_s: float = 600.0
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
 
 
 @dataclass
@@ -104,7 +105,9 @@ class ReplPool:
 
     def _start(self, header: str, load_timeout_s: float) -> ReplProcess:
         try:
-            repl = ReplProcess(self.config.command, self.config.cwd, self.config.env)
+            repl = ReplProcess(
+                self.config.command, self.config.cwd, self.config.env, self.config.max_reply_bytes
+            )
         except OSError as exc:
             raise PoolError(f"cannot start the REPL {list(self.config.command)}: {exc}") from None
         self.stats.started += 1

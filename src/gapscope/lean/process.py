@@ -1,14 +1,24 @@
-"""One Lean REPL child process with deadline-bounded I/O.
+"""One Lean REPL child process with deadline-bounded, size-bounded, one-to-one I/O.
 
 Every read and write waits with ``select`` against a deadline, so a REPL that hangs, floods or
-dies can never block the caller. The child runs in its own session so that killing it also
-kills what ``lake env`` started underneath it. stderr goes to a temporary file (a pipe nobody
-drains could fill and stall the child) and its tail is quoted when the process crashes.
+dies can never block the caller; a reply larger than ``max_reply_bytes`` is refused
+(:class:`ReplyTooLarge`) before it can exhaust memory. The child runs in its own session so
+that killing it also kills what ``lake env`` started underneath it, and on Linux it gets
+SIGKILL when its owner dies (``PR_SET_DEATHSIG``; inside bubblewrap ``--die-with-parent``
+and the PID namespace take the whole tree down): no orphan REPL outlives a killed run. stderr
+goes to a temporary file (a pipe nobody drains could fill and stall the child) and its tail is
+quoted when the process crashes.
+
+Replies are matched to requests one to one. The REPL numbers environments in order, one per
+``cmd`` or ``unpickleEnvFrom``, and answers ``pickleTo`` with the env it pickled, so the env id
+of every reply is known before it arrives: a reply carrying another id (a second answer to an
+earlier command, say) is an :class:`OutOfStep` error, never the next command's answer.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import select
 import signal
@@ -19,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gapscope.lean.protocol import ProtocolError, decode_block
+from gapscope.lean.protocol import ProtocolError, decode_block, expected_env
 
 
 class ReplTimeout(TimeoutError):
@@ -28,6 +38,32 @@ class ReplTimeout(TimeoutError):
 
 class ReplCrashed(RuntimeError):
     """The REPL process exited or closed its pipes."""
+
+
+class ReplyTooLarge(ProtocolError):
+    """The REPL's reply passed the size cap (the process is discarded)."""
+
+
+class OutOfStep(ProtocolError):
+    """A reply that does not answer the request just sent (the process is discarded)."""
+
+
+DEFAULT_MAX_REPLY_BYTES = 64 * 2**20
+"""Lean's messages for a proof are kilobytes; 64 MiB leaves room for huge goals, not floods."""
+
+_PR_SET_DEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """In the child, before exec: ask Linux to SIGKILL this process when its parent dies.
+
+    Linux ties the signal to the thread that forked, so REPLs are started from the backend's
+    long-lived worker threads; elsewhere (no prctl) this does nothing and ``kill``/``close``
+    remain the only cleanup.
+    """
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_DEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def _children(pid: int) -> list[int]:
@@ -57,7 +93,11 @@ class ReplProcess:
     """A started REPL: send a command object, get the decoded answer object back."""
 
     def __init__(
-        self, command: Sequence[str], cwd: Path | None = None, env: Mapping[str, str] | None = None
+        self,
+        command: Sequence[str],
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
         # Lives as long as the process; closed by ``kill``.
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
@@ -71,6 +111,7 @@ class ReplProcess:
                 stderr=self._stderr,
                 bufsize=0,
                 start_new_session=True,
+                preexec_fn=die_with_parent,
             )
         except OSError:
             self._stderr.close()
@@ -80,6 +121,8 @@ class ReplProcess:
         os.set_blocking(self._in, False)
         self._buffer = b""
         self._killed = False
+        self._max_reply_bytes = max_reply_bytes
+        self._next_env = 0
         self.uses = 0
         self.header_env: int | None = None
 
@@ -91,10 +134,24 @@ class ReplProcess:
         return tree_rss_bytes(self._proc.pid)
 
     def request(self, payload: bytes, timeout_s: float) -> dict[str, Any]:
-        """Write one framed command and read one framed answer, both before the deadline."""
+        """Write one framed command and read its answer, both before the deadline.
+
+        OutOfStep if the answer's env id is not the one this command must get (see the
+        module docstring); a REPL-level error (``{"message": ...}``) has none and is returned.
+        """
+        expected, following = expected_env(decode_block(payload.decode("utf-8")), self._next_env)
         deadline = time.monotonic() + timeout_s
         self._write(payload, deadline)
-        return decode_block(self._read_block(deadline))
+        answer = decode_block(self._read_block(deadline))
+        if "env" not in answer and "message" in answer:
+            return answer
+        if answer.get("env") != expected:
+            raise OutOfStep(
+                f"the REPL answered out of step (env {answer.get('env')!r} where the request "
+                f"just sent must get env {expected}): a reply to an earlier command"
+            )
+        self._next_env = following
+        return answer
 
     def has_stray_output(self) -> bool:
         """Whether the REPL wrote something nobody asked for (or closed its output) since its
@@ -135,6 +192,11 @@ class ReplProcess:
                     return stripped[:cut].decode("utf-8")
                 except UnicodeDecodeError as exc:
                     raise ProtocolError(f"REPL output is not UTF-8: {exc}") from None
+            if len(self._buffer) > self._max_reply_bytes:
+                raise ReplyTooLarge(
+                    f"the REPL's reply passed the cap of {self._max_reply_bytes} bytes "
+                    "(max_reply_bytes); REPL discarded"
+                )
             ready, _, _ = select.select([self._out], [], [], self._remaining(deadline))
             if ready:
                 chunk = os.read(self._out, 1 << 16)

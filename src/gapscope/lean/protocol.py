@@ -44,12 +44,32 @@ class ReplResponse:
     error: str | None = None
 
 
+def encode_request(payload: dict[str, Any]) -> bytes:
+    """Any REPL request (``cmd``, ``pickleTo``, ``unpickleEnvFrom``) framed for its stdin."""
+    return (json.dumps(payload, ensure_ascii=False) + "\n\n").encode("utf-8")
+
+
 def encode_command(code: str, env: int | None = None) -> bytes:
     """A ``{"cmd": ..., "env": ...}`` request framed for the REPL's stdin."""
     payload: dict[str, Any] = {"cmd": code}
     if env is not None:
         payload["env"] = env
-    return (json.dumps(payload, ensure_ascii=False) + "\n\n").encode("utf-8")
+    return encode_request(payload)
+
+
+def expected_env(command: dict[str, Any], next_env: int) -> tuple[int | None, int]:
+    """(the env id the REPL's reply to ``command`` must carry, the next fresh env id).
+
+    The REPL numbers environments in order, one per ``cmd``, ``path`` or ``unpickleEnvFrom``,
+    and answers ``pickleTo`` with the env it pickled; other commands (tactic mode) carry no env
+    (None: nothing to expect). A REPL-level error (``{"message": ...}``) consumes no id. Checked
+    against every real transcript (tests/lean/test_real_transcripts.py).
+    """
+    if "pickleTo" in command:
+        return command.get("env"), next_env
+    if any(key in command for key in ("cmd", "path", "unpickleEnvFrom")):
+        return next_env, next_env + 1
+    return None, next_env
 
 
 def split_blocks(text: str) -> Iterator[str]:

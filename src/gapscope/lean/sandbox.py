@@ -1,4 +1,5 @@
-"""Run local Lean REPLs inside a bubblewrap sandbox: no network, nothing writable but /tmp.
+"""Run model-written Lean only inside a bubblewrap sandbox: no network, nothing writable but
+/tmp (and the folders a build must write, named by the caller).
 
 The command screen (``gapscope.lean.screen``) keeps ``#eval`` and friends out of model output,
 but a filter is never complete: an imported library can add commands, and Lean's
@@ -9,10 +10,17 @@ the process killed with its parent. The Lean project, and any program or file th
 names that lives under ``/tmp`` (a virtualenv in a checkout under ``/tmp``, say), are mounted
 read-only again after the ``/tmp`` mount, so they stay visible. Files stay readable: the sandbox
 stops damage and exfiltration over the network, not reading (see docs/lean.md).
+
+Fail closed: :func:`require_sandbox` is the one decision every local runner of untrusted code
+(the REPL pool, the kernel checker, T2's ``lake`` calls) takes. Without a working bubblewrap it
+raises :class:`SandboxUnavailable` with the fix, unless the user explicitly allowed unsandboxed
+checking (``allow_unsandboxed``), which is logged and recorded in every verdict.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -20,8 +28,42 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from gapscope.lean.backend import LeanUnavailable
+
 BWRAP = "bwrap"
 INSTALL_HINT = "apt-get install bubblewrap (Debian/Ubuntu) to run Lean sandboxed"
+ALLOW_HINT = (
+    "or, to run model-written Lean on this host without a sandbox at your own risk, pass "
+    "allow_unsandboxed=True (inspect eval: -T allow_unsandboxed=true; gapscope: "
+    "--allow-unsandboxed)"
+)
+
+
+ENV_ALLOW_UNSANDBOXED = "GAPSCOPE_LEAN_ALLOW_UNSANDBOXED"
+"""Set to ``1`` (or ``true``) to allow unsandboxed checking without passing the option (for
+Ray actors and scripted runs); anything else, or unset, leaves the default: refuse."""
+
+
+ENV_SANDBOX = "GAPSCOPE_LEAN_SANDBOX"
+_SANDBOX_VALUES = {"on": True, "1": True, "off": False, "0": False, "auto": None}
+
+
+def sandbox_choice() -> bool | None:
+    """``$GAPSCOPE_LEAN_SANDBOX``: ``on`` (True), ``off`` (False), ``auto``/unset (None)."""
+    choice = os.environ.get(ENV_SANDBOX, "auto").strip().lower()
+    if choice not in _SANDBOX_VALUES:
+        raise ValueError(f"{ENV_SANDBOX} must be on, off or auto, got {choice!r}")
+    return _SANDBOX_VALUES[choice]
+
+
+def unsandboxed_allowed(explicit: bool = False) -> bool:
+    """Whether the user allowed unsandboxed runs: the option or the environment variable."""
+    return explicit or os.environ.get(ENV_ALLOW_UNSANDBOXED, "").strip().lower() in {"1", "true"}
+
+
+class SandboxUnavailable(LeanUnavailable):
+    """Untrusted Lean would have to run unsandboxed and the user did not allow it (a kind of
+    "no usable Lean here", so every caller that reports LeanUnavailable reports this too)."""
 
 
 def _under_tmp(command: Sequence[str], root: str) -> list[str]:
@@ -40,11 +82,21 @@ def _under_tmp(command: Sequence[str], root: str) -> list[str]:
     return list(tops)
 
 
-def sandbox_argv(command: Sequence[str], project: Path, bwrap: str = BWRAP) -> list[str]:
-    """``command`` wrapped to run sandboxed with ``project`` as its working directory."""
+def sandbox_argv(
+    command: Sequence[str],
+    project: Path,
+    bwrap: str = BWRAP,
+    writable: Sequence[Path] = (),
+) -> list[str]:
+    """``command`` wrapped to run sandboxed with ``project`` as its working directory;
+    ``writable`` folders (a build's output, a check's scratch folder) are bound read-write,
+    after every read-only mount, so nothing else becomes writable."""
     root = str(Path(project).resolve())
     tops = _under_tmp(command, root)
     visible = [arg for path in (*tops, root) for arg in ("--ro-bind", path, path)]
+    for folder in writable:
+        path = str(Path(folder).resolve())
+        visible += ["--bind", path, path]
     return [
         bwrap,
         "--ro-bind", "/", "/",
@@ -85,3 +137,40 @@ def sandbox_status() -> SandboxStatus:
     if done.returncode != 0:
         return SandboxStatus(False, f"{path} cannot build the sandbox: {done.stderr.strip()}")
     return SandboxStatus(True, f"{path}: no network, read-only filesystem, private /tmp")
+
+
+def require_sandbox(allow_unsandboxed: bool, what: str = "Lean") -> bool:
+    """Whether to sandbox (True) - the only answer unless ``allow_unsandboxed``.
+
+    SandboxUnavailable (naming the install line and the explicit opt-out) when bubblewrap
+    does not work here and the user did not allow unsandboxed runs; with the opt-out, False
+    and a warning: ``what`` (the model's code) then runs on this host as it is.
+    """
+    status = sandbox_status()
+    if status.available:
+        return True
+    if not allow_unsandboxed:
+        raise SandboxUnavailable(
+            f"refusing to run {what} without a sandbox: {status.detail}. Install it: "
+            f"{INSTALL_HINT}; {ALLOW_HINT}."
+        )
+    logging.getLogger(__name__).warning(
+        "%s runs WITHOUT a sandbox (%s), as allowed by allow_unsandboxed; %s.",
+        what,
+        status.detail,
+        INSTALL_HINT,
+    )
+    return False
+
+
+def decide_sandbox(requested: bool | None, allow_unsandboxed: bool, what: str) -> bool:
+    """Whether to sandbox ``what``. None: yes, refusing where bubblewrap does not work unless
+    ``allow_unsandboxed`` (:func:`require_sandbox`). True: insist whatever the opt-out says.
+    False: never - only together with ``allow_unsandboxed`` (ValueError otherwise)."""
+    if requested is False:
+        if not allow_unsandboxed:
+            raise ValueError(
+                f"sandbox=False runs {what} unsandboxed; it needs allow_unsandboxed=True as well"
+            )
+        return False
+    return require_sandbox(allow_unsandboxed and not requested, what)

@@ -18,12 +18,13 @@ by the inserted text.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
 from gapscope.lean.protocol import ReplResponse
 from gapscope.lean.source import code_only
-from gapscope.lean.verdict import STANDARD_AXIOMS, LeanMessage, LeanVerdict, Status
+from gapscope.lean.verdict import STANDARD_AXIOMS, Checker, LeanMessage, LeanVerdict, Status
 
 EXAMPLE_PREFIX = "gapscope_example_"
 
@@ -144,7 +145,18 @@ def _is_query_error(message: LeanMessage, prepared: Prepared) -> bool:
 
 
 def judge(response: ReplResponse, prepared: Prepared, elapsed_s: float) -> LeanVerdict:
-    """The verdict for one response to ``prepared.code``; VALID only if every rule holds."""
+    """The verdict for one response to ``prepared.code``; VALID only if every rule holds.
+
+    Every settled verdict is marked ``repl-text``: it was read from the REPL's text, with the
+    axiom queries run in the model's own environment (docs/lean.md says when that is enough).
+    """
+    verdict = _judge(response, prepared, elapsed_s)
+    if verdict.status is Status.SERVER_ERROR:
+        return verdict
+    return dataclasses.replace(verdict, checker=Checker.REPL_TEXT)
+
+
+def _judge(response: ReplResponse, prepared: Prepared, elapsed_s: float) -> LeanVerdict:
     if response.error is not None:
         return LeanVerdict(
             Status.SERVER_ERROR, elapsed_s=elapsed_s, detail=f"REPL error: {response.error}"

@@ -19,6 +19,9 @@ class Status(StrEnum):
     required (the problem's official theorem), so what it proves is not the problem.
     FORBIDDEN: the model's code holds a command a proof never needs (``#eval``, ``macro``,
     ``set_option debug...``; see ``gapscope.lean.screen``) and was not sent to Lean at all.
+    UNVERIFIED: Lean accepted the code and every text-level rule held, but nothing outside the
+    model's own environment could confirm the official theorem (a kimina server cannot replay
+    the solution elsewhere): not a proof, see docs/lean.md.
     """
 
     VALID = "valid"
@@ -28,6 +31,25 @@ class Status(StrEnum):
     SERVER_ERROR = "server_error"
     MISSING_DECLARATION = "missing_declaration"
     FORBIDDEN = "forbidden_command"
+    UNVERIFIED = "unverified"
+
+
+class Checker(StrEnum):
+    """Which check settled a verdict, so that a report can say how far a VALID can be trusted.
+
+    COMPARATOR / SAFEVERIFY / GAPSCOPE: an out-of-environment kernel checker compared the
+    solution's compiled module against the challenge's (same type, same constants, permitted
+    axioms, kernel replay). REPL_TEXT: the REPL's own replies, read as text - the solution's
+    constants replayed into a fresh environment by the REPL's ``unpickleEnvFrom`` and its type
+    compared there (docs/lean.md says what that does and does not rule out). NONE: no checker
+    was consulted (the screen refused the code, or the backend failed).
+    """
+
+    COMPARATOR = "comparator"
+    SAFEVERIFY = "safeverify"
+    GAPSCOPE = "gapscope"
+    REPL_TEXT = "repl-text"
+    NONE = ""
 
 
 @dataclass(frozen=True)
@@ -44,13 +66,20 @@ class LeanMessage:
 
 @dataclass(frozen=True)
 class LeanVerdict:
-    """The outcome of checking one piece of Lean code."""
+    """The outcome of checking one piece of Lean code.
+
+    ``checker``: what settled it (:class:`Checker`). ``sandboxed``: whether the model's code
+    ran inside the sandbox (None where the backend does not know: a kimina server sandboxes on
+    its side); False only when the user explicitly allowed unsandboxed checking.
+    """
 
     status: Status
     messages: tuple[LeanMessage, ...] = ()
     elapsed_s: float = 0.0
     axioms: tuple[str, ...] | None = None
     detail: str = ""
+    checker: Checker = Checker.NONE
+    sandboxed: bool | None = None
 
     @property
     def valid(self) -> bool:

@@ -5,6 +5,13 @@ The pins are the ones the REPL transcripts used in development came from (REPL c
 diagnostic that wants a Lean library in the workspace (O-NNG its Peano arithmetic) passes it
 in ``libraries`` (name -> source of its root module ``<name>.lean``), and checks can then send
 ``import <name>`` as their header. ``extra_files`` adds further files (e.g. submodules).
+
+``checker`` builds a kernel checker into the workspace (``gapscope.lean.kernel`` finds it):
+``gapscope`` (the default) copies gapscope's own checker in as the ``gapscope_check``
+executable, ``safeverify`` requires GasStationManager/SafeVerify (its revision must match the
+toolchain: SafeVerify keeps one branch per Lean version), ``none`` adds neither (local verdicts
+then come from the REPL's replay alone, ``repl-text``). Neither is a default build target, so
+a checker that fails to build never breaks the REPL's build.
 """
 
 from __future__ import annotations
@@ -12,6 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
+
+from gapscope.lean.kernel import GAPSCOPE_EXE, checker_source
 
 DEFAULT_TOOLCHAIN = "leanprover/lean4:v4.33.0-rc2"
 DEFAULT_REPL_REV = "8948401"
@@ -33,6 +42,23 @@ _LEAN_LIB = """
 name = "{library}"
 """
 
+CHECKERS = ("gapscope", "safeverify", "none")
+DEFAULT_SAFEVERIFY_REV = "main"
+
+_GAPSCOPE_EXE = f"""
+[[lean_exe]]
+name = "{GAPSCOPE_EXE}"
+root = "GapscopeCheck"
+supportInterpreter = true
+"""
+
+_SAFEVERIFY = """
+[[require]]
+name = "SafeVerify"
+git = "https://github.com/GasStationManager/SafeVerify"
+rev = "{rev}"
+"""
+
 
 def _check_library_name(name: str) -> None:
     if not _LIBRARY_NAME.fullmatch(name):
@@ -42,24 +68,38 @@ def _check_library_name(name: str) -> None:
         )
 
 
+def _check_checker(checker: str) -> None:
+    if checker not in CHECKERS:
+        raise ValueError(f"checker must be one of {', '.join(CHECKERS)}, got {checker!r}")
+
+
 def workspace_files(
     toolchain: str = DEFAULT_TOOLCHAIN,
     repl_rev: str = DEFAULT_REPL_REV,
     libraries: Mapping[str, str] | None = None,
     extra_files: Mapping[str, str] | None = None,
+    checker: str = "gapscope",
+    safeverify_rev: str = DEFAULT_SAFEVERIFY_REV,
 ) -> dict[str, str]:
     """Relative path -> content of every file of the workspace (extra files override)."""
     libraries = dict(libraries or {})
     for name in libraries:
         _check_library_name(name)
+    _check_checker(checker)
     lakefile = _LAKEFILE.format(
         targets=", ".join(f'"{name}"' for name in libraries), repl_rev=repl_rev
     ) + "".join(_LEAN_LIB.format(library=name) for name in libraries)
+    if checker == "gapscope":
+        lakefile += _GAPSCOPE_EXE
+    elif checker == "safeverify":
+        lakefile += _SAFEVERIFY.format(rev=safeverify_rev)
     files = {
         "lean-toolchain": toolchain.strip() + "\n",
         "lakefile.toml": lakefile,
         ".gitignore": "/.lake\n",
     }
+    if checker == "gapscope":
+        files["GapscopeCheck.lean"] = checker_source().read_text(encoding="utf-8")
     files.update({f"{name}.lean": source for name, source in libraries.items()})
     for name, content in (extra_files or {}).items():
         path = PurePosixPath(name)
@@ -77,6 +117,8 @@ def write_workspace(
     repl_rev: str = DEFAULT_REPL_REV,
     libraries: Mapping[str, str] | None = None,
     extra_files: Mapping[str, str] | None = None,
+    checker: str = "gapscope",
+    safeverify_rev: str = DEFAULT_SAFEVERIFY_REV,
 ) -> list[Path]:
     """Write the workspace into ``directory``; FileExistsError if it is non-empty w/o force."""
     if directory.exists() and not directory.is_dir():
@@ -84,7 +126,8 @@ def write_workspace(
     if directory.is_dir() and any(directory.iterdir()) and not force:
         raise FileExistsError(f"{directory} is not empty; pass --force to write into it anyway")
     written: list[Path] = []
-    for name, content in workspace_files(toolchain, repl_rev, libraries, extra_files).items():
+    files = workspace_files(toolchain, repl_rev, libraries, extra_files, checker, safeverify_rev)
+    for name, content in files.items():
         path = directory / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content, encoding="utf-8")
@@ -92,8 +135,14 @@ def write_workspace(
     return written
 
 
-def next_steps(directory: Path, have_elan: bool) -> list[str]:
+def next_steps(directory: Path, have_elan: bool, checker: str = "gapscope") -> list[str]:
     """The shell commands that turn the written files into a working checker."""
+    _check_checker(checker)
+    build_checker = {
+        "gapscope": [f"lake build {GAPSCOPE_EXE}"],
+        "safeverify": ["lake build SafeVerify/safe_verify"],
+        "none": [],
+    }[checker]
     steps = (
         []
         if have_elan
@@ -106,6 +155,7 @@ def next_steps(directory: Path, have_elan: bool) -> list[str]:
         "lake update",
         "lake build",
         "lake build REPL/repl",
+        *build_checker,
         f"export GAPSCOPE_LEAN=local:{directory.resolve()}",
         f"gapscope lean doctor --project {directory.resolve()}",
     ]

@@ -64,7 +64,10 @@ class ModelIdentity:
 @dataclass(frozen=True)
 class DirectionCard:
     """Provenance of a direction; ``kind`` is ``clb`` or a control (``orthogonal``,
-    ``random``, with ``control_seed``)."""
+    ``random``, with ``control_seed`` and ``control_stream``, the random stream it was drawn
+    from: :mod:`gapscope.steer.controls`). ``corruption`` names how the negative traces were
+    corrupted (:data:`gapscope.s2b.verbalizer.CORRUPTIONS`); ``seeds`` are the episodes the
+    pairs came from."""
 
     model: ModelIdentity
     layers: tuple[int, ...]
@@ -75,7 +78,9 @@ class DirectionCard:
     seeds: tuple[int, ...] = ()
     prompt_sha: str | None = None
     weighting: str | None = None
+    corruption: str | None = None
     control_seed: int | None = None
+    control_stream: int | None = None
     gapscope_version: str = gapscope.__version__
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -98,7 +103,9 @@ class DirectionCard:
                 seeds=tuple(int(x) for x in data.get("seeds", ())),
                 prompt_sha=data.get("prompt_sha"),
                 weighting=data.get("weighting"),
+                corruption=data.get("corruption"),
                 control_seed=data.get("control_seed"),
+                control_stream=data.get("control_stream"),
                 gapscope_version=str(data["gapscope_version"]),
                 extra=dict(data.get("extra", {})),
             )

@@ -14,7 +14,7 @@ import functools
 import math
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from inspect_ai.model import Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -37,6 +37,11 @@ class SteeringRecord(TypedDict):
     alpha: float
     layers: list[int]
     control_seed: int | None
+    control_stream: int | None
+    corruption: str | None
+    extraction: dict[str, Any]
+    """The episodes the direction was read from (``preset``, ``seeds``, ``config``), read back by
+    :class:`gapscope.steer.protocol.Extraction` to mark a point that is not held out."""
 
 
 def check_options(steer: str | None, alpha: float) -> SteeringRecord | None:
@@ -45,20 +50,31 @@ def check_options(steer: str | None, alpha: float) -> SteeringRecord | None:
     Returns the direction's provenance for the log's metadata (None when nothing is steered):
     its kind, its fingerprint, and ``base``, the CLB direction it belongs to (its own
     fingerprint, or the one a control was drawn for). The analysis layer groups steered logs
-    into dosage curves by ``base``, so a curve survives the direction files being moved.
+    into dosage curves by ``base``, so a curve survives the direction files being moved, and
+    reads ``extraction`` (the episodes the direction came from) to mark a point evaluated on
+    them (:func:`gapscope.steer.protocol.seed_overlap`).
     """
     if not math.isfinite(alpha):
         raise ValueError(f"alpha must be a finite number, got {alpha}")
     if steer is None:
         return None
     vector = load_direction(steer)
+    card = vector.card
+    config = card.extra.get("config")
     return SteeringRecord(
-        kind=vector.card.kind,
+        kind=card.kind,
         fingerprint=vector.fingerprint,
-        base=str(vector.card.extra.get("control_of", vector.fingerprint)),
+        base=str(card.extra.get("control_of", vector.fingerprint)),
         alpha=alpha,
         layers=list(vector.layers),
-        control_seed=vector.card.control_seed,
+        control_seed=card.control_seed,
+        control_stream=card.control_stream,
+        corruption=card.corruption,
+        extraction={
+            "preset": card.preset,
+            "seeds": list(card.seeds),
+            "config": config if isinstance(config, dict) else None,
+        },
     )
 
 

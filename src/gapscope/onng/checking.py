@@ -25,7 +25,7 @@ from gapscope.onng.closed import disallowed_tactics
 from gapscope.onng.lexicon import identifiers
 from gapscope.onng.problemset import NAMESPACE, Problem, ProblemSet
 from gapscope.onng.prompting import Answer, extract_answer
-from gapscope.onng.render import Obfuscation, candidate_declaration, check_file
+from gapscope.onng.render import Obfuscation, candidate_declaration, check_file, library_prefix
 
 DISALLOWED_TACTIC = "disallowed_tactic"
 STATEMENT_CHANGED = "statement_changed"
@@ -121,6 +121,12 @@ def lean_check(
         # The check file must declare the target itself: a file that compiles without it
         # proves nothing about the problem (``missing_declaration``).
         required=(f"{obf.name(NAMESPACE)}.{obf.name(problem.name)}",),
+        # The target as the problem set states it, after the same library: the solution's
+        # theorem must have its type, on agreeing constants (gapscope.lean.replay / .kernel).
+        challenge=(
+            f"{library_prefix(problem_set, obf, problem.index)}\n\n"
+            f"{obf.apply(problem.header())} := sorry\n\nend {obf.name(NAMESPACE)}\n"
+        ),
     )
     try:
         return backend.check_many([request])[0]

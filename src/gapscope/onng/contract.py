@@ -31,3 +31,5 @@ class AttemptRecord(TypedDict, total=False):
     detail: str
     messages: list[str]
     check_s: float
+    checker: str  # which check settled the verdict (gapscope.lean.verdict.Checker)
+    sandboxed: bool | None

@@ -18,14 +18,16 @@ from typing import cast
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
+from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, grouped, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from gapscope.lean import open_backend
 from gapscope.lean.backend import LeanBackend
 from gapscope.lean.executor import RayOptions, open_checker
+from gapscope.lean.factory import sandbox_options
 from gapscope.log_metadata import plain
+from gapscope.models.solvers import system_first
 from gapscope.onng.checking import lean_check, static_check
 from gapscope.onng.contract import TASK, AttemptRecord, ProblemMetadata
 from gapscope.onng.problemset import ProblemSet, load_problem_set
@@ -78,6 +80,7 @@ def onng(
     executor: str = "local",
     ray_address: str | None = None,
     ray_actors: int | None = None,
+    allow_unsandboxed: bool = False,
 ) -> Task:
     """O-NNG: prove the Peano problem set under name obfuscation at each noise level.
 
@@ -92,20 +95,25 @@ def onng(
         executor: where checks run: ``local`` or ``ray`` (see ``gapscope.lean.executor``).
         ray_address: with ``ray``: ``auto``, ``ray://HOST:PORT``, or None to start Ray here.
         ray_actors: with ``ray``: actors to start (None: one per CPU).
+        allow_unsandboxed: check the model's Lean without the bubblewrap sandbox where it is
+            missing; by default the task refuses to start there (before any model call).
     """
     problem_set = load_problem_set()
     levels = parse_lams(lams)
     indices = select_problems(problem_set, modules, limit)
+    options = sandbox_options(allow_unsandboxed)
     backend = (
-        open_backend(lean)
+        open_backend(lean, **options)
         if executor == "local"
-        else open_checker(lean, executor=executor, ray=RayOptions(ray_address, ray_actors))
+        else open_checker(
+            lean, executor=executor, ray=RayOptions(ray_address, ray_actors), **options
+        )
     )
     obfs = {lam: obfuscation(problem_set, lam, seed) for lam in levels}
     samples = [_sample(problem_set, obfs[lam], i) for lam in levels for i in indices]
     return Task(
         dataset=MemoryDataset(samples, name="onng"),
-        solver=prove(backend, obfs, check_timeout),
+        solver=[system_first(system_prompt()), prove(backend, obfs, check_timeout)],
         scorer=lean_verdict(),
         config=GenerateConfig(max_tokens=max_tokens, temperature=PROVER_TEMPERATURE, top_p=1.0),
         metadata={"seed": seed, "lams": list(levels), "toolchain": backend.toolchain},
@@ -116,10 +124,7 @@ def _sample(problem_set: ProblemSet, obf: Obfuscation, index: int) -> Sample:
     problem = problem_set.problems[index]
     return Sample(
         id=f"{problem.name}@{obf.lam}",
-        input=[
-            ChatMessageSystem(content=system_prompt()),
-            ChatMessageUser(content=build_prompt(problem_set, obf, problem)),
-        ],
+        input=build_prompt(problem_set, obf, problem),
         metadata=plain(
             ProblemMetadata(
                 problem=problem.name,
@@ -170,6 +175,8 @@ def prove(backend: LeanBackend, obfs: dict[float, Obfuscation], timeout_s: float
             record["detail"] = verdict.detail
             record["messages"] = [m.data for m in verdict.messages if m.severity == "error"]
             record["check_s"] = verdict.elapsed_s
+            record["checker"] = verdict.checker.value  # which check settled it
+            record["sandboxed"] = verdict.sandboxed
         state.store.set("onng", record)
         return state
 

@@ -37,7 +37,15 @@ def check_reply(backend: LeanBackend, reply: str, problem: Problem, timeout_s: f
     forbidden = screen(extraction.code)
     if forbidden is not None:
         return Attempt(extraction, forbidden.verdict())
-    request = CheckRequest(extraction.code, problem.header, timeout_s, official_names(problem))
+    request = CheckRequest(
+        extraction.code,
+        problem.header,
+        timeout_s,
+        official_names(problem),
+        # The dataset's statement, elaborated by the harness alone: VALID needs the solution's
+        # official theorem to have exactly its type (gapscope.lean.replay / .kernel).
+        challenge=f"{problem.signature} := sorry",
+    )
     try:
         verdict = backend.check_many([request])[0]
     except Exception as err:  # a backend bug must cost one attempt, not the run

@@ -21,6 +21,7 @@ from inspect_ai.solver import TaskState
 
 from gapscope.lean import open_backend
 from gapscope.lean.executor import RayOptions, open_checker
+from gapscope.lean.factory import sandbox_options
 from gapscope.lean.verdict import LeanVerdict
 from gapscope.log_metadata import plain
 from gapscope.models.task_steering import check_options, steered_generate
@@ -85,6 +86,7 @@ def prove(
     ray_actors: int | None = None,
     steer: str | None = None,
     alpha: float = 0.0,
+    allow_unsandboxed: bool = False,
 ) -> Task:
     """Whole-proof generation on miniF2F-style problems, n attempts per problem.
 
@@ -106,6 +108,8 @@ def prove(
         ray_actors: with ``ray``: actors to start (None: one per CPU).
         steer: a direction directory to steer generation with (seed: the transfer test).
         alpha: steering strength (0 = no steering); the seed's transfer uses -3 and +1.
+        allow_unsandboxed: check the model's Lean without the bubblewrap sandbox where it is
+            missing; by default the task refuses to start there (before any model call).
     """
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
@@ -122,7 +126,13 @@ def prove(
     return Task(
         dataset=MemoryDataset([problem_sample(p) for p in chosen], name=f"prove-{subset}"),
         solver=steered_generate(steer, alpha),
-        scorer=lean_proof(lean, check_timeout, executor, RayOptions(ray_address, ray_actors)),
+        scorer=lean_proof(
+            lean,
+            check_timeout,
+            executor,
+            RayOptions(ray_address, ray_actors),
+            allow_unsandboxed,
+        ),
         epochs=Epochs(n),
         # pass@k needs samples of the model's own distribution: the seed gives no top-p, so
         # send 1.0 (no truncation) rather than let a server's default nucleus apply.
@@ -156,6 +166,8 @@ def _verdict_metadata(verdict: LeanVerdict) -> dict[str, Any]:
         "elapsed_s": verdict.elapsed_s,
         "axioms": list(verdict.axioms) if verdict.axioms is not None else None,
         "detail": verdict.detail,
+        "checker": verdict.checker.value,  # which check settled it (docs/lean.md)
+        "sandboxed": verdict.sandboxed,
     }
 
 
@@ -165,6 +177,7 @@ def lean_proof(
     timeout_s: float = 60.0,
     executor: str = "local",
     ray: RayOptions | None = None,
+    allow_unsandboxed: bool = False,
 ) -> Scorer:
     """Extract the proof, screen it, check it with Lean, record verdict and coherence class.
 
@@ -172,10 +185,11 @@ def lean_proof(
     ``server_error`` (scored incorrect here, excluded by the report) and the run goes on; a
     reply with a forbidden command is ``forbidden_command`` and never reaches Lean.
     """
+    options = sandbox_options(allow_unsandboxed)
     backend = (
-        open_backend(lean)
+        open_backend(lean, **options)
         if executor == "local"
-        else open_checker(lean, executor=executor, ray=ray)
+        else open_checker(lean, executor=executor, ray=ray, **options)
     )
 
     async def score(state: TaskState, target: Target) -> Score:

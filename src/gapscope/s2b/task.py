@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections import Counter
 from typing import Any, Literal
 
 from inspect_ai import Task, task
@@ -319,6 +320,20 @@ _METRICS = {
 }
 
 
+def query_answers(records: list[dict[str, Any]]) -> str:
+    """The listener's query-phase decisions in brief, for the viewer's ANSWER column: how
+    often it said same, different, or nothing that parsed (``same 54`` at a glance says the
+    listener answers every query game the same way)."""
+    said = Counter(
+        {True: "same", False: "different", None: "unparsed"}[r["flexible"]]
+        for r in records
+        if r["phase"] == "query"
+    )
+    return ", ".join(
+        f"{word} {said[word]}" for word in ("same", "different", "unparsed") if said[word]
+    )
+
+
 @scorer(metrics=_METRICS)
 def zsct_scorer() -> Scorer:
     """Per-episode ZSCT; the task metrics are their mean and sd over seeds and adj(mean)."""
@@ -329,6 +344,7 @@ def zsct_scorer() -> Scorer:
         beyond = beyond_context(records)
         return Score(
             value=values,  # type: ignore[arg-type]
+            answer=query_answers(records),
             explanation=(
                 f"ZSCT {values['zsct']:.1f} (strict {values['zsct_strict']:.1f}) over "
                 f"{sum(r['phase'] == 'query' for r in records)} query games, "

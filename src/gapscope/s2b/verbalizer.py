@@ -15,24 +15,46 @@ code is bijective per position). A position whose value has no token yet and who
 token means nothing else is *open*: it cannot contradict. The stimuli are "the same" exactly
 when no position conflicts; step 3 states the agreements, the conflicts and the open positions.
 
-The corrupted twin reasons from wrong bindings and reaches the wrong decision, as the steering
-pairs need: where the correct tracker finds no conflict, the twin uses the deranged binding
-(at each position the seen tokens are sorted and each is re-bound to the value of the next
-one, a cyclic shift, so no token keeps its value wherever a position has two or more synced
-values) and finds conflicts; where the correct tracker finds conflicts, the twin re-binds the
-received token to its own stimulus value at each conflicting position (a two-token swap), so
-its prediction equals the message. Its traces keep the same three sentences.
+The corrupted twin reasons from wrong bindings; how it corrupts them is a named choice
+(``CORRUPTIONS``), recorded in a steering direction's card:
+
+* ``wrong-decision`` (the default): the twin always reaches the wrong decision. Where the
+  correct tracker finds no conflict, the twin uses the deranged binding (at each position the
+  seen tokens are sorted and each is re-bound to the value of the next one, a cyclic shift, so
+  no token keeps its value wherever a position has two or more synced values) and finds
+  conflicts; where the correct tracker finds conflicts, the twin re-binds the received token
+  to its own stimulus value at each conflicting position (a two-token swap), so its
+  prediction equals the message and it answers "same".
+* ``cyclic``: the deranged binding on every game, the seed's literal "binding map deranged by
+  a cyclic shift". By the query phase every value has been synced, so no inverse prediction
+  is right and every game has a conflict: the twin answers "different" throughout, wrong on
+  the "same" games and right on the "different" ones (measured on cat-10shot seeds
+  1000-1039: all 1,080 "same" query games wrong, all 1,080 "different" ones right).
+
+Its traces keep the same three sentences either way.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import Literal
 
 from gapscope.s2b.episode import Episode, Game
 from gapscope.s2b.templates import template
 
 Binding = dict[int, dict[int, str]]  # position -> token -> value label
+Corruption = Literal["wrong-decision", "cyclic"]
+CORRUPTIONS: tuple[Corruption, ...] = ("wrong-decision", "cyclic")
+DEFAULT_CORRUPTION: Corruption = "wrong-decision"
+
+
+def check_corruption(name: str) -> Corruption:
+    """``name`` as a corruption, or a ValueError naming the choices."""
+    for corruption in CORRUPTIONS:
+        if name == corruption:
+            return corruption
+    raise ValueError(f"corruption must be one of {', '.join(CORRUPTIONS)}, got {name!r}")
 
 
 @dataclass
@@ -196,12 +218,20 @@ def rebind_to_message(
 class Tracker:
     """Plays along an episode: observes each sync round, decides each game.
 
-    ``corrupted=True`` gives the twin that reasons from wrong bindings to the wrong decision.
+    ``corrupted=True`` gives the twin that reasons from wrong bindings, corrupted the way
+    ``corruption`` names (module docstring).
     """
 
-    def __init__(self, episode: Episode, *, corrupted: bool = False) -> None:
+    def __init__(
+        self,
+        episode: Episode,
+        *,
+        corrupted: bool = False,
+        corruption: Corruption = DEFAULT_CORRUPTION,
+    ) -> None:
         self.episode = episode
         self.corrupted = corrupted
+        self.corruption = check_corruption(corruption)
         self.value_map = ValueMap()
         self._last_sync: Game | None = None
 
@@ -212,7 +242,7 @@ class Tracker:
         honest = decide(binding, game, stimulus, self._last_sync)
         if not self.corrupted:
             return honest
-        if honest.same:
+        if honest.same or self.corruption == "cyclic":
             return decide(derange(binding), game, stimulus, self._last_sync)
         twisted = rebind_to_message(binding, stimulus, game, honest.conflicts)
         return decide(twisted, game, stimulus, self._last_sync)
@@ -223,9 +253,11 @@ class Tracker:
         self._last_sync = game
 
 
-def play(episode: Episode, *, corrupted: bool = False) -> list[Decision]:
+def play(
+    episode: Episode, *, corrupted: bool = False, corruption: Corruption = DEFAULT_CORRUPTION
+) -> list[Decision]:
     """Every decision of the tracker over the whole episode, syncing after each game."""
-    tracker = Tracker(episode, corrupted=corrupted)
+    tracker = Tracker(episode, corrupted=corrupted, corruption=corruption)
     decisions = []
     for game in episode.games:
         decisions.append(tracker.decide(game))

@@ -51,13 +51,20 @@ def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> McNemarResult:
 
 @dataclass(frozen=True)
 class DifferenceCI:
-    """rate(A) - rate(B) and its paired percentile bootstrap interval."""
+    """rate(A) - rate(B) and its paired percentile bootstrap interval (``low``/``high`` None
+    over a single item: resampling one item only ever returns it, which is no interval)."""
 
     estimate: float
-    low: float
-    high: float
+    low: float | None
+    high: float | None
     confidence: float
     n_resamples: int
+
+    def text(self, scale: float = 100.0) -> str:
+        """``+d [+lo, +hi]`` on ``scale`` (percent points), or ``+d (n = 1, no CI)``."""
+        if self.low is None or self.high is None:
+            return f"{scale * self.estimate:+.1f} (n = 1, no CI)"
+        return f"{scale * self.estimate:+.1f} [{scale * self.low:+.1f}, {scale * self.high:+.1f}]"
 
 
 def paired_bootstrap_difference(
@@ -76,6 +83,8 @@ def paired_bootstrap_difference(
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    if len(diff) < 2:
+        return DifferenceCI(float(diff.mean()), None, None, confidence, n_resamples)
     draws = rng.integers(0, len(diff), size=(n_resamples, len(diff)))
     means = diff[draws].mean(axis=1)
     alpha = (1.0 - confidence) / 2.0
@@ -86,8 +95,19 @@ def paired_bootstrap_difference(
 def holm(p_values: Sequence[float]) -> list[float]:
     """Holm step-down adjusted p-values, in the input order (controls the family-wise error).
 
-    The i-th smallest p is multiplied by (m - i), then made monotone and capped at 1.
+    The i-th smallest p is multiplied by (m - i), then made monotone and capped at 1. A NaN
+    (a test that could not be computed) has no place in the order of the p-values, and
+    sorting around it silently shuffles the step-down, so it is refused: leave that test out
+    of the family instead. So is a value outside [0, 1].
     """
+    for index, p in enumerate(p_values):
+        if math.isnan(p):
+            raise ValueError(
+                f"p_values[{index}] is NaN: Holm's step-down needs every p-value ordered; "
+                "leave the test that produced it out of the family"
+            )
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"p_values[{index}] = {p} is not a probability in [0, 1]")
     m = len(p_values)
     order = sorted(range(m), key=lambda i: p_values[i])
     adjusted = [0.0] * m

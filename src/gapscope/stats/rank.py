@@ -18,6 +18,19 @@ def kendall_tau(a: Mapping[str, float], b: Mapping[str, float]) -> float:
     of pairs and t_a, t_b the pairs tied in a and in b.
     """
     common = sorted(set(a) & set(b))
+    missing = [
+        f"{side}[{name!r}]"
+        for name in common
+        for side, m in (("a", a), ("b", b))
+        if math.isnan(m[name])
+    ]
+    if missing:
+        # NaN compares unequal to everything: it would count as neither tied nor ordered and
+        # pull tau towards 0 without saying so
+        raise ValueError(
+            f"{', '.join(missing)} is NaN: tau needs a score for every common model; drop the "
+            "model or score it first"
+        )
     if len(common) < 2:
         raise ValueError(f"need at least two common models, got {len(common)}")
     concordant = discordant = tied_a = tied_b = 0

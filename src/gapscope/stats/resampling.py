@@ -3,6 +3,10 @@
 Families are the unit of resampling (seed, Appendix F): a resample draws n families with
 replacement and recomputes each model's statistic on the *same* draw, so comparisons between
 models are paired. Intervals are percentile intervals.
+
+A resample of one family is that family again, so its "interval" would have zero width and
+look like certainty; over fewer than two families the estimate stands alone and the interval
+is absent (``low``/``high`` None), which callers show as "n/a".
 """
 
 from __future__ import annotations
@@ -23,13 +27,20 @@ def _sum(values: NDArray[np.float64]) -> float:
 
 @dataclass(frozen=True)
 class BootstrapCI:
-    """A point estimate and its percentile interval."""
+    """A point estimate and its percentile interval (None over fewer than two families)."""
 
     estimate: float
-    low: float
-    high: float
+    low: float | None
+    high: float | None
     confidence: float
     n_resamples: int
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """``(low, high)``, or None where no interval can be resampled."""
+        if self.low is None or self.high is None:
+            return None
+        return self.low, self.high
 
 
 def _resample_indices(n: int, n_resamples: int, rng: np.random.Generator) -> NDArray[np.intp]:
@@ -48,10 +59,14 @@ def bootstrap_ci(
     confidence: float = 0.95,
     rng: np.random.Generator,
 ) -> BootstrapCI:
-    """Percentile bootstrap interval of ``statistic`` over per-family ``values``."""
+    """Percentile bootstrap interval of ``statistic`` over per-family ``values``; a single
+    family has its estimate and no interval (no variation between families can be seen). No
+    family is an error."""
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     data = np.asarray(values, dtype=np.float64)
+    if len(data) == 1:
+        return BootstrapCI(statistic(data), None, None, confidence, 0)
     draws = _resample_indices(len(data), n_resamples, rng)
     stats = np.array([statistic(data[idx]) for idx in draws])
     alpha = (1.0 - confidence) / 2.0

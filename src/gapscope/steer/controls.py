@@ -5,9 +5,12 @@
 * ``random``: a seeded Gaussian vector rescaled to ||v|| (its expected cosine with v is 0,
   but it is not forced to be).
 
-The draw for layer l uses ``numpy.random.default_rng([seed, l])``, so a control is
-reproducible from its card (kind and ``control_seed``). Arithmetic is float64; the result is
-stored as float32 like v.
+The two are independent draws: each kind has its own random stream (``CONTROL_STREAMS``), and
+the draw for layer l of kind k is ``numpy.random.default_rng([seed, stream(k), l])``. With one
+stream for both, the random control would be the orthogonal one plus its small component
+along v, i.e. the same direction (|cos| = 1), and the two controls one control. A control is
+reproducible from its card (kind, ``control_seed``, ``control_stream``). Arithmetic is float64;
+the result is stored as float32 like v.
 """
 
 from __future__ import annotations
@@ -21,16 +24,18 @@ from torch import Tensor
 from gapscope.models.direction import SteeringVector
 
 CONTROLS = ("orthogonal", "random")
+CONTROL_STREAMS = {"orthogonal": 1, "random": 2}
+"""The random stream of each control kind (the middle word of the generator's seed)."""
 
 
-def _gaussian(width: int, seed: int, layer: int) -> Tensor:
-    rng = np.random.default_rng([seed, layer])
+def _gaussian(width: int, seed: int, stream: int, layer: int) -> Tensor:
+    rng = np.random.default_rng([seed, stream, layer])
     return torch.from_numpy(rng.standard_normal(width))
 
 
 def _control_layer(kind: str, v: Tensor, seed: int, layer: int) -> Tensor:
     base = v.double()
-    draw = _gaussian(base.numel(), seed, layer)
+    draw = _gaussian(base.numel(), seed, CONTROL_STREAMS[kind], layer)
     if kind == "orthogonal":
         unit = base / base.norm()
         draw = draw - (draw @ unit) * unit
@@ -53,6 +58,7 @@ def control(vector: SteeringVector, kind: str, seed: int = 0) -> SteeringVector:
         vector.card,
         kind=kind,
         control_seed=seed,
+        control_stream=CONTROL_STREAMS[kind],
         norms={layer: float(v.norm()) for layer, v in directions.items()},
         extra={**vector.card.extra, "control_of": vector.fingerprint},
     )

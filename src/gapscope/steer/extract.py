@@ -12,6 +12,11 @@ docs/steering.md):
   weighing the same in total (a pair's weight is 1 / (episodes x pairs of its episode)), so
   an episode with more query games does not dominate; with equal query phases this is the
   plain mean;
+* the negative traces are corrupted the way ``corruption`` names (default: every negative
+  reaches the wrong decision; ``cyclic``: the seed's literal cyclic shift), recorded in the
+  card;
+* seeds: the caller's; the sweep's default starts at
+  :data:`gapscope.steer.protocol.EXTRACTION_FIRST_SEED`, away from the evaluated episodes;
 * layers: the last quarter of the decoder by default (floor(n / 4), at least one: the 7 last
   of a 30-layer model, as the seed reports for DeepSeek-Prover-V2-7B).
 """
@@ -29,6 +34,7 @@ from torch import Tensor
 from gapscope.models.direction import DirectionCard, ModelIdentity, SteeringVector
 from gapscope.models.engine import Engine
 from gapscope.s2b.config import S2BConfig
+from gapscope.s2b.verbalizer import DEFAULT_CORRUPTION, Corruption, check_corruption
 from gapscope.steer.pairs import ContrastPair, build_pairs, prompt_hash
 
 WEIGHTING = "episode-balanced: each pair weighs 1 / (episodes x pairs in its episode)"
@@ -115,11 +121,12 @@ def extract_direction(
     seeds: Sequence[int],
     layers: str = "last-quarter",
     batch_size: int | None = None,
+    corruption: Corruption = DEFAULT_CORRUPTION,
 ) -> SteeringVector:
     """The CLB direction of ``engine``'s model from the query games of ``seeds``."""
     n_layers = len(engine.decoder_layers())
     chosen = parse_layers(layers, n_layers)
-    pairs = build_pairs(config, seeds)
+    pairs = build_pairs(config, seeds, check_corruption(corruption))
     directions = mean_difference(engine, tokenize_pairs(engine, pairs), chosen, batch_size)
     card = DirectionCard(
         model=ModelIdentity.of(engine.model, n_layers, model_id),
@@ -131,6 +138,7 @@ def extract_direction(
         seeds=tuple(seeds),
         prompt_sha=prompt_hash(pairs),
         weighting=WEIGHTING,
+        corruption=corruption,
         extra={"config": dataclasses.asdict(config)},
     )
     return SteeringVector(directions, card)

@@ -4,7 +4,8 @@ For every query game of every episode the prompt is the rule listener's conversa
 that game's user turn: the system prompt, then for each earlier game its user turn and the
 correct verbalizer's trace as the assistant turn (the exemplars are such traces anyway). The
 positive completion is the correct tracker's trace for the game, the negative one the
-corrupted twin's (wrong bindings, wrong decision). Prompt and game are identical within a
+corrupted twin's (wrong bindings; with the default corruption also the wrong decision, see
+:data:`gapscope.s2b.verbalizer.CORRUPTIONS`). Prompt and game are identical within a
 pair, so the prompt cancels in the difference of the two trace activations.
 """
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from gapscope.s2b.config import S2BConfig
 from gapscope.s2b.episode import build_episode
 from gapscope.s2b.prompting import system_prompt, user_turn
-from gapscope.s2b.verbalizer import Tracker
+from gapscope.s2b.verbalizer import DEFAULT_CORRUPTION, Corruption, Tracker
 
 Message = dict[str, str]
 
@@ -34,11 +35,14 @@ class ContrastPair:
     negative: str
 
 
-def episode_pairs(config: S2BConfig, seed: int) -> Iterator[ContrastPair]:
+def episode_pairs(
+    config: S2BConfig, seed: int, corruption: Corruption = DEFAULT_CORRUPTION
+) -> Iterator[ContrastPair]:
     """The pairs of one episode, one per query game, in game order."""
     episode = build_episode(config, seed)
     messages: list[Message] = [{"role": "system", "content": system_prompt()}]
-    tracker, twin = Tracker(episode), Tracker(episode, corrupted=True)
+    tracker = Tracker(episode)
+    twin = Tracker(episode, corrupted=True, corruption=corruption)
     for game in episode.games:
         messages.append({"role": "user", "content": user_turn(episode, game)})
         correct = tracker.decide(game)
@@ -50,9 +54,11 @@ def episode_pairs(config: S2BConfig, seed: int) -> Iterator[ContrastPair]:
         twin.sync(game)
 
 
-def build_pairs(config: S2BConfig, seeds: Iterable[int]) -> list[ContrastPair]:
+def build_pairs(
+    config: S2BConfig, seeds: Iterable[int], corruption: Corruption = DEFAULT_CORRUPTION
+) -> list[ContrastPair]:
     """Every pair of every episode in ``seeds``."""
-    return [pair for seed in seeds for pair in episode_pairs(config, seed)]
+    return [pair for seed in seeds for pair in episode_pairs(config, seed, corruption)]
 
 
 def prompt_hash(pairs: Iterable[ContrastPair]) -> str:

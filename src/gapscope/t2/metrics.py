@@ -37,7 +37,7 @@ class ScoredSample:
     successors: int
 
 
-def _ci(ci: BootstrapCI | None) -> dict[str, float] | None:
+def _ci(ci: BootstrapCI | None) -> dict[str, float | None] | None:
     if ci is None:
         return None
     return {"estimate": ci.estimate, "low": ci.low, "high": ci.high}

@@ -15,6 +15,11 @@ and the worker puts the original file back in its own copy after each sample.
 - TA (strict): TA and no ``sorry``/``admit`` in the generated text and no sorry warning on its
   lines. Axioms are not queried in this track (``lake build`` does not print them).
 A timeout fails every verdict; a missing tool or project is a ``server_error``.
+
+The generated code is untrusted and ``lake`` runs it, so every ``lake`` call runs in the Lean
+layer's sandbox (``gapscope.lean.sandbox``: no network, read-only filesystem, the worker's
+project copy the only writable folder). Without a working bubblewrap the track refuses to start
+(``Workspaces`` raises) unless ``allow_unsandboxed``.
 """
 
 from __future__ import annotations
@@ -31,6 +36,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gapscope.lean.sandbox import (
+    decide_sandbox,
+    sandbox_argv,
+    sandbox_choice,
+    unsandboxed_allowed,
+)
 from gapscope.t2.declarations import split_declarations
 from gapscope.t2.evaluate import SampleOutcome, SampleResult, Screen, code_to_check
 from gapscope.t2.extract import Answer
@@ -49,13 +60,19 @@ _SKIP_DIRS = {".lake", "lake-packages", ".git"}
 
 @dataclass(frozen=True)
 class RepoConfig:
-    """Where the project is and how ``lake`` is run (``lake`` may be any command line)."""
+    """Where the project is and how ``lake`` is run (``lake`` may be any command line).
+
+    ``allow_unsandboxed`` lets ``lake`` run without the sandbox where bubblewrap is missing;
+    ``sandbox`` as for the Lean backends (None: ``$GAPSCOPE_LEAN_SANDBOX``, else sandboxed;
+    False, never, needs ``allow_unsandboxed``)."""
 
     root: Path
     lake: tuple[str, ...] = ("lake",)
     build_timeout_s: float = 1200.0
     compile_timeout_s: float = 600.0
     workers: int = 2
+    allow_unsandboxed: bool = False
+    sandbox: bool | None = None
 
 
 def target_file(record: T2Record) -> str:
@@ -116,8 +133,19 @@ class Workspaces:
     config: RepoConfig
     _free: queue.Queue[Path] = field(default_factory=queue.Queue)
     _base: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="gapscope-t2-")))
+    sandboxed: bool = field(init=False)
 
     def __post_init__(self) -> None:
+        try:  # before any copy is made, so a refusal (SandboxUnavailable) costs nothing
+            requested = self.config.sandbox
+            self.sandboxed = decide_sandbox(
+                sandbox_choice() if requested is None else requested,
+                unsandboxed_allowed(self.config.allow_unsandboxed),
+                "T2's lake builds",
+            )
+        except Exception:
+            shutil.rmtree(self._base, ignore_errors=True)
+            raise
         for n in range(self.config.workers):
             slot = self._base / f"worker_{n}"
             slot.mkdir()
@@ -135,6 +163,13 @@ class Workspaces:
             yield copy
         finally:
             self._free.put(slot)
+
+    def lake(self, project: Path, *args: str) -> tuple[str, ...]:
+        """The ``lake`` command line for ``project``, sandboxed with only the copy writable."""
+        command = (*self.config.lake, *args)
+        if not self.sandboxed:
+            return command
+        return tuple(sandbox_argv(command, project, writable=(project,)))
 
     def close(self) -> None:
         shutil.rmtree(self._base, ignore_errors=True)
@@ -202,13 +237,15 @@ def evaluate_in_repo(
         try:
             path.write_text(prefix + code + "\n", encoding="utf-8")
             compile_rc, _ = run_command(
-                (*config.lake, "env", "lean", relative), project, config.compile_timeout_s
+                workspaces.lake(project, "env", "lean", relative),
+                project,
+                config.compile_timeout_s,
             )
             path.write_text(prefix + code + suffix, encoding="utf-8")
             module = module_of(relative)
             tests = dependents(project, module)
             build_rc, output = run_command(
-                (*config.lake, "build", module, *tests), project, config.build_timeout_s
+                workspaces.lake(project, "build", module, *tests), project, config.build_timeout_s
             )
         except OSError as exc:
             return SampleResult(SampleOutcome.SERVER_ERROR, detail=f"cannot run lake: {exc}")

@@ -22,13 +22,14 @@ from typing import Any
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, ModelOutput
+from inspect_ai.model import GenerateConfig, ModelOutput
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from gapscope.lean.cache import VerdictCache
 from gapscope.lean.executor import RayOptions, open_checker
 from gapscope.log_metadata import plain
+from gapscope.models.solvers import system_first
 from gapscope.t2.audit import audit
 from gapscope.t2.contract import TASK, RunMetadata
 from gapscope.t2.evaluate import SampleOutcome, SampleResult, evaluate_answer
@@ -88,6 +89,7 @@ def t2(
     build_timeout: float = 1200.0,
     workers: int = 2,
     split: str = "train",
+    allow_unsandboxed: bool = False,
 ) -> Task:
     """T2 testing accuracy: generate the target declaration, test it with its successors.
 
@@ -113,13 +115,22 @@ def t2(
         build_timeout: seconds per ``lake build`` in the repository track (T2: 1200 s).
         workers: private project copies, i.e. parallel builds, in the repository track.
         split: the Hub split, for a Hub dataset id.
+        allow_unsandboxed: run the generated Lean (REPLs, ``lake``) without the bubblewrap
+            sandbox where it is missing; by default the task refuses to start there.
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
     contexts = parse_contexts(context)
     loaded = load_records(data, split=split)
     repo_config = (
-        RepoConfig(Path(repo), build_timeout_s=build_timeout, workers=workers) if repo else None
+        RepoConfig(
+            Path(repo),
+            build_timeout_s=build_timeout,
+            workers=workers,
+            allow_unsandboxed=allow_unsandboxed,
+        )
+        if repo
+        else None
     )
     report = audit(
         loaded.records,
@@ -149,10 +160,7 @@ def t2(
             samples.append(
                 Sample(
                     id=f"{record.id}@{setting.name}",
-                    input=[
-                        ChatMessageSystem(content=system_prompt()),
-                        ChatMessageUser(content=user_prompt(record, target, setting, text)),
-                    ],
+                    input=user_prompt(record, target, setting, text),
                     metadata=_metadata(record, setting.name),
                 )
             )
@@ -164,10 +172,14 @@ def t2(
             f" defects (see `gapscope t2 audit {data}`)"
             + (f", {len(missing_nl)} samples lack NL (give --nl FILE)" if missing_nl else "")
         )
-    evaluate = _evaluator(lean, check_timeout, executor, ray_address, ray_actors, repo_config)
+    evaluate = _evaluator(
+        lean, check_timeout, executor, ray_address, ray_actors, repo_config, allow_unsandboxed
+    )
     return Task(
         dataset=MemoryDataset(samples, name="t2"),
-        solver=ground_truth_answer() if ground_truth else generate(),
+        solver=ground_truth_answer()
+        if ground_truth
+        else [system_first(system_prompt()), generate()],
         scorer=t2_scorer(evaluate),
         epochs=Epochs(1 if ground_truth else k),
         config=GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens),
@@ -197,6 +209,7 @@ def _evaluator(
     ray_address: str | None,
     ray_actors: int | None,
     repo: RepoConfig | None,
+    allow_unsandboxed: bool = False,
 ) -> Evaluate:
     """Open what checks (a Lean checker, or project copies) and close it with the scorer."""
     if repo is not None:
@@ -209,6 +222,7 @@ def _evaluator(
         executor=executor,
         ray=RayOptions(address=ray_address, actors=ray_actors),
         cache=VerdictCache(),
+        allow_unsandboxed=allow_unsandboxed,
     )
     in_lean: Evaluate = partial(evaluate_answer, check=checker.check_many, timeout_s=timeout_s)
     weakref.finalize(in_lean, checker.close)

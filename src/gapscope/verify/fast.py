@@ -12,7 +12,7 @@ import re
 from decimal import Decimal
 from fractions import Fraction
 
-from gapscope.verify.normalize import Marks, canonical, clean, unwrap_text
+from gapscope.verify.normalize import Marks, canonical, clean, squeeze, unwrap_text
 from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.split import split_top
 from gapscope.verify.verdict import (
@@ -29,8 +29,18 @@ _INT_OR_DEC = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)$")
 _FRAC = re.compile(r"^([-+]?)\\frac\{([-+]?\d+)\}\{([-+]?\d+)\}$")
 _SLASH = re.compile(r"^([-+]?\d+)\s*/\s*(\d+)$")
 _CHOICE = re.compile(r"^(?:option|answer|choice)?\s*:?\s*\(?([A-Ha-h])\)?(?=$|[.:)\s,])")
-_OTHER_CHOICE = re.compile(r"(?<![A-Za-z\\])\(?([A-H])\)(?![A-Za-z])|\b(?:and|or)\s+\(?[A-H]\b")
+# Another option named after the first (``(B)``, ``or C``, ``A, B``): several options are no choice.
+_OTHER_CHOICE = re.compile(
+    r"(?<![A-Za-z\\])\(?([A-H])\)(?![A-Za-z])|(?:\b(?:and|or)\s+|[,;/&]\s*)\(?[A-H]\b"
+)
 _FINE_PRECISION = Fraction(1, 10**4)
+# A number with a space inside it (``1 2``); a sub/superscript before a number (``\\log_2 8``,
+# ``\\cos^2 2\\theta``) is a separate token, not a split number.
+_SPLIT_NUMBER = re.compile(r"(?<![\d_^.])\d+ \d")
+# A number written in a base (``52_8``, ``4210_{5}``, ``(100011)_2``).
+_BASE_NUMBER = re.compile(r"[\d)]_\{?\d")
+# An infinite end closed by a bracket (``(0,\\infty]``): sympy reads it as open, which it is not.
+_CLOSED_INFINITY = re.compile(r"\[\s*[-+]?\s*\\infty|\\infty\s*\]")
 _SET_WRAP = re.compile(r"^\\\{(.*)\\\}$", re.DOTALL)
 
 
@@ -132,10 +142,22 @@ def _words(text: str) -> str:
     return re.sub(r"[^0-9a-z]", "", unwrap_text(clean(text)).lower())
 
 
+def _option_text(text: str) -> str:
+    """What follows an option's letter (``(C) -3.15 m`` -> ``-3.15m``, signs and points kept),
+    ``""`` for a bare letter."""
+    text = unwrap_text(clean(text)).strip()
+    m = _CHOICE.match(text)
+    return squeeze(text[m.end() :].lstrip(" .:)")).lower() if m is not None else ""
+
+
 def _mcq(answer: str, gold: str) -> Verdict:
     gold_letter = choice_letter(gold)
     if gold_letter is not None and re.match(r"^\(?[A-H]\)?(?:$|[.:)\s])", unwrap_text(clean(gold))):
         same = choice_letter(answer) == gold_letter
+        # The right letter with another option's content (``(C) 3.16 m`` for ``(C) 3.15 m``)
+        # contradicts itself: when both spell the content out, it must agree.
+        texts = (_option_text(answer), _option_text(gold)) if same else ("", "")
+        same = same and (not all(texts) or texts[0] == texts[1])
         return accept(STRING_MATCH, STAGE) if same else reject(MISMATCH, STAGE)
     same = _words(answer) == _words(gold) and _words(gold) != ""
     return accept(STRING_MATCH, STAGE) if same else reject(MISMATCH, STAGE)
@@ -160,13 +182,53 @@ def _number_lists(answer: str, gold: str, rel_tol: float, approx: bool) -> Verdi
     return accept(NUMERIC_MATCH, STAGE) if covered and complete else reject(MISMATCH, STAGE)
 
 
+def _malformed(a_text: str, g_text: str) -> bool:
+    """Whether a shape no later stage may read leniently differs between the two sides.
+
+    A split number (``1 2``) would be joined into one by sympy and math-verify, a number in
+    a base (``52_8``) would lose its base to them, and an infinite end's bracket
+    (``\\infty]`` vs ``\\infty)``) is lost by sympy's intervals; unless both sides are the
+    same string, such a pair is a mismatch.
+    """
+    if any(p.search(t) for p in (_SPLIT_NUMBER, _BASE_NUMBER) for t in (a_text, g_text)):
+        return True
+    if "\\infty" not in a_text and "\\infty" not in g_text:
+        return False
+    ends = [sorted(squeeze(x) for x in _CLOSED_INFINITY.findall(t)) for t in (a_text, g_text)]
+    return ends[0] != ends[1]
+
+
+def half_open(text: str) -> bool:
+    """Whether a top-level bracket pair of ``text`` is half-open (``(a,b]``, ``[a,b)``).
+
+    Such a pair is an interval; as a tuple it is malformed, and tuple comparison, which reads
+    ``(`` and ``[`` alike, would take ``(4,4\\sqrt{3}]`` for the point ``(4,4\\sqrt{3})``.
+    """
+    depth, opener = 0, ""
+    for ch in text:
+        if ch in "([{":
+            opener = ch if depth == 0 else opener
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0 and opener + ch in ("(]", "[)"):
+                return True
+    return False
+
+
 def fast_check(answer: str, gold: str, schema: AnswerSchema, rel_tol: float) -> Verdict | None:
     """A decisive verdict when a cheap rule settles the pair, else None."""
     if schema is AnswerSchema.MCQ_STRING:
         return _mcq(answer, gold)
     a_text, a_marks = canonical(answer, schema)
     g_text, g_marks = canonical(gold, schema)
-    same_text = a_text.replace(" ", "") == g_text.replace(" ", "")
+    same_text = squeeze(a_text) == squeeze(g_text)
+    if not same_text and _malformed(a_text, g_text):
+        return reject(MISMATCH, STAGE)
+    if a_marks.unit_power and g_marks.unit_power and a_marks.unit_power != g_marks.unit_power:
+        return reject(MISMATCH, STAGE)  # ``15 cm^3`` is not ``15 cm^2``
+    if schema is AnswerSchema.TUPLE_LIST and not same_text and half_open(a_text + g_text):
+        return reject(MISMATCH, STAGE)
     if same_text and (a_marks.percent == g_marks.percent or schema is not AnswerSchema.NUMBER):
         return accept(STRING_MATCH, STAGE)
     # A decimal on either side licenses the relative tolerance: a gold 0.333333 is 1/3.

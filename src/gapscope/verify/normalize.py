@@ -10,7 +10,8 @@ Every rule is a regex or a linear scan, so it is safe to run in the parent proce
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 
 from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.split import split_top, unwrap_braces
@@ -36,6 +37,7 @@ _SIMPLE = [
     (re.compile(r"\\q?quad|(?<!\\)\\[;: ]|~"), " "),
     (re.compile(r"\\\$"), ""),
     (re.compile(r"(?<=[A-Za-z])_\{\}"), ""),
+    (re.compile(r"_\{(\w)\}"), r"_\1"),  # ``x_{1}`` is ``x_1``, ``4210_{5}`` is ``4210_5``
     (re.compile("\u2212"), "-"),
     (re.compile(r"·"), r"\\cdot "),
     (re.compile("\u00d7"), r"\\times "),
@@ -65,8 +67,15 @@ _WRAPPED_UNIT = re.compile(
     + _UNIT_WORDS
     + r"\s*\}(?:\^\{?[23]\}?)?$"
 )
+_UNIT_POWER = re.compile(r"\^\{?([23])\}?$")
 _BARE_UNIT = re.compile(r"(?<=[\d}\s.])\s*" + _UNIT_WORDS + r"(?:\^\{?[23]\}?)?$")
 _THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
+# ``1 000 000``: digit groups of three after a space, the SI way of writing thousands.
+_SPACED_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})+(?![\d,]| \d)")
+# ``0.\\overline{3}``, ``0.1\\overline{6}``: a repeating decimal, exactly a fraction.
+_REPEATING = re.compile(r"(?<![\d.])(\d*)\.(\d*)\\(?:overline|bar)\s*\{(\d+)\}")
+# Whitespace between two digits: ``1 2`` is two numbers, never twelve.
+_SPACE_OFF_DIGITS = re.compile(r"(?<!\d) +| +(?!\d)")
 _MIXED = re.compile(r"(?:(?<=^)|(?<=[\s,=(]))(-?)(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}(?=$|[\s,)])")
 _SIMPLE_NAME = (
     r"(?:[A-Za-z]|\\(?:alpha|beta|gamma|theta|phi|varphi|lambda|mu|omega))(?:_\{?\w*\}?)?"
@@ -101,6 +110,7 @@ class Marks:
 
     degree: bool = False
     percent: bool = False
+    unit_power: str = ""  # ``2`` for a stripped ``cm^2``: square units are not cubic ones
 
 
 def _system(match: re.Match[str]) -> str:
@@ -143,6 +153,12 @@ def strip_units(text: str, bare: bool) -> str:
     return text
 
 
+def _stripped_power(before: str, after: str) -> str:
+    """The exponent of the unit ``strip_units`` removed (``cm^2`` -> ``2``), else ``""``."""
+    power = _UNIT_POWER.search(before) if after != before else None
+    return power.group(1) if power is not None else ""
+
+
 def strip_marks(text: str) -> tuple[str, Marks]:
     """Remove degree and percent signs, remembering that they were there."""
     degree = _DEGREE.search(text) is not None
@@ -153,8 +169,40 @@ def strip_marks(text: str) -> tuple[str, Marks]:
 
 
 def drop_thousands(text: str) -> str:
-    """``1,000,000`` -> ``1000000``; only called where the schema says the answer is a number."""
+    """``1,000,000`` or ``1 000 000`` -> ``1000000``; only where the schema says it is a number.
+
+    Any other space between digits stays (``1 2`` is not twelve, see ``squeeze``).
+    """
+    text = _SPACED_THOUSANDS.sub(lambda m: m.group(0).replace(" ", ""), text)
     return _THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), text)
+
+
+def squeeze(text: str) -> str:
+    """``text`` without its spaces, except those between two digits (``1 2`` stays two numbers).
+
+    Typesetting spaces mean nothing (``\\frac{1}{2} x`` is ``\\frac{1}{2}x``), but deleting
+    the space in ``\\boxed{1 2}`` would make it the number 12. Thousands written with a thin
+    space (``1\\,000``) are joined by ``clean`` before this runs.
+    """
+    return _SPACE_OFF_DIGITS.sub("", text)
+
+
+def repeating_decimals(text: str) -> str:
+    """``0.\\overline{3}`` -> ``\\frac{1}{3}``, ``0.\\overline{9}`` -> ``1``: the exact value.
+
+    The fraction is exact, so the comparison that follows grants no decimal tolerance.
+    """
+
+    def repl(m: re.Match[str]) -> str:
+        whole, fixed, period = m.group(1), m.group(2), m.group(3)
+        shift = 10 ** len(fixed)
+        value = Fraction(int(whole or "0")) + Fraction(int(fixed or "0"), shift)
+        value += Fraction(int(period), (10 ** len(period) - 1) * shift)
+        if value.denominator == 1:
+            return str(value.numerator)
+        return f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
+
+    return _REPEATING.sub(repl, text)
 
 
 def mixed_numbers(text: str) -> str:
@@ -199,14 +247,18 @@ def canonical(text: str, schema: AnswerSchema) -> tuple[str, Marks]:
     text = clean(text)
     if schema is AnswerSchema.MCQ_STRING:
         return unwrap_text(text), Marks()
-    text = strip_units(text, bare=schema is AnswerSchema.NUMBER)
-    text = unwrap_text(text)
-    text, marks = strip_marks(text)
+    unitless = strip_units(text, bare=schema is AnswerSchema.NUMBER)
+    power = _stripped_power(text, unitless)
+    text, marks = strip_marks(unwrap_text(unitless))
     if schema in (AnswerSchema.NUMBER, AnswerSchema.EXPR):
         text = strip_assignment(text)
         if schema is AnswerSchema.NUMBER:
-            text = strip_units(drop_thousands(text), bare=True)
+            numeric = drop_thousands(text)
+            text = strip_units(numeric, bare=True)
+            power = power or _stripped_power(numeric, text)
+    if power:
+        marks = replace(marks, unit_power=power)
     if schema in (AnswerSchema.INEQUALITY, AnswerSchema.INTERVAL):
         text = function_chain(text)
-    text = mixed_numbers(text)
+    text = mixed_numbers(repeating_decimals(text))
     return unwrap_braces(text.rstrip(" .")), marks

@@ -17,7 +17,7 @@ from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig
 from latex2sympy2_extended.math_normalization import NormalizationConfig
 
-from gapscope.verify.outcome import Outcome
+from gapscope.verify.evidence import Evidence
 
 _NORMALIZATION = NormalizationConfig(
     basic_latex=True,
@@ -125,7 +125,7 @@ def _probe(
     return agree, False
 
 
-def scalar_eq(a: sympy.Basic, g: sympy.Basic, approx: bool, rel_tol: float) -> Outcome:
+def scalar_eq(a: sympy.Basic, g: sympy.Basic, approx: bool, rel_tol: float) -> Evidence:
     """Equality of two scalar expressions; ``approx`` when the answer wrote decimals."""
     if not isinstance(g, sympy.Expr):
         return "unknown"
@@ -157,7 +157,7 @@ def _undefined(expr: sympy.Expr) -> bool:
 
 def _constant_eq(
     a: sympy.Expr, g: sympy.Expr, diff: sympy.Expr, approx: bool, rel_tol: float
-) -> Outcome:
+) -> Evidence:
     va, vg = number(a, 60), number(g, 60)
     if va is None or vg is None:
         return "symbolic" if is_zero(diff) else "unknown"
@@ -171,7 +171,7 @@ def _constant_eq(
     return "symbolic" if sympy.expand(diff) == 0 else "numeric"
 
 
-def constant_ratio(da: sympy.Expr, dg: sympy.Expr, positive: bool) -> Outcome:
+def constant_ratio(da: sympy.Expr, dg: sympy.Expr, positive: bool) -> Evidence:
     """Whether ``da = k * dg`` for a constant ``k`` (``k > 0`` when ``positive``)."""
     symbols = sorted((da.free_symbols | dg.free_symbols), key=str)
     ratios: list[complex] = []

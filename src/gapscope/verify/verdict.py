@@ -13,7 +13,7 @@ from typing import Literal
 Label = Literal["ACCEPT", "NOT_ACCEPT"]
 
 # Bump whenever a change can alter a verdict: it is part of every on-disk cache key.
-VERIFIER_VERSION = "3"
+VERIFIER_VERSION = "4"
 
 NO_BOXED = "no_boxed"  # no answer found at all (the name predates unboxed extraction)
 STRING_MATCH = "string_match"
@@ -21,6 +21,9 @@ NUMERIC_MATCH = "numeric_match"
 SYMBOLIC_MATCH = "symbolic_match"
 MATH_VERIFY_MATCH = "math_verify_match"
 MISMATCH = "mismatch"
+# The final boxes (or math spans) name different answers (``\\boxed{1} or \\boxed{2}``,
+# ``$1$ or $2$``): no answer was chosen.
+HEDGED = "hedged"
 PARSE_ERROR = "parse_error"
 # The check ran out of its budget: wall clock, recursion depth or memory. All three mean the
 # same thing to a caller: the answer was too expensive to judge, so it is not accepted.

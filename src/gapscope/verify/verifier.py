@@ -23,15 +23,15 @@ from types import TracebackType
 from typing import cast
 
 from gapscope.verify.disk_cache import DiskCache, cache_key
-from gapscope.verify.extract import BOXES, NONE, Extracted, find_answer
+from gapscope.verify.extract import BOXED, BOXES, NONE, Extracted, find_answer, read_gold
 from gapscope.verify.fast import fast_check
 from gapscope.verify.infer import infer_schema
 from gapscope.verify.limits import screen_pair, screen_response
-from gapscope.verify.normalize import clean
+from gapscope.verify.normalize import clean, squeeze
 from gapscope.verify.pool import TaskPool
 from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.split import split_top, wrapped
-from gapscope.verify.verdict import NO_BOXED, TIMEOUT, Label, Verdict, reject
+from gapscope.verify.verdict import HEDGED, NO_BOXED, TIMEOUT, Label, Verdict, reject
 from gapscope.verify.worker import Result, deep_check
 
 SchemaLike = AnswerSchema | str | None
@@ -79,17 +79,51 @@ def combined_answer(found: Extracted, gold: str, schema: AnswerSchema) -> tuple[
 
     ``\\boxed{1}`` and ``\\boxed{2}`` against ``{1,2}``, or one box per unknown (against a
     tuple ``(x, y)`` or a system), are one answer when the gold is a set/tuple/list or a system
-    of equations with more values than the last box holds.
+    of equations with more values than the last box holds. A run of trailing math spans
+    (``$x=1$ or $x=2$``) is joined the same way and stays ``trailing_math``.
     """
     if schema not in _MULTI_ANSWER or len(found.group) < 2:
         return found.answer, found.stage
-    gold_items, answer_items = len(_items(gold)), len(_items(found.answer))
+    stage = BOXES if found.stage == BOXED else found.stage
+    # ``\\pm 3`` holds two values: ``\\boxed{3}`` and ``\\boxed{-3}`` are its answer, not a hedge.
+    gold_items = len(_items(gold)) + gold.count("\\pm") + gold.count("\\mp")
+    answer_items = len(_items(found.answer))
     if gold_items > answer_items:
-        return ", ".join(found.group), BOXES
+        return ", ".join(found.group), stage
     size = _tuple_size(gold)
     if gold_items == 1 and size == len(found.group) and not _tuple_size(found.answer):
-        return "(" + ", ".join(found.group) + ")", BOXES
+        return "(" + ", ".join(found.group) + ")", stage
     return found.answer, found.stage
+
+
+def hedged(found: Extracted, schema: AnswerSchema, rel_tol: float) -> bool:
+    """Whether the final group of boxes (or of trailing math spans) names different answers.
+
+    A response that lists several boxed candidates has not committed to one of them, and
+    grading it by its last box would reward listing every candidate (boxes with words
+    between them, ``\\boxed{3} for part one, and overall \\boxed{7}``, are not a list). The
+    same answer boxed twice (also as ``\\boxed{2}`` and ``\\boxed{2.0}``: the fast path must
+    find them equal) is one answer; boxes that together form one multi-valued answer were
+    joined by ``combined_answer`` before this is asked. Boxes past the input bounds are
+    compared as written: normalising them is what the bounds exist to prevent.
+    """
+    listed = found.group[len(found.group) - found.listed :]
+    if not listed:
+        return False
+    last = listed[-1]
+    others = set(listed) - {last}
+    if not others:
+        return False
+    if any(screen_pair(box, last) is not None for box in others):
+        return True
+
+    def same(box: str) -> bool:
+        if squeeze(clean(box)) == squeeze(clean(last)):
+            return True
+        verdict = fast_check(box, last, schema, rel_tol)
+        return verdict is not None and verdict.accepted
+
+    return not all(same(box) for box in others)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +221,8 @@ class Verifier:
         return self.check_many([(response, gold, schema)])[0]
 
     def compare(self, answer: str, gold: str, schema: SchemaLike = None) -> Verdict:
-        """Grade a bare answer (no extraction) against a gold answer."""
+        """Grade a bare answer (no extraction) against a gold answer (its stated answer)."""
+        gold = read_gold(gold).answer
         plan = self._pair_plan(answer, gold, as_schema(schema, gold), "bare")
         out: list[Verdict] = []
         with self._lock:
@@ -220,15 +255,22 @@ class Verifier:
         return None if verdict is None else self._remember(key, verdict)
 
     def _plan(self, item: Item) -> _Planned:
-        response, gold = item[0], item[1]
-        schema = as_schema(item[2] if len(item) > 2 else None, gold)
+        response, given = item[0], item[2] if len(item) > 2 else None
+        gold = read_gold(item[1])
+        schema = as_schema(given, gold.answer)
         if (too_big := screen_response(response)) is not None:
             return _Planned(replace(too_big, extraction=NONE))
         found = find_answer(response)
         if found is None:
             return _Planned(reject(NO_BOXED, "extract", NONE))
-        answer, stage = combined_answer(found, gold, schema)
-        return self._pair_plan(answer, gold, schema, stage)
+        answer, stage = combined_answer(found, gold.answer, schema)
+        if answer == found.answer and hedged(found, schema, self.rel_tol):
+            return _Planned(reject(HEDGED, "extract", stage))
+        if len(gold.group) > 1 and _tuple_size(answer) == len(gold.group):
+            # ``\\boxed{1} papers and \\boxed{2} bins`` against ``(1, 2)``: one box per component.
+            tuple_gold = "(" + ", ".join(gold.group) + ")"
+            return self._pair_plan(answer, tuple_gold, as_schema(given, tuple_gold), stage)
+        return self._pair_plan(answer, gold.answer, schema, stage)
 
     @staticmethod
     def _pair_plan(answer: str, gold: str, schema: AnswerSchema, stage: str) -> _Planned:

@@ -1,4 +1,4 @@
-"""The three-valued result of one comparison and how results combine.
+"""The evidence one comparison gives (symbolic, numeric, no, unknown) and how it combines.
 
 Symbolic comparison is not a boolean: sympy may prove equality ("symbolic"), random-point
 evaluation may only support it ("numeric"), a counterexample refutes it ("no"), or nothing can
@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Literal, TypeVar
 
-Outcome = Literal["symbolic", "numeric", "no", "unknown"]
-YES: tuple[Outcome, ...] = ("symbolic", "numeric")
+Evidence = Literal["symbolic", "numeric", "no", "unknown"]
+YES: tuple[Evidence, ...] = ("symbolic", "numeric")
 T = TypeVar("T")
 U = TypeVar("U")
 
 
-def all_of(outcomes: Iterable[Outcome]) -> Outcome:
+def all_of(outcomes: Iterable[Evidence]) -> Evidence:
     """Conjunction: stops at the first refutation."""
-    result: Outcome = "symbolic"
+    result: Evidence = "symbolic"
     for outcome in outcomes:
         if outcome == "no":
             return "no"
@@ -28,9 +28,9 @@ def all_of(outcomes: Iterable[Outcome]) -> Outcome:
     return result
 
 
-def any_of(outcomes: Iterable[Outcome]) -> Outcome:
+def any_of(outcomes: Iterable[Evidence]) -> Evidence:
     """Disjunction: stops at the first proof."""
-    result: Outcome = "no"
+    result: Evidence = "no"
     for outcome in outcomes:
         if outcome == "symbolic":
             return "symbolic"
@@ -39,13 +39,13 @@ def any_of(outcomes: Iterable[Outcome]) -> Outcome:
     return result
 
 
-def bag_match(answers: Sequence[T], golds: Sequence[U], eq: Callable[[T, U], Outcome]) -> Outcome:
+def bag_match(answers: Sequence[T], golds: Sequence[U], eq: Callable[[T, U], Evidence]) -> Evidence:
     """Order- and multiplicity-insensitive match: every element on each side has a partner."""
     if not answers or not golds:
         return "symbolic" if not answers and not golds else "no"
-    memo: dict[tuple[int, int], Outcome] = {}
+    memo: dict[tuple[int, int], Evidence] = {}
 
-    def pair(i: int, j: int) -> Outcome:
+    def pair(i: int, j: int) -> Evidence:
         if (i, j) not in memo:
             memo[(i, j)] = eq(answers[i], golds[j])
         return memo[(i, j)]

@@ -15,8 +15,8 @@ from collections.abc import Callable
 import sympy
 from sympy.solvers.inequalities import solve_univariate_inequality
 
+from gapscope.verify.evidence import Evidence, all_of, any_of, bag_match
 from gapscope.verify.normalize import Marks, canonical, is_label, is_variable, strip_assignment
-from gapscope.verify.outcome import Outcome, all_of, any_of, bag_match
 from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.split import has_top, split_top, wrapped
 from gapscope.verify.sympy_eq import (
@@ -33,7 +33,7 @@ _REALS = re.compile(r"^\\mathbb\s*\{?R\}?$|^\(-\\infty,\s*\\infty\)$")
 _RELATION = re.compile(r"\\le |\\ge |<|>")
 _NAME = re.compile(r"^(?:[A-Za-z]|\\[a-z]+)(?:_\{?\w*\}?)?$")
 
-Compare = Callable[[str, str, Marks, Marks, float], Outcome]
+Compare = Callable[[str, str, Marks, Marks, float], Evidence]
 
 
 class NotComparable(ValueError):
@@ -44,7 +44,7 @@ def _leaf(text: str) -> tuple[sympy.Basic, bool]:
     return parse(text), has_decimal(text)
 
 
-def _scalar(a_text: str, g_text: str, rel_tol: float) -> Outcome:
+def _scalar(a_text: str, g_text: str, rel_tol: float) -> Evidence:
     a, approx = _leaf(a_text)
     return scalar_eq(a, parse(g_text), approx, rel_tol)
 
@@ -61,7 +61,7 @@ def _scaled(value: sympy.Basic, mine: Marks, other: Marks) -> list[sympy.Basic]:
 
 def compare_number(
     a_text: str, g_text: str, a_marks: Marks, g_marks: Marks, rel_tol: float
-) -> Outcome:
+) -> Evidence:
     """NUMBER and EXPR: one scalar, with percent/degree readings."""
     a, approx = _leaf(a_text)
     g = parse(g_text)
@@ -98,7 +98,7 @@ def _set_items(text: str) -> list[str]:
 
 def compare_set(
     a_text: str, g_text: str, a_marks: Marks, g_marks: Marks, rel_tol: float
-) -> Outcome:
+) -> Evidence:
     """SET: order- and multiplicity-insensitive elements."""
     answers = [_leaf(x) for x in _set_items(a_text)]
     golds = [parse(x) for x in _set_items(g_text)]
@@ -142,7 +142,7 @@ def _tuple_names(text: str) -> list[str] | None:
 
 def compare_tuples(
     a_text: str, g_text: str, a_marks: Marks, g_marks: Marks, rel_tol: float
-) -> Outcome:
+) -> Evidence:
     """TUPLE_LIST: ordered components, unordered list of tuples."""
     names = _tuple_names(g_text)
     answer_names = _tuple_names(a_text)
@@ -155,7 +155,7 @@ def compare_tuples(
     golds = [[parse(x) for x in t] for t in _tuples(g_text, None)]
     answers = [[_leaf(x) for x in t] for t in _tuples(a_text, names)]
 
-    def same(a: list[tuple[sympy.Basic, bool]], g: list[sympy.Basic]) -> Outcome:
+    def same(a: list[tuple[sympy.Basic, bool]], g: list[sympy.Basic]) -> Evidence:
         if len(a) != len(g):
             return "no"
         return all_of(scalar_eq(x, y, approx, rel_tol) for (x, approx), y in zip(a, g, strict=True))
@@ -215,7 +215,7 @@ def to_set(text: str) -> sympy.Set:
     return sympy.FiniteSet(parse(text))
 
 
-def sets_equal(a: sympy.Set, g: sympy.Set) -> Outcome:
+def sets_equal(a: sympy.Set, g: sympy.Set) -> Evidence:
     """Set equality by both complements being empty; unknown when sympy cannot evaluate."""
     if a == g:
         return "symbolic"
@@ -228,7 +228,7 @@ def sets_equal(a: sympy.Set, g: sympy.Set) -> Outcome:
 
 def compare_interval(
     a_text: str, g_text: str, a_marks: Marks, g_marks: Marks, rel_tol: float
-) -> Outcome:
+) -> Evidence:
     """INTERVAL: the denoted real sets are equal (endpoints and their openness matter)."""
     return sets_equal(to_set(a_text), to_set(g_text))
 
@@ -246,7 +246,7 @@ def _canonical_relations(rel: sympy.Basic) -> list[tuple[str, sympy.Expr]]:
 
 def compare_inequality(
     a_text: str, g_text: str, a_marks: Marks, g_marks: Marks, rel_tol: float
-) -> Outcome:
+) -> Evidence:
     """INEQUALITY: same real solution set when univariate, else same relation up to k > 0."""
     gold = parse(g_text)
     if isinstance(gold, sympy.logic.boolalg.BooleanAtom):
@@ -260,7 +260,7 @@ def compare_inequality(
     if isinstance(answer, sympy.logic.boolalg.BooleanAtom):
         return "no"
 
-    def same(a: tuple[str, sympy.Expr], g: tuple[str, sympy.Expr]) -> Outcome:
+    def same(a: tuple[str, sympy.Expr], g: tuple[str, sympy.Expr]) -> Evidence:
         if a[0] != g[0]:
             return "no"
         return constant_ratio(a[1], g[1], positive=a[0] != "!=")
@@ -278,7 +278,7 @@ def _equations(text: str) -> list[tuple[str, str] | str]:
     return found
 
 
-def _labelled_eq(a: tuple[str, str], g: tuple[str, str], rel_tol: float) -> Outcome | None:
+def _labelled_eq(a: tuple[str, str], g: tuple[str, str], rel_tol: float) -> Evidence | None:
     """``f(3) = 7`` against ``f(4) = 7``: when a side names a value rather than being a
     variable of the equation, the names must agree and the values are compared; None when
     both left sides are plain variables (then the equations are compared as equations)."""
@@ -294,7 +294,7 @@ def _labelled_eq(a: tuple[str, str], g: tuple[str, str], rel_tol: float) -> Outc
     return None if is_variable(a[0]) and is_variable(g[0]) else "no"
 
 
-def _equation_eq(a: tuple[str, str], g: tuple[str, str], rel_tol: float) -> Outcome:
+def _equation_eq(a: tuple[str, str], g: tuple[str, str], rel_tol: float) -> Evidence:
     if (labelled := _labelled_eq(a, g, rel_tol)) is not None:
         return labelled
     al, ar, gl, gr = parse(a[0]), parse(a[1]), parse(g[0]), parse(g[1])
@@ -324,7 +324,7 @@ def _equation_eq(a: tuple[str, str], g: tuple[str, str], rel_tol: float) -> Outc
 
 def compare_equation(
     a_text: str, g_text: str, a_marks: Marks, g_marks: Marks, rel_tol: float
-) -> Outcome:
+) -> Evidence:
     """EQUATION: equations equal up to a constant factor, or the same roots; a bare answer
     equals a gold ``name = value``."""
     golds, answers = _equations(g_text), _equations(a_text)
@@ -363,7 +363,7 @@ def _entries(text: str) -> tuple[tuple[int, int], list[sympy.Basic]]:
 
 def compare_matrix(
     a_text: str, g_text: str, a_marks: Marks, g_marks: Marks, rel_tol: float
-) -> Outcome:
+) -> Evidence:
     """MATRIX_VECTOR: same shape (row and column vectors agree), equal entries."""
     a_shape, a_entries = _entries(a_text)
     g_shape, g_entries = _entries(g_text)
@@ -387,7 +387,7 @@ _COMPARE: dict[AnswerSchema, Compare] = {
 }
 
 
-def compare(answer: str, gold: str, schema: AnswerSchema, rel_tol: float) -> Outcome | None:
+def compare(answer: str, gold: str, schema: AnswerSchema, rel_tol: float) -> Evidence | None:
     """The symbolic outcome, or None when either side cannot be parsed under the schema."""
     handler = _COMPARE.get(schema)
     if handler is None:

@@ -1,0 +1,15 @@
+"""A stand-in for ``bwrap``: logs its argv to ``FAKE_BWRAP_LOG`` (JSON lines), then runs the
+command after ``--`` in the ``--chdir`` folder (no isolation: the tests check the argv)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+args = sys.argv[1:]
+with open(os.environ["FAKE_BWRAP_LOG"], "a", encoding="utf-8") as log:
+    log.write(json.dumps(args) + "\n")
+command = args[args.index("--") + 1 :]
+os.chdir(args[args.index("--chdir") + 1])
+os.execvp(command[0], command)
