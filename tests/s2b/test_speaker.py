@@ -121,6 +121,8 @@ def test_reference_speakers_order_every_measure(tmp_path: Path) -> None:
             assert abs(mean[other][key]) < 0.1
             assert mean["rule"][key] > mean[other][key]
     assert all(mean[s]["malformed"] == 0.0 for s in runs)
+    (note,) = runs["holistic"].notes
+    assert "the rule listener answered every query game (216) with different" in note
     assert runs["rule"].label == "rule speaker" and runs["rule"].role == "speaker"
 
 
