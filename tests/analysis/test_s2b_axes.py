@@ -115,3 +115,13 @@ def test_report_shows_both_axes_side_by_side_with_the_quadrant_scatter(
     # the forbidden cell (high constructivity, low receptivity) holds the one model put there
     svg = Path(envelope["details"]["figures"]["s2b_axes"][1]).read_text(encoding="utf-8")
     assert "forbidden = 1 of n = 4" in svg
+
+
+def test_one_model_is_drawn_without_a_quadrant_test_and_says_why(logs: Path) -> None:
+    from gapscope.analysis.figures import receptivity_constructivity
+
+    figure = receptivity_constructivity(load_all([logs / "both"]))
+    assert figure is not None and figure.stem == "s2b_axes"
+    title = figure.figure.axes[0].get_title()
+    assert "quadrant test undefined: need at least 2 models, got 1" in title.replace("\n", " ")
+    assert receptivity_constructivity(load_all([logs / "both" / "speaker"])) is None
