@@ -125,3 +125,15 @@ def test_one_model_is_drawn_without_a_quadrant_test_and_says_why(logs: Path) -> 
     title = figure.figure.axes[0].get_title()
     assert "quadrant test undefined: need at least 2 models, got 1" in title.replace("\n", " ")
     assert receptivity_constructivity(load_all([logs / "both" / "speaker"])) is None
+
+
+def test_the_profile_table_prints_the_preset_of_every_row(logs: Path) -> None:
+    from rich.console import Console
+
+    from gapscope.analysis.terminal import print_rows
+
+    console = Console(record=True, width=200)
+    print_rows([r for x in load_all([logs / "both"]) for r in x.summary.rows()], console)
+    text = console.export_text()
+    assert "constructivity adj-ZSCT [demo]" in text
+    assert "topsim [demo]" in text and " ZSCT [demo]" in text

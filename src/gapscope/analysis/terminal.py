@@ -40,8 +40,8 @@ def print_rows(rows: Sequence[GapRow], console: Console, title: str = "Gap profi
     table = Table(title=title)
     for col in ("model", "diagnostic", "metric", "value [95% CI] (n)"):
         table.add_column(col, justify="right" if col.startswith("value") else "left")
-    for row in rows:
-        table.add_row(row.model, row.diagnostic, row.metric, row.cell())
+    for row in rows:  # "ZSCT [demo]" is a metric, not console markup
+        table.add_row(escape(row.model), row.diagnostic, escape(row.metric), row.cell())
     console.print(table)
 
 
