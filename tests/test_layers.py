@@ -27,7 +27,7 @@ LAYERS: dict[str, int] = {
     "analysis": 3,
     **dict.fromkeys(("s2b", "ladder", "onng", "prove", "t2", "steer"), 2),
     **dict.fromkeys(("models", "lean", "verify", "stats"), 1),
-    **dict.fromkeys(("", "records", "templates", "process_shared", "log_metadata"), 0),
+    **dict.fromkeys(("", "records", "templates", "process_shared", "log_metadata", "params"), 0),
 }
 """Rank of each top-level unit of ``gapscope`` (a sub-package or a root module)."""
 

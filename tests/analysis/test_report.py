@@ -111,3 +111,45 @@ def test_report_renders_in_headless_chromium(report: dict[str, object]) -> None:
     assert rendered == ["yes"] * 4, dom[:2000]
     console = [line for line in done.stderr.splitlines() if "CONSOLE" in line]
     assert console == [], console
+
+
+def test_report_has_the_ladder_analyses(report: dict[str, object]) -> None:
+    details = report["details"]
+    assert isinstance(details, dict)
+    page = Path(details["html"]).read_text(encoding="utf-8")
+    ladder = page[page.index("<h2>OracleLadder</h2>") :]
+    # the always-zero student solves nothing: every McNemar test has p = 1
+    assert "exact McNemar" in ladder and "<td>C2-random</td>" in ladder
+    assert (
+        "<td>scripted/always-zero</td><td>C2</td><td>C2-random</td><td>2</td><td>0</td>" in ladder
+    )
+    # its C1 reply "\boxed{0}" holds none of the 4 milestone answers (1 attempt per family)
+    assert "<td>all</td><td>4</td><td>0/4 (0.0%)</td><td>0/4 (0.0%)</td>" in ladder
+    assert "<td>solved alone</td><td>0</td><td>0/0 (n/a)</td>" in ladder
+
+
+def test_report_refuses_to_overwrite_its_own_input_log(
+    logs: dict[str, Path], tmp_path: Path
+) -> None:
+    directory = tmp_path / "run"
+    shutil.copytree(logs["rule"].parent, directory)
+    (log,) = directory.glob("*.eval")
+    before = log.read_bytes()
+    link = tmp_path / "link.eval"
+    link.symlink_to(log)
+    for out in (log, link):
+        result = runner.invoke(_app(), ["report", str(directory), "--out", str(out), "--json"])
+        assert result.exit_code == 2, result.output
+        envelope = json.loads(result.stdout)
+        assert envelope["status"] == "bad_input"
+        assert str(out) in envelope["error"] and f"input log {log}" in envelope["error"]
+    assert log.read_bytes() == before
+
+
+def test_report_makes_the_folder_it_is_asked_to_write_into(
+    logs: dict[str, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "new" / "deeper" / "r.html"
+    result = runner.invoke(_app(), ["report", str(logs["rule"]), "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    assert out.is_file()

@@ -79,7 +79,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_axes_pair_each_models_two_seats(logs: Path) -> None:
-    summaries = [x.summary for x in load_all([logs]) if isinstance(x.summary, S2BRunSummary)]
+    summaries = [x.summary for x in load_all([logs]).logs if isinstance(x.summary, S2BRunSummary)]
     pairs = {p.model: p for p in axes(summaries)}
     assert set(pairs) == {f"scripted/axes-{name}" for name in MODELS}
     both = pairs["scripted/axes-both"]
@@ -120,20 +120,19 @@ def test_report_shows_both_axes_side_by_side_with_the_quadrant_scatter(
 def test_one_model_is_drawn_without_a_quadrant_test_and_says_why(logs: Path) -> None:
     from gapscope.analysis.figures import receptivity_constructivity
 
-    figure = receptivity_constructivity(load_all([logs / "both"]))
+    figure = receptivity_constructivity(load_all([logs / "both"]).logs)
     assert figure is not None and figure.stem == "s2b_axes"
     title = figure.figure.axes[0].get_title()
     assert "quadrant test undefined: need at least 2 models, got 1" in title.replace("\n", " ")
-    assert receptivity_constructivity(load_all([logs / "both" / "speaker"])) is None
+    assert receptivity_constructivity(load_all([logs / "both" / "speaker"]).logs) is None
 
 
 def test_the_profile_table_prints_the_preset_of_every_row(logs: Path) -> None:
-    from rich.console import Console
-
+    from gapscope.analysis.literal import LiteralConsole
     from gapscope.analysis.terminal import print_rows
 
-    console = Console(record=True, width=200)
-    print_rows([r for x in load_all([logs / "both"]) for r in x.summary.rows()], console)
+    console = LiteralConsole(record=True, width=200)
+    print_rows([r for x in load_all([logs / "both"]).logs for r in x.summary.rows()], console)
     text = console.export_text()
     assert "constructivity adj-ZSCT [demo]" in text
     assert "topsim [demo]" in text and " ZSCT [demo]" in text

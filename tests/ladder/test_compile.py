@@ -169,3 +169,17 @@ def test_compile_cli_regenerates_and_reports_the_funnel(tmp_path: Path) -> None:
     loaded = load_families(out)
     assert not loaded.problems
     assert sorted(f.pid for f in loaded.families) == ["first-try", "second-try"]
+
+
+def test_compile_refuses_to_write_families_over_its_problems(tmp_path: Path) -> None:
+    problems = tmp_path / "problems.jsonl"
+    problems.write_text(json.dumps(PROBLEM.__dict__) + "\n")
+    before = problems.read_text()
+    model = script("teacher", lambda messages: json.dumps(GOOD))
+    args = ["ladder", "compile", "--teacher", model, "--problems", str(problems)]
+    result = CliRunner().invoke(
+        app, [*args, "--out", str(problems), "--json", "--log-dir", str(tmp_path / "logs")]
+    )
+    assert result.exit_code == 2, result.output
+    assert f"input --problems {problems}" in json.loads(result.stdout)["error"]
+    assert problems.read_text() == before and not (tmp_path / "logs").exists()

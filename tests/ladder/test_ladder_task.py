@@ -115,6 +115,21 @@ def test_run_ladder_cli_prints_the_outcome_table_as_json(tmp_path: Path) -> None
     assert rows["outcome ROADMAP-NEEDED"] == 100.0 and rows["gap roadmap"] == 100.0
     assert student["outcomes"]["ROADMAP-NEEDED"] == LIMIT
     assert student["gaps"]["roadmap"] == LIMIT
+    # C2 solves all 4 families, no control any: p = 2 / 2^4 against each C2 control, Holm
+    # 3 x 0.125 for both; C3 and C3-mismatched solve nothing, p = 1
+    tests = {(t["matched"], t["control"]): t for t in student["specificity_tests"]}
+    assert tests[("C2", "C2-random")] == {
+        "matched": "C2",
+        "control": "C2-random",
+        "families": LIMIT,
+        "matched_only": LIMIT,
+        "control_only": 0,
+        "p_value": 0.125,
+        "p_holm": 0.375,
+    }
+    assert tests[("C2", "C2-generic")]["p_holm"] == 0.375
+    assert tests[("C3", "C3-mismatched")]["p_value"] == tests[("C3", "C3-mismatched")]["p_holm"]
+    assert tests[("C3", "C3-mismatched")]["p_value"] == 1.0
     both = runner.invoke(app, ["run", "ladder", "--bundled", "--families", "x.jsonl"])
     assert both.exit_code == 2 and "exactly one of --families F or --bundled" in both.output
     missing = runner.invoke(app, ["run", "ladder", "--families", str(tmp_path / "none.jsonl")])
@@ -174,6 +189,17 @@ def test_ladder_screen_keeps_what_the_anchor_fails_but_can_decompose(tmp_path: P
     assert funnel["kept"] == (len(families[0].tested_milestones) >= 2)
     kept = [json.loads(line)["pid"] for line in out.read_text().splitlines()]
     assert kept == [failing] * funnel["kept"]
+    direct = CliRunner().invoke(app, [*args, "--direct-failure-only", "--json"])
+    assert direct.exit_code == 0, direct.output
+    funnel = json.loads(direct.stdout)["details"]["funnel"]
+    assert funnel == {"compiled": LIMIT, "anchor_fails_parent": 1, "kept": 1}
+    assert [json.loads(line)["pid"] for line in out.read_text().splitlines()] == [failing]
+    before = compiled.read_text()
+    for clash in (compiled, Path(log.location)):  # an output over an input is refused
+        args = ["ladder", "screen", log.location, "--families", str(compiled), "--out", str(clash)]
+        refused = CliRunner().invoke(app, [*args, "--json"])
+        assert refused.exit_code == 2 and f"{clash} is also the input" in refused.stdout
+    assert compiled.read_text() == before
 
 
 def test_the_verifier_pool_is_closed_when_the_task_is_done(

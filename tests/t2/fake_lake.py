@@ -3,7 +3,7 @@
 It "compiles" by reading the files: a line with ``-- fake-error`` is an error there, and
 ``-- fake-breaks: a, b`` in any file it reads is an error at the head of the declarations
 ``a`` and ``b`` wherever they are among those files. A line with ``sorry`` gets the sorry
-warning. Every call is appended to ``FAKE_LAKE_LOG`` (cwd and arguments);
+warning. Every call is appended to ``FAKE_LAKE_LOG`` (cwd, arguments and pid);
 ``FAKE_LAKE_DELAY`` seconds are slept first (for timeouts).
 """
 
@@ -45,7 +45,7 @@ def main(args: list[str]) -> int:
     log = os.environ.get("FAKE_LAKE_LOG")
     if log:
         with open(log, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"cwd": os.getcwd(), "args": args}) + "\n")
+            handle.write(json.dumps({"cwd": os.getcwd(), "args": args, "pid": os.getpid()}) + "\n")
     time.sleep(float(os.environ.get("FAKE_LAKE_DELAY", "0")))
     if args[:1] == ["build"]:
         files = [m.replace(".", "/") + ".lean" for m in args[1:]]

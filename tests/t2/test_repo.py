@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import stat
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -167,3 +170,102 @@ def test_run_t2_repo_with_a_lake_on_path(
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)["details"]
     assert summary["contexts"]["st"]["ta"]["estimate"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"id": "{outside}/base_eq"}, "id"),  # absolute
+        ({"id": "../outside.lean/base_eq"}, "id"),
+        ({"id": "Lib/../../outside.lean/base_eq"}, "id"),
+        ({"dataset_name": ".."}, "dataset_name"),
+        ({"dataset_name": "../elsewhere"}, "dataset_name"),
+    ],
+)
+def test_a_record_naming_a_file_outside_the_project_is_refused(
+    repo: Path, lake_log: Path, tmp_path: Path, changes: dict[str, str], field: str
+) -> None:
+    outside = tmp_path / "outside.lean"
+    outside.write_text(BASE)
+    fields = _record().__dict__ | {k: v.format(outside=outside) for k, v in changes.items()}
+    record = T2Record(**fields)
+    result = audit([record], file_text=lambda r: file_text_of(repo, r))
+    assert [f.defect for f in result.findings] == [Defect.INVALID_RECORD]
+    assert f"line 1 ({record.id}): {field}:" in result.findings[0].detail
+    workspaces = _workspaces(repo)
+    answer = extract_answer(f"```lean\n{TARGET} -- fake-error\n```", target_identity(record))
+    try:
+        with pytest.raises(ValueError, match=f"{field}:"):
+            evaluate_in_repo(record, answer, workspaces)
+    finally:
+        workspaces.close()
+    assert not lake_log.exists()  # nothing was written, nothing was built
+    assert outside.read_text() == BASE
+
+
+def test_a_symlinked_target_file_is_refused_not_written_through(
+    repo: Path, lake_log: Path, tmp_path: Path
+) -> None:
+    own = tmp_path / "users-own" / "Base.lean"
+    own.parent.mkdir()
+    own.write_text(BASE)
+    (repo / "Lib" / "Base.lean").unlink()
+    (repo / "Lib" / "Base.lean").symlink_to(own)
+    result = audit([_record()], file_text=lambda r: file_text_of(repo.parent, r))
+    assert [f.defect for f in result.findings] == [Defect.INVALID_RECORD]
+    assert "Lib/Base.lean is a symbolic link" in result.findings[0].detail
+    workspaces = _workspaces(repo)
+    try:
+        with pytest.raises(ValueError, match="symbolic link"):
+            _evaluate(workspaces, TARGET + " -- fake-error")
+    finally:
+        workspaces.close()
+    assert not lake_log.exists()
+    assert own.read_text() == BASE
+
+
+_DRIVER = """
+import sys, threading
+from pathlib import Path
+from tests.t2.test_repo import TARGET, _evaluate, _workspaces
+workspaces = _workspaces(Path(sys.argv[1]))
+print(workspaces._base, flush=True)
+worker = threading.Thread(target=_evaluate, args=(workspaces, TARGET + " -- fake-error"))
+worker.start()
+worker.join()
+"""
+
+
+def test_sigterm_during_lake_puts_the_original_file_back(
+    repo: Path, lake_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import signal
+    import subprocess
+
+    monkeypatch.setenv("FAKE_LAKE_DELAY", "120")
+    root = Path(__file__).parents[2]
+    env = os.environ | {"PYTHONPATH": f"{root / 'src'}{os.pathsep}{root}"}
+    driver = subprocess.Popen(
+        [sys.executable, "-c", _DRIVER, str(repo)], stdout=subprocess.PIPE, text=True, env=env
+    )
+    lake_pid = None
+    base = repo / "no-copy-yet"
+    try:
+        assert driver.stdout is not None
+        base = Path(driver.stdout.readline().strip())
+        copy = base / "worker_0" / "checkout" / "Lib" / "Base.lean"
+        # lake has started (its call is logged), so the generated code is in the file
+        while driver.poll() is None and not (lake_log.exists() and lake_log.read_text()):
+            time.sleep(0.05)
+        assert "fake-error" in copy.read_text()
+        lake_pid = json.loads(lake_log.read_text().splitlines()[0])["pid"]
+        driver.send_signal(signal.SIGTERM)
+        assert driver.wait() == -signal.SIGTERM
+        assert copy.read_text() == BASE
+    finally:
+        driver.kill()
+        driver.wait()
+        if lake_pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(lake_pid, signal.SIGKILL)
+        shutil.rmtree(base, ignore_errors=True)

@@ -91,3 +91,17 @@ def test_json_envelope_on_bad_input(tmp_path: Path) -> None:
     result = runner.invoke(app, ["verify", "--gold", "1", "--json"])
     assert result.exit_code == 2
     assert "give --gold and --answer" in json.loads(result.stdout)["error"]
+
+
+def test_jsonl_refuses_to_write_its_verdicts_over_its_input(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    content = json.dumps({"answer": "1", "gold": "1"}) + "\n"
+    src.write_text(content, encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    for out in (src, tmp_path / "sub" / ".." / "in.jsonl"):
+        args = ["verify", "--jsonl", str(src), "--out", str(out), "--no-cache", "--json"]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, result.output
+        error = json.loads(result.stdout)["error"]
+        assert str(out) in error and f"input --jsonl {src}" in error
+    assert src.read_text(encoding="utf-8") == content

@@ -159,11 +159,14 @@ def compare(
     intersect: bool = False,
     seed: int = 0,
     n_resamples: int = BOOTSTRAP_RESAMPLES,
+    loading_notes: Sequence[str] = (),
 ) -> Comparison:
     """Pair the metrics both sides measured; refuse differing items unless ``intersect``.
 
     Steered runs are left out (named in the notes): they are the same items under an
     intervention, and a dosage curve, not a model-vs-model test, is how they are read.
+    ``loading_notes`` (what loading the logs found: runs that did not finish, superseded ones) come
+    first in the comparison's notes.
     """
     kept_a = [x for x in a if not is_steering_run(x)]
     kept_b = [x for x in b if not is_steering_run(x)]
@@ -180,7 +183,7 @@ def compare(
             "A and B share no diagnostic and setting to compare "
             f"(A: {listed['A']}; B: {listed['B']})"
         )
-    notes = [
+    notes = [*loading_notes] + [
         f"{side}: {count} steering runs left out (their dosage curves are in gapscope report)"
         for side, count in steered.items()
         if count
@@ -213,7 +216,7 @@ def compare(
         transitions["tau=1"] = {
             r.value: {c.value: n for c, n in row.items()} for r, row in matrix.items()
         }
-    rows = [r for side in (a, b) for x in side for r in x.summary.rows()]
+    rows = [r for side in (a, b) for x in side for r in x.rows()]
     return Comparison(_label(a), _label(b), metrics, transitions, notes, rows)
 
 

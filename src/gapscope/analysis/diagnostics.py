@@ -11,11 +11,11 @@ prints and emits.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gapscope.analysis import ladder, onng, prove, s2b, t2
+from gapscope.analysis import ladder, ladder_code, ladder_review, onng, prove, s2b, t2
 from gapscope.analysis.logs import (
     LogError,
     RunInfo,
@@ -79,6 +79,18 @@ DIAGNOSTICS: dict[str, Diagnostic] = {
         Diagnostic(
             ladder_log.TASK, ladder.DIAGNOSTIC, ladder.model_run, lambda s, o: ladder_view([s], o)
         ),
+        Diagnostic(
+            ladder_log.REVIEW_TASK,
+            ladder_review.DIAGNOSTIC,
+            ladder_review.summarize,
+            lambda s, o: ladder_review.review_view([s], o),
+        ),
+        Diagnostic(
+            ladder_log.CODE_TASK,
+            ladder_code.DIAGNOSTIC,
+            ladder_code.summarize,
+            ladder_code.code_view,
+        ),
         Diagnostic(onng_log.TASK, onng.DIAGNOSTIC, _onng, onng_view),
         Diagnostic(prove_log.TASK, prove.DIAGNOSTIC, _prove, lambda s, o: prove_view([s], o)),
         Diagnostic(t2_log.TASK, t2.DIAGNOSTIC, t2.summarize_log, t2_view),
@@ -94,6 +106,20 @@ class LoadedLog:
     diagnostic: Diagnostic
     summary: Summary
     info: RunInfo | None = None
+
+    def rows(self) -> list[GapRow]:
+        """The summary's rows, each marked with the run's status."""
+        return self.marked(self.summary.rows())
+
+    def marked(self, rows: Iterable[GapRow]) -> list[GapRow]:
+        """``rows`` of this log, each marked with the run's status."""
+        status = self.info.status if self.info else "success"
+        return [replace(row, status=status) for row in rows]
+
+    def notes(self) -> list[str]:
+        """What a table of this log must say (a run that did not finish)."""
+        note = self.info.note() if self.info else None
+        return [note] if note else []
 
 
 def load(path: Path) -> LoadedLog:
@@ -123,9 +149,39 @@ def summaries_of(logs: Iterable[LoadedLog], task: str) -> list[Any]:
 def present(log: EvalLog, options: ViewOptions = ViewOptions()) -> View:
     """What ``run X`` prints and emits for the log it just finished (any diagnostic)."""
     loaded = loaded_from(log)
-    return loaded.diagnostic.view(loaded.summary, options)
+    view = loaded.diagnostic.view(loaded.summary, options)
+    notes = dict.fromkeys([*view.notes, *loaded.notes()])  # a view may already say it
+    return replace(view, rows=loaded.marked(view.rows), notes=list(notes))
 
 
-def load_all(paths: Iterable[Path]) -> list[LoadedLog]:
-    """Every log under ``paths`` (files, or directories of ``.eval`` files)."""
-    return [load(p) for p in expand_log_paths(paths)]
+@dataclass(frozen=True)
+class LoadedLogs:
+    """The logs a report is over, and what it must say about the ones it is not over."""
+
+    logs: list[LoadedLog]
+    notes: list[str]
+
+
+def load_all(paths: Iterable[Path]) -> LoadedLogs:
+    """Every log under ``paths`` (files, or directories of ``.eval`` files), less those a
+    retry supersedes.
+
+    ``inspect eval-retry`` writes a new log with the task id of the run it resumes (and the
+    samples that run finished): of logs sharing a task id only the newest counts, else a
+    cancelled run and its retry would be two rows of one model.
+    """
+    loaded = [load(p) for p in expand_log_paths(paths)]
+    newest: dict[str, LoadedLog] = {}
+    for x in loaded:
+        if x.info is None or not x.info.task_id:
+            continue
+        kept = newest.get(x.info.task_id)
+        if kept is None or (kept.info is not None and kept.info.created_at < x.info.created_at):
+            newest[x.info.task_id] = x
+    current = [x for x in loaded if x.info is None or newest.get(x.info.task_id, x) is x]
+    notes = [
+        f"{x.path} ({x.info.status}) is superseded by its retry {newest[x.info.task_id].path}"
+        for x in loaded
+        if x.info is not None and newest.get(x.info.task_id, x) is not x
+    ]
+    return LoadedLogs(current, notes + [n for x in current for n in x.notes()])

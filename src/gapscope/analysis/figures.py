@@ -111,9 +111,16 @@ def zsct_per_preset(logs: Sequence[LoadedLog]) -> NamedFigure | None:
     return NamedFigure("s2b_zsct", "S2B-LM ZSCT per preset (95% Wilson CI over query games)", fig)
 
 
+def _reported_runs(logs: Sequence[LoadedLog]) -> list[ModelRun]:
+    """The OracleLadder runs with a family to draw (a run stopped before any was finished
+    has none: the report's notes name it)."""
+    runs: list[ModelRun] = summaries_of(logs, LADDER_TASK)
+    return [run for run in runs if run.tested]
+
+
 def ladder_gaps(logs: Sequence[LoadedLog]) -> NamedFigure | None:
     """Stacked bars: each model's families split by outcome and gap label (tau = 1)."""
-    runs: list[ModelRun] = summaries_of(logs, LADDER_TASK)
+    runs = _reported_runs(logs)
     if not runs:
         return None
     fig = _figure()
@@ -135,7 +142,7 @@ def ladder_gaps(logs: Sequence[LoadedLog]) -> NamedFigure | None:
 def ladder_tau(logs: Sequence[LoadedLog]) -> NamedFigure | None:
     """LadderOutcome counts at tau = 1..min(5, k), one panel per model: how robust the labels
     are (a threshold above the rollouts per probe could never be met, so it is not drawn)."""
-    runs: list[ModelRun] = summaries_of(logs, LADDER_TASK)
+    runs = _reported_runs(logs)
     if not runs:
         return None
     fig = _figure(width=max(WIDTH, 3.2 * len(runs)), ncols=len(runs))

@@ -8,17 +8,26 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from inspect_ai.scorer import CORRECT, NOANSWER
 
-from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
+from gapscope.analysis.logs import (
+    counted_samples,
+    malformed_sample,
+    read_log,
+    require_task,
+    run_info,
+    sample_score,
+)
 from gapscope.analysis.profile import GapRow
-from gapscope.ladder.anchors import AnchorAgreement, anchor_agreement
+from gapscope.ladder.agreement import agreement
+from gapscope.ladder.anchors import AnchorAgreement, AnchorRule, anchor_agreement
+from gapscope.ladder.containment import Containment, ContainmentFamily, Rate, containment
 from gapscope.ladder.contract import COMPILE_TASK, TASK, CompileStore, ProbeMetadata, RunMetadata
-from gapscope.ladder.probes import CONTROLS, LADDER, Condition
+from gapscope.ladder.probes import CONTROLS, LADDER, Condition, family_of
 from gapscope.ladder.taxonomy import (
     GAP_ORDER,
     OUTCOME_ORDER,
@@ -29,6 +38,7 @@ from gapscope.ladder.taxonomy import (
     profile,
     tau_sensitivity,
 )
+from gapscope.stats.paired import McNemarResult, holm, mcnemar_exact
 from gapscope.stats.proportion import wilson_percent
 from gapscope.stats.rank import kendall_tau
 from gapscope.stats.resampling import BootstrapCI, bootstrap_ci, ranking_stability
@@ -36,7 +46,7 @@ from gapscope.stats.resampling import BootstrapCI, bootstrap_ci, ranking_stabili
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from inspect_ai.log import EvalLog
+    from inspect_ai.log import EvalLog, EvalSample
 
 DIAGNOSTIC = "OracleLadder"
 
@@ -52,6 +62,17 @@ class Rollout:
 
 
 @dataclass
+class RunTexts:
+    """The texts a log holds beyond the grades, for containment (a released panel has none):
+    per family its unaided (C1) completions, its statement (the C1 user turn) and the gold
+    answer of each tested milestone (the Stage 0 targets)."""
+
+    attempts: dict[str, list[str]] = field(default_factory=dict)
+    statements: dict[str, str] = field(default_factory=dict)
+    answers: dict[str, dict[int, str]] = field(default_factory=dict)
+
+
+@dataclass
 class ModelRun:
     """Everything one log says about one model."""
 
@@ -59,20 +80,28 @@ class ModelRun:
     log_location: str
     rollouts: list[Rollout]
     tested: dict[str, int]
-    unanswered: int = 0
-    """Rollouts with no ``\\boxed{}`` answer; ``truncated`` of them hit the token cap."""
-    truncated: int = 0
+    texts: RunTexts | None = None
+    status: str = "success"
+    notes: list[str] = field(default_factory=list)
+    """What the tables leave out or cannot be read without: a run that did not finish (its
+    unfinished families), rollouts that mostly gave no ``\\boxed{}`` answer."""
 
-    @property
-    def notes(self) -> list[str]:
-        """What a reader must know before reading the tables: most rollouts gave no answer."""
-        n = len(self.rollouts)
-        if not n or self.unanswered * 2 <= n:
+    def containment_families(self, stage0_tau: int = 1) -> list[ContainmentFamily]:
+        """The families with C1 attempts and every tested milestone's answer in the log."""
+        if self.texts is None:
             return []
+        texts = self.texts
+        counts = {f.pid: f for f in self.families()}
         return [
-            f"{self.unanswered} of {n} rollouts have no \\boxed{{}} answer "
-            f"({self.truncated} hit the token cap): the outcomes measure the format and the "
-            "budget more than the reasoning; raise --max-tokens"
+            ContainmentFamily(
+                pid=pid,
+                statement=texts.statements[pid],
+                answers=tuple(texts.answers[pid][i] for i in range(n)),
+                solved_alone=tuple(c >= stage0_tau for c in counts[pid].milestones),
+                attempts=tuple(texts.attempts[pid]),
+            )
+            for pid, n in sorted(self.tested.items())
+            if texts.attempts.get(pid) and len(texts.answers.get(pid, {})) == n
         ]
 
     def correct_counts(self) -> dict[tuple[str, Condition, int | None], int]:
@@ -135,6 +164,7 @@ class ModelRun:
                 ci=wilson_percent(k, n),
                 n=n,
                 log=self.log_location,
+                status=self.status,
             )
             for metric, k in counts
         ]
@@ -152,33 +182,149 @@ class ModelRun:
 
 
 def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
-    """Read one OracleLadder log (every epoch of every sample)."""
+    """Read one OracleLadder log (every epoch of every sample).
+
+    Of a run that did not finish, only the families with every rollout scored count: a
+    family's outcome needs all its conditions, and one never run is not one the model failed.
+    """
     require_task(log, TASK)
     rollouts = []
+    texts = RunTexts()
     unanswered = truncated = 0
-    for sample in log.samples or []:
-        score = sample_score(sample)
-        meta = cast(ProbeMetadata, sample.metadata)
-        if score is not None and score.value == NOANSWER:
-            unanswered += 1
-            truncated += sample.output.stop_reason == "max_tokens"
-        rollouts.append(
-            Rollout(
+    samples = counted_samples(log)
+    for sample in samples:
+        with malformed_sample(log, sample):
+            score = sample_score(sample)
+            meta = cast(ProbeMetadata, sample.metadata)
+            if score is not None and score.value == NOANSWER:
+                unanswered += 1
+                truncated += sample.output.stop_reason == "max_tokens"
+            rollout = Rollout(
                 pid=str(meta["pid"]),
                 condition=Condition(meta["condition"]),
                 milestone_index=meta.get("milestone_index"),
                 correct=score is not None and score.value == CORRECT,
             )
-        )
+            rollouts.append(rollout)
+            if rollout.condition is Condition.C1:
+                texts.attempts.setdefault(rollout.pid, []).append(sample.output.completion)
+                prompt = sample.input if isinstance(sample.input, str) else sample.input[-1].text
+                texts.statements[rollout.pid] = prompt
+            elif rollout.condition is Condition.S0 and rollout.milestone_index is not None:
+                gold = sample.target if isinstance(sample.target, str) else sample.target[0]
+                texts.answers.setdefault(rollout.pid, {})[rollout.milestone_index] = gold
     run = cast(RunMetadata, log.eval.metadata or {})
     tested = {str(k): int(v) for k, v in run["tested_milestones"].items()}
     info = run_info(log)
-    return ModelRun(name or info.model, info.location, rollouts, tested, unanswered, truncated)
+    notes = [note] if (note := info.note()) else []
+    if not info.finished:
+        unfinished = _unfinished_families(log, samples) | (set(tested) - {r.pid for r in rollouts})
+        left_out = len(set(tested) & unfinished)
+        tested = {pid: n for pid, n in tested.items() if pid not in unfinished}
+        rollouts = [r for r in rollouts if r.pid in tested]
+        notes.append(
+            f"{info.location}: {left_out} of {left_out + len(tested)} families have a rollout"
+            f" that was never scored and are left out; the tables are over {len(tested)}"
+        )
+    if samples and unanswered * 2 > len(samples):
+        notes.append(
+            f"{unanswered} of {len(samples)} rollouts have no \\boxed{{}} answer "
+            f"({truncated} hit the token cap): the outcomes measure the format and the "
+            "budget more than the reasoning; raise --max-tokens"
+        )
+    return ModelRun(name or info.model, info.location, rollouts, tested, texts, info.status, notes)
+
+
+def _unfinished_families(log: EvalLog, scored: Sequence[EvalSample]) -> set[str]:
+    """Families with a sample (of any epoch) that the log lists but did not score."""
+    done = {(str(s.id), s.epoch) for s in scored}
+    epochs = range(1, (log.eval.config.epochs or 1) + 1)
+    return {
+        family_of(str(i))
+        for i in log.eval.dataset.sample_ids or []
+        for epoch in epochs
+        if (str(i), epoch) not in done
+    }
 
 
 def read(path: Path | str, name: str | None = None) -> ModelRun:
     """Read one OracleLadder log from a file."""
     return model_run(read_log(path, task=TASK), name)
+
+
+def containment_dict(result: Containment) -> dict[str, Any]:
+    """``--json`` shape of a containment readout: hits, pairs and rate per subset."""
+
+    def rate(r: Rate) -> dict[str, Any]:
+        return {"hits": r.hits, "pairs": r.pairs, "rate": r.rate}
+
+    return {
+        "families": result.families,
+        "attempts": result.attempts,
+        "skipped_milestones": result.skipped,
+        "subsets": {
+            name: {"milestones": s.milestones, "own": rate(s.own), "control": rate(s.control)}
+            for name, s in result.subsets.items()
+        },
+    }
+
+
+MATCHED_VS_CONTROL: tuple[tuple[Condition, Condition], ...] = (
+    (Condition.C2, Condition.C2_RANDOM),
+    (Condition.C2, Condition.C2_GENERIC),
+    (Condition.C3, Condition.C3_MISMATCHED),
+)
+"""Each matched help level and the control that corrupts it (seed Section 2, Appendix N)."""
+
+
+@dataclass(frozen=True)
+class SpecificityTest:
+    """Matched help vs its control on the same families: exact McNemar, Holm-adjusted.
+
+    ``test.b`` counts families solved with the matched help only, ``test.c`` with the control
+    only; Holm's correction runs over the tests of one model.
+    """
+
+    matched: Condition
+    control: Condition
+    test: McNemarResult
+    p_holm: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "matched": self.matched.value,
+            "control": self.control.value,
+            "families": self.test.n,
+            "matched_only": self.test.b,
+            "control_only": self.test.c,
+            "p_value": self.test.p_value,
+            "p_holm": self.p_holm,
+        }
+
+
+def specificity_tests(run: ModelRun, tau: int = 1) -> list[SpecificityTest]:
+    """McNemar's exact test of each matched condition against its control, per family
+    (solved = at least ``tau`` correct rollouts), for the pairs the run has both of.
+
+    Per family and paired, as the paper's replication tests (Appendix N: on AIME 2024/25 the
+    matched roadmap solves 17 of 38 families, each control 5, p = 0.004 and 0.002).
+    """
+    solved = run.outcomes(tau)
+    present = [
+        (m, c)
+        for m, c in MATCHED_VS_CONTROL
+        if f"solved {m.value}" in solved and f"solved {c.value}" in solved
+    ]
+    results = [
+        mcnemar_exact(
+            list(solved[f"solved {m.value}"].values()), list(solved[f"solved {c.value}"].values())
+        )
+        for m, c in present
+    ]
+    adjusted = holm([r.p_value for r in results])
+    return [
+        SpecificityTest(m, c, r, p) for (m, c), r, p in zip(present, results, adjusted, strict=True)
+    ]
 
 
 def transition_matrix(
@@ -207,6 +353,10 @@ class LadderReport:
     kendall_accuracy_vs_any_probe: float | None
     transitions: dict[LadderOutcome, dict[LadderOutcome, int]] | None
     anchors: AnchorAgreement | None = None
+    specificity: dict[str, list[SpecificityTest]] = field(default_factory=dict)
+    containment: dict[str, Containment] = field(default_factory=dict)
+    statuses: dict[str, str] = field(default_factory=dict)
+    """Each model's run status (``success`` unless the run did not finish)."""
 
     def to_dict(self) -> dict[str, Any]:
         def ci(c: BootstrapCI) -> dict[str, float | None]:
@@ -216,6 +366,7 @@ class LadderReport:
             "tau": self.tau,
             "models": {
                 name: {
+                    "status": self.statuses.get(name, "success"),
                     "n_families": p.n_families,
                     "outcomes": {o.value: n for o, n in p.outcomes.items()},
                     "gaps": {g.value: n for g, n in p.gaps.items()},
@@ -227,6 +378,12 @@ class LadderReport:
                     "solved_by_condition": {
                         c.value: n for c, n in self.solved_by_condition[name].items()
                     },
+                    "specificity_tests": [t.to_dict() for t in self.specificity.get(name, [])],
+                    "containment": (
+                        containment_dict(self.containment[name])
+                        if name in self.containment
+                        else None
+                    ),
                     "tau_sensitivity": {
                         str(t): {o.value: n for o, n in row.items()}
                         for t, row in self.tau_table[name].items()
@@ -238,11 +395,14 @@ class LadderReport:
             "kendall_tau_direct_accuracy_vs_any_probe": self.kendall_accuracy_vs_any_probe,
             "kendall_tau_composition_gap_across_anchors": (
                 {
+                    "rule": self.anchors.rule.value,
                     "pairs": [
-                        {"a": a, "b": b, "tau": t} for (a, b), t in self.anchors.pairs.items()
+                        {"a": p.a, "b": p.b, "compared": list(p.compared), "tau": p.tau}
+                        for p in self.anchors.pairs
                     ],
                     "mean": self.anchors.mean,
                     "screened": self.anchors.screened,
+                    "rankings": self.anchors.rankings,
                 }
                 if self.anchors
                 else None
@@ -264,8 +424,18 @@ def build_report(
     tau: int = 1,
     n_resamples: int = 2000,
     seed: int = 0,
+    anchor_rule: AnchorRule = AnchorRule.OTHERS,
 ) -> LadderReport:
-    """All tables for ``runs``; with exactly two runs, also their transition matrix."""
+    """All tables for ``runs``; with exactly two runs, also their transition matrix.
+
+    ``anchor_rule`` picks the models each anchor pair is compared on (default: the paper's).
+    Raises ValueError for a run with no family (one stopped before it finished any): its
+    tables would be empty rows of zeros.
+    """
+    for run in runs:
+        if not run.tested:
+            why = "; ".join(run.notes) or "its log lists no family"
+            raise ValueError(f"{run.name}: no family to report ({why})")
     names = [r.name for r in runs]
     if len(set(names)) != len(names):
         raise ValueError(f"model names must be distinct, got {names}; pass names explicitly")
@@ -313,8 +483,73 @@ def build_report(
             if len(runs) == 2
             else None
         ),
-        anchors=anchor_agreement(families, tau),
+        anchors=anchor_agreement(families, tau, anchor_rule),
+        specificity={r.name: specificity_tests(r, tau) for r in runs},
+        containment={r.name: containment(fams) for r in runs if (fams := r.containment_families())},
+        statuses={r.name: r.status for r in runs},
     )
+
+
+def agreement_report(a: ModelRun, b: ModelRun, tau: int = 1) -> dict[str, Any]:
+    """``gapscope ladder agree``: one model on two family sets of the same problems (the
+    ``--json`` details; rules in :mod:`gapscope.ladder.agreement`)."""
+    result = agreement(a.families(), b.families(), tau)
+
+    def share(k: int, n: int) -> float | None:
+        return k / n if n else None
+
+    return {
+        "a": a.name,
+        "b": b.name,
+        "tau": result.tau,
+        "matched_families": len(result.families),
+        "only_a": list(result.only_a),
+        "only_b": list(result.only_b),
+        "outcome_agreement": [
+            {
+                "condition": o.condition.value,
+                "families": o.families,
+                "agree": o.agree,
+                "share": share(o.agree, o.families),
+                "both": o.both,
+                "only_a": o.only_a,
+                "only_b": o.only_b,
+                "neither": o.neither,
+            }
+            for o in result.outcomes
+        ],
+        "label_agreement": [
+            {
+                "milestone_test": la.test.value,
+                "labelled": la.labelled,
+                "agree": la.agree,
+                "share": share(la.agree, la.labelled),
+                "disagree_same_outcome": la.same_outcome,
+            }
+            for la in result.labels
+        ],
+        "milestones": {
+            name: {
+                "tested": m.tested,
+                "passed": m.passed,
+                "fraction_passed": m.fraction_passed,
+                "mean_tested_per_family": m.mean_per_family,
+                "mean_fraction_passed_per_family": m.mean_fraction_passed,
+            }
+            for name, m in zip((a.name, b.name), result.milestones, strict=True)
+        },
+        "families": [
+            {
+                "pid": f.pid,
+                "tested": list(f.tested),
+                "passed": list(f.passed),
+                "outcome": [o.value for o in f.outcome],
+                "label_strict": [g.value for g in f.strict],
+                "label_half": [g.value for g in f.half],
+            }
+            for f in result.families
+        ],
+    }
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,10 @@ JSON layer underneath (Inspect reports a corrupt ``.eval`` as ``ValueError: EOCD
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
@@ -102,6 +103,37 @@ class RunInfo:
     location: str
     started_at: str | None
     completed_at: str | None
+    task_id: str = ""
+    """Inspect's id of the task, kept by ``inspect eval-retry``: a retry and its original
+    share it."""
+    created: str = ""
+    left_out: int = 0
+    """Samples of a run that did not finish that count nowhere (never scored or never run)."""
+    expected: int = 0
+    """Samples the run was to have (dataset samples x epochs)."""
+
+    @property
+    def created_at(self) -> datetime:
+        """When the run was created (a retry is created after the run it resumes)."""
+        return (
+            datetime.fromisoformat(self.created)
+            if self.created
+            else datetime.min.replace(tzinfo=UTC)
+        )
+
+    @property
+    def finished(self) -> bool:
+        return self.status == "success"
+
+    def note(self) -> str | None:
+        """What a table of a run that did not finish must say (None for a finished run)."""
+        if self.finished:
+            return None
+        return (
+            f"{self.location}: the run did not finish (status {self.status}); "
+            f"{self.left_out} of {self.expected} samples were never scored and are left out "
+            "of every count (resume it with inspect eval-retry)"
+        )
 
     @property
     def duration_s(self) -> float | None:
@@ -114,7 +146,8 @@ class RunInfo:
 
 
 def run_info(log: EvalLog) -> RunInfo:
-    """Model, task arguments, status and timing of ``log``."""
+    """Model, task arguments, status, timing and completeness of ``log``."""
+    expected = (log.eval.dataset.samples or 0) * (log.eval.config.epochs or 1)
     return RunInfo(
         task=task_name(log),
         model=log.eval.model,
@@ -124,9 +157,40 @@ def run_info(log: EvalLog) -> RunInfo:
         location=log.location,
         started_at=log.stats.started_at or None,
         completed_at=log.stats.completed_at or None,
+        task_id=log.eval.task_id,
+        created=log.eval.created,
+        left_out=0 if log.status == "success" else max(expected - len(counted_samples(log)), 0),
+        expected=expected,
     )
 
 
 def sample_score(sample: EvalSample) -> Score | None:
     """The sample's score (every gapscope task has exactly one scorer)."""
     return next(iter((sample.scores or {}).values()), None)
+
+
+@contextlib.contextmanager
+def malformed_sample(log: EvalLog, sample: EvalSample) -> Iterator[None]:
+    """Read one sample's content inside this: a store or metadata of the wrong shape (a
+    ``games`` list holding ``None``) becomes a LogError naming the log and the sample."""
+    try:
+        yield
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise LogError(
+            f"{log.location}: sample {sample.id} (epoch {sample.epoch}) is not what a "
+            f"{task_name(log)} log holds: {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def counted_samples(log: EvalLog) -> list[EvalSample]:
+    """The samples every count is over.
+
+    Of a finished run, all: a sample that failed is a result (recorded as failed). Of a run
+    that was cancelled, errored or is still being written, only the scored ones: the others
+    were stopped by the run's end, not by the model, and counting them as failures made a
+    run stopped at once look like a model that solves nothing.
+    """
+    samples = log.samples or []
+    if log.status == "success":
+        return list(samples)
+    return [s for s in samples if sample_score(s) is not None]

@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 from inspect_ai.scorer import CORRECT
 
-from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
+from gapscope.analysis.logs import (
+    counted_samples,
+    malformed_sample,
+    read_log,
+    require_task,
+    run_info,
+    sample_score,
+)
 from gapscope.analysis.profile import GapRow
 from gapscope.onng.contract import TASK, AttemptRecord, ProblemMetadata
 from gapscope.stats.groups import GroupTest, kruskal_wallis, one_way_anova
@@ -187,24 +194,25 @@ def records_from_log(log: EvalLog, model: str | None = None) -> list[Record]:
     info = run_info(log)
     name = model or info.model
     records: list[Record] = []
-    for sample in log.samples or []:
-        score = sample_score(sample)
-        meta = cast(AttemptRecord, (score.metadata if score and score.metadata else {}) or {})
-        problem = cast(ProblemMetadata, sample.metadata)
-        records.append(
-            Record(
-                model=name,
-                problem=str(problem["problem"]),
-                module=str(problem["module"]),
-                lam=float(problem["lam"]),
-                correct=bool(score is not None and score.value == CORRECT),
-                status=meta.get("status"),
-                parse_status=str(meta.get("parse_status", "no_json")),
-                inference_s=float(meta.get("inference_s", 0.0)),
-                output_tokens=meta.get("output_tokens"),
-                log=info.location,
+    for sample in counted_samples(log):
+        with malformed_sample(log, sample):
+            score = sample_score(sample)
+            meta = cast(AttemptRecord, (score.metadata if score and score.metadata else {}) or {})
+            problem = cast(ProblemMetadata, sample.metadata)
+            records.append(
+                Record(
+                    model=name,
+                    problem=str(problem["problem"]),
+                    module=str(problem["module"]),
+                    lam=float(problem["lam"]),
+                    correct=bool(score is not None and score.value == CORRECT),
+                    status=meta.get("status"),
+                    parse_status=str(meta.get("parse_status", "no_json")),
+                    inference_s=float(meta.get("inference_s", 0.0)),
+                    output_tokens=meta.get("output_tokens"),
+                    log=info.location,
+                )
             )
-        )
     return records
 
 

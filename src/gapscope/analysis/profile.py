@@ -17,7 +17,8 @@ class GapRow:
 
     ``value`` and ``ci`` are on the metric's own scale (``unit`` says which: ``%`` or a
     count); ``n`` is the number of units behind the value (query games, families, problems);
-    ``log`` is the file the number came from.
+    ``log`` is the file the number came from; ``status`` is that run's Inspect status (a
+    row of a run that did not finish says so wherever it is shown).
     """
 
     model: str
@@ -28,6 +29,7 @@ class GapRow:
     n: int
     log: str
     unit: str = "%"
+    status: str = "success"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -39,6 +41,7 @@ class GapRow:
             "n": self.n,
             "log": self.log,
             "unit": self.unit,
+            "status": self.status,
         }
 
     def cell(self) -> str:

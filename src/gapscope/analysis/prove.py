@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
+from gapscope.analysis.logs import (
+    counted_samples,
+    malformed_sample,
+    read_log,
+    require_task,
+    run_info,
+    sample_score,
+)
 from gapscope.analysis.profile import GapRow
 from gapscope.prove.coherence import COHERENT, Coherence
 from gapscope.prove.contract import TASK, AttemptMetadata, ProblemMetadata, RunMetadata
@@ -61,13 +68,16 @@ def read_run(log: EvalLog, model: str | None = None) -> ProveRun:
     """Count every attempt of a ``prove`` log by problem and coherence class."""
     require_task(log, TASK)
     counts: dict[str, Counter[Coherence]] = {}
-    for sample in log.samples or []:
-        score = sample_score(sample)
-        name = str(cast(ProblemMetadata, sample.metadata)["name"])
-        meta = cast(AttemptMetadata, score.metadata if score is not None and score.metadata else {})
-        # a sample that errored before scoring was never checked: nothing is known about it
-        coherence = Coherence(meta.get("coherence", Coherence.SERVER_ERROR))
-        counts.setdefault(name, Counter())[coherence] += 1
+    for sample in counted_samples(log):
+        with malformed_sample(log, sample):
+            score = sample_score(sample)
+            name = str(cast(ProblemMetadata, sample.metadata)["name"])
+            meta = cast(
+                AttemptMetadata, score.metadata if score is not None and score.metadata else {}
+            )
+            # a sample that errored before scoring was never checked: nothing is known about it
+            coherence = Coherence(meta.get("coherence", Coherence.SERVER_ERROR))
+            counts.setdefault(name, Counter())[coherence] += 1
     problems = [
         ProblemCounts(name, {c: counts[name][c] for c in Coherence}) for name in sorted(counts)
     ]

@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from gapscope.analysis.compare import Comparison, ComparisonError, compare
-from gapscope.analysis.diagnostics import LoadedLog, summaries_of
+from gapscope.analysis.diagnostics import LoadedLog, LoadedLogs, summaries_of
 from gapscope.analysis.figures import LOG_FIGURES, NamedFigure, dosage_figures, save_figure
+from gapscope.analysis.ladder import ModelRun, build_report
 from gapscope.analysis.profile import GapRow
 from gapscope.analysis.s2b import Axes, axes
 from gapscope.analysis.steering import DosageCurve, dosage_curves, is_steering_run
+from gapscope.analysis.terminal import rate_cell
 from gapscope.s2b.contract import TASK as S2B_TASK
 
 MAX_PAIRS = 10  # comparisons drawn in a report; more models than 5 -> first ten pairs
@@ -71,6 +73,10 @@ def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def _unfinished(row: GapRow) -> str:
+    return "" if row.status == "success" else f" · run {_e(row.status)}, not finished"
+
+
 def _profile_table(rows: Sequence[GapRow]) -> str:
     """One row per model, one column per (diagnostic, metric); each cell names its log."""
     models = list(dict.fromkeys(r.model for r in rows))
@@ -94,7 +100,7 @@ def _profile_table(rows: Sequence[GapRow]) -> str:
             ci = f" [{r.ci[0]:.1f}, {r.ci[1]:.1f}]" if r.ci else ""
             tds.append(
                 f'<td title="{_e(r.log)}">{value}<span class="ci">{ci}</span>'
-                f'<span class="n">n={r.n} · {_e(Path(r.log).name)}</span></td>'
+                f'<span class="n">n={r.n} · {_e(Path(r.log).name)}{_unfinished(r)}</span></td>'
             )
         body.append(f'<tr><th scope="row">{_e(model)}</th>{"".join(tds)}</tr>')
     return (
@@ -189,6 +195,69 @@ def _trend_html(curve: DosageCurve) -> str:
     )
 
 
+def _table(head: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A plain HTML table, every cell escaped."""
+    th = "".join(f"<th>{_e(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _ladder_html(logs: Sequence[LoadedLog], notes: list[str]) -> str:
+    """OracleLadder's analyses over its logs (``ladder report``'s): matched help vs its
+    controls, milestone answers in the model's own attempts, anchor-pair agreement."""
+    runs = [loaded.summary for loaded in logs if isinstance(loaded.summary, ModelRun)]
+    if not runs:
+        return ""
+    try:
+        details = build_report(runs).to_dict()
+    except ValueError as exc:
+        notes.append(f"OracleLadder analyses: {exc}")
+        return ""
+    models: dict[str, Any] = details["models"]
+    parts = []
+    tests = [
+        (name, t["matched"], t["control"], t["families"], t["matched_only"], t["control_only"])
+        + (f"{t['p_value']:.3g}", f"{t['p_holm']:.3g}")
+        for name, m in models.items()
+        for t in m["specificity_tests"]
+    ]
+    if tests:
+        head = ("model", "matched", "control", "families", "matched only", "control only", "p")
+        parts.append(
+            "<h3>Matched help vs its control (exact McNemar on per-family outcomes)</h3>"
+            + _table((*head, "Holm p"), tests)
+        )
+    contained = [
+        (name, subset, c["milestones"], rate_cell(c["own"]), rate_cell(c["control"]))
+        for name, m in models.items()
+        if m["containment"]
+        for subset, c in m["containment"]["subsets"].items()
+    ]
+    if contained:
+        parts.append(
+            "<h3>Milestone answers in unaided (C1) attempts: own problem vs other problems</h3>"
+            + _table(("model", "subset", "milestones", "own problem", "other problems"), contained)
+        )
+    anchors = details["kendall_tau_composition_gap_across_anchors"]
+    if anchors is not None:
+        pairs = [
+            (
+                p["a"],
+                p["b"],
+                ", ".join(p["compared"]),
+                "undefined" if p["tau"] is None else f"{p['tau']:+.2f}",
+            )
+            for p in anchors["pairs"]
+        ]
+        mean = "undefined" if anchors["mean"] is None else f"{anchors['mean']:+.2f}"
+        parts.append(
+            f"<h3>Composition-gap ranking agreement between anchors (Kendall tau-b, rule "
+            f"{_e(anchors['rule'])}; mean {_e(mean)})</h3>"
+            + _table(("anchor A", "anchor B", "models compared", "tau"), pairs)
+        )
+    return "".join(parts)
+
+
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2rem;max-width:1200px;color:#222}
 table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.85rem}
@@ -248,20 +317,22 @@ def _plan_html(plan: Mapping[str, Any]) -> str:
 
 
 def write_report(
-    logs: Sequence[LoadedLog],
+    loaded_logs: LoadedLogs,
     out: Path,
     extra_figures: Sequence[NamedFigure] = (),
     plan: Mapping[str, Any] | None = None,
 ) -> Report:
     """Write ``out`` (HTML) and ``<out stem>_figures/`` (PNG + SVG of every figure); a study's
     ``plan`` (``gapscope profile``) goes at the top."""
-    report = Report(html=out)
+    logs = loaded_logs.logs
+    report = Report(html=out, notes=list(loaded_logs.notes))
     plain = [loaded for loaded in logs if not is_steering_run(loaded)]
-    report.rows = [row for loaded in plain for row in loaded.summary.rows()]
+    report.rows = [row for loaded in plain for row in loaded.rows()]
     report.notes += [  # a summary's own warnings (degenerate answers, truncated rollouts)
         f"{x.diagnostic.name}, {model_of(x)}: {note}"
         for x in plain
         for note in getattr(x.summary, "notes", ())
+        if note not in loaded_logs.notes  # a run that did not finish is said once
     ]
     report.comparisons = _comparisons(plain, report.notes)
     report.curves = dosage_curves(logs, report.notes)
@@ -287,6 +358,7 @@ def write_report(
             "</figure>"
         )
     pairs = axes(summaries_of(plain, S2B_TASK))
+    ladder = _ladder_html(plain, report.notes)
     steering = "".join(_trend_html(c) for c in report.curves)
     comparisons = "".join(_comparison_html(c) for c in report.comparisons)
     notes = "".join(f"<li>{_e(n)}</li>" for n in report.notes)
@@ -305,6 +377,7 @@ def write_report(
         + (_axes_html(pairs) if pairs else "")
         + "<h2>Figures</h2>"
         + ("".join(blocks) or "<p>No figure applies to these logs.</p>")
+        + (f"<h2>OracleLadder</h2>{ladder}" if ladder else "")
         + (f"<h2>Steering</h2>{steering}" if steering else "")
         + (f"<h2>Comparisons</h2>{comparisons}" if comparisons else "")
         + (f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "")

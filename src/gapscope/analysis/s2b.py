@@ -19,7 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
+from gapscope.analysis.logs import (
+    counted_samples,
+    malformed_sample,
+    read_log,
+    require_task,
+    run_info,
+    sample_score,
+)
 from gapscope.analysis.profile import GapRow
 from gapscope.s2b.contract import TASK, EpisodeMetadata, RunMetadata
 from gapscope.s2b.metrics import (
@@ -154,30 +161,33 @@ def summarize(log: EvalLog) -> S2BRunSummary:
     notes: list[str] = []
     malformed = [0, 0]
     decisions: Counter[bool | None] = Counter()
-    for sample in log.samples or []:
-        seed = cast(EpisodeMetadata, sample.metadata).get("seed")
-        row: dict[str, Any] = {"seed": seed}
-        score = sample_score(sample)
-        if score is not None and isinstance(score.value, dict):
-            row.update({key: score.value[key] for key in keys})
-            if role == "speaker":
-                own = [g for g in sample.store.get("games", []) if not g["exemplar"]]
-                malformed[0] += sum(g["problem"] is not None for g in own)
-                malformed[1] += len(own)
-            beyond = beyond_context(sample.store.get("games", []))
-            if beyond:
-                notes.append(
-                    f"seed {seed}: {len(beyond)} games (from game {beyond[0]} on) did not fit "
-                    "the model's context window; their empty replies count as unparsed. Use "
-                    "a model with a longer context, or fewer games or tokens per game"
-                )
-            for game in sample.store.get("games", []):
-                if game["phase"] == "query":
-                    query[f"seed-{seed}/game-{game['index']}"] = game["flexible"] == game["same"]
-                    decisions[game["flexible"]] += 1
-        else:
-            row["error"] = sample.error.message if sample.error else "not scored"
-        rows.append(row)
+    for sample in counted_samples(log):
+        with malformed_sample(log, sample):
+            seed = cast(EpisodeMetadata, sample.metadata).get("seed")
+            row: dict[str, Any] = {"seed": seed}
+            score = sample_score(sample)
+            if score is not None and isinstance(score.value, dict):
+                row.update({key: score.value[key] for key in keys})
+                if role == "speaker":
+                    own = [g for g in sample.store.get("games", []) if not g["exemplar"]]
+                    malformed[0] += sum(g["problem"] is not None for g in own)
+                    malformed[1] += len(own)
+                beyond = beyond_context(sample.store.get("games", []))
+                if beyond:
+                    notes.append(
+                        f"seed {seed}: {len(beyond)} games (from game {beyond[0]} on) did not fit "
+                        "the model's context window; their empty replies count as unparsed. Use "
+                        "a model with a longer context, or fewer games or tokens per game"
+                    )
+                for game in sample.store.get("games", []):
+                    if game["phase"] == "query":
+                        query[f"seed-{seed}/game-{game['index']}"] = (
+                            game["flexible"] == game["same"]
+                        )
+                        decisions[game["flexible"]] += 1
+            else:
+                row["error"] = sample.error.message if sample.error else "not scored"
+            rows.append(row)
     (said, count), *others = decisions.most_common() or [(None, 0)]
     if not others and said is not None and count > 1:  # all unparsed: the unparsed count says it
         word = "same" if said else "different"

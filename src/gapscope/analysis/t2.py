@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from gapscope.analysis.logs import require_task, sample_score
+from gapscope.analysis.logs import counted_samples, malformed_sample, require_task, sample_score
 from gapscope.analysis.profile import GapRow
 from gapscope.t2.contract import TASK, RunMetadata, SampleScoreMetadata
 from gapscope.t2.evaluate import SampleOutcome
@@ -35,21 +35,24 @@ def read_samples(log: EvalLog) -> list[ScoredSample]:
     ``server_error`` (nothing is known about it)."""
     require_task(log, TASK)
     out: list[ScoredSample] = []
-    for sample in log.samples or []:
-        score = sample_score(sample)
-        meta = cast(SampleScoreMetadata, dict(score.metadata or {}) if score is not None else {})
-        out.append(
-            ScoredSample(
-                record=str(meta.get("record", sample.metadata.get("id"))),
-                context=str(meta.get("context", sample.metadata.get("context"))),
-                outcome=str(meta.get("outcome", SampleOutcome.SERVER_ERROR)),
-                compiles=bool(meta.get("compiles", False)),
-                ta=bool(meta.get("ta", False)),
-                ta_strict=bool(meta.get("ta_strict", False)),
-                graded=meta.get("graded"),
-                successors=int(meta.get("successors", sample.metadata.get("successors", 0))),
+    for sample in counted_samples(log):
+        with malformed_sample(log, sample):
+            score = sample_score(sample)
+            meta = cast(
+                SampleScoreMetadata, dict(score.metadata or {}) if score is not None else {}
             )
-        )
+            out.append(
+                ScoredSample(
+                    record=str(meta.get("record", sample.metadata.get("id"))),
+                    context=str(meta.get("context", sample.metadata.get("context"))),
+                    outcome=str(meta.get("outcome", SampleOutcome.SERVER_ERROR)),
+                    compiles=bool(meta.get("compiles", False)),
+                    ta=bool(meta.get("ta", False)),
+                    ta_strict=bool(meta.get("ta_strict", False)),
+                    graded=meta.get("graded"),
+                    successors=int(meta.get("successors", sample.metadata.get("successors", 0))),
+                )
+            )
     return out
 
 

@@ -11,9 +11,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from gapscope.analysis.literal import printable
 from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER
 from gapscope.prove.coherence import Coherence
 
@@ -27,6 +28,11 @@ if TYPE_CHECKING:
     from gapscope.t2.audit import Audit
 
 
+def _styled(text: str, style: str) -> Text:
+    """A styled cell or prefix: printed literally on any console (see ``analysis.literal``)."""
+    return Text(printable(text), style=style)
+
+
 def _fmt(value: Any, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}g}"
 
@@ -35,13 +41,19 @@ def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
+def rate_cell(rate: Mapping[str, Any]) -> str:
+    """``hits/pairs (rate)`` of a containment rate (terminal and HTML report)."""
+    return f"{rate['hits']}/{rate['pairs']} ({_percent(rate['rate'])})"
+
+
 def print_rows(rows: Sequence[GapRow], console: Console, title: str = "Gap profile") -> None:
     """The gap-profile rows: one line per (model, diagnostic, metric)."""
     table = Table(title=title)
     for col in ("model", "diagnostic", "metric", "value [95% CI] (n)"):
         table.add_column(col, justify="right" if col.startswith("value") else "left")
-    for row in rows:  # "ZSCT [demo]" is a metric, not console markup
-        table.add_row(escape(row.model), row.diagnostic, escape(row.metric), row.cell())
+    for row in rows:
+        model = row.model if row.status == "success" else f"{row.model} (run {row.status})"
+        table.add_row(model, row.diagnostic, row.metric, row.cell())
     console.print(table)
 
 
@@ -107,7 +119,7 @@ def print_s2b(summary: S2BRunSummary, console: Console) -> None:
             table.add_column(column, justify="right")
         for row in summary.per_seed:
             if "error" in row:
-                table.add_row(str(row["seed"]), f"[red]{row['error']}[/red]", "", "", "", "")
+                table.add_row(str(row["seed"]), _styled(row["error"], "red"), "", "", "", "")
                 continue
             table.add_row(
                 str(row["seed"]),
@@ -123,7 +135,7 @@ def print_s2b(summary: S2BRunSummary, console: Console) -> None:
             table.add_row("mean ± sd", *(str(s[k]) for k in keys))
         console.print(table)
     for note in summary.notes:
-        console.print(f"[yellow]warning:[/yellow] {escape(note)}")
+        console.print(Text.assemble(_styled("warning:", "yellow"), " ", printable(note)))
     console.print(f"model: {summary.model}  log: {summary.log_location}")
 
 
@@ -152,7 +164,7 @@ def _print_s2b_speaker(summary: S2BRunSummary, console: Console) -> None:
     for row in summary.per_seed:
         if "error" in row:
             blanks = [""] * (len(SPEAKER_COLUMNS) - 1)
-            table.add_row(str(row["seed"]), f"[red]{row['error']}[/red]", *blanks)
+            table.add_row(str(row["seed"]), _styled(row["error"], "red"), *blanks)
             continue
         table.add_row(
             str(row["seed"]), *(format(row[k], spec) for k, (_, spec) in SPEAKER_COLUMNS.items())
@@ -186,7 +198,7 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
         ci = m["any_probe_ci95"]
         interval = "n/a" if ci["low"] is None else f"{ci['low']:.0f}, {ci['high']:.0f}"
         outcomes.add_row(
-            name,
+            name if m["status"] == "success" else f"{name} (run {m['status']})",
             *(str(m["outcomes"][o.value]) for o in OUTCOME_ORDER),
             f"{m['any_probe']}/{m['n_families']} [{interval}]",
             str(m["stage0_pass"]),
@@ -212,6 +224,46 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
         controls.add_row(name, *(str(n) for n in m["solved_by_condition"].values()))
     console.print(controls)
 
+    tests = [(name, t) for name, m in models.items() for t in m["specificity_tests"]]
+    if tests:
+        table = Table(title="Matched help vs its control: exact McNemar on per-family outcomes")
+        for col in ("model", "matched", "control"):
+            table.add_column(col)
+        for col in ("families", "matched only", "control only", "p", "Holm p"):
+            table.add_column(col, justify="right")
+        for name, t in tests:
+            table.add_row(
+                name,
+                t["matched"],
+                t["control"],
+                str(t["families"]),
+                str(t["matched_only"]),
+                str(t["control_only"]),
+                f"{t['p_value']:.3g}",
+                f"{t['p_holm']:.3g}",
+            )
+        console.print(table)
+
+    contained = [(name, m["containment"]) for name, m in models.items() if m["containment"]]
+    if contained:
+        table = Table(
+            title="Milestone answers in unaided (C1) attempts: own problem vs other problems"
+        )
+        for col in ("model", "subset"):
+            table.add_column(col)
+        for col in ("milestones", "own problem", "other problems"):
+            table.add_column(col, justify="right")
+        for name, c in contained:
+            for subset, s in c["subsets"].items():
+                table.add_row(
+                    name,
+                    subset,
+                    str(s["milestones"]),
+                    rate_cell(s["own"]),
+                    rate_cell(s["control"]),
+                )
+        console.print(table)
+
     taus = Table(title="Threshold sensitivity: outcome counts at tau = 1..5")
     taus.add_column("model")
     taus.add_column("tau", justify="right")
@@ -236,13 +288,29 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
         )
     anchors = result["kendall_tau_composition_gap_across_anchors"]
     if anchors is not None:
-        table = Table(title="Composition-gap ranking agreement between anchors (Kendall tau)")
-        for col in ("anchor A", "anchor B", "tau"):
+        compared_on = (
+            "the models that are neither anchor"
+            if anchors["rule"] == "others"
+            else "every model, anchors included"
+        )
+        table = Table(
+            title="Composition-gap ranking agreement between anchors (Kendall tau-b, "
+            f"compared on {compared_on})"
+        )
+        for col in ("anchor A", "anchor B", "models compared", "tau"):
             table.add_column(col)
         for pair in anchors["pairs"]:
             tau = "undefined" if pair["tau"] is None else f"{pair['tau']:+.2f}"
-            table.add_row(pair["a"], pair["b"], tau)
+            table.add_row(pair["a"], pair["b"], ", ".join(pair["compared"]), tau)
         console.print(table)
+        ranks = Table(title="Composition-gap count of each model (columns) on each anchor's screen")
+        ranks.add_column("anchor")
+        ranks.add_column("screened", justify="right")
+        for model in anchors["rankings"]:
+            ranks.add_column(model, justify="right")
+        for anchor, row in anchors["rankings"].items():
+            ranks.add_row(anchor, str(anchors["screened"][anchor]), *(f"{row[m]:.0f}" for m in row))
+        console.print(ranks)
         if anchors["mean"] is not None:
             console.print(f"mean over anchor pairs: {anchors['mean']:+.2f}")
     if result["transition_matrix"]:
@@ -254,6 +322,53 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
         for row_name, row in result["transition_matrix"].items():
             trans.add_row(row_name, *(str(row[o.value]) for o in OUTCOME_ORDER))
         console.print(trans)
+
+
+def print_agreement(result: dict[str, Any], console: Console) -> None:
+    """``ladder agree``: outcome and label agreement, milestones of both family sets."""
+    a, b = result["a"], result["b"]
+    console.print(
+        f"{result['matched_families']} families in both {a} and {b}"
+        f" ({len(result['only_a'])} only in {a}, {len(result['only_b'])} only in {b})"
+    )
+    table = Table(title=f"Per-family outcome agreement (solved = >= {result['tau']} correct)")
+    table.add_column("condition")
+    for col in ("agree", "share", "both", f"{a} only", f"{b} only", "neither"):
+        table.add_column(col, justify="right")
+    for o in result["outcome_agreement"]:
+        table.add_row(
+            o["condition"],
+            f"{o['agree']}/{o['families']}",
+            _percent(o["share"]),
+            *(str(o[k]) for k in ("both", "only_a", "only_b", "neither")),
+        )
+    console.print(table)
+    table = Table(title="Five-way label agreement (families neither solves directly)")
+    table.add_column("milestone test")
+    for col in ("agree", "share", "disagree, same outcome"):
+        table.add_column(col, justify="right")
+    for la in result["label_agreement"]:
+        table.add_row(
+            "every milestone" if la["milestone_test"] == "strict" else "at least half",
+            f"{la['agree']}/{la['labelled']}",
+            _percent(la["share"]),
+            str(la["disagree_same_outcome"]),
+        )
+    console.print(table)
+    table = Table(title="Milestones of each family set (compare labels at matched granularity)")
+    table.add_column("family set")
+    for col in ("tested", "per family", "passed", "fraction passed", "mean per family"):
+        table.add_column(col, justify="right")
+    for name, m in result["milestones"].items():
+        table.add_row(
+            name,
+            str(m["tested"]),
+            f"{m['mean_tested_per_family']:.1f}",
+            str(m["passed"]),
+            _percent(m["fraction_passed"]),
+            _percent(m["mean_fraction_passed_per_family"]),
+        )
+    console.print(table)
 
 
 def print_onng(summary: ONNGSummary, console: Console) -> None:
@@ -321,7 +436,7 @@ def print_prove(summaries: Sequence[ProveSummary], console: Console, per_problem
     console.print(coherence)
     for s in summaries:
         for note in s.notes:
-            console.print(f"[yellow]{s.model}:[/yellow] {note}")
+            console.print(Text.assemble(_styled(f"{s.model}:", "yellow"), " ", printable(note)))
     if per_problem:
         for s in summaries:
             table = Table(title=f"Per-problem pass@k: {s.model}")
@@ -407,8 +522,7 @@ def print_t2(summary: dict[str, Any], console: Console) -> None:
 
 def print_quadrant(result: QuadrantResult, x_col: str, y_col: str, console: Console) -> None:
     """The 2 x 2 median-split table, the forbidden cell and both p-values."""
-    # Column names are user data: escaped, so a '[' is never read as a style tag.
-    x_col, y_col = escape(x_col), escape(y_col)
+    # Column names are user data: the console (a LiteralConsole) prints them as they are.
     table = Table(title=f"Quadrant test: {y_col} vs {x_col} (median split)")
     table.add_column("")
     table.add_column(f"low {x_col} (<= {result.x_median:g})", justify="right")

@@ -24,11 +24,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class View:
-    """Gap-profile rows, JSON details, and how to print them."""
+    """Gap-profile rows, JSON details, how to print them, and what the reader must know about
+    them (``notes``: e.g. a run that did not finish; printed under the tables, in the
+    envelope's ``notes``)."""
 
     rows: Sequence[GapRow] = ()
     details: Any = None
     show: Callable[[Console], None] | None = None
+    notes: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,9 @@ class ViewOptions:
     tau: int = 1
     n_resamples: int = 2000
     per_problem: bool = False
+    anchor_rule: str = "others"
+    """An :class:`~gapscope.ladder.anchors.AnchorRule` value; a string so that this module
+    (imported by every command) loads no diagnostic."""
 
 
 def s2b_view(summary: S2BRunSummary, options: ViewOptions = ViewOptions()) -> View:
@@ -49,12 +55,19 @@ def s2b_view(summary: S2BRunSummary, options: ViewOptions = ViewOptions()) -> Vi
 def ladder_view(runs: Sequence[ModelRun], options: ViewOptions = ViewOptions()) -> View:
     from gapscope.analysis.ladder import build_report
     from gapscope.analysis.terminal import print_ladder
+    from gapscope.ladder.anchors import AnchorRule
 
-    details = build_report(list(runs), tau=options.tau, n_resamples=options.n_resamples).to_dict()
+    details = build_report(
+        list(runs),
+        tau=options.tau,
+        n_resamples=options.n_resamples,
+        anchor_rule=AnchorRule(options.anchor_rule),
+    ).to_dict()
     return View(
         [row for run in runs for row in run.rows(options.tau)],
         details,
         lambda console: print_ladder(details, console),
+        [note for run in runs for note in run.notes],
     )
 
 

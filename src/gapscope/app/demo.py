@@ -21,13 +21,13 @@ from typing import cast
 
 from rich.console import Console
 
-from gapscope.analysis.diagnostics import LoadedLog, load_all
+from gapscope.analysis.diagnostics import LoadedLogs, load_all
 from gapscope.analysis.ladder import ModelRun
 from gapscope.analysis.logs import log_path
 from gapscope.analysis.report import write_report
 from gapscope.analysis.terminal import print_rows
 from gapscope.analysis.view import ladder_view
-from gapscope.app.kit import EMBEDDED_MODEL, run_task
+from gapscope.app.kit import EMBEDDED_MODEL, run_task, table_console
 from gapscope.app.profile import BUDGETS, Inputs, build_study, print_plan
 from gapscope.app.study import StudyProgress, run_study
 from gapscope.ladder.contract import TASK as LADDER_TASK
@@ -81,7 +81,7 @@ def _what_next(console: Console, log_dir: Path, html: Path) -> None:
 
 
 def main() -> None:
-    console = Console(soft_wrap=True)
+    console = table_console(sys.stdout)
     log_dir = Path(os.environ.get("INSPECT_LOG_DIR", "logs")).resolve()
     timings: dict[str, float] = {}
     start = time.monotonic()
@@ -97,8 +97,8 @@ def main() -> None:
     success, logs = run_study(study, log_dir, progress, max_samples=8)
     timings["study (S2B-LM + OracleLadder, both models)"] = time.monotonic() - start
     done = load_all([log_path(log.location) for log in logs if log.status == "success"])
-    print_rows([row for loaded in done for row in loaded.summary.rows()], console)
-    ladders = [cast(ModelRun, x.summary) for x in done if x.diagnostic.task == LADDER_TASK]
+    print_rows([row for loaded in done.logs for row in loaded.rows()], console)
+    ladders = [cast(ModelRun, x.summary) for x in done.logs if x.diagnostic.task == LADDER_TASK]
     if ladders:
         show = ladder_view(ladders).show
         assert show is not None
@@ -111,7 +111,8 @@ def main() -> None:
         sys.exit(1)
     timings["steering sweep (SmolLM2)"] = time.monotonic() - start
     start = time.monotonic()
-    everything: list[LoadedLog] = done + load_all(steered)
+    swept = load_all(steered)
+    everything = LoadedLogs(done.logs + swept.logs, done.notes + swept.notes)
     report = write_report(everything, log_dir / "report.html", plan=plan)
     timings["report"] = time.monotonic() - start
     for note in report.notes:
@@ -120,7 +121,7 @@ def main() -> None:
     for part, seconds in timings.items():
         console.print(f"  {part:48s} {seconds:6.0f} s", markup=False)
     console.print(f"\nLogs in {log_dir}:", markup=False)
-    for loaded in everything:
+    for loaded in everything.logs:
         console.print(f"  {loaded.path}", markup=False)
     _what_next(console, log_dir, report.html)
     console.print(f"\nReport: {report.html}", markup=False)

@@ -29,7 +29,8 @@ cannot open become exit 2 with the envelope.
 
 With ``--json`` everything a command or Inspect prints goes to stderr while the command runs,
 and stdout gets exactly one JSON object: ``{"command", "status", "logs", "summary": [gap-profile
-rows], "details", "error"}``, also on failure. Inspect is imported only when a run starts, so
+rows], "details", "notes", "error"}``, also on failure (``notes``: what the reader must know,
+e.g. a run that did not finish). Inspect is imported only when a run starts, so
 ``gapscope --help`` stays fast.
 """
 
@@ -39,16 +40,16 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
-from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
+from gapscope.analysis.literal import LiteralConsole, printable
 from gapscope.analysis.view import View, ViewOptions
 
 if TYPE_CHECKING:
@@ -71,7 +72,8 @@ STATUS = {
 }
 T = TypeVar("T")
 
-err_console = Console(stderr=True, soft_wrap=True)  # paths in messages stay whole
+err_console = LiteralConsole(stderr=True, soft_wrap=True)  # paths in messages stay whole
+
 
 WIDTH_ENV = "GAPSCOPE_WIDTH"
 """Width of printed tables, when ``gapscope --width N`` does not give one."""
@@ -82,13 +84,13 @@ PIPED_WIDTH = 1000
 columns turned names into ``gapsc…``): they take the width their cells need, up to this."""
 
 
-def table_console(file: IO[str]) -> Console:
+def table_console(file: IO[str]) -> LiteralConsole:
     """A console for result tables on ``file``: ``--width`` if given, the terminal's width on a
     terminal, and room for every cell when piped."""
     width = TABLE_WIDTH.get() or os.environ.get(WIDTH_ENV)
     if width:
-        return Console(file=file, width=int(width))
-    return Console(file=file, width=None if file.isatty() else PIPED_WIDTH)
+        return LiteralConsole(file=file, width=int(width))
+    return LiteralConsole(file=file, width=None if file.isatty() else PIPED_WIDTH)
 
 
 @dataclass
@@ -108,6 +110,7 @@ class Output:
                 "logs": self.logs,
                 "summary": [row.to_dict() for row in result.rows],
                 "details": result.details,
+                "notes": list(result.notes),
                 "error": error,
             },
             indent=2,
@@ -118,10 +121,14 @@ class Output:
         if self.json_mode:
             self.stdout.write(self._envelope(code, result, error) + "\n")
             self.stdout.flush()
-        elif result.show is not None:
-            result.show(table_console(self.stdout))
+        elif result.show is not None or result.notes:
+            console = table_console(self.stdout)
+            if result.show is not None:
+                result.show(console)
+            for note in result.notes:
+                console.print(f"note: {note}", markup=False, highlight=False)
         if error:
-            err_console.print(f"[red]error:[/red] {escape(error)}", markup=True, highlight=False)
+            _print_error(error)
         if code != EXIT_OK:
             raise typer.Exit(code)
 
@@ -133,20 +140,44 @@ class Output:
 
 @contextlib.contextmanager
 def command_output(command: str, json_mode: bool) -> Iterator[Output]:
-    """Run a command body; with ``json_mode`` anything printed on stdout goes to stderr."""
+    """Run a command body; with ``json_mode`` anything printed on stdout goes to stderr.
+
+    A ``typer.BadParameter`` raised in the body is bad input: exit 2 with the envelope; so is
+    an ``OSError`` (a full disk, a path it may not write), named by its file when it has one.
+    """
     out = Output(command, json_mode)
-    if not json_mode:
-        yield out
-        return
-    with contextlib.redirect_stdout(sys.stderr):
-        yield out
+    redirect = contextlib.redirect_stdout(sys.stderr) if json_mode else contextlib.nullcontext()
+    with redirect:
+        try:
+            yield out
+        except typer.BadParameter as exc:
+            out.fail(exc.format_message())
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            out.fail(f"{exc.filename}: {reason}" if exc.filename else reason)
+
+
+def write_output(path: Path, text: str, option: str = "--out") -> None:
+    """Write a command's output file; what the system refuses (no space left, no permission)
+    is bad input naming ``option`` and the file, not a traceback."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise typer.BadParameter(
+            f"{path}: cannot write it: {exc.strerror or exc}", param_hint=option
+        ) from None
 
 
 def fail(message: object, code: int = EXIT_BAD_INPUT) -> NoReturn:
     """Print ``error: message`` on stderr and exit with ``code`` (for commands without --json)."""
-    # Plain text, escaped: "gapscope[ray]" must not be read as rich markup.
-    err_console.print(f"[red]error:[/red] {escape(str(message))}", markup=True, highlight=False)
+    _print_error(str(message))
     raise typer.Exit(code)
+
+
+def _print_error(message: str) -> None:
+    # literal: "gapscope[ray]" or a model named "[/bold]x" is not rich markup
+    err_console.print(Text.assemble(("error:", "red"), " ", printable(message)), highlight=False)
 
 
 def require_directory(path: Path, option: str) -> None:
@@ -157,6 +188,27 @@ def require_directory(path: Path, option: str) -> None:
                 where = "" if candidate == path else f" (its parent {candidate} is a file)"
                 raise typer.BadParameter(f"{path} is not a directory{where}", param_hint=option)
             return
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)  # also a hard link, or a path through a symlink
+    except OSError:  # one of them does not exist (yet): compare what they would name
+        return a.resolve() == b.resolve()
+
+
+def refuse_overwriting(out: Path | None, option: str, inputs: Iterable[tuple[str, Path]]) -> None:
+    """Refuse an output that is one of the command's inputs (``(what, path)`` pairs): opening
+    it for writing truncates the input before it is read, or overwrites a run's own log."""
+    if out is None:
+        return
+    for what, path in inputs:
+        if _same_file(out, path):
+            raise typer.BadParameter(
+                f"{out} is also the input {what} {path}; writing it would destroy that input,"
+                " give another path",
+                param_hint=option,
+            )
 
 
 def read_or_fail(out: Output, read: Callable[[], T]) -> T:
@@ -202,6 +254,17 @@ def run_task(task: Task, model: str | Model, log_dir: Path, **eval_args: Any) ->
     """
     from inspect_ai import eval as inspect_eval
 
+    shown = [str(log_dir), str(getattr(model, "name", model))]
+    if "display" not in eval_args and any("[" in t or printable(t) != t for t in shown):
+        # Inspect's panels (even with display "none") read the log dir and model name as rich
+        # markup: a "[/x]" in either ends the run in a MarkupError. Its log display does not.
+        err_console.print(
+            "note: Inspect shows this run as log lines, not panels: they would read the"
+            f" brackets or control characters of {' or '.join(printable(t) for t in shown)}"
+            " as markup",
+            highlight=False,
+        )
+        eval_args["display"] = "log"
     before = _logs_in(log_dir)
     try:
         with contextlib.redirect_stdout(sys.stderr):

@@ -16,14 +16,19 @@ from gapscope.app.kit import (
     JsonOut,
     command_output,
     read_or_fail,
+    refuse_overwriting,
     require_directory,
     run_diagnostic,
+    write_output,
 )
+from gapscope.ladder.anchors import AnchorRule
 from gapscope.ladder.probes import PAPER_MAX_TOKENS
 
 if TYPE_CHECKING:
     from inspect_ai import Task
     from inspect_ai.log import EvalLog
+
+    from gapscope.ladder.review import ReviewLabel
 
 
 ladder_app = typer.Typer(
@@ -42,11 +47,16 @@ def run_ladder(
     conditions: Annotated[
         str, typer.Option(help="all | ladder | comma list, e.g. C1,C2,C3,S0")
     ] = "all",
-    limit: Annotated[int | None, typer.Option(help="Probe only the first N families.")] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Probe only the first N families.")
+    ] = None,
     max_tokens: Annotated[
-        int, typer.Option(help="Tokens per rollout and Stage 0 (default: the paper's 16,384).")
+        int,
+        typer.Option(min=1, help="Tokens per rollout and Stage 0 (default: the paper's 16,384)."),
     ] = PAPER_MAX_TOKENS,
-    temperature: Annotated[float, typer.Option(help="Rollout sampling temperature.")] = 0.7,
+    temperature: Annotated[
+        float, typer.Option(min=0.0, help="Rollout sampling temperature.")
+    ] = 0.7,
     tau: Annotated[int, typer.Option(min=1, help="Outcome threshold for the report.")] = 1,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
@@ -59,6 +69,12 @@ def run_ladder(
 
     def build() -> Task:
         from gapscope.ladder.task import oracle_ladder
+
+        if tau > k:
+            raise typer.BadParameter(
+                f"--tau {tau} needs {tau} correct rollouts of {k} (-k): no family can reach it",
+                param_hint="--tau",
+            )
 
         return oracle_ladder(
             families="bundled" if bundled else str(families),
@@ -78,6 +94,174 @@ def run_ladder(
         log_dir=log_dir,
         bad_input=(ValueError, SourceError),
     )
+
+
+def run_ladder_code(
+    problems: Annotated[
+        str | None,
+        typer.Option(help="Problems JSONL (ours or LiveCodeBench-style) or Hub dataset id."),
+    ] = None,
+    bundled: Annotated[
+        bool, typer.Option("--bundled", help="Use the ten shipped problems.")
+    ] = False,
+    model: Annotated[str, typer.Option(help="Any Inspect model string.")] = EMBEDDED_MODEL,
+    k: Annotated[int, typer.Option("-k", min=1, help="Attempts per problem and condition.")] = 8,
+    conditions: Annotated[
+        str, typer.Option(help="all | comma list of no-help, helper-plan, verified-helpers")
+    ] = "all",
+    limit: Annotated[int | None, typer.Option(help="Only the first N problems.")] = None,
+    time_limit: Annotated[
+        float, typer.Option(min=0.1, help="Wall-clock seconds of one attempt's tests.")
+    ] = 10.0,
+    memory_mb: Annotated[int, typer.Option(min=64, help="Memory limit of one attempt.")] = 1024,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Attempts tested at once (default: CPUs).")
+    ] = None,
+    max_tokens: Annotated[int, typer.Option(help="Tokens per attempt.")] = 4096,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
+    log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
+    json_out: JsonOut = False,
+) -> None:
+    """The code-generation pilot: the help ladder on programming problems, tests as verifier
+    (each attempt in its own sandboxed process), then per-attempt and problem-level solve
+    rates per condition."""
+    from gapscope.records import SourceError
+
+    if bundled == (problems is not None):
+        raise typer.BadParameter("give exactly one of --problems F or --bundled")
+
+    def build() -> Task:
+        from gapscope.ladder.code_task import ladder_code
+
+        return ladder_code(
+            problems="bundled" if bundled else str(problems),
+            k=k,
+            conditions=conditions,
+            limit=limit,
+            time_limit=time_limit,
+            memory_mb=memory_mb,
+            workers=workers,
+            max_tokens=max_tokens,
+            temperature=temperature,
+        )
+
+    run_diagnostic(
+        "run ladder-code",
+        json_out,
+        build,
+        model=model,
+        log_dir=log_dir,
+        bad_input=(ValueError, SourceError),
+    )
+
+
+@ladder_app.command("review")
+def review(
+    logs: Annotated[list[Path], typer.Argument(help="oracle_ladder .eval logs, one per student.")],
+    judge: Annotated[str, typer.Option(help="Inspect model string of the judge.")],
+    names: Annotated[
+        str | None, typer.Option(help="Comma-separated student names, one per log.")
+    ] = None,
+    tau: Annotated[int, typer.Option(min=1, help="Outcome threshold of the taxonomy.")] = 1,
+    max_attempts: Annotated[
+        int, typer.Option(min=1, help="C3 attempts shown to the judge per family.")
+    ] = 8,
+    max_tokens: Annotated[int, typer.Option(min=1, help="The judge's budget per verdict.")] = 2048,
+    remove: Annotated[
+        str, typer.Option(help="Labels removed from the category (comma list).")
+    ] = "verifier-format,defective-reference",
+    cases_out: Annotated[
+        Path | None,
+        typer.Option(help="Where to write the review cases (default: LOG_DIR/review-cases.json)."),
+    ] = None,
+    log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
+    json_out: JsonOut = False,
+) -> None:
+    """The LLM rubric review of every composition-gap family in the logs: one label per family
+    (verifier-format, defective-reference, roadmap-omission, genuine-composition), and each
+    student's composition-gap share before and after removing the flagged families."""
+    from gapscope.analysis.logs import LogError, read_log
+    from gapscope.ladder.contract import TASK
+
+    labels = names.split(",") if names else [None] * len(logs)
+    if len(labels) != len(logs):
+        raise typer.BadParameter(f"{len(labels)} names for {len(logs)} logs", param_hint="--names")
+    cases_path = cases_out or log_dir / "review-cases.json"
+    require_directory(cases_path.parent, "--cases-out")
+    removed = _removed(remove)
+
+    def build() -> Task:
+        from gapscope.analysis.ladder_review import review_cases
+        from gapscope.ladder.review_task import ladder_review
+
+        review_set = review_cases([read_log(p, task=TASK) for p in logs], labels, tau)
+        if not review_set.cases:
+            raise ValueError("the logs hold no composition-gap family: nothing to review")
+        cases_path.parent.mkdir(parents=True, exist_ok=True)
+        cases_path.write_text(review_set.to_json() + "\n", encoding="utf-8")
+        return ladder_review(
+            cases=str(cases_path), max_attempts=max_attempts, max_tokens=max_tokens
+        )
+
+    def summarise(log: EvalLog) -> View:
+        from gapscope.analysis.ladder_review import review_view, summarize
+
+        return review_view([summarize(log, removed)])
+
+    run_diagnostic(
+        "ladder review",
+        json_out,
+        build,
+        summarise,
+        model=judge,
+        log_dir=log_dir,
+        bad_input=(ValueError, LogError),
+    )
+
+
+@ladder_app.command("review-report")
+def review_report(
+    logs: Annotated[list[Path], typer.Argument(help="ladder_review .eval logs, one per judge.")],
+    human: Annotated[
+        Path | None, typer.Option(help='Human labels (JSONL {"pid", "label"[, "model"]}).')
+    ] = None,
+    remove: Annotated[
+        str, typer.Option(help="Labels removed from the category (comma list).")
+    ] = "verifier-format,defective-reference",
+    json_out: JsonOut = False,
+) -> None:
+    """Finished reviews: shares before/after, flag rates, and label agreement (raw, Cohen's
+    kappa) between every two judges given and between each judge and ``--human``."""
+    import itertools
+
+    from gapscope.analysis import ladder_review
+
+    removed = _removed(remove)
+    with command_output("ladder review-report", json_out) as out:
+        summaries = read_or_fail(out, lambda: [ladder_review.read(p, removed) for p in logs])
+        out.logs.extend(s.log_location for s in summaries)
+        try:
+            raters = [(f"{s.judge} ({Path(s.log_location).name})", s.labels) for s in summaries]
+            if human is not None:
+                labels = ladder_review.human_labels(human, summaries[0])
+                raters.append((f"human ({human.name})", labels))
+            agreements = [
+                ladder_review.agreement(a, la, b, lb)
+                for (a, la), (b, lb) in itertools.combinations(raters, 2)
+            ]
+        except ValueError as exc:
+            out.fail(exc)
+        out.finish(ladder_review.review_view(summaries, agreements=agreements))
+
+
+def _removed(spec: str) -> frozenset[ReviewLabel]:
+    """The ``--remove`` option as labels; a bad name is a bad parameter (exit 2)."""
+    from gapscope.ladder.review import parse_removed
+
+    try:
+        return parse_removed(spec)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--remove") from None
 
 
 @ladder_app.command("report")
@@ -101,6 +285,13 @@ def report(
     ] = None,
     tau: Annotated[int, typer.Option(min=1, help="Outcome threshold.")] = 1,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
+    anchor_rule: Annotated[
+        AnchorRule,
+        typer.Option(
+            help="Models each anchor pair's Kendall tau is taken on: 'others' (the paper's: "
+            "the models that are neither anchor) or 'all' (anchors included)."
+        ),
+    ] = AnchorRule.OTHERS,
     json_out: JsonOut = False,
 ) -> None:
     """Outcome, gap, control, tau-sensitivity and ranking tables over finished runs.
@@ -129,7 +320,8 @@ def report(
             out.fail(exc)
         out.logs.extend(r.log_location for r in runs)
         try:
-            result = ladder_view(runs, ViewOptions(tau=tau, n_resamples=resamples))
+            options = ViewOptions(tau=tau, n_resamples=resamples, anchor_rule=anchor_rule)
+            result = ladder_view(runs, options)
         except ValueError as exc:
             out.fail(exc)
         out.finish(result)
@@ -139,22 +331,33 @@ def report(
 def compile_families(
     teacher: Annotated[str, typer.Option(help="Inspect model string of the teacher.")],
     problems: Annotated[
-        Path, typer.Option(help="JSONL with problem, answer (+ pid, solution) per line.")
+        str,
+        typer.Option(
+            help="JSONL with problem, answer (+ pid, solution) per line; with --problem-set, "
+            "a copy of that set (JSONL path, else a Hugging Face dataset id)."
+        ),
     ],
     out: Annotated[Path, typer.Option(help="Where to write the compiled families (JSONL).")],
     max_attempts: Annotated[
         int, typer.Option(min=1, help="Regenerations allowed per problem after a rejection.")
     ] = 3,
+    problem_set: Annotated[
+        str | None,
+        typer.Option(help="Read --problems as a replication set: math500, aime2024, aime2025."),
+    ] = None,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
 ) -> None:
     """Ask a teacher model to write milestone families; keep the valid, leak-free ones."""
+    from gapscope.records import SourceError
+
     require_directory(out.parent, "--out")
 
     def build() -> Task:
         from gapscope.ladder.compile_task import ladder_compile
 
-        return ladder_compile(problems=str(problems), max_attempts=max_attempts)
+        refuse_overwriting(out, "--out", [("--problems", Path(problems))])
+        return ladder_compile(problems=problems, max_attempts=max_attempts, problem_set=problem_set)
 
     def summarise(log: EvalLog) -> View:
         """Write the kept families (also after a failed run: finished work is kept)."""
@@ -162,8 +365,7 @@ def compile_families(
 
         result = compile_funnel(log)
         kept, funnel = result.kept, result.funnel
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in kept), "utf-8")
+        write_output(out, "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in kept))
 
         def show(console: Console) -> None:
             from gapscope.analysis.terminal import print_funnel
@@ -180,7 +382,7 @@ def compile_families(
         summarise,
         model=teacher,
         log_dir=log_dir,
-        bad_input=(ValueError, FileNotFoundError),
+        bad_input=(ValueError, FileNotFoundError, SourceError),
     )
 
 
@@ -191,6 +393,14 @@ def screen_families(
     ],
     families: Annotated[Path, typer.Option(help="The compiled families (JSONL) it ran on.")],
     out: Annotated[Path, typer.Option(help="Where to write the screened families (JSONL).")],
+    direct_failure_only: Annotated[
+        bool,
+        typer.Option(
+            "--direct-failure-only",
+            help="Keep every family the anchor fails directly (the replication sets' screen; "
+            "the log needs C1 only).",
+        ),
+    ] = False,
     json_out: JsonOut = False,
 ) -> None:
     """The paper's anchor screen: keep families the anchor fails directly in every rollout
@@ -201,17 +411,17 @@ def screen_families(
 
     require_directory(out.parent, "--out")
     with command_output("ladder screen", json_out) as output:
+        refuse_overwriting(out, "--out", [("anchor log", anchor_log), ("--families", families)])
         run = read_or_fail(output, lambda: ladder.read(anchor_log, None))
         output.logs.append(run.log_location)
         try:
-            funnel = screen(run.families())
+            funnel = screen(run.families(), milestone_test=not direct_failure_only)
             loaded = load_families(families)
         except (ValueError, FileNotFoundError, KeyError) as exc:
             output.fail(exc)
         kept = set(funnel.kept)
         chosen = [f.to_dict() for f in loaded.families if f.pid in kept]
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in chosen), "utf-8")
+        write_output(out, "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in chosen))
         counts = funnel.counts()
 
         def show(console: Console) -> None:
@@ -221,3 +431,35 @@ def screen_families(
             console.print(f"wrote {len(chosen)} families to {out}")
 
         output.finish(View((), {"funnel": counts, "out": str(out)}, show))
+
+
+@ladder_app.command("agree")
+def agree(
+    log_a: Annotated[Path, typer.Argument(help="oracle_ladder log of the model on family set A.")],
+    log_b: Annotated[
+        Path, typer.Argument(help="Its log on family set B: the same problems, other roadmaps.")
+    ],
+    names: Annotated[
+        str | None, typer.Option(help="Two comma-separated names for the family sets.")
+    ] = None,
+    tau: Annotated[int, typer.Option(min=1, help="Outcome threshold.")] = 1,
+    json_out: JsonOut = False,
+) -> None:
+    """Teacher or granularity agreement (the paper's Appendix P): one model's runs on two
+    family sets of the same problems (a second teacher, or finer roadmaps), families matched
+    by pid. Per-family C1/C2/C3 outcome agreement, five-way label agreement under the strict
+    and the at-least-half milestone test, and each set's milestone counts and pass fraction.
+    """
+    from gapscope.analysis import ladder
+    from gapscope.analysis.terminal import print_agreement
+
+    labels = names.split(",") if names else ["A", "B"]
+    if len(labels) != 2 or labels[0] == labels[1]:
+        raise typer.BadParameter("give two distinct names, e.g. --names gpt5,inkling")
+    with command_output("ladder agree", json_out) as out:
+        a, b = read_or_fail(
+            out, lambda: [ladder.read(p, n) for p, n in zip((log_a, log_b), labels, strict=True)]
+        )
+        out.logs.extend((a.log_location, b.log_location))
+        details = ladder.agreement_report(a, b, tau)
+        out.finish(View((), details, lambda console: print_agreement(details, console)))

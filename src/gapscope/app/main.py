@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from gapscope.app.kit import EMBEDDED_MODEL, TABLE_WIDTH
-from gapscope.app.ladder import ladder_app, run_ladder
+from gapscope.app.ladder import ladder_app, run_ladder, run_ladder_code
 from gapscope.app.lean import lean_app
 from gapscope.app.onng import onng_app, run_onng
 from gapscope.app.profile import profile
@@ -71,6 +71,7 @@ app.command("compare")(compare_command)
 app.command("profile")(profile)
 run_app.command("s2b")(run_s2b)
 run_app.command("ladder")(run_ladder)
+run_app.command("ladder-code")(run_ladder_code)
 run_app.command("prove")(run_prove)
 run_app.command("onng")(run_onng)
 run_app.command("t2")(run_t2)

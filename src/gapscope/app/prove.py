@@ -58,7 +58,7 @@ def run_prove(
     ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N problems.")] = None,
     max_tokens: Annotated[int, typer.Option(min=1, help="Tokens per attempt.")] = 4096,
-    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 1.0,
+    temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature.")] = 1.0,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     ray_actors: RayActorsOption = None,

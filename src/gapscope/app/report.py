@@ -9,7 +9,13 @@ import typer
 from rich.console import Console
 
 from gapscope.analysis.view import View
-from gapscope.app.kit import JsonOut, command_output, read_or_fail, require_directory
+from gapscope.app.kit import (
+    JsonOut,
+    command_output,
+    read_or_fail,
+    refuse_overwriting,
+    require_directory,
+)
 
 if TYPE_CHECKING:
     from gapscope.analysis.figures import NamedFigure
@@ -43,6 +49,7 @@ def report_command(
 ) -> None:
     """One self-contained HTML report: gap profile, figures (also PNG + SVG), comparisons."""
     from gapscope.analysis.diagnostics import load_all
+    from gapscope.analysis.logs import expand_log_paths
     from gapscope.analysis.report import write_report
     from gapscope.analysis.terminal import print_rows
 
@@ -55,9 +62,20 @@ def report_command(
         raise typer.BadParameter("--quadrant needs --x COL and --y COL", param_hint="--quadrant")
     with command_output("report", json_out) as output:
         loaded = read_or_fail(output, lambda: load_all(logs))
-        output.logs.extend(str(x.path) for x in loaded)
+        output.logs.extend(str(x.path) for x in loaded.logs)
+        inputs = [("log", path) for path in expand_log_paths(logs)]
+        if quadrant is not None:
+            inputs.append(("--quadrant", quadrant))
+        refuse_overwriting(out, "--out", inputs)
         extra = [_quadrant_figure(quadrant, x, y, label)] if quadrant and x and y else []
-        report = write_report(loaded, out, extra)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)  # --out reports/r.html makes reports/
+            report = write_report(loaded, out, extra)
+        except OSError as exc:  # the HTML or a figure beside it
+            where = exc.filename or out
+            raise typer.BadParameter(
+                f"{where}: cannot write the report: {exc.strerror or exc}", param_hint="--out"
+            ) from None
         details = {
             "html": str(report.html),
             "figures": {stem: [str(p) for p in paths] for stem, paths in report.figures.items()},
@@ -70,7 +88,7 @@ def report_command(
             print_rows(report.rows, console)
             console.print(f"report: {report.html} ({len(report.figures)} figures)")
 
-        output.finish(View(report.rows, details, show))
+        output.finish(View(report.rows, details, show, report.notes))
 
 
 def compare_command(
@@ -90,8 +108,16 @@ def compare_command(
     with command_output("compare", json_out) as output:
         side_a = read_or_fail(output, lambda: load_all([a]))
         side_b = read_or_fail(output, lambda: load_all([b]))
-        output.logs.extend(str(x.path) for x in (*side_a, *side_b))
+        output.logs.extend(str(x.path) for x in (*side_a.logs, *side_b.logs))
+        notes = [f"A: {n}" for n in side_a.notes] + [f"B: {n}" for n in side_b.notes]
         result = read_or_fail(
-            output, lambda: compare(side_a, side_b, intersect=intersect, seed=seed)
+            output,
+            lambda: compare(
+                side_a.logs, side_b.logs, intersect=intersect, seed=seed, loading_notes=notes
+            ),
         )
-        output.finish(View(result.rows, result.to_dict(), lambda c: print_comparison(result, c)))
+
+        def show(console: Console) -> None:
+            print_comparison(result, console)
+
+        output.finish(View(result.rows, result.to_dict(), show, result.notes))

@@ -18,6 +18,7 @@ from gapscope.app.kit import (
     JsonOut,
     command_output,
     interrupted,
+    refuse_overwriting,
     require_directory,
     run_task,
 )
@@ -159,6 +160,7 @@ def run_steer(
 
     with command_output("run steer", json_out) as output:
         require_directory(log_dir, "--log-dir")
+        refuse_overwriting(out, "--out", [("--steer", steer)] if steer else [])
 
         def run(task: Task, m: str) -> EvalLog:
             log = run_task(task, m, log_dir)

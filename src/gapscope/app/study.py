@@ -129,12 +129,17 @@ class StudyProgress:
         self.start = time.monotonic()
         self.out = out
         self._lock = threading.Lock()
+        self._shown = -self.EVERY_S
+
+    EVERY_S = 5.0
+    """A sample's line is shown at most this often; a finished task's always."""
 
     def sample_done(self, tokens: int) -> None:
         with self._lock:
             self.samples += 1
             self.tokens += tokens
-            self._show()
+            if time.monotonic() - self._shown >= self.EVERY_S:
+                self._show()
 
     def task_done(self) -> None:
         with self._lock:
@@ -149,6 +154,7 @@ class StudyProgress:
         )
 
     def _show(self) -> None:
+        self._shown = time.monotonic()
         self.out(self.line())
 
 

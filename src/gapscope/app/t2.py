@@ -82,11 +82,15 @@ def run_t2(
     ] = None,
     model: Annotated[str, typer.Option(help="Any Inspect model string.")] = EMBEDDED_MODEL,
     k: Annotated[int, typer.Option("-k", min=1, help="Samples per problem (paper: 1).")] = 1,
-    temperature: Annotated[float, typer.Option(help="Sampling temperature (paper: 0.6).")] = 0.6,
-    top_p: Annotated[float, typer.Option(help="Nucleus sampling (paper: 0.95).")] = 0.95,
+    temperature: Annotated[
+        float, typer.Option(min=0.0, help="Sampling temperature (paper: 0.6).")
+    ] = 0.6,
+    top_p: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Nucleus sampling, (0, 1] (paper: 0.95).")
+    ] = 0.95,
     max_tokens: Annotated[int, typer.Option(min=1, help="Tokens per answer (T2: 8192).")] = 8192,
     check_timeout: Annotated[
-        float, typer.Option(help="Seconds per Lean check (paper: 600).")
+        float, typer.Option(min=0.0, help="Seconds per Lean check (paper: 600).")
     ] = 600.0,
     limit: Annotated[
         int | None, typer.Option(min=1, help="Only the first N valid records.")
@@ -99,7 +103,7 @@ def run_t2(
         Path | None, typer.Option(help="Lean project of the records: test with lake build.")
     ] = None,
     build_timeout: Annotated[
-        float, typer.Option(help="Seconds per lake build, --repo only (T2: 1200).")
+        float, typer.Option(min=0.0, help="Seconds per lake build, --repo only (T2: 1200).")
     ] = 1200.0,
     workers: Annotated[int, typer.Option(min=1, help="Parallel project copies, --repo only.")] = 2,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),

@@ -21,7 +21,7 @@ from typing import IO, Annotated, Any
 import typer
 
 from gapscope.analysis.view import View
-from gapscope.app.kit import EXIT_INTERRUPTED, Output, command_output
+from gapscope.app.kit import EXIT_INTERRUPTED, Output, command_output, refuse_overwriting
 from gapscope.verify.disk_cache import default_cache_path
 from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.verdict import Verdict
@@ -149,10 +149,25 @@ def _items(source: IO[bytes], writer: _OrderedWriter) -> Iterator[Item]:
             yield item
 
 
+@contextlib.contextmanager
+def _writing(sink: IO[str]) -> Iterator[None]:
+    """A failed write (a full disk) names the file: the error from the OS does not."""
+    try:
+        yield
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot write verdicts: {exc.strerror}", sink.name) from None
+
+
+def _close(sink: IO[str]) -> None:
+    with _writing(sink):  # closing retries what a failed flush left in the buffer
+        sink.close()
+
+
 def _line_writer(sink: IO[str]) -> Callable[[dict[str, Any]], None]:
     def emit(row: dict[str, Any]) -> None:
-        sink.write(json.dumps(row) + "\n")
-        sink.flush()  # a line on disk is a verdict kept, whatever happens next
+        with _writing(sink):
+            sink.write(json.dumps(row) + "\n")
+            sink.flush()  # a line on disk is a verdict kept, whatever happens next
 
     return emit
 
@@ -163,6 +178,7 @@ def _grade_file(
     """Grade every line; verdicts stream to ``out`` (or stdout). With ``--json`` and no
     ``--out`` stdout is the envelope's, so the verdicts go into it instead."""
     collected: list[dict[str, Any]] | None = [] if json_mode and out is None else None
+    refuse_overwriting(out, "--out", [("--jsonl", path)])
     with contextlib.ExitStack() as files:
         source = files.enter_context(_open_input(path))
         if collected is not None:
@@ -170,7 +186,7 @@ def _grade_file(
         else:
             sink = _open_output(out)
             if sink is not sys.stdout:
-                files.callback(sink.close)
+                files.callback(_close, sink)
             writer = _OrderedWriter(_line_writer(sink))
 
         def details() -> dict[str, Any]:
@@ -241,18 +257,15 @@ def verify_command(
 ) -> None:
     """Grade an answer against a gold answer with the deterministic verifier cascade."""
     with command_output("verify", json_out) as output:
+        timeout = _timeout(timeout_s)
+        cache = None if no_cache else (cache_file or default_cache_path())
+        # one answer needs one worker; a file gets the default pool
+        verifier = Verifier(timeout_s=timeout, cache_path=cache, workers=None if jsonl else 1)
         try:
-            timeout = _timeout(timeout_s)
-            cache = None if no_cache else (cache_file or default_cache_path())
-            # one answer needs one worker; a file gets the default pool
-            verifier = Verifier(timeout_s=timeout, cache_path=cache, workers=None if jsonl else 1)
-            try:
-                if jsonl is not None:
-                    result = _grade_file(output, jsonl, out, verifier, json_out)
-                else:
-                    result = _grade_one(gold, answer, schema, verifier)
-            finally:
-                verifier.close()
-        except typer.BadParameter as exc:
-            output.fail(exc.format_message())
+            if jsonl is not None:
+                result = _grade_file(output, jsonl, out, verifier, json_out)
+            else:
+                result = _grade_one(gold, answer, schema, verifier)
+        finally:
+            verifier.close()
         output.finish(result)

@@ -6,8 +6,9 @@ alone at least once, and when it has at least two tested milestones (seed Append
 compiled -> 731 screened -> 354). Category shares therefore depend on the anchor. The paper
 checks this by re-screening with each panel model as anchor and comparing the models'
 composition-gap rankings between every two anchors with Kendall's tau (6 models: 15 anchor
-pairs, mean +0.80 with the 16K milestone test, +0.62 with the 4K one). Both are pure
-functions of per-family counts, so they run on our logs and on the authors' released panel.
+pairs, mean +0.80 with the 16K milestone test, +0.62 with the 4K one), each pair on the
+rankings of the four models that are neither anchor. Both are pure functions of per-family
+counts, so they run on our logs and on the authors' released panel.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from gapscope.ladder.taxonomy import FamilyCounts, Gap, gap, passes_stage0
 from gapscope.stats.rank import kendall_tau
@@ -30,30 +32,41 @@ def passes_anchor_screen(counts: FamilyCounts) -> bool:
 
 @dataclass(frozen=True)
 class ScreenFunnel:
-    """How many families survive each screen, and the pids kept (in input order)."""
+    """How many families survive each screen, and the pids kept (in input order).
+
+    The milestone-test and milestone-count steps are None when the screen skipped them (the
+    replication sets' direct-failure screen).
+    """
 
     compiled: int
     anchor_fails_parent: int
-    anchor_passes_milestones: int
-    enough_milestones: int
+    anchor_passes_milestones: int | None
+    enough_milestones: int | None
     kept: tuple[str, ...]
 
     def counts(self) -> dict[str, int]:
-        return {
+        steps = {
             "compiled": self.compiled,
             "anchor_fails_parent": self.anchor_fails_parent,
             "anchor_passes_milestone_test": self.anchor_passes_milestones,
             f"at_least_{MIN_TESTED_MILESTONES}_tested_milestones": self.enough_milestones,
             "kept": len(self.kept),
         }
+        return {step: n for step, n in steps.items() if n is not None}
 
 
-def screen(anchor: Sequence[FamilyCounts]) -> ScreenFunnel:
+def screen(anchor: Sequence[FamilyCounts], milestone_test: bool = True) -> ScreenFunnel:
     """The paper's screen over the anchor's counts on compiled families.
 
-    ``anchor`` needs C1 and Stage 0 counts of every family (a run with ``--conditions C1,S0``).
+    With ``milestone_test`` (the main set's screen, Appendix B) ``anchor`` needs C1 and
+    Stage 0 counts of every family (a run with ``--conditions C1,S0``). Without it, only the
+    direct failure is required: the screen of the replication sets (Appendix N: Qwen3-8B's
+    direct-failure screen keeps 7% of MATH500 and 63% of AIME 2024/25, families whose
+    milestone test the anchor mostly fails), which needs C1 alone.
     """
     fails = [f for f in anchor if f.c1 == 0]
+    if not milestone_test:
+        return ScreenFunnel(len(anchor), len(fails), None, None, tuple(f.pid for f in fails))
     solvable = [f for f in fails if passes_stage0(f)]
     kept = [f for f in solvable if len(f.milestones) >= MIN_TESTED_MILESTONES]
     return ScreenFunnel(
@@ -65,20 +78,50 @@ def screen(anchor: Sequence[FamilyCounts]) -> ScreenFunnel:
     )
 
 
+class AnchorRule(StrEnum):
+    """Which models a pair of anchors is compared on."""
+
+    OTHERS = "others"
+    """The paper's (Appendix B): only the models that are neither anchor. An anchor's screen
+    keeps the families it cannot solve directly but can decompose, so on its own screen the
+    anchor is ranked by how often it fails exactly there; that rank is selection, not
+    evidence about the ranking."""
+    ALL = "all"
+    """Every model, the two anchors included (gapscope before issue 20). Kept to show how much
+    the anchors' own ranks move the statistic."""
+
+
+@dataclass(frozen=True)
+class AnchorPair:
+    """Two anchors, the models their rankings were compared on, and Kendall's tau-b.
+
+    ``tau`` is None where it is undefined: fewer than two models compared, or a ranking
+    that is constant on them.
+    """
+
+    a: str
+    b: str
+    compared: tuple[str, ...]
+    tau: float | None
+
+
 @dataclass(frozen=True)
 class AnchorAgreement:
     """Kendall's tau between the composition-gap rankings under every two anchors.
 
-    ``pairs`` maps (anchor a, anchor b) to tau, None where a ranking is constant (tau is
-    undefined); ``mean`` averages the defined ones (None when there is none).
+    ``rankings[anchor][model]`` is the model's composition-gap count on the anchor's screen,
+    ``screened[anchor]`` how many families that screen keeps; ``mean`` averages the defined
+    pair taus (None when there is none).
     """
 
-    pairs: dict[tuple[str, str], float | None]
+    rule: AnchorRule
+    pairs: tuple[AnchorPair, ...]
     screened: dict[str, int]
+    rankings: dict[str, dict[str, float]]
 
     @property
     def mean(self) -> float | None:
-        defined = [t for t in self.pairs.values() if t is not None]
+        defined = [p.tau for p in self.pairs if p.tau is not None]
         return sum(defined) / len(defined) if defined else None
 
 
@@ -93,10 +136,14 @@ def composition_ranking(
 
 
 def anchor_agreement(
-    runs: Mapping[str, Sequence[FamilyCounts]], tau: int = 1
+    runs: Mapping[str, Sequence[FamilyCounts]],
+    tau: int = 1,
+    rule: AnchorRule = AnchorRule.OTHERS,
 ) -> AnchorAgreement | None:
-    """Each model in turn as anchor: screen its families, rank every model by composition-gap
-    count on them; tau between the rankings of every two anchors. None with < 2 models."""
+    """Each model in turn as anchor: screen the families common to all models (the anchor
+    fails them directly and passes their milestone test), rank every model by composition-gap
+    count on them; tau between the rankings of every two anchors, on the models ``rule``
+    names. None with fewer than two models."""
     if len(runs) < 2:
         return None
     common = set.intersection(*({f.pid for f in fams} for fams in runs.values()))
@@ -105,10 +152,14 @@ def anchor_agreement(
         for anchor, fams in runs.items()
     }
     rankings = {a: composition_ranking(runs, pids, tau) for a, pids in screened.items()}
-    pairs: dict[tuple[str, str], float | None] = {}
+    pairs = []
     for a, b in itertools.combinations(sorted(runs), 2):
+        compared = tuple(m for m in sorted(runs) if rule is AnchorRule.ALL or m not in (a, b))
         try:
-            pairs[(a, b)] = kendall_tau(rankings[a], rankings[b])
+            value: float | None = kendall_tau(
+                {m: rankings[a][m] for m in compared}, {m: rankings[b][m] for m in compared}
+            )
         except ValueError:
-            pairs[(a, b)] = None
-    return AnchorAgreement(pairs, {a: len(p) for a, p in screened.items()})
+            value = None
+        pairs.append(AnchorPair(a, b, compared, value))
+    return AnchorAgreement(rule, tuple(pairs), {a: len(p) for a, p in screened.items()}, rankings)

@@ -25,6 +25,8 @@ from gapscope.ladder.compile import (
     teacher_prompt,
 )
 from gapscope.ladder.contract import COMPILE_TASK
+from gapscope.ladder.problem_sets import load_problem_set
+from gapscope.params import generations, whole
 
 TEACHER_TEMPERATURE = 0.0
 """Greedy teacher: a family is compiled once (retries get the error as feedback), so the
@@ -32,13 +34,24 @@ task sends temperature 0 itself instead of inheriting a server's sampling defaul
 
 
 @task(name=COMPILE_TASK)
-def ladder_compile(problems: str, max_attempts: int = 3, max_tokens: int = 4096) -> Task:
-    """Compile milestone families for the problems of a JSONL file with the task's model."""
-    if max_attempts < 1:
-        raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
-    loaded, errors = load_problems(Path(problems))
+def ladder_compile(
+    problems: str, max_attempts: int = 3, max_tokens: int = 4096, problem_set: str | None = None
+) -> Task:
+    """Compile milestone families for the problems of a JSONL file with the task's model.
+
+    ``problem_set`` (``math500``, ``aime2024``, ``aime2025``) reads ``problems`` in the
+    fields of that replication set's copies (a JSONL path, else a Hub dataset id) instead of
+    the ``problem``/``answer`` records of :func:`~gapscope.ladder.compile.load_problems`.
+    """
+    max_attempts = whole("max_attempts", max_attempts, 1)
+    max_tokens = whole("max_tokens", max_tokens, 1)
+    if problem_set is None:
+        loaded, errors = load_problems(Path(problems))
+    else:
+        loaded, errors = load_problem_set(problem_set, problems)
     if not loaded:
         raise ValueError(f"no valid problem in {problems}: {'; '.join(errors) or 'empty file'}")
+    generations(len(loaded) * max_attempts, f"{len(loaded)} problems x max_attempts={max_attempts}")
     samples = [
         Sample(
             id=p.pid,
@@ -52,7 +65,7 @@ def ladder_compile(problems: str, max_attempts: int = 3, max_tokens: int = 4096)
         solver=compile_family(max_attempts),
         scorer=family_kept(),
         config=GenerateConfig(max_tokens=max_tokens, temperature=TEACHER_TEMPERATURE, top_p=1.0),
-        metadata={"problems": problems, "load_errors": errors},
+        metadata={"problems": problems, "problem_set": problem_set, "load_errors": errors},
     )
 
 

@@ -44,3 +44,67 @@ class CompileStore(TypedDict, total=False):
 
     family: dict[str, Any]
     failures: list[dict[str, Any]]
+
+
+REVIEW_TASK = "ladder_review"
+
+
+class ReviewCaseMetadata(TypedDict):
+    """One review sample: the student whose composition-gap family it is, and the family."""
+
+    model: str
+    pid: str
+
+
+class ReviewTotals(TypedDict):
+    """A reviewed student's denominators: its families, its composition-gap count, its log."""
+
+    n_families: int
+    composition: int
+    log: str
+
+
+class ReviewRunMetadata(TypedDict):
+    """The review log's task metadata: the cases file and every reviewed student's totals."""
+
+    cases: str
+    models: dict[str, ReviewTotals]
+
+
+class ReviewVerdictMetadata(TypedDict):
+    """One judge verdict: every flagged category (priority order) and the resulting label;
+    ``label`` is None and ``error`` says why when the reply could not be read."""
+
+    flags: list[str]
+    label: str | None
+    error: str | None
+
+
+CODE_TASK = "ladder_code"
+
+
+class CodeProbeMetadata(TypedDict):
+    """One code-pilot sample: the problem and the help condition."""
+
+    pid: str
+    condition: str
+
+
+class CodeRunMetadata(TypedDict):
+    """The code pilot's task metadata: the problem set, what was skipped, the isolation."""
+
+    problems: str
+    n_problems: int
+    load_problems: list[str]
+    isolation: str
+    limits: dict[str, Any]
+
+
+class CodeVerdictMetadata(TypedDict):
+    """One attempt's test run: how it ended, tests passed of total, isolation, seconds."""
+
+    status: str
+    passed: int
+    total: int
+    isolation: str
+    seconds: float

@@ -73,6 +73,13 @@ class Probe:
         return f"{self.pid}:{self.condition.value}{suffix}"
 
 
+def family_of(sample_id: str) -> str:
+    """The pid in a probe's sample id (``pid:C1``, ``pid:S0:2``): a log lists the ids of every
+    sample it was to run, so the families a stopped run left unfinished can be named."""
+    head, _, last = sample_id.rpartition(":")
+    return head.rpartition(":")[0] if last.isdigit() else head
+
+
 def _roadmap(milestones: Sequence[Milestone], answers: Sequence[str] | None = None) -> str:
     if answers is None:
         return "\n".join(

@@ -39,6 +39,7 @@ from gapscope.ladder.probes import (
 )
 from gapscope.log_metadata import plain
 from gapscope.models.solvers import system_first
+from gapscope.params import generations, real, whole
 from gapscope.verify import Verifier, extract_boxed
 
 
@@ -111,10 +112,15 @@ def oracle_ladder(
         temperature: sampling temperature of the rollouts.
         verify_timeout: wall-clock limit of one verifier check, seconds.
     """
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+    k = whole("k", k, 1)
+    seed = whole("seed", seed)
+    limit = None if limit is None else whole("limit", limit, 1)
+    max_tokens = whole("max_tokens", max_tokens, 1)
+    temperature = real("temperature", temperature, 0)
+    verify_timeout = real("verify_timeout", verify_timeout, 0, above=True)
     chosen, problems = load_family_set(families, limit)
     probes = build_probes(chosen, parse_conditions(conditions), seed)
+    generations(len(probes) * k, f"{len(probes)} probes x k={k}")
     return Task(
         dataset=MemoryDataset([probe_sample(p) for p in probes], name=f"ladder-{families}"),
         solver=[system_first(template("system")), generate()],

@@ -33,6 +33,7 @@ from gapscope.onng.contract import TASK, AttemptRecord, ProblemMetadata
 from gapscope.onng.problemset import ProblemSet, load_problem_set
 from gapscope.onng.prompting import build_prompt, system_prompt
 from gapscope.onng.render import Obfuscation, obfuscation
+from gapscope.params import real, whole
 
 
 def parse_lams(spec: str) -> tuple[float, ...]:
@@ -98,6 +99,10 @@ def onng(
         allow_unsandboxed: check the model's Lean without the bubblewrap sandbox where it is
             missing; by default the task refuses to start there (before any model call).
     """
+    seed = whole("seed", seed)
+    limit = None if limit is None else whole("limit", limit, 1)
+    check_timeout = real("check_timeout", check_timeout, 0, above=True)
+    max_tokens = whole("max_tokens", max_tokens, 1)
     problem_set = load_problem_set()
     levels = parse_lams(lams)
     indices = select_problems(problem_set, modules, limit)

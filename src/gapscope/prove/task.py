@@ -25,6 +25,7 @@ from gapscope.lean.factory import sandbox_options
 from gapscope.lean.verdict import LeanVerdict
 from gapscope.log_metadata import plain
 from gapscope.models.task_steering import check_options, steered_generate
+from gapscope.params import generations, real, whole
 from gapscope.prove.checking import check_reply
 from gapscope.prove.coherence import classify
 from gapscope.prove.contract import TASK, AttemptMetadata, ProblemMetadata, RunMetadata
@@ -111,8 +112,12 @@ def prove(
         allow_unsandboxed: check the model's Lean without the bubblewrap sandbox where it is
             missing; by default the task refuses to start there (before any model call).
     """
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
+    n = whole("n", n, 1)
+    limit = None if limit is None else whole("limit", limit, 1)
+    max_tokens = whole("max_tokens", max_tokens, 1)
+    temperature = real("temperature", temperature, 0)
+    check_timeout = real("check_timeout", check_timeout, 0, above=True)
+    alpha = real("alpha", alpha)
     ks = parse_ks(k, n)
     steering = check_options(steer, alpha)
     loaded = load_problems(dataset, split=split)
@@ -123,6 +128,7 @@ def prove(
             f"no problem in {dataset!r} for split {split!r} and subset {subset!r}"
             + (f" (skipped records: {skipped})" if skipped else "")
         )
+    generations(len(chosen) * n, f"{len(chosen)} problems x n={n}")
     return Task(
         dataset=MemoryDataset([problem_sample(p) for p in chosen], name=f"prove-{subset}"),
         solver=steered_generate(steer, alpha),

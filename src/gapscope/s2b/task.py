@@ -49,6 +49,7 @@ from inspect_ai.util import display_counter
 
 from gapscope.log_metadata import plain
 from gapscope.models.task_steering import check_options, task_steering
+from gapscope.params import real, whole
 from gapscope.s2b.answers import extract
 from gapscope.s2b.config import S2BConfig, resolve
 from gapscope.s2b.contract import TASK, EpisodeMetadata, RunMetadata, SpeakerRunMetadata
@@ -111,8 +112,10 @@ def s2b_lm(
         **overrides: any :class:`S2BConfig` field, e.g. ``k_shot=5`` or ``n_dim=4``.
     """
     _check_seats(role, listener, speaker)
-    if not 1 <= seeds <= MAX_SEEDS:
-        raise ValueError(f"seeds must be in [1, {MAX_SEEDS}], got {seeds}")
+    seeds = whole("seeds", seeds, 1, MAX_SEEDS)
+    first_seed = whole("first_seed", first_seed)
+    max_tokens = whole("max_tokens", max_tokens, 1)
+    alpha = real("alpha", alpha)
     config = resolve(preset, **overrides)
     if steer is not None and role == "speaker":
         raise ValueError("steer applies to role=listener (the dosage curves read listener runs)")

@@ -88,7 +88,8 @@ def _squash(text: str) -> str:
 
 
 FileText = Callable[[T2Record], "str | None"]
-"""The repository file a record's target lives in (None when there is no such file)."""
+"""The repository file a record's target lives in (None when there is no such file; ValueError
+when the record cannot name a file inside the repository)."""
 
 
 def record_defects(record: T2Record, file_text: FileText | None = None) -> list[tuple[Defect, str]]:
@@ -104,14 +105,12 @@ def record_defects(record: T2Record, file_text: FileText | None = None) -> list[
     if bracket is not None:
         found.append((Defect.TARGET_UNBALANCED, f"target_code: {bracket}"))
     if file_text is not None:
-        text = file_text(record)
-        if text is None:
-            found.append((Defect.TARGET_NOT_FOUND_ONCE, "its file is not in the repository"))
-        elif text.count(record.target_code) != 1:
-            count = text.count(record.target_code)
-            found.append(
-                (Defect.TARGET_NOT_FOUND_ONCE, f"target_code occurs {count} times in its file")
-            )
+        try:
+            text = file_text(record)
+        except ValueError as err:  # the record names no file inside the project
+            found.append((Defect.INVALID_RECORD, str(err)))
+        else:
+            found.extend(_file_defects(record, text))
     else:
         found.extend(_formal_language_defects(record))
     if not any(s.mentions_target for s in successors(record)):
@@ -119,6 +118,15 @@ def record_defects(record: T2Record, file_text: FileText | None = None) -> list[
             (Defect.NO_MENTIONING_SUCCESSOR, "no declaration after the target mentions it")
         )
     return found
+
+
+def _file_defects(record: T2Record, text: str | None) -> list[tuple[Defect, str]]:
+    if text is None:
+        return [(Defect.TARGET_NOT_FOUND_ONCE, "its file is not in the repository")]
+    count = text.count(record.target_code)
+    if count != 1:
+        return [(Defect.TARGET_NOT_FOUND_ONCE, f"target_code occurs {count} times in its file")]
+    return []
 
 
 def _formal_language_defects(record: T2Record) -> list[tuple[Defect, str]]:

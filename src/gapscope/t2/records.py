@@ -73,6 +73,33 @@ def parse_record(line: int, raw: object) -> T2Record | RecordProblem:
     return T2Record(**{field: raw[field] for field in FIELDS}, line=line)
 
 
+def project_path_problem(record: T2Record) -> RecordProblem | None:
+    """Why the record cannot name a file inside a project (the repository track), or None.
+
+    The repository track writes generated code into ``<dataset_name>/<file of the id>`` of a
+    private copy, so both must stay inside it: an absolute path or a ``..`` would send that
+    write somewhere else, possibly into the user's own files.
+    """
+    name = record.dataset_name
+    if name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+        return RecordProblem(
+            record.line, record.id, "dataset_name", f"must be a folder name, got {name!r}"
+        )
+    cut = record.id.find(".lean")
+    if cut < 0:
+        return RecordProblem(record.line, record.id, "id", "names no .lean file")
+    file = record.id[: cut + len(".lean")]
+    parts = file.split("/")
+    if file.startswith("/") or "\0" in file or any(p in ("", ".", "..") for p in parts):
+        return RecordProblem(
+            record.line,
+            record.id,
+            "id",
+            f"its file {file!r} must be a relative path with no '.', '..' or empty part",
+        )
+    return None
+
+
 def load_records(source: str | Path, *, split: str = "train") -> LoadedRecords:
     """Records of a local JSONL file or a Hub dataset id (``split`` applies to the Hub only).
 

@@ -32,9 +32,13 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+import threading
+import weakref
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from gapscope.lean.sandbox import (
     decide_sandbox,
@@ -45,7 +49,7 @@ from gapscope.lean.sandbox import (
 from gapscope.t2.declarations import split_declarations
 from gapscope.t2.evaluate import SampleOutcome, SampleResult, Screen, code_to_check
 from gapscope.t2.extract import Answer
-from gapscope.t2.records import T2Record
+from gapscope.t2.records import T2Record, project_path_problem
 
 _IMPORT = re.compile(r"^import\s+(.+)$", re.MULTILINE)
 _DIAGNOSTIC = re.compile(
@@ -76,18 +80,39 @@ class RepoConfig:
 
 
 def target_file(record: T2Record) -> str:
-    """The file of a research-track record: its id up to the first ``.lean``."""
-    cut = record.id.find(".lean")
-    if cut < 0:
-        raise ValueError(f"record {record.id}: id names no .lean file")
-    return record.id[: cut + len(".lean")]
+    """The file of a research-track record: its id up to the first ``.lean``.
+
+    Raises ValueError, naming the record and field, when the id or ``dataset_name`` would
+    lead outside the project (``gapscope.t2.records.project_path_problem``).
+    """
+    problem = project_path_problem(record)
+    if problem is not None:
+        raise ValueError(f"record {problem}")
+    return record.id[: record.id.index(".lean") + len(".lean")]
 
 
 def project_dir(root: Path, record: T2Record) -> Path:
     """``root/<dataset_name>`` when that is a directory (one root holding many projects),
     else ``root`` itself."""
+    target_file(record)  # dataset_name is checked with the id
     candidate = root / record.dataset_name
     return candidate if record.dataset_name and candidate.is_dir() else root
+
+
+def file_in(project: Path, record: T2Record) -> Path:
+    """The record's file in ``project``, refused (ValueError) when it or a folder on the way
+    is a symbolic link: a write through a link in a private copy lands in the linked file,
+    which may be the user's own."""
+    relative = target_file(record)
+    path = project
+    for part in relative.split("/"):
+        path = path / part
+        if path.is_symlink():
+            raise ValueError(
+                f"record line {record.line} ({record.id}): id: {path.relative_to(project)} is a"
+                " symbolic link; the repository track only writes regular files of the project"
+            )
+    return path
 
 
 def module_of(path: str) -> str:
@@ -118,22 +143,32 @@ def dependents(project: Path, module: str) -> list[str]:
 
 
 def file_text_of(root: Path, record: T2Record) -> str | None:
-    """The text of the record's file in the project, or None when there is none."""
-    try:
-        path = project_dir(root, record) / target_file(record)
-    except ValueError:
-        return None
+    """The text of the record's file in the project, or None when there is none.
+
+    Raises ValueError when the record names no file inside the project (``file_in``).
+    """
+    path = file_in(project_dir(root, record), record)
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
-@dataclass
+@dataclass(eq=False)  # hashable by identity: the signal handler keeps a set of them
 class Workspaces:
-    """Private copies of projects, one set per worker, handed out one at a time."""
+    """Private copies of projects, one set per worker, handed out one at a time.
+
+    While a file of a copy holds generated code its original text is kept here, so that a
+    SIGTERM or SIGHUP (whose default ends the process before any ``finally`` runs) first puts
+    every such file back and kills every running ``lake``; SIGINT raises in Python, so the
+    ``finally`` of ``substituted`` restores the file then.
+    """
 
     config: RepoConfig
     _free: queue.Queue[Path] = field(default_factory=queue.Queue)
     _base: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="gapscope-t2-")))
     sandboxed: bool = field(init=False)
+    _lock: threading.RLock = field(default_factory=threading.RLock)
+    _originals: dict[Path, str] = field(default_factory=dict)
+    _lakes: set[int] = field(default_factory=set)
+    _stopped: bool = False
 
     def __post_init__(self) -> None:
         try:  # before any copy is made, so a refusal (SandboxUnavailable) costs nothing
@@ -150,6 +185,7 @@ class Workspaces:
             slot = self._base / f"worker_{n}"
             slot.mkdir()
             self._free.put(slot)
+        _guard(self)
 
     @contextlib.contextmanager
     def project(self, record: T2Record) -> Iterator[Path]:
@@ -171,12 +207,94 @@ class Workspaces:
             return command
         return tuple(sandbox_argv(command, project, writable=(project,)))
 
+    @contextlib.contextmanager
+    def substituted(self, path: Path) -> Iterator[tuple[str, Callable[[str], None]]]:
+        """``(original text, write)`` for a file of a copy; the original is back on exit."""
+        original = path.read_text(encoding="utf-8")
+
+        def write(text: str) -> None:
+            with self._lock:
+                if self._stopped:
+                    raise OSError("the process is being terminated")
+                self._originals[path] = original
+                path.write_text(text, encoding="utf-8")
+
+        try:
+            yield original, write
+        finally:
+            with self._lock:
+                path.write_text(original, encoding="utf-8")
+                self._originals.pop(path, None)
+
+    def run(self, command: Sequence[str], cwd: Path, timeout_s: float) -> tuple[int | None, str]:
+        """``run_command``, its process group killed by ``stop``."""
+        with self._lock:
+            if self._stopped:
+                raise OSError("the process is being terminated")
+        return run_command(command, cwd, timeout_s, self._lakes)
+
+    def stop(self) -> None:
+        """Put every original back and kill every ``lake``: the process is terminating."""
+        with self._lock:
+            self._stopped = True
+            for path, text in self._originals.items():
+                path.write_text(text, encoding="utf-8")
+            self._originals.clear()
+            for group in list(self._lakes):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(group, signal.SIGKILL)
+
     def close(self) -> None:
+        _unguard(self)
         shutil.rmtree(self._base, ignore_errors=True)
 
 
-def run_command(command: Sequence[str], cwd: Path, timeout_s: float) -> tuple[int | None, str]:
-    """(exit code, stdout+stderr); exit code None when the timeout killed the process group."""
+_TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+_live: weakref.WeakSet[Workspaces] = weakref.WeakSet()
+_previous: dict[int, Any] = {}
+
+
+def _on_terminate(signum: int, frame: FrameType | None) -> None:
+    for workspaces in list(_live):
+        workspaces.stop()
+    previous = _previous.get(signum, signal.SIG_DFL)
+    if callable(previous):
+        previous(signum, frame)
+        return
+    signal.signal(signum, previous)  # the default: end the process as the sender asked
+    os.kill(os.getpid(), signum)
+
+
+def _guard(workspaces: Workspaces) -> None:
+    """Route SIGTERM/SIGHUP through ``stop`` while any workspaces live (main thread only:
+    Python sets handlers nowhere else; a run started elsewhere keeps the finally alone)."""
+    _live.add(workspaces)
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in _TERMINATING:
+        current = signal.getsignal(signum)
+        if current not in (_on_terminate, signal.SIG_IGN):
+            _previous[signum] = current
+            signal.signal(signum, _on_terminate)
+
+
+def _unguard(workspaces: Workspaces) -> None:
+    _live.discard(workspaces)
+    if _live or threading.current_thread() is not threading.main_thread():
+        return
+    for signum, previous in list(_previous.items()):
+        if signal.getsignal(signum) is _on_terminate:
+            signal.signal(signum, previous)
+        del _previous[signum]
+
+
+def run_command(
+    command: Sequence[str], cwd: Path, timeout_s: float, running: set[int] | None = None
+) -> tuple[int | None, str]:
+    """(exit code, stdout+stderr); exit code None when the timeout killed the process group.
+
+    The process group is in ``running`` while it runs (so that a signal handler can kill it).
+    """
     with subprocess.Popen(
         list(command),
         cwd=cwd,
@@ -185,6 +303,8 @@ def run_command(command: Sequence[str], cwd: Path, timeout_s: float) -> tuple[in
         text=True,
         start_new_session=True,
     ) as proc:
+        if running is not None:
+            running.add(proc.pid)
         try:
             output, _ = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -192,6 +312,9 @@ def run_command(command: Sequence[str], cwd: Path, timeout_s: float) -> tuple[in
                 os.killpg(proc.pid, signal.SIGKILL)
             output, _ = proc.communicate()
             return None, output
+        finally:
+            if running is not None:
+                running.discard(proc.pid)
     return proc.returncode, output
 
 
@@ -225,9 +348,10 @@ def evaluate_in_repo(
         return code
     config = workspaces.config
     relative = target_file(record)
-    with workspaces.project(record) as project:
-        path = project / relative
-        original = path.read_text(encoding="utf-8")
+    with (
+        workspaces.project(record) as project,
+        workspaces.substituted(file_in(project, record)) as (original, write),
+    ):
         if original.count(record.target_code) != 1:
             detail = f"target_code occurs {original.count(record.target_code)} times in {relative}"
             return SampleResult(SampleOutcome.SERVER_ERROR, detail=detail)
@@ -235,22 +359,18 @@ def evaluate_in_repo(
         prefix, suffix = original[:start], original[start + len(record.target_code) :]
         code = code.strip("\n")
         try:
-            path.write_text(prefix + code + "\n", encoding="utf-8")
-            compile_rc, _ = run_command(
-                workspaces.lake(project, "env", "lean", relative),
-                project,
-                config.compile_timeout_s,
+            write(prefix + code + "\n")
+            compile_rc, _ = workspaces.run(
+                workspaces.lake(project, "env", "lean", relative), project, config.compile_timeout_s
             )
-            path.write_text(prefix + code + suffix, encoding="utf-8")
+            write(prefix + code + suffix)
             module = module_of(relative)
             tests = dependents(project, module)
-            build_rc, output = run_command(
+            build_rc, output = workspaces.run(
                 workspaces.lake(project, "build", module, *tests), project, config.build_timeout_s
             )
         except OSError as exc:
             return SampleResult(SampleOutcome.SERVER_ERROR, detail=f"cannot run lake: {exc}")
-        finally:
-            path.write_text(original, encoding="utf-8")
     first = prefix.count("\n") + 1
     generated = range(first, first + code.count("\n") + 1)
     shift = first + code.count("\n")  # the suffix starts on the generated code's last line

@@ -30,6 +30,7 @@ from gapscope.lean.cache import VerdictCache
 from gapscope.lean.executor import RayOptions, open_checker
 from gapscope.log_metadata import plain
 from gapscope.models.solvers import system_first
+from gapscope.params import generations, real, whole
 from gapscope.t2.audit import audit
 from gapscope.t2.contract import TASK, RunMetadata
 from gapscope.t2.evaluate import SampleOutcome, SampleResult, evaluate_answer
@@ -118,8 +119,14 @@ def t2(
         allow_unsandboxed: run the generated Lean (REPLs, ``lake``) without the bubblewrap
             sandbox where it is missing; by default the task refuses to start there.
     """
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+    k = whole("k", k, 1)
+    limit = None if limit is None else whole("limit", limit, 1)
+    temperature = real("temperature", temperature, 0)
+    top_p = real("top_p", top_p, 0, 1, above=True)
+    max_tokens = whole("max_tokens", max_tokens, 1)
+    check_timeout = real("check_timeout", check_timeout, 0, above=True)
+    build_timeout = real("build_timeout", build_timeout, 0, above=True)
+    workers = whole("workers", workers, 1)
     contexts = parse_contexts(context)
     loaded = load_records(data, split=split)
     repo_config = (
@@ -172,6 +179,7 @@ def t2(
             f" defects (see `gapscope t2 audit {data}`)"
             + (f", {len(missing_nl)} samples lack NL (give --nl FILE)" if missing_nl else "")
         )
+    generations(len(samples) * (1 if ground_truth else k), f"{len(samples)} samples x k={k}")
     evaluate = _evaluator(
         lean, check_timeout, executor, ray_address, ray_actors, repo_config, allow_unsandboxed
     )
