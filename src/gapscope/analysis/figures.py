@@ -8,6 +8,7 @@ made with; the SVG is inlined in the HTML, so the report references no file or n
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import textwrap
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ from gapscope.analysis.diagnostics import summaries_of
 from gapscope.analysis.ladder import ModelRun
 from gapscope.analysis.onng import ONNGSummary
 from gapscope.analysis.prove import ProveSummary
-from gapscope.analysis.s2b import S2BRunSummary
+from gapscope.analysis.s2b import S2BRunSummary, axes
 from gapscope.ladder.contract import TASK as LADDER_TASK
 from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER, profile, tau_sensitivity
 from gapscope.onng.contract import TASK as ONNG_TASK
@@ -319,5 +320,55 @@ def dosage_figures(curves: Sequence[DosageCurve]) -> list[NamedFigure]:
     return [dosage_figure(c, f"dosage_{i}") for i, c in enumerate(curves, start=1)]
 
 
-LOG_FIGURES = (zsct_per_preset, ladder_gaps, ladder_tau, onng_curve, passk_curves)
+def receptivity_constructivity(logs: Sequence[LoadedLog]) -> NamedFigure | None:
+    """Models on (receptivity adj-ZSCT, constructivity adj-ZSCT), one point per model and
+    preset, with the quadrant test of :mod:`gapscope.stats.quadrant` unchanged: the seed's
+    claim (a receptive bottleneck collapses constructivity) forbids high constructivity with
+    low receptivity. Where the test is undefined (too few models, or ties at a median, or
+    presets mixed) the points are drawn alone and the title says why."""
+    from gapscope.stats.quadrant import quadrant_test
+
+    pairs = axes(summaries_of(logs, S2B_TASK))
+    if not pairs:
+        return None
+    presets = list(dict.fromkeys(p.preset for p in pairs))
+    xs = [p.receptivity.value or 0.0 for p in pairs]
+    ys = [p.constructivity.value or 0.0 for p in pairs]
+    labels = [p.model if len(presets) == 1 else f"{p.model} [{p.preset}]" for p in pairs]
+    setting = presets[0] if len(presets) == 1 else "mixed presets"
+    x_name = f"receptivity adj-ZSCT [{setting}]"
+    y_name = f"constructivity adj-ZSCT [{setting}]"
+    caption = f"S2B-LM receptivity vs constructivity per model ({setting})"
+    why = "presets differ: no quadrant test across them" if len(presets) > 1 else None
+    if why is None:
+        try:
+            result = quadrant_test(xs, ys, labels)
+        except ValueError as exc:
+            why = f"quadrant test undefined: {exc}"
+        else:
+            drawn = quadrant_scatter(xs, ys, labels, result, x_name, y_name)
+            return dataclasses.replace(
+                drawn, stem="s2b_axes", caption=caption + "; " + drawn.caption
+            )
+    fig = _figure(width=5.0, height=4.0)
+    ax = fig.axes[0]
+    ax.scatter(xs, ys, zorder=3)
+    for x, y, label in zip(xs, ys, labels, strict=True):
+        ax.annotate(label, (x, y), textcoords="offset points", xytext=(4, 4), fontsize="x-small")
+    ax.set_xlim(-5, 105)
+    ax.set_ylim(-5, 105)
+    ax.set_xlabel(x_name)
+    ax.set_ylabel(y_name)
+    ax.set_title(textwrap.fill(why, 60), fontsize="medium")
+    return NamedFigure("s2b_axes", caption, fig)
+
+
+LOG_FIGURES = (
+    zsct_per_preset,
+    receptivity_constructivity,
+    ladder_gaps,
+    ladder_tau,
+    onng_curve,
+    passk_curves,
+)
 """Figures drawn from the unsteered logs, in report order; dosage figures come after them."""

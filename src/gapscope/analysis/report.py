@@ -19,12 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from gapscope.analysis.compare import Comparison, ComparisonError, compare
-from gapscope.analysis.diagnostics import LoadedLog, LoadedLogs
+from gapscope.analysis.diagnostics import LoadedLog, LoadedLogs, summaries_of
 from gapscope.analysis.figures import LOG_FIGURES, NamedFigure, dosage_figures, save_figure
 from gapscope.analysis.ladder import ModelRun, build_report
 from gapscope.analysis.profile import GapRow
+from gapscope.analysis.s2b import Axes, axes
 from gapscope.analysis.steering import DosageCurve, dosage_curves, is_steering_run
 from gapscope.analysis.terminal import PLAN_COLUMNS, rate_cell
+from gapscope.s2b.contract import TASK as S2B_TASK
 
 MAX_PAIRS = 10  # comparisons drawn in a report; more models than 5 -> first ten pairs
 
@@ -91,7 +93,10 @@ def _profile_table(rows: Sequence[GapRow]) -> str:
             if r is None:
                 tds.append("<td></td>")
                 continue
-            value = "n/a" if r.value is None else f"{r.value:.1f}"
+            if r.value is None:
+                value = "n/a"
+            else:  # percentages to one decimal, unit-free measures (topsim, ...) to three
+                value = f"{r.value:.1f}" if r.unit == "%" else f"{r.value:.3f}"
             ci = f" [{r.ci[0]:.1f}, {r.ci[1]:.1f}]" if r.ci else ""
             tds.append(
                 f'<td title="{_e(r.log)}">{value}<span class="ci">{ci}</span>'
@@ -130,6 +135,33 @@ def _comparison_html(c: Comparison) -> str:
         "<table><thead><tr><th>diagnostic</th><th>metric</th><th>paired n</th><th>A only</th>"
         "<th>B only</th><th>A minus B, pp [95% CI]</th><th>McNemar p</th><th>Holm p</th></tr>"
         f"</thead><tbody>{rows}</tbody></table>{matrices}{_notes(c.notes)}"
+    )
+
+
+def _axes_html(pairs: Sequence[Axes]) -> str:
+    """Receptivity and constructivity side by side: one row per model and preset."""
+
+    def cell(row: GapRow) -> str:
+        ci = f" [{row.ci[0]:.1f}, {row.ci[1]:.1f}]" if row.ci else ""
+        value = "n/a" if row.value is None else f"{row.value:.1f}"
+        return f'<td title="{_e(row.log)}">{value}<span class="ci">{ci}</span></td>'
+
+    body = "".join(
+        f'<tr><th scope="row">{_e(p.model)}</th><td>{_e(p.preset)}</td>'
+        f"{cell(p.receptivity)}{cell(p.constructivity)}"
+        + "".join(f"<td>{p.language[k]:.3f}</td>" for k in ("topsim", "posdis", "bosdis"))
+        + "</tr>"
+        for p in pairs
+    )
+    return (
+        "<h2>Receptivity and constructivity</h2>"
+        "<p>S2B-LM with the model as listener (receptivity: it decodes the posdis speaker) and "
+        "as speaker (constructivity: a rule listener decodes its messages), adj-ZSCT [95% "
+        "Wilson CI]; the language measures are the speaker run's means over seeds (topsim: "
+        "meaning Hamming vs message edit distance).</p>"
+        "<table><thead><tr><th>model</th><th>preset</th><th>receptivity adj-ZSCT</th>"
+        "<th>constructivity adj-ZSCT</th><th>topsim</th><th>posdis</th><th>bosdis</th></tr>"
+        f"</thead><tbody>{body}</tbody></table>"
     )
 
 
@@ -306,6 +338,7 @@ def write_report(
             f"{_e(paths[0].name)}, {_e(paths[1].name)} in {_e(directory.name)}/</figcaption>"
             "</figure>"
         )
+    pairs = axes(summaries_of(plain, S2B_TASK))
     ladder = _ladder_html(plain, report.notes)
     steering = "".join(_trend_html(c) for c in report.curves)
     comparisons = "".join(_comparison_html(c) for c in report.comparisons)
@@ -322,7 +355,8 @@ def write_report(
         "<p>Each cell: value (percent) [95% CI], n, and the log it came from (hover for the "
         "full path).</p>"
         f"{_profile_table(report.rows)}"
-        "<h2>Figures</h2>"
+        + (_axes_html(pairs) if pairs else "")
+        + "<h2>Figures</h2>"
         + ("".join(blocks) or "<p>No figure applies to these logs.</p>")
         + (f"<h2>OracleLadder</h2>{ladder}" if ladder else "")
         + (f"<h2>Steering</h2>{steering}" if steering else "")

@@ -4,11 +4,18 @@ Each sample is one episode; its store holds every game's record (phase, truth, t
 parsed decision). The per-seed scores come from the scorer; the gap-profile row pools the
 query games of all seeds (equal-sized episodes, so the pooled rate equals the seed mean) and
 gives it a Wilson interval over those games.
+
+A ``role=speaker`` log measures constructivity: its rows are the rule listener's ZSCT on the
+model's query messages (``constructivity ZSCT [preset]``), the share of malformed messages
+(Wilson interval over the messages) and the language measures ``topsim``/``posdis``/``bosdis``
+(mean over seeds, no interval: a handful of episodes supports none). :func:`axes` pairs each
+model's receptivity and constructivity for the report's side-by-side table and scatter.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -22,7 +29,14 @@ from gapscope.analysis.logs import (
 )
 from gapscope.analysis.profile import GapRow
 from gapscope.s2b.contract import TASK, EpisodeMetadata, RunMetadata
-from gapscope.s2b.metrics import SCORE_KEYS, SeedSummary, adj_zsct, beyond_context
+from gapscope.s2b.metrics import (
+    LANGUAGE_KEYS,
+    SCORE_KEYS,
+    SPEAKER_SCORE_KEYS,
+    SeedSummary,
+    adj_zsct,
+    beyond_context,
+)
 from gapscope.stats.proportion import wilson_percent
 from gapscope.steer.protocol import Extraction, seed_overlap
 
@@ -52,35 +66,79 @@ class S2BRunSummary:
     query: dict[str, bool]
     notes: list[str] = field(default_factory=list)
     """What a reader must know to trust the numbers (games past the model's context)."""
+    role: str = "listener"
+    speaker: str = "lm"
+    malformed: tuple[int, int] = (0, 0)
+    """Speaker role: (malformed, all) messages the speaker wrote itself, over every seed."""
 
     @property
     def label(self) -> str:
-        """The model for an LM listener; the listener itself for the rule and random ones."""
+        """The model for an LM in the tested seat; else the reference listener or speaker."""
+        if self.role == "speaker":
+            return self.model if self.speaker == "lm" else f"{self.speaker} speaker"
         return self.model if self.listener == "lm" else f"{self.listener} listener"
 
+    def metric(self, name: str) -> str:
+        """A row's metric name: ``ZSCT [preset]`` for receptivity, ``constructivity ZSCT
+        [preset]`` for the speaker role, so both axes sit side by side in one profile."""
+        axis = "constructivity " if self.role == "speaker" else ""
+        return f"{axis}{name} [{self.preset}]"
+
     def rows(self) -> list[GapRow]:
-        """ZSCT and adj-ZSCT for this preset, over every query game of every seed."""
+        """ZSCT and adj-ZSCT for this preset, over every query game of every seed; for the
+        speaker role also the malformed share and the language measures."""
         n = len(self.query)
         if not n:
             return []
         right = sum(self.query.values())
         zsct = 100 * right / n
         low, high = wilson_percent(right, n)
-        return [
+        rows = [
             GapRow(self.label, DIAGNOSTIC, metric, value, ci, n, self.log_location)
             for metric, value, ci in (
-                (f"ZSCT [{self.preset}]", zsct, (low, high)),
-                (f"adj-ZSCT [{self.preset}]", adj_zsct(zsct), (adj_zsct(low), adj_zsct(high))),
+                (self.metric("ZSCT"), zsct, (low, high)),
+                (self.metric("adj-ZSCT"), adj_zsct(zsct), (adj_zsct(low), adj_zsct(high))),
             )
         ]
+        if self.role == "speaker":
+            rows += self._speaker_rows()
+        return rows
+
+    def adjusted_row(self) -> GapRow:
+        """The adj-ZSCT row: the axis value the receptivity/constructivity scatter uses."""
+        return next(r for r in self.rows() if r.metric == self.metric("adj-ZSCT"))
+
+    def _speaker_rows(self) -> list[GapRow]:
+        bad, messages = self.malformed
+        rows = [
+            GapRow(
+                self.label,
+                DIAGNOSTIC,
+                f"malformed [{self.preset}]",
+                100 * bad / messages if messages else None,
+                wilson_percent(bad, messages) if messages else None,
+                messages,
+                self.log_location,
+            )
+        ]
+        for key in LANGUAGE_KEYS:
+            if key in self.summary:
+                s = self.summary[key]
+                metric = f"{key} [{self.preset}]"
+                rows.append(
+                    GapRow(self.label, DIAGNOSTIC, metric, s.mean, None, s.n, self.log_location, "")
+                )
+        return rows
 
     def outcomes(self) -> dict[str, dict[str, bool]]:
-        return {f"ZSCT [{self.preset}]": dict(self.query)}
+        return {self.metric("ZSCT"): dict(self.query)}
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "role": self.role,
             "preset": self.preset,
             "listener": self.listener,
+            "speaker": self.speaker,
             "model": self.model,
             "log": self.log_location,
             "status": self.status,
@@ -95,9 +153,13 @@ class S2BRunSummary:
 def summarize(log: EvalLog) -> S2BRunSummary:
     """Per-seed values from each sample's score; failed samples are listed with their error."""
     require_task(log, TASK)
+    info = run_info(log)
+    role = str(info.task_args.get("role", "listener"))
+    keys = SPEAKER_SCORE_KEYS if role == "speaker" else SCORE_KEYS
     rows: list[dict[str, Any]] = []
     query: dict[str, bool] = {}
     notes: list[str] = []
+    malformed = [0, 0]
     decisions: Counter[bool | None] = Counter()
     for sample in counted_samples(log):
         with malformed_sample(log, sample):
@@ -105,7 +167,11 @@ def summarize(log: EvalLog) -> S2BRunSummary:
             row: dict[str, Any] = {"seed": seed}
             score = sample_score(sample)
             if score is not None and isinstance(score.value, dict):
-                row.update({key: score.value[key] for key in SCORE_KEYS})
+                row.update({key: score.value[key] for key in keys})
+                if role == "speaker":
+                    own = [g for g in sample.store.get("games", []) if not g["exemplar"]]
+                    malformed[0] += sum(g["problem"] is not None for g in own)
+                    malformed[1] += len(own)
                 beyond = beyond_context(sample.store.get("games", []))
                 if beyond:
                     notes.append(
@@ -128,15 +194,15 @@ def summarize(log: EvalLog) -> S2BRunSummary:
         notes.append(
             f"the listener answered every query game ({count}) with {word}: "
             "its ZSCT is that answer's share of the games, not evidence of learning a convention"
+            if role == "listener"
+            else f"the rule listener answered every query game ({count}) with {word}: the "
+            "speaker's messages gave it no convention to decode (ZSCT is that answer's share)"
         )
     scored = [r for r in rows if "error" not in r]
-    summary = (
-        {key: SeedSummary.of([r[key] for r in scored]) for key in SCORE_KEYS} if scored else {}
-    )
+    summary = {key: SeedSummary.of([r[key] for r in scored]) for key in keys} if scored else {}
     if summary:  # headline adj-ZSCT is adj(mean ZSCT); per-seed rows keep their own values
         summary["adj_zsct"] = summary["zsct"].adjusted()
         summary["adj_zsct_strict"] = summary["zsct_strict"].adjusted()
-    info = run_info(log)
     notes += _not_held_out(log, [int(r["seed"]) for r in rows if r["seed"] is not None])
     return S2BRunSummary(
         preset=str(info.task_args.get("preset", "")),
@@ -148,6 +214,9 @@ def summarize(log: EvalLog) -> S2BRunSummary:
         summary=summary,
         query=query,
         notes=notes,
+        role=role,
+        speaker=str(info.task_args.get("speaker", "lm")),
+        malformed=(malformed[0], malformed[1]),
     )
 
 
@@ -165,6 +234,44 @@ def _not_held_out(log: EvalLog, seeds: list[int]) -> list[str]:
         f"steered on episodes the direction was extracted from (seeds {sorted(overlap)}): not "
         "held out; extract with the default seeds (gapscope steer extract) or evaluate others"
     ]
+
+
+@dataclass(frozen=True)
+class Axes:
+    """One model's two S2B axes on one preset: adj-ZSCT as listener (receptivity) and as
+    speaker (constructivity), with the speaker's language measures beside them."""
+
+    model: str
+    preset: str
+    receptivity: GapRow
+    constructivity: GapRow
+    language: dict[str, float]
+
+
+def axes(summaries: Sequence[S2BRunSummary]) -> list[Axes]:
+    """Every (model, preset) that has both a listener and a speaker run, in first-seen order.
+
+    Pairing is by the label the rows carry, so the reference runs ("rule listener", "rule
+    speaker") stand alone: the axes compare one system in both seats.
+    """
+    seats: dict[tuple[str, str], dict[str, S2BRunSummary]] = {}
+    for s in summaries:
+        if s.query:
+            seats.setdefault((s.label, s.preset), {})[s.role] = s
+    out = []
+    for (model, preset), both in seats.items():
+        if {"listener", "speaker"} <= set(both):
+            speaker = both["speaker"]
+            out.append(
+                Axes(
+                    model,
+                    preset,
+                    both["listener"].adjusted_row(),
+                    speaker.adjusted_row(),
+                    {k: speaker.summary[k].mean for k in LANGUAGE_KEYS if k in speaker.summary},
+                )
+            )
+    return out
 
 
 def read(path: Path | str) -> S2BRunSummary:

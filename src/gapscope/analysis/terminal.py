@@ -110,32 +110,79 @@ def print_funnel(title: str, counts: Mapping[str, int], console: Console) -> Non
 
 
 def print_s2b(summary: S2BRunSummary, console: Console) -> None:
-    """Per-seed ZSCT rows and the mean +- sd over seeds."""
-    table = Table(title=f"S2B-LM {summary.preset} | listener {summary.listener}")
-    for column in ("seed", "ZSCT", "adj-ZSCT", "ZSCT strict", "unparsed", "support acc"):
-        table.add_column(column, justify="right")
+    """Per-seed ZSCT rows and the mean +- sd over seeds (listener or speaker role)."""
+    if summary.role == "speaker":
+        _print_s2b_speaker(summary, console)
+    else:
+        table = Table(title=f"S2B-LM {summary.preset} | listener {summary.listener}")
+        for column in ("seed", "ZSCT", "adj-ZSCT", "ZSCT strict", "unparsed", "support acc"):
+            table.add_column(column, justify="right")
+        for row in summary.per_seed:
+            if "error" in row:
+                table.add_row(str(row["seed"]), _styled(row["error"], "red"), "", "", "", "")
+                continue
+            table.add_row(
+                str(row["seed"]),
+                f"{row['zsct']:.1f}",
+                f"{row['adj_zsct']:.1f}",
+                f"{row['zsct_strict']:.1f}",
+                f"{row['unparsed']:.0f}",
+                f"{row['support_acc']:.1f}",
+            )
+        s = summary.summary
+        if s:
+            keys = ("zsct", "adj_zsct", "zsct_strict", "unparsed", "support_acc")
+            table.add_row("mean ± sd", *(str(s[k]) for k in keys))
+        console.print(table)
+    for note in summary.notes:
+        console.print(Text.assemble(_styled("warning:", "yellow"), " ", printable(note)))
+    console.print(f"model: {summary.model}  log: {summary.log_location}")
+
+
+SPEAKER_COLUMNS = {
+    "zsct": ("ZSCT", ".1f"),
+    "adj_zsct": ("adj-ZSCT", ".1f"),
+    "zsct_strict": ("ZSCT strict", ".1f"),
+    "malformed": ("malformed %", ".1f"),
+    "support_acc": ("support acc", ".1f"),
+    "topsim": ("topsim", ".3f"),
+    "posdis": ("posdis", ".3f"),
+    "bosdis": ("bosdis", ".3f"),
+}
+"""The speaker role's per-seed columns: score key -> (heading, format)."""
+
+
+def _print_s2b_speaker(summary: S2BRunSummary, console: Console) -> None:
+    """Constructivity per seed: the rule listener's ZSCT on the speaker's messages, the
+    malformed share and the language measures, then mean ± sd over seeds."""
+    table = Table(
+        title=f"S2B-LM {summary.preset} | speaker {summary.speaker} (constructivity, rule listener)"
+    )
+    table.add_column("seed", justify="right")
+    for heading, _ in SPEAKER_COLUMNS.values():
+        table.add_column(heading, justify="right")
     for row in summary.per_seed:
         if "error" in row:
-            table.add_row(str(row["seed"]), _styled(row["error"], "red"), "", "", "", "")
+            blanks = [""] * (len(SPEAKER_COLUMNS) - 1)
+            table.add_row(str(row["seed"]), _styled(row["error"], "red"), *blanks)
             continue
         table.add_row(
-            str(row["seed"]),
-            f"{row['zsct']:.1f}",
-            f"{row['adj_zsct']:.1f}",
-            f"{row['zsct_strict']:.1f}",
-            f"{row['unparsed']:.0f}",
-            f"{row['support_acc']:.1f}",
+            str(row["seed"]), *(format(row[k], spec) for k, (_, spec) in SPEAKER_COLUMNS.items())
         )
     s = summary.summary
     if s:
         table.add_row(
             "mean ± sd",
-            *(str(s[k]) for k in ("zsct", "adj_zsct", "zsct_strict", "unparsed", "support_acc")),
+            *(
+                f"{format(s[k].mean, spec)} ± {format(s[k].sd, spec)}"
+                for k, (_, spec) in SPEAKER_COLUMNS.items()
+            ),
         )
     console.print(table)
-    for note in summary.notes:
-        console.print(Text.assemble(_styled("warning:", "yellow"), " ", printable(note)))
-    console.print(f"model: {summary.model}  log: {summary.log_location}")
+    console.print(
+        "topsim: Spearman between meaning Hamming and message edit distances; posdis, bosdis: "
+        "Chaabouni et al. (2020); all over the speaker's own well-formed messages"
+    )
 
 
 def print_ladder(result: dict[str, Any], console: Console) -> None:

@@ -29,12 +29,26 @@ def run_s2b(
         str, typer.Option(help="scs-0shot | cat-0shot | cat-10shot (seed, Table 1) | demo")
     ] = "cat-10shot",
     seeds: Annotated[int, typer.Option(min=1, help="Number of episodes (the paper uses 4).")] = 4,
+    role: Annotated[
+        str,
+        typer.Option(
+            help="listener (receptivity: the model decodes the posdis speaker) | speaker "
+            "(constructivity: the model writes the messages, a rule listener decodes them)"
+        ),
+    ] = "listener",
     listener: Annotated[
         str,
         typer.Option(help="lm (the model) | rule (verbalizer reference) | corrupted | random"),
     ] = "lm",
+    speaker: Annotated[
+        str,
+        typer.Option(
+            help="With --role speaker: lm (the model) | rule (posdis) | holistic | random"
+        ),
+    ] = "lm",
     model: Annotated[
-        str, typer.Option(help="Any Inspect model string; ignored for rule/random listeners.")
+        str,
+        typer.Option(help="Any Inspect model string; ignored for reference listeners/speakers."),
     ] = EMBEDDED_MODEL,
     first_seed: Annotated[int, typer.Option(help="Seed of the first episode.")] = 0,
     max_tokens: Annotated[int, typer.Option(min=1, help="Generation budget per game.")] = 256,
@@ -49,16 +63,21 @@ def run_s2b(
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
 ) -> None:
-    """Play S2B-LM episodes and report ZSCT and adj-ZSCT per seed and mean ± sd."""
+    """Play S2B-LM episodes and report ZSCT and adj-ZSCT per seed and mean ± sd; with
+    --role speaker, constructivity ZSCT and the language measures of the model's messages."""
     overrides = parse_overrides(set_)
 
     def build() -> Task:
-        from gapscope.s2b.task import LISTENERS, s2b_lm
+        from gapscope.s2b.speaker import SPEAKERS
+        from gapscope.s2b.task import LISTENERS, ROLES, s2b_lm
 
-        if listener not in LISTENERS:
-            raise typer.BadParameter(
-                f"choose one of {', '.join(LISTENERS)}", param_hint="--listener"
-            )
+        for option, value, choices in (
+            ("--role", role, ROLES),
+            ("--listener", listener, LISTENERS),
+            ("--speaker", speaker, SPEAKERS),
+        ):
+            if value not in choices:
+                raise typer.BadParameter(f"choose one of {', '.join(choices)}", param_hint=option)
         resolve(preset, **overrides)
         return s2b_lm(
             preset=preset,
@@ -68,14 +87,17 @@ def run_s2b(
             max_tokens=max_tokens,
             steer=steer,
             alpha=alpha,
+            role=role,
+            speaker=speaker,
             **overrides,
         )
 
+    tested = speaker if role == "speaker" else listener
     run_diagnostic(
         "run s2b",
         json_out,
         build,
-        model=model if listener == "lm" else "none",
+        model=model if tested == "lm" else "none",
         log_dir=log_dir,
         bad_input=(ConfigError, ValueError),
     )

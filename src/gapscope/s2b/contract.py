@@ -29,3 +29,12 @@ class RunMetadata(TypedDict):
     max_tokens: int
     model_calls: dict[str, int]
     """Per episode (seed), the games the task's model answers: a plan counts them before a run."""
+
+
+class SpeakerRunMetadata(RunMetadata):
+    """A ``role=speaker`` run (constructivity): ``listener`` is always ``rule`` (the rule
+    listener decodes the messages) and ``speaker`` names who wrote them (``lm`` = the model).
+    Listener-role runs write :class:`RunMetadata` alone, as before the speaker role existed."""
+
+    role: str
+    speaker: str

@@ -18,6 +18,20 @@ from typing import Any
 
 SCORE_KEYS = ("zsct", "adj_zsct", "zsct_strict", "adj_zsct_strict", "unparsed", "support_acc")
 """What the ZSCT scorer records per episode (and the analysis reads back)."""
+LANGUAGE_KEYS = ("topsim", "posdis", "bosdis")
+"""The emergent-language measures of the speaker's messages (:mod:`gapscope.s2b.language`)."""
+SPEAKER_SCORE_KEYS = (
+    "zsct",
+    "adj_zsct",
+    "zsct_strict",
+    "adj_zsct_strict",
+    "malformed",
+    "support_acc",
+    *LANGUAGE_KEYS,
+)
+"""What the constructivity scorer records per episode (``role=speaker``): the rule
+listener's ZSCT on the speaker's query messages, the share of malformed messages (%), and the
+language measures."""
 
 
 def adj_zsct(zsct: float) -> float:

@@ -8,6 +8,12 @@ a model, run the others with ``--model none``. ``steer``/``alpha`` add a steerin
 to the model's residual stream for every call (``gapscope.steer``). Every game's decision is
 stored in the sample (``games`` in the sample store) and the scorer turns the query games into
 ZSCT.
+
+``role="speaker"`` swaps the seats (constructivity, unsteered): the tested system writes each
+game's message for its target (``speaker="lm"``, or a reference speaker ``rule``/``holistic``/
+``random`` that calls no model) and the rule listener of :mod:`gapscope.s2b.speaker` decodes
+it; the constructivity scorer turns the listener's query decisions into ZSCT and the messages
+into the emergent-language measures.
 """
 
 from __future__ import annotations
@@ -46,15 +52,26 @@ from gapscope.models.task_steering import check_options, task_steering
 from gapscope.params import real, whole
 from gapscope.s2b.answers import extract
 from gapscope.s2b.config import S2BConfig, resolve
-from gapscope.s2b.contract import TASK, EpisodeMetadata, RunMetadata
+from gapscope.s2b.contract import TASK, EpisodeMetadata, RunMetadata, SpeakerRunMetadata
 from gapscope.s2b.episode import Episode, Game, build_episode
 from gapscope.s2b.export import episode_header
+from gapscope.s2b.language import bosdis, posdis, topsim
+from gapscope.s2b.messages import ReadMessage, message_line, read_message
 from gapscope.s2b.metrics import accuracy_percent, adj_zsct, beyond_context
-from gapscope.s2b.prompting import system_prompt, user_turn
+from gapscope.s2b.prompting import (
+    Heard,
+    speaker_system_prompt,
+    speaker_user_turn,
+    system_prompt,
+    user_turn,
+)
+from gapscope.s2b.speaker import SPEAKERS, ConventionListener, exemplar, reference_speaker
 from gapscope.s2b.verbalizer import Tracker
 
 Listener = Literal["lm", "rule", "corrupted", "random"]
 LISTENERS: tuple[Listener, ...] = ("lm", "rule", "corrupted", "random")
+Role = Literal["listener", "speaker"]
+ROLES: tuple[Role, ...] = ("listener", "speaker")
 MAX_SEEDS = 10_000
 """Most episodes one run may ask for (each is a sample held in memory)."""
 
@@ -73,9 +90,11 @@ def s2b_lm(
     max_tokens: int = 256,
     steer: str | None = None,
     alpha: float = 0.0,
+    role: str = "listener",
+    speaker: str = "lm",
     **overrides: Any,
 ) -> Task:
-    """S2B-LM receptivity test: ZSCT and adj-ZSCT over ``seeds`` episodes.
+    """S2B-LM receptivity (or, ``role="speaker"``, constructivity) test over ``seeds`` episodes.
 
     Args:
         preset: ``scs-0shot``, ``cat-0shot``, ``cat-10shot`` (seed, Table 1) or ``demo``.
@@ -86,15 +105,20 @@ def s2b_lm(
         max_tokens: generation budget per game decision.
         steer: a direction directory (``gapscope steer extract``) to steer the model with.
         alpha: steering strength; alpha * v is added at every token (0 = no steering).
+        role: ``listener`` (receptivity: the model decodes the posdis speaker) or ``speaker``
+            (constructivity: the model writes the messages, the rule listener decodes them).
+        speaker: in the speaker role, ``lm`` (the task's model) or a reference speaker:
+            ``rule`` (posdis), ``holistic`` (consistent, non-compositional) or ``random``.
         **overrides: any :class:`S2BConfig` field, e.g. ``k_shot=5`` or ``n_dim=4``.
     """
-    if listener not in LISTENERS:
-        raise ValueError(f"listener must be one of {', '.join(LISTENERS)}, got {listener!r}")
+    _check_seats(role, listener, speaker)
     seeds = whole("seeds", seeds, 1, MAX_SEEDS)
     first_seed = whole("first_seed", first_seed)
     max_tokens = whole("max_tokens", max_tokens, 1)
     alpha = real("alpha", alpha)
     config = resolve(preset, **overrides)
+    if steer is not None and role == "speaker":
+        raise ValueError("steer applies to role=listener (the dosage curves read listener runs)")
     if steer is not None and listener != "lm":
         raise ValueError(f"steer applies to the lm listener only, not to listener={listener!r}")
     steering = check_options(steer, alpha)
@@ -106,33 +130,62 @@ def s2b_lm(
         )
         for seed in range(first_seed, first_seed + seeds)
     ]
+    tested = listener if role == "listener" else speaker
+    settings = RunMetadata(
+        preset=preset,
+        listener=listener if role == "listener" else "rule",
+        config=dataclasses.asdict(config),
+        steer=steer,
+        alpha=alpha,
+        steering=steering,
+        max_tokens=max_tokens,
+        model_calls={
+            str(seed): model_calls(build_episode(config, seed), tested)
+            for seed in range(first_seed, first_seed + seeds)
+        },
+    )
+    if role == "listener":
+        return Task(
+            dataset=MemoryDataset(samples, name=f"s2b-{preset}"),
+            solver=play_episode(config, listener, max_tokens, steer, alpha),
+            scorer=zsct_scorer(),
+            config=GenerateConfig(temperature=LISTENER_TEMPERATURE, top_p=1.0),
+            metadata=plain(settings),
+        )
     return Task(
-        dataset=MemoryDataset(samples, name=f"s2b-{preset}"),
-        solver=play_episode(config, listener, max_tokens, steer, alpha),
-        scorer=zsct_scorer(),
+        dataset=MemoryDataset(samples, name=f"s2b-speaker-{preset}"),
+        solver=play_speaker_episode(config, speaker, max_tokens),
+        scorer=constructivity_scorer(),
         config=GenerateConfig(temperature=LISTENER_TEMPERATURE, top_p=1.0),
-        metadata=plain(
-            RunMetadata(
-                preset=preset,
-                listener=listener,
-                config=dataclasses.asdict(config),
-                steer=steer,
-                alpha=alpha,
-                steering=steering,
-                max_tokens=max_tokens,
-                model_calls={
-                    str(seed): model_calls(build_episode(config, seed), listener)
-                    for seed in range(first_seed, first_seed + seeds)
-                },
-            )
-        ),
+        metadata=plain(SpeakerRunMetadata(**settings, role=role, speaker=speaker)),
     )
 
 
-def model_calls(episode: Episode, listener: str) -> int:
+def _check_seats(role: str, listener: str, speaker: str) -> None:
+    """Each role tests one seat; a choice for the other seat is a mistake, said by name."""
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+    if listener not in LISTENERS:
+        raise ValueError(f"listener must be one of {', '.join(LISTENERS)}, got {listener!r}")
+    if speaker not in SPEAKERS:
+        raise ValueError(f"speaker must be one of {', '.join(SPEAKERS)}, got {speaker!r}")
+    if role == "listener" and speaker != "lm":
+        raise ValueError(
+            f"speaker={speaker!r} applies to role=speaker; the listener role's speaker is "
+            "always the posdis speaker"
+        )
+    if role == "speaker" and listener not in ("lm", "rule"):
+        raise ValueError(
+            f"listener={listener!r} applies to role=listener; the speaker role's listener is "
+            "always the rule listener"
+        )
+
+
+def model_calls(episode: Episode, tested: str) -> int:
     """How many of the episode's games the task's model answers: every game but the
-    verbalizer-written exemplars, for the ``lm`` listener; none for a reference listener."""
-    if listener != "lm":
+    verbalizer-written exemplars when the tested seat (listener, or speaker in the speaker
+    role) is ``lm``; none for a reference listener or speaker."""
+    if tested != "lm":
         return 0
     return sum(1 for game in episode.games if game.index not in episode.exemplar_indices)
 
@@ -187,12 +240,19 @@ def play_episode(
             nonlocal played
             played += 1
             display_counter("S2B games played", str(played))
-        state.messages = messages
-        state.store.set("games", records)
-        state.output.completion = f"{len(records)} games played"
-        return state
+        return _played(state, messages, records)
 
     return solve
+
+
+def _played(
+    state: TaskState, messages: list[ChatMessage], records: list[dict[str, Any]]
+) -> TaskState:
+    """The finished episode: its conversation, and every game's record for the scorer."""
+    state.messages = messages
+    state.store.set("games", records)
+    state.output.completion = f"{len(records)} games played"
+    return state
 
 
 def _record(
@@ -223,6 +283,15 @@ def score_games(records: list[dict[str, Any]]) -> dict[str, float]:
     """
     query = [r for r in records if r["phase"] == "query"]
     support = [r for r in records if r["phase"] == "support" and not r["exemplar"]]
+    return {
+        **_zsct(query),
+        "unparsed": float(sum(r["flexible"] is None for r in query)),
+        "support_acc": accuracy_percent([r["flexible"] == r["same"] for r in support]),
+    }
+
+
+def _zsct(query: list[dict[str, Any]]) -> dict[str, float]:
+    """ZSCT of the flexible and the strict decisions on the query games, and their adj."""
     zsct = accuracy_percent([r["flexible"] == r["same"] for r in query])
     strict = accuracy_percent([r["strict"] == r["same"] for r in query])
     return {
@@ -230,8 +299,6 @@ def score_games(records: list[dict[str, Any]]) -> dict[str, float]:
         "adj_zsct": adj_zsct(zsct),
         "zsct_strict": strict,
         "adj_zsct_strict": adj_zsct(strict),
-        "unparsed": float(sum(r["flexible"] is None for r in query)),
-        "support_acc": accuracy_percent([r["flexible"] == r["same"] for r in support]),
     }
 
 
@@ -286,6 +353,145 @@ def zsct_scorer() -> Scorer:
                 f"{sum(r['phase'] == 'query' for r in records)} query games, "
                 f"{int(values['unparsed'])} unparsed"
                 + (f", {len(beyond)} beyond the model's context" if beyond else "")
+            ),
+        )
+
+    return score
+
+
+@solver
+def play_speaker_episode(config: S2BConfig, speaker: str, max_tokens: int) -> Solver:
+    """Play every game of the sample's episode with the chosen speaker and the rule listener.
+
+    Two rule listeners follow the episode, one fed the flexible reading of every message and
+    one the strict reading, so strict ZSCT is what a listener accepting only the requested
+    format would score; the speaker's sync rounds report the flexible one. The last k
+    supporting games of an ``lm`` speaker are speaker-verbalizer exemplars, written from what
+    the listener has learned of the model's own messages; reference speakers write every game.
+    """
+    played = 0
+    generate_config = GenerateConfig(max_tokens=max_tokens, stop_seqs=["\nGame ", "\nSync round"])
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        episode = build_episode(config, int(state.metadata["seed"]))
+        state.metadata["episode"] = episode_header(episode)
+        messages: list[ChatMessage] = [ChatMessageSystem(content=speaker_system_prompt())]
+        flexible, strict = ConventionListener(episode), ConventionListener(episode)
+        reference = None if speaker == "lm" else reference_speaker(speaker, episode)
+        exemplars = episode.exemplar_indices if reference is None else frozenset()
+        heard: Heard | None = None
+        records = []
+        for game in episode.games:
+            messages.append(ChatMessageUser(content=speaker_user_turn(episode, game, heard)))
+            stop_reason = None
+            if game.index in exemplars:
+                _, reply = exemplar(episode, flexible.binding(), game)
+            elif reference is not None:
+                reply = message_line(reference(game))
+            else:
+                output = await get_model().generate(messages, config=generate_config)
+                reply, stop_reason = output.completion, output.stop_reason
+            messages.append(ChatMessageAssistant(content=reply))
+            read = read_message(reply, config.n_dim, config.vocab_size)
+            decisions = (
+                flexible.decide(game, read.flexible.message),
+                strict.decide(game, read.strict.message),
+            )
+            records.append(
+                _speaker_record(game, reply, read, decisions, game.index in exemplars, stop_reason)
+            )
+            flexible.sync(game, read.flexible.message)
+            strict.sync(game, read.strict.message)
+            heard = Heard(game, read.flexible, decisions[0])
+            nonlocal played
+            played += 1
+            display_counter("S2B games played", str(played))
+        return _played(state, messages, records)
+
+    return solve
+
+
+def _speaker_record(
+    game: Game,
+    reply: str,
+    read: ReadMessage,
+    decisions: tuple[bool | None, bool | None],
+    written: bool,
+    stop_reason: str | None,
+) -> dict[str, Any]:
+    """One speaker-role game: the target, the message under each reading and what made it
+    malformed (if anything), the rule listener's decision on each, whether the speaker
+    verbalizer ``written`` it (an exemplar), and the model's stop reason."""
+    return {
+        "index": game.index,
+        "phase": game.phase,
+        "same": game.same,
+        "exemplar": written,
+        "target": list(game.target),
+        "reply": reply,
+        "message": None if read.flexible.tokens is None else list(read.flexible.tokens),
+        "problem": read.flexible.problem,
+        "strict_problem": read.strict.problem,
+        "flexible": decisions[0],
+        "strict": decisions[1],
+        "stop_reason": stop_reason,
+    }
+
+
+def score_speaker_games(records: list[dict[str, Any]]) -> dict[str, float]:
+    """Constructivity ZSCT (flexible and strict readings) and their adjusted forms, the share
+    of malformed messages, support accuracy and the language measures.
+
+    A malformed message leaves the game undecided, which counts as wrong. Exemplar games are
+    written by the speaker verbalizer, not the speaker, so they are left out of the support
+    accuracy, the malformed share and the language measures; those are computed over every
+    other well-formed message of the episode, supporting and query games alike (the whole
+    language the speaker used).
+    """
+    query = [r for r in records if r["phase"] == "query"]
+    own = [r for r in records if not r["exemplar"]]
+    support = [r for r in own if r["phase"] == "support"]
+    formed = [r for r in own if r["problem"] is None]
+    meanings = [tuple(r["target"]) for r in formed]
+    said = [tuple(r["message"]) for r in formed]
+    return {
+        **_zsct(query),
+        "malformed": accuracy_percent([r["problem"] is not None for r in own]),
+        "support_acc": accuracy_percent([r["flexible"] == r["same"] for r in support]),
+        "topsim": topsim(meanings, said),
+        "posdis": posdis(meanings, said),
+        "bosdis": bosdis(meanings, said),
+    }
+
+
+_SPEAKER_METRICS = {
+    "zsct": [mean(), std(), adjusted_mean()],
+    "zsct_strict": [mean(), std(), adjusted_mean()],
+    "malformed": [mean(), std()],
+    "support_acc": [mean(), std()],
+    "topsim": [mean(), std()],
+    "posdis": [mean(), std()],
+    "bosdis": [mean(), std()],
+}
+
+
+@scorer(metrics=_SPEAKER_METRICS)
+def constructivity_scorer() -> Scorer:
+    """Per-episode constructivity: the rule listener's ZSCT on the speaker's query messages,
+    with the malformed share and the emergent-language measures of the messages."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        records: list[dict[str, Any]] = state.store.get("games", [])
+        values = score_speaker_games(records)
+        beyond = beyond_context(records)
+        return Score(
+            value=values,  # type: ignore[arg-type]
+            explanation=(
+                f"constructivity ZSCT {values['zsct']:.1f} (strict {values['zsct_strict']:.1f})"
+                f" over {sum(r['phase'] == 'query' for r in records)} query games; "
+                f"{values['malformed']:.1f}% malformed messages; topsim {values['topsim']:.3f}"
+                f", posdis {values['posdis']:.3f}, bosdis {values['bosdis']:.3f}"
+                + (f"; {len(beyond)} games beyond the model's context" if beyond else "")
             ),
         )
 
