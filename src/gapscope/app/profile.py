@@ -38,8 +38,16 @@ if TYPE_CHECKING:
     from gapscope.app.study import Study
 
 DIAGNOSTICS = ("s2b", "ladder", "onng", "prove", "t2")
-REFERENCE_LISTENERS = ("rule", "random")
-"""S2B-LM's reference listeners, run once per study (no model): the scale the models sit on."""
+MODEL_SEATS = (("listener", "lm"), ("speaker", "lm"))
+"""A model plays S2B-LM in both seats: receptivity (listener) and constructivity (speaker)."""
+REFERENCE_SEATS = (
+    ("listener", "rule"),
+    ("listener", "random"),
+    ("speaker", "rule"),
+    ("speaker", "holistic"),
+    ("speaker", "random"),
+)
+"""S2B-LM's reference players, run once per study (no model): the scale the models sit on."""
 LEAN_HINT = (
     "needs a Lean backend: --lean local:DIR (make one with `gapscope lean setup DIR`; "
     "`gapscope lean doctor` says what is missing) or --lean kimina:URL"
@@ -54,6 +62,8 @@ class Budget:
     s2b: tuple[tuple[str, int], ...]
     """(preset, seeds) pairs."""
     s2b_max_tokens: int
+    s2b_message_tokens: int
+    """The speaker seat's budget per message (a message is a few vocabulary tokens)."""
     ladder: dict[str, Any] = field(default_factory=dict)
     onng: dict[str, Any] = field(default_factory=dict)
     prove: dict[str, Any] = field(default_factory=dict)
@@ -67,6 +77,7 @@ BUDGETS = {
         "paper",
         s2b=(("scs-0shot", 4), ("cat-0shot", 4), ("cat-10shot", 4)),
         s2b_max_tokens=256,
+        s2b_message_tokens=64,
         ladder={"k": 8, "max_tokens": 16384},
         onng={},
         prove={"n": 32, "k": "1,8,32"},
@@ -78,6 +89,7 @@ BUDGETS = {
         "quick",
         s2b=(("demo", 2),),
         s2b_max_tokens=160,
+        s2b_message_tokens=32,
         ladder={"k": 1, "limit": 2, "max_tokens": 384},
         onng={"lams": "0,1.0", "limit": 3, "max_tokens": 1024},
         prove={"n": 4, "k": "1,4", "limit": 3, "max_tokens": 1024},
@@ -100,17 +112,25 @@ class Inputs:
 def _s2b_tasks(budget: Budget, model: str) -> list[tuple[str, Callable[[], Task]]]:
     from gapscope.s2b.task import s2b_lm
 
-    listener = "lm" if model != "none" else None
     out: list[tuple[str, Callable[[], Task]]] = []
     for preset, seeds in budget.s2b:
-        for name in [listener] if listener else REFERENCE_LISTENERS:
+        for role, name in MODEL_SEATS if model != "none" else REFERENCE_SEATS:
+            tokens = budget.s2b_max_tokens if role == "listener" else budget.s2b_message_tokens
 
-            def build(preset: str = preset, seeds: int = seeds, name: str = name) -> Task:
+            def build(
+                preset: str = preset,
+                seeds: int = seeds,
+                role: str = role,
+                name: str = name,
+                tokens: int = tokens,
+            ) -> Task:
+                if role == "listener":
+                    return s2b_lm(preset=preset, seeds=seeds, max_tokens=tokens, listener=name)
                 return s2b_lm(
-                    preset=preset, seeds=seeds, listener=name, max_tokens=budget.s2b_max_tokens
+                    preset=preset, seeds=seeds, max_tokens=tokens, role=role, speaker=name
                 )
 
-            out.append((f"{preset} ({name} listener)", build))
+            out.append((f"{preset} ({name} {role})", build))
     return out
 
 
