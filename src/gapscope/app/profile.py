@@ -145,31 +145,24 @@ def _builders(
 
         args = budget.ladder | {"families": inputs.families}
         return [(f"{inputs.families} families", lambda: oracle_ladder(**args))], None
+    lean = {"lean": inputs.lean, "allow_unsandboxed": inputs.allow_unsandboxed}
     if diagnostic == "onng":
         from gapscope.onng.task import onng
 
-        args = budget.onng | {"lean": inputs.lean, "allow_unsandboxed": inputs.allow_unsandboxed}
+        args = budget.onng | lean
         return [("O-NNG", lambda: onng(**args))], None
     if diagnostic == "prove":
         if inputs.minif2f is None:
             return [], "needs --minif2f FILE (miniF2F Lean 4 statements, JSONL)"
         from gapscope.prove.task import prove
 
-        args = budget.prove | {
-            "dataset": inputs.minif2f,
-            "lean": inputs.lean,
-            "allow_unsandboxed": inputs.allow_unsandboxed,
-        }
+        args = budget.prove | lean | {"dataset": inputs.minif2f}
         return [("miniF2F", lambda: prove(**args))], None
     if inputs.t2_data is None:
         return [], "needs --t2-data FILE (T2 records, JSONL)"
     from gapscope.t2.task import t2
 
-    args = budget.t2 | {
-        "data": inputs.t2_data,
-        "lean": inputs.lean,
-        "allow_unsandboxed": inputs.allow_unsandboxed,
-    }
+    args = budget.t2 | lean | {"data": inputs.t2_data}
     return [("T2", lambda: t2(**args))], None
 
 
