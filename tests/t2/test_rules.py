@@ -20,11 +20,11 @@ from typer.testing import CliRunner
 from gapscope.analysis.t2 import summarize_log
 from gapscope.analysis.terminal import print_t2
 from gapscope.app.main import app
+from gapscope.models.scripted import script
 from gapscope.t2.extract import AnswerStatus, released_answer
 from gapscope.t2.records import T2Record
 from gapscope.t2.rules import Rules, parse_rules, released_rows
 from gapscope.t2.task import t2
-from tests.conftest import script
 
 BEFORE = "\ndef f (n : ℕ) : ℕ := n\n"
 

@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from gapscope.analysis.t2 import summarize_log
 from gapscope.analysis.terminal import print_t2
 from gapscope.app.main import app
+from gapscope.models.scripted import REQUESTS, script
 from gapscope.t2.task import t2
-from tests.conftest import REQUESTS, script
 
 FIXTURE = Path(__file__).parent / "fixtures" / "records.jsonl"
 ANSWERS = {
