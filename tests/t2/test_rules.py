@@ -177,3 +177,31 @@ def test_unknown_rules_name_the_parameter() -> None:
     assert parse_rules(" T2 ") is Rules.T2
     with pytest.raises(ValueError, match=r"rules must be one of gapscope, t2, got 'paper'"):
         parse_rules("paper")
+
+
+@pytest.mark.parametrize(("rules", "ta"), [("gapscope", 1.0), ("t2", 1 / 3)])
+def test_a_record_without_a_sample_fails_only_under_the_released_rules(
+    rules: str, ta: float, fake_lean: str, tmp_path: Path
+) -> None:
+    """The released evaluator's denominator is the data file: an id with no result (a run
+    that stopped first) is ``missing``, a failure; under gapscope's rules it is not counted."""
+    data = tmp_path / "rows.jsonl"
+    rows = [ROWS[0], _row("k", _two("k")), _row("k", _two("k"))]  # k: two rows, one id
+    data.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n")
+    replies = {**REPLIES, "k": f"```lean\n{_target('k')}\n```"}
+
+    def answer(messages: list[ChatMessage]) -> str:
+        prompt = messages[-1].text
+        return next(reply for name, reply in replies.items() if f"declaration `{name}`" in prompt)
+
+    log = inspect_eval(
+        t2(data=str(data), lean=fake_lean, context="st", rules=rules, min_successors=1),
+        model=script(f"t2-missing-{rules}", answer),
+        log_dir=str(tmp_path / "logs"),
+    )[0]
+    assert log.status == "success" and log.samples is not None
+    log.samples = [s for s in log.samples if not str(s.id).startswith("p.k")]
+    st = summarize_log(log, n_resamples=20).to_dict()["contexts"]["st"]
+    assert st["ta"]["estimate"] == pytest.approx(ta)
+    assert st["outcomes"]["missing"] == (1 if rules == "t2" else 0)
+    assert st["rows"] == (3 if rules == "t2" else 1)

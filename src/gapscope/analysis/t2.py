@@ -15,7 +15,7 @@ from gapscope.analysis.logs import counted_samples, malformed_sample, require_ta
 from gapscope.analysis.profile import GapRow
 from gapscope.t2.contract import TASK, RunMetadata, SampleScoreMetadata
 from gapscope.t2.evaluate import SampleOutcome
-from gapscope.t2.metrics import ScoredSample, summarize
+from gapscope.t2.metrics import ScoredSample, summarize, with_missing
 from gapscope.t2.rules import Rules, parse_rules
 
 if TYPE_CHECKING:
@@ -128,7 +128,9 @@ def summarize_log(log: EvalLog, *, n_resamples: int = 2000, seed: int = 0) -> T2
         "nl_file": meta.get("nl_file"),
         "nl_fallback": fallback,
         "contexts": summarize(
-            samples,
+            with_missing(samples, _planned(meta), meta.get("contexts", ()))
+            if rules is Rules.T2
+            else samples,
             order=meta.get("contexts", ()),
             rules=rules,
             n_resamples=n_resamples,
@@ -144,6 +146,25 @@ def summarize_log(log: EvalLog, *, n_resamples: int = 2000, seed: int = 0) -> T2
         )
         report["ground_truth_invalid"] = sorted(failed)
     return T2Summary(report, tuple(samples), tuple(notes))
+
+
+def _planned(meta: RunMetadata) -> list[ScoredSample]:
+    """The run's planned records as failing samples (their context is set per context)."""
+    return [
+        ScoredSample(
+            record=p["id"],
+            context="",
+            outcome=SampleOutcome.MISSING,
+            compiles=False,
+            ta=False,
+            ta_strict=False,
+            graded=None,
+            successors=p["successors"],
+            hard=p["hard"],
+            rows=p["rows"],
+        )
+        for p in meta.get("planned", [])
+    ]
 
 
 def _rules_note(rules: Rules) -> str:

@@ -488,7 +488,8 @@ def print_t2(summary: dict[str, Any], console: Console) -> None:
     columns: tuple[str, ...] = ("context", "rows" if released else "records", "compile", "TA")
     columns += ("TA strict", "graded TA", "P(TA|compile)")
     hard_columns = ("Hard records", "Hard compile", "Hard TA")
-    for col in (*columns, *hard_columns, "renamed", "no answer", "forbidden", "server err"):
+    outcome_columns = ("renamed", "no answer", "forbidden", "server err", "missing")
+    for col in (*columns, *hard_columns, *outcome_columns):
         table.add_column(col, justify="left" if col == "context" else "right")
     for name, c in summary["contexts"].items():
         outcomes = c["outcomes"]
@@ -502,7 +503,7 @@ def print_t2(summary: dict[str, Any], console: Console) -> None:
             t2_pct(hard["ta"]),
             *(
                 str(outcomes[o])
-                for o in ("renamed", "no_answer", "forbidden_command", "server_error")
+                for o in ("renamed", "no_answer", "forbidden_command", "server_error", "missing")
             ),
         )
     console.print(table)

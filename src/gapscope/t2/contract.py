@@ -8,10 +8,22 @@ from typing import Any, TypedDict
 TASK = "t2"
 
 
+class PlannedRecord(TypedDict):
+    """A record the run set out to evaluate: its id, its rows in the data file, its number of
+    successors and whether it is Hard (what a missing sample is counted with)."""
+
+    id: str
+    rows: int
+    successors: int
+    hard: bool
+
+
 class RunMetadata(TypedDict):
     """The log's task metadata: the data, the NL/statement contexts, the record funnel, the
     counting ``rules`` (:mod:`gapscope.t2.rules`), and ``nl_fallback``: the records whose NL
-    came from their ``natural_language`` field (not from ``nl_file``)."""
+    came from their ``natural_language`` field (not from ``nl_file``); ``planned``: every
+    record the run set out to evaluate (the released rules count one without a sample as a
+    failure)."""
 
     data: str
     contexts: list[str]
@@ -23,6 +35,7 @@ class RunMetadata(TypedDict):
     rules: str
     nl_file: str | None
     nl_fallback: list[str]
+    planned: list[PlannedRecord]
     skipped: dict[str, list[str]]
     executor: str
     repo: str | None

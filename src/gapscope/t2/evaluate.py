@@ -59,6 +59,9 @@ class SampleOutcome(StrEnum):
     NO_ANSWER = AnswerStatus.NO_ANSWER.value
     FORBIDDEN = Status.FORBIDDEN.value
     SERVER_ERROR = "server_error"
+    MISSING = "missing"
+    """No sample in the log (the run stopped first): a failure under the released rules,
+    as the released evaluator counts an id without a result; not counted under gapscope's."""
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -109,16 +109,7 @@ def summarize_context(
         "records": len(units),
         "rows": sum(u.rows for u in units),
         "samples": len(counted),
-        "outcomes": {
-            o: sum(s.outcome == o for s in samples)
-            for o in (
-                SampleOutcome.CHECKED,
-                SampleOutcome.RENAMED,
-                SampleOutcome.NO_ANSWER,
-                SampleOutcome.FORBIDDEN,
-                SampleOutcome.SERVER_ERROR,
-            )
-        },
+        "outcomes": {o: sum(s.outcome == o for s in samples) for o in SampleOutcome},
         "server_error_records": server_errors,
         "bleu": _bleu(counted),
     }
@@ -220,6 +211,22 @@ def _bleu(samples: Sequence[ScoredSample]) -> dict[str, Any]:
         "mean": float(np.mean([b for b, _ in scored])) if scored else None,
         "by_bucket": ta_by_bleu(scored),
     }
+
+
+def with_missing(
+    samples: Sequence[ScoredSample], planned: Sequence[ScoredSample], contexts: Sequence[str]
+) -> list[ScoredSample]:
+    """``samples`` plus a failing ``missing`` sample for each planned record a context has no
+    sample of (``planned``: one template sample per record; its context is replaced). The
+    released evaluator's denominator is the data file: an id without a result fails."""
+    seen = {(s.context, s.record) for s in samples}
+    missing = [
+        replace(p, context=context, outcome=SampleOutcome.MISSING)
+        for context in contexts
+        for p in planned
+        if (context, p.record) not in seen
+    ]
+    return [*samples, *missing]
 
 
 def summarize(

@@ -14,6 +14,8 @@ differently from gapscope on the same Lean verdicts:
   non-empty block whose fence tag is lowercase letters (``lean4`` is not), else an unclosed
   last block, else the whole reply; fences stripped, imports kept, the name never checked.
 - **backend failures**. gapscope: ``server_error``, out of every denominator. t2: a failure.
+- **a record with no sample in the log** (the run stopped first). gapscope: not counted.
+  t2: ``missing``, a failure (the released evaluator's denominator is the data file).
 - **k samples**. gapscope: the mean over a record's samples. t2: pass@k, the record passes
   when any of its samples passes.
 - **an NL setting without NL**. gapscope: the sample is skipped (``missing_nl``). t2: it runs

@@ -240,6 +240,15 @@ def t2(
                 rules=counting.value,
                 nl_file=", ".join(nl_paths) or None,
                 nl_fallback=nl_fallback,
+                planned=[
+                    {
+                        "id": r.id,
+                        "rows": rows,
+                        "successors": len(successors(r)),
+                        "hard": declares_prop(r.target_code),
+                    }
+                    for r, rows in chosen
+                ],
                 skipped=skipped,
                 executor=executor,
                 repo=repo,
