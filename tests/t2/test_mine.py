@@ -28,7 +28,14 @@ from gapscope.t2.mining.trace import (
 )
 from gapscope.t2.records import FIELDS, load_records
 from tests.conftest import REQUESTS, script
-from tests.t2.mine_project import BASIC, FAKE_LAKE, fake_lake_bin, make_project, trace_entries
+from tests.t2.mine_project import (
+    BASIC,
+    DECLARATIONS,
+    FAKE_LAKE,
+    fake_lake_bin,
+    make_project,
+    trace_entries,
+)
 
 runner = CliRunner()
 
@@ -66,9 +73,12 @@ def lake_calls(project: Path) -> list[list[str]]:
     return [json.loads(line)["args"] for line in log.read_text().splitlines()]
 
 
-def mine(project: Path, *extra: str) -> Any:
+def mine(project: Path, *extra: str, tracer: str = "gapscope") -> Any:
+    """``gapscope t2 mine PROJECT --json`` (gapscope's tracer unless told: LeanDojo may be
+    installed where the tests run)."""
     out = project.parent / "out" / "records.jsonl"
-    return runner.invoke(app, ["t2", "mine", str(project), "--out", str(out), "--json", *extra])
+    command = ["t2", "mine", str(project), "--out", str(out), "--json", "--tracer", tracer]
+    return runner.invoke(app, [*command, *extra])
 
 
 def envelope(result: Any) -> dict[str, Any]:
@@ -354,3 +364,102 @@ def test_mining_a_real_lean_project(tmp_path: Path) -> None:
     assert details["trace"]["failed"] == {}
     ids = [t["id"] for t in details["targets"]]
     assert "Real/Basic.lean/double" in ids
+
+
+class _Ident:
+    """LeanDojo's IdentNode, as far as the adapter reads it."""
+
+    def __init__(self, full_name: str, line: int, column: int) -> None:
+        self.full_name = full_name
+        self._span = ([line, column], [line, column + len(full_name)])
+
+    def get_closure(self) -> Any:
+        return self._span
+
+
+class _TracedFile:
+    def __init__(self, path: str, definitions: list[dict[str, Any]], idents: list[_Ident]):
+        self.path = Path(path)
+        self._definitions, self._idents = definitions, idents
+
+    def get_premise_definitions(self) -> list[dict[str, Any]]:
+        return self._definitions
+
+    def traverse_preorder(self, callback: Any, node_cls: type) -> None:
+        for node in self._idents:
+            if isinstance(node, node_cls):
+                callback(node, [])
+
+
+def _fake_leandojo(calls: list[Any]) -> Any:
+    """A lean_dojo module whose trace() returns the fake project as LeanDojo would see it:
+    positions with 1-based columns, one identifier node per use, and a dependency's file."""
+    import types
+
+    files: dict[str, _TracedFile] = {}
+    for entry, (name, (module, _k, _p, source, uses)) in zip(
+        trace_entries(),
+        DECLARATIONS.items(),
+        strict=True,
+    ):
+        start, end = entry["range"]["start"], entry["range"]["end"]
+        path = module.replace(".", "/") + ".lean"
+        traced = files.setdefault(path, _TracedFile(path, [], []))
+        traced._definitions.append(
+            {"full_name": name, "code": source, "kind": "commanddeclaration"}
+            | {
+                "start": [start["line"], start["column"] + 1],
+                "end": [end["line"], end["column"] + 1],
+            }
+        )
+        traced._idents += [_Ident(u, start["line"], start["column"] + 2) for u in uses]
+    dependency = _TracedFile(
+        ".lake/packages/batteries/Batteries/Nat.lean",
+        [{"full_name": "Nat.sum", "code": "def Nat.sum := 0", "start": [1, 1], "end": [1, 17]}],
+        [],
+    )
+
+    def trace(repo: Any) -> Any:
+        calls.append((repo.url, repo.commit))
+        return types.SimpleNamespace(traced_files=[*files.values(), dependency])
+
+    class LeanGitRepo:
+        def __init__(self, url: str, commit: str) -> None:
+            self.url, self.commit = url, commit
+
+    root = types.ModuleType("lean_dojo")
+    root.trace = trace  # type: ignore[attr-defined]
+    root.LeanGitRepo = LeanGitRepo  # type: ignore[attr-defined]
+    root.__version__ = "0-fake"  # type: ignore[attr-defined]
+    ast = types.ModuleType("lean_dojo.data_extraction.ast")
+    ast.IdentNode = _Ident  # type: ignore[attr-defined]
+    return root, ast
+
+
+def test_leandojo_is_the_tracer_where_it_is_installed(
+    mining: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+    import types
+
+    calls: list[Any] = []
+    root, ast = _fake_leandojo(calls)
+    monkeypatch.setitem(sys.modules, "lean_dojo", root)
+    monkeypatch.setitem(sys.modules, "lean_dojo.data_extraction", types.ModuleType("x"))
+    monkeypatch.setitem(sys.modules, "lean_dojo.data_extraction.ast", ast)
+    plain = mine(mining, tracer="auto")
+    assert plain.exit_code == 2 and "has none" in json.loads(plain.stdout)["error"]  # no git
+    git = ["git", "-C", str(mining), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], check=True)
+    details = envelope(mine(mining, tracer="auto"))["details"]
+    assert calls and calls[0][0] == str(mining)
+    assert details["funnel"] == FUNNEL | {"declarations traced": 10}  # + the dependency's
+    assert [(t["id"], t["prop"]) for t in details["targets"]] == [
+        ("Proj/Basic.lean/double", False),
+        ("Proj/Basic.lean/double_eq", True),
+    ]
+    assert lake_calls(mining) == []  # LeanDojo builds and traces by itself
+    envelope(mine(mining, "--force", tracer="leandojo"))
+    assert len(calls) == 1  # the second run read the cache

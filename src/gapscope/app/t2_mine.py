@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from gapscope.t2.mining.trace import Trace
 
 LAKEFILES = ("lakefile.lean", "lakefile.toml")
+TRACERS = ("auto", "gapscope", "leandojo")
 
 
 def _check_project(out: Output, project: Path) -> Path:
@@ -77,6 +78,13 @@ def mine_command(
         float, typer.Option(min=1.0, help="Seconds for tracing one batch of modules.")
     ] = 1800.0,
     allow_unsandboxed: AllowUnsandboxedOption = False,
+    tracer: Annotated[
+        str,
+        typer.Option(
+            help="auto (LeanDojo, the paper's tool, when installed; else gapscope's Lean "
+            "metaprogram), gapscope or leandojo."
+        ),
+    ] = "auto",
     nl_model: Annotated[
         str | None,
         typer.Option(help="Describe each target in natural language with this Inspect model."),
@@ -111,6 +119,8 @@ def mine_command(
                 )
         if executor not in EXECUTORS:
             output.fail(f"--executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+        if tracer not in TRACERS:
+            output.fail(f"--tracer must be one of {', '.join(TRACERS)}, got {tracer!r}")
         try:
             require_lake(("lake",))
             sandboxed = decide_sandbox(
@@ -126,7 +136,7 @@ def mine_command(
             )
             user_template = _nl_template(nl_prompt) if nl_model else None
             model = open_model(nl_model) if nl_model else None
-            trace = _trace(config, paths, executor, ray_address)
+            trace = _trace(config, paths, tracer, executor, ray_address)
         except (LeanUnavailable, TraceError, ValueError) as exc:
             output.fail(exc)
         mined = _mine(trace, root, min_successors, min_depth)
@@ -149,12 +159,22 @@ def _nl_template(path: Path | None) -> str:
         raise ValueError(f"--nl-prompt {path}: {exc.strerror or exc}") from None
 
 
-def _trace(config: Any, paths: OutputPaths, executor: str, ray_address: str | None) -> Trace:
+def _trace(
+    config: Any, paths: OutputPaths, tracer: str, executor: str, ray_address: str | None
+) -> Trace:
     from gapscope.app.kit import err_console
     from gapscope.lean.progress import progress_bar
+    from gapscope.t2.mining.leandojo import leandojo_available, trace_with_leandojo
     from gapscope.t2.mining.trace import run_local, run_ray, trace_project
 
     paths.trace.parent.mkdir(parents=True, exist_ok=True)
+    if tracer == "leandojo" or (tracer == "auto" and leandojo_available()):
+        if not leandojo_available():
+            raise ValueError(
+                "--tracer leandojo: lean_dojo is not installed (pip install lean-dojo)"
+            )
+        err_console.print(f"tracing {config.project} with LeanDojo", highlight=False)
+        return trace_with_leandojo(config.project, paths.trace)
     return trace_project(
         config,
         paths.trace,

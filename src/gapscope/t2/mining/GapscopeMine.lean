@@ -22,7 +22,8 @@ doc comment and attributes included, end exclusive), and `uses` the project decl
 constants of a module listed in <modules file>, one name a line - that its type and value
 (for an inductive type, its constructors' types) mention. A mentioned constant that Lean
 generated (an equation lemma, a matcher, a constructor, a projection ...) stands for its
-owner: the nearest prefix of its name that a person wrote. On failure it writes
+owner: the nearest prefix of its name that a person wrote. Names are written as in the
+source (a private declaration's without its private prefix). On failure it writes
 {"error": <message>} and exits 1.
 -/
 import Lean
@@ -46,12 +47,12 @@ def written (name : Name) : CoreM Bool := do
 prefix (Lean names generated constants under the declaration they belong to). -/
 partial def owner (name : Name) : CoreM (Option Name) := do
   if name.isAnonymous then return none
-  if ← written name then return some name
-  owner (privateToUserName name).getPrefix
+  if (← written name) then return some name
+  owner name.getPrefix
 
 def kindOf (info : ConstantInfo) : CoreM String := do
   let env ← getEnv
-  if ← isInstance info.name then return "instance"
+  if (← isInstance info.name) then return "instance"
   return match info with
     | .thmInfo _ => "theorem"
     | .defnInfo _ =>
@@ -65,42 +66,47 @@ def kindOf (info : ConstantInfo) : CoreM String := do
 
 /-- The constants the type and the value of `info` mention (for an inductive type, the types
 of its constructors). -/
-def mentioned (env : Environment) (info : ConstantInfo) : Array Name :=
-  let value := (info.value? (allowOpaque := true)).map (·.getUsedConstants) |>.getD #[]
-  let ctors := match info with
-    | .inductInfo v => v.ctors.toArray.flatMap fun c =>
-        ((env.find? c).map (·.type.getUsedConstants)).getD #[]
-    | _ => #[]
-  info.type.getUsedConstants ++ value ++ ctors
+def mentioned (env : Environment) (info : ConstantInfo) : Array Name := Id.run do
+  let mut names := info.type.getUsedConstants
+  if let some value := info.value? (allowOpaque := true) then
+    names := names ++ value.getUsedConstants
+  if let .inductInfo v := info then
+    for ctor in v.ctors do
+      if let some c := env.find? ctor then names := names ++ c.type.getUsedConstants
+  return names
+
+/-- A name as the user writes it (a private declaration without its private prefix). -/
+def shown (name : Name) : Json := toJson (privateToUserName name).toString
 
 def position (p : Position) : Json :=
   Json.mkObj [("line", toJson p.line), ("column", toJson p.column)]
 
-def entry (project : NameSet) (module : Name) (info : ConstantInfo) : CoreM (Option Json) := do
+def entry (project : Std.HashSet Name) (module : Name) (info : ConstantInfo) :
+    CoreM (Option Json) := do
   let env ← getEnv
   let some ranges ← findDeclarationRangesCore? info.name | return none
-  let mut uses : NameSet := {}
+  let mut uses : Array Name := #[]
   for c in mentioned env info do
     let inProject := (env.getModuleIdxFor? c).any fun i =>
       project.contains env.header.moduleNames[i.toNat]!
     if !inProject then continue
     if let some o ← owner c then
-      if o != info.name then uses := uses.insert o
+      if o != info.name && !uses.contains o then uses := uses.push o
   let isProp ← (Meta.isProp info.type).run' {} {}
   return some <| Json.mkObj [
-    ("name", toJson info.name.toString), ("module", toJson module.toString),
+    ("name", shown info.name), ("module", toJson module.toString),
     ("kind", toJson (← kindOf info)), ("is_prop", toJson isProp),
     ("range", Json.mkObj [("start", position ranges.range.pos),
                           ("end", position ranges.range.endPos)]),
-    ("uses", toJson (uses.toList.map (·.toString)).toArray)]
+    ("uses", Json.arr (uses.map shown))]
 
-def trace (project : NameSet) (modules : Array Name) : CoreM (Array Json) := do
+def trace (project : Std.HashSet Name) (modules : Array Name) : CoreM (Array Json) := do
   let env ← getEnv
   let mut out := #[]
   for module in modules do
     let some idx := env.getModuleIdx? module | throwError "module {module} was not imported"
     for name in env.header.moduleData[idx.toNat]!.constNames do
-      unless ← written name do continue
+      if !(← written name) then continue
       let some info := env.find? name | continue
       if let some json ← entry project module info then out := out.push json
   return out
@@ -111,12 +117,14 @@ def main (args : List String) : IO UInt32 := do
     try
       initSearchPath (← findSysroot)
       let listed ← IO.FS.lines modulesFile
-      let project := listed.foldl (fun s l => if l.trim.isEmpty then s else s.insert l.trim.toName) {}
+      let project : Std.HashSet Name := listed.foldl (init := {}) fun s line =>
+        if line.trim.isEmpty then s else s.insert line.trim.toName
       let modules := modules.toArray.map (·.toName)
       -- `lean --run` has enabled initializers, so the extensions (instances, ranges) can load
-      let env ← importModules (modules.map ({ module := · })) {} (loadExts := true)
+      let imports := modules.map fun m => ({ module := m } : Import)
+      let env ← importModules imports {} (loadExts := true)
       let (decls, _) ← (trace project modules).toIO
-        { fileName := "<gapscope-mine>", fileMap := default, maxHeartbeats := 0 } { env }
+        { fileName := "<gapscope-mine>", fileMap := default, maxHeartbeats := 0 } { env := env }
       IO.FS.writeFile out (Json.mkObj [("tracer", toJson "gapscope"),
         ("lean", toJson Lean.versionString), ("modules", toJson (modules.map (·.toString))),
         ("declarations", Json.arr decls)]).compress

@@ -30,7 +30,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -74,7 +74,20 @@ class TracedDeclaration:
     uses: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The metaprogram's entry for this declaration (what :func:`parse_declaration` reads)."""
+        (line, column), (end_line, end_column) = self.start, self.end
+        span = {
+            "start": {"line": line, "column": column},
+            "end": {"line": end_line, "column": end_column},
+        }
+        return {
+            "name": self.name,
+            "module": self.module,
+            "kind": self.kind,
+            "is_prop": self.is_prop,
+            "range": span,
+            "uses": list(self.uses),
+        }
 
 
 def _position(value: object, where: str) -> tuple[int, int]:
@@ -134,10 +147,11 @@ def project_modules(project: Path) -> dict[str, str]:
     }
 
 
-def source_key(project: Path) -> str:
+def source_key(project: Path, tracer: bytes | None = None) -> str:
     """A hash of what the trace depends on: every ``.lean`` file (path and bytes), the lake
-    manifest and toolchain, and the tracer itself."""
-    digest = hashlib.sha256(tracer_source().read_bytes())
+    manifest and toolchain, and the tracer (``tracer``: what identifies another tracer than
+    gapscope's metaprogram, whose source is hashed by default)."""
+    digest = hashlib.sha256(tracer if tracer is not None else tracer_source().read_bytes())
     paths = [p.relative_to(project).as_posix() for p in lean_files(project)]
     paths += [n for n in ("lake-manifest.json", "lean-toolchain") if (project / n).is_file()]
     for rel in sorted(paths):
@@ -311,7 +325,7 @@ class Trace:
         return [d for module in sorted(self.modules) for d in self.modules[module]]
 
 
-def _read_cache(path: Path, key: str) -> dict[str, list[dict[str, Any]]]:
+def read_cache(path: Path, key: str) -> dict[str, list[dict[str, Any]]]:
     """The traced modules of a cache with this key (nothing when it is missing, stale or
     unreadable: the trace is then redone, never guessed)."""
     try:
@@ -326,7 +340,7 @@ def _read_cache(path: Path, key: str) -> dict[str, list[dict[str, Any]]]:
     return modules
 
 
-def _write_cache(path: Path, key: str, modules: dict[str, Any], failed: dict[str, str]) -> None:
+def write_cache(path: Path, key: str, modules: dict[str, Any], failed: dict[str, str]) -> None:
     text = json.dumps(
         {"format": CACHE_FORMAT, "key": key, "modules": modules, "failed": failed}, sort_keys=True
     )
@@ -355,7 +369,7 @@ def trace_project(
     each long step is about to do."""
     key = source_key(config.project)
     modules = project_modules(config.project)
-    done = {m: v for m, v in _read_cache(cache, key).items() if m in modules}
+    done = {m: v for m, v in read_cache(cache, key).items() if m in modules}
     todo = [m for m in sorted(modules) if m not in done]
     work = batches(todo, config.batch_size)
     failed: dict[str, str] = {}
@@ -368,7 +382,7 @@ def trace_project(
             for result in runner(config, work, sorted(modules)):
                 done.update(result.traced)
                 failed.update(result.failed)
-                _write_cache(cache, key, done, failed)
+                write_cache(cache, key, done, failed)
                 advance(1)
     trace = Trace(key, failed=failed, traced_now=len(work))
     for module, entries in done.items():
