@@ -453,7 +453,9 @@ def test_leandojo_is_the_tracer_where_it_is_installed(
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-qm", "init"], check=True)
-    details = envelope(mine(mining, tracer="auto"))["details"]
+    result = envelope(mine(mining, tracer="auto"))
+    details = result["details"]
+    assert details["trace"]["tracer"] == "leandojo" and "traced by LeanDojo" in result["notes"][0]
     assert calls and calls[0][0] == str(mining)
     assert details["funnel"] == FUNNEL | {"declarations traced": 10}  # + the dependency's
     assert [(t["id"], t["prop"]) for t in details["targets"]] == [

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gapscope.analysis.view import View
-from gapscope.app.kit import JsonOut, Output, command_output, open_model
+from gapscope.app.kit import JsonOut, Output, command_output, open_model, refuse_overwriting
 from gapscope.app.options import AllowUnsandboxedOption, ExecutorOption, RayAddressOption
 
 if TYPE_CHECKING:
@@ -117,6 +117,9 @@ def mine_command(
                 output.fail(
                     f"--out: {', '.join(existing)} already {verb}; pass --force to overwrite"
                 )
+        inputs = [("--nl-prompt", nl_prompt)] if nl_prompt is not None else []
+        for written in paths.written():
+            refuse_overwriting(written, "--out", inputs)
         if executor not in EXECUTORS:
             output.fail(f"--executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
         if tracer not in TRACERS:
@@ -228,6 +231,7 @@ def _view(
         "funnel": mined.funnel,
         "hard": sum(t.is_prop for t in mined.targets),
         "trace": {
+            "tracer": trace.tracer,
             "key": trace.key,
             "modules": len(trace.modules),
             "failed": trace.failed,
@@ -247,6 +251,11 @@ def _view(
         "nl": nl,
     }
     notes = [f"{len(trace.failed)} module(s) could not be traced"] if trace.failed else []
+    if trace.tracer == "leandojo":
+        notes.append(
+            "traced by LeanDojo: it builds and schedules by itself (--executor, --workers, "
+            "--batch-size do not apply) and its Hard tag is the theorem/lemma keyword"
+        )
     if nl is not None and nl["failures"]:
         notes.append(f"{len(nl['failures'])} target(s) got no description from {nl['model']}")
     return View((), details, lambda console: _print_funnel(mined, trace, console), notes)

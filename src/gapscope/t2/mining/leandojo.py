@@ -105,14 +105,14 @@ def trace_with_leandojo(project: Path, cache: Path) -> Trace:
     key = source_key(project, f"leandojo {version}".encode())
     cached = read_cache(cache, key)
     if cached:
-        trace = Trace(key)
+        trace = Trace(key, tracer="leandojo")
         for module, entries in cached.items():
             trace.modules[module] = [
                 parse_declaration(e, f"{cache}: {module}[{i}]") for i, e in enumerate(entries)
             ]
         return trace
     traced = lean_dojo.trace(lean_dojo.LeanGitRepo(str(project), head_commit(project)))
-    trace = Trace(key, traced_now=1)
+    trace = Trace(key, traced_now=1, tracer="leandojo")
     for traced_file in sorted(traced.traced_files, key=lambda f: str(f.path)):
         for d in declarations_of(traced_file, IdentNode):
             trace.modules.setdefault(d.module, []).append(d)

@@ -17,7 +17,8 @@ nor a crash repeats finished work.
 
 Every ``lake`` call runs in the Lean layer's sandbox (``gapscope.lean.sandbox``): a project's
 code runs while it is built and imported, and the project is the user's, but not necessarily
-trusted. ``lake build`` may write only the project; the tracer only its scratch folder.
+trusted. ``lake build`` may write only the project; the tracer only its scratch folder and the
+project's ``.lake``. The sandbox has no network: dependencies must be fetched before.
 """
 
 from __future__ import annotations
@@ -228,7 +229,10 @@ def _run_tracer(config: TraceConfig, modules: Sequence[str], all_modules: Iterab
             *(str(report), str(listing), *modules),
         ]
         if config.sandboxed:
-            command = sandbox_argv(command, config.project, writable=(scratch,))
+            # lake keeps its own bookkeeping in .lake (the lakefile's cache): writable too
+            lake_dir = config.project / ".lake"
+            writable = (scratch, lake_dir) if lake_dir.is_dir() else (scratch,)
+            command = sandbox_argv(command, config.project, writable=writable)
         done = run_bounded(command, config.project, config.batch_timeout_s)
         where = f"modules {', '.join(modules)}"
         if done.code is None:
@@ -312,13 +316,14 @@ def run_ray(address: str | None) -> Runner:
 
 @dataclass
 class Trace:
-    """A project's trace: declarations per module, modules that failed (with why), and how
-    many batches this run traced (0: all from the cache)."""
+    """A project's trace: declarations per module, modules that failed (with why), how many
+    batches this run traced (0: all from the cache), and which tracer made it."""
 
     key: str
     modules: dict[str, list[TracedDeclaration]] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     traced_now: int = 0
+    tracer: str = "gapscope"
 
     @property
     def declarations(self) -> list[TracedDeclaration]:
