@@ -369,9 +369,10 @@ def test_mining_a_real_lean_project(tmp_path: Path) -> None:
 class _Ident:
     """LeanDojo's IdentNode, as far as the adapter reads it."""
 
-    def __init__(self, full_name: str, line: int, column: int) -> None:
+    def __init__(self, full_name: str, line: int | None, column: int = 1) -> None:
         self.full_name = full_name
-        self._span = ([line, column], [line, column + len(full_name)])
+        at = None if line is None else [line, column]  # None: synthetic syntax, no position
+        self._span = (at, None if at is None else [line, column + len(full_name)])
 
     def get_closure(self) -> Any:
         return self._span
@@ -413,6 +414,7 @@ def _fake_leandojo(calls: list[Any]) -> Any:
             }
         )
         traced._idents += [_Ident(u, start["line"], start["column"] + 2) for u in uses]
+        traced._idents.append(_Ident("lonely", None))  # no position: not a use of anything
     dependency = _TracedFile(
         ".lake/packages/batteries/Batteries/Nat.lean",
         [{"full_name": "Nat.sum", "code": "def Nat.sum := 0", "start": [1, 1], "end": [1, 17]}],

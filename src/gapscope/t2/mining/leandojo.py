@@ -11,8 +11,10 @@ types, so the Hard tag is T2's own rule for its LeanDojo path: a theorem-like ke
 and keeps its own cache; its files under ``.lake/packages`` are traced too (their modules are
 not the project's, so the funnel counts them once, as traced).
 
-Written against LeanDojo's documented API and read from its source; untested against an
-installed LeanDojo (it is not installed where gapscope is developed).
+Written against LeanDojo 4.20's API (read from its wheel: ``lean_dojo.trace``,
+``LeanGitRepo(url, commit)``, ``TracedFile.get_premise_definitions`` and ``traverse_preorder``,
+``IdentNode.full_name``/``get_closure``, 1-based ``Pos`` columns, ends exclusive); untested
+against a running LeanDojo, which needs Lean (not installable where gapscope is developed).
 """
 
 from __future__ import annotations
@@ -69,8 +71,8 @@ def declarations_of(traced_file: Any, ident_class: type) -> list[TracedDeclarati
     idents: list[tuple[tuple[int, int], str]] = []
 
     def collect(node: Any, _parents: Any) -> None:
-        span = node.get_closure()
-        if getattr(node, "full_name", None) and span is not None:
+        span = node.get_closure()  # (start, end); either may be None (synthetic syntax)
+        if getattr(node, "full_name", None) and span is not None and span[0] is not None:
             idents.append((_position(span[0]), str(node.full_name)))
 
     traced_file.traverse_preorder(collect, ident_class)
