@@ -357,13 +357,16 @@ def test_mining_a_real_lean_project(tmp_path: Path) -> None:
     )
     (project / "Real.lean").write_text("import Real.Basic\n")
     out = tmp_path / "records.jsonl"
-    result = runner.invoke(
-        app, ["t2", "mine", str(project), "--out", str(out), "--json", "--allow-unsandboxed"]
-    )
-    details = envelope(result)["details"]
+    command = ["t2", "mine", str(project), "--out", str(out), "--json", "--tracer", "gapscope"]
+    details = envelope(runner.invoke(app, [*command, "--allow-unsandboxed"]))["details"]
     assert details["trace"]["failed"] == {}
-    ids = [t["id"] for t in details["targets"]]
-    assert "Real/Basic.lean/double" in ids
+    # double -> double_eq -> double_zero -> double_zero' (each used by the next, by Lean)
+    assert [(t["id"], t["successors"], t["depth"], t["prop"]) for t in details["targets"]] == [
+        ("Real/Basic.lean/double", 3, 3, False),
+        ("Real/Basic.lean/double_eq", 2, 2, True),
+    ]
+    loaded = load_records(out)
+    assert audit(loaded.records, loaded.problems).findings == []
 
 
 class _Ident:
