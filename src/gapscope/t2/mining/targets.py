@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from gapscope.lean.source import code_only
 from gapscope.t2.audit import audit
 from gapscope.t2.declarations import head
+from gapscope.t2.extract import _plain
 from gapscope.t2.mining.graph import DependencyGraph
 from gapscope.t2.mining.trace import TracedDeclaration
 from gapscope.t2.records import T2Record
@@ -96,10 +97,6 @@ def offset(text: str, line: int, column: int) -> int | None:
     return sum(len(s) + 1 for s in lines[: line - 1]) + column
 
 
-def _plain(name: str) -> str:
-    return name.replace("«", "").replace("»", "")
-
-
 def cut(text: str, declaration: TracedDeclaration) -> tuple[int, int] | str:
     """``(start, end)`` of the declaration's text in its file, or why it cannot be cut out."""
     start = offset(text, *declaration.start)
@@ -109,8 +106,8 @@ def cut(text: str, declaration: TracedDeclaration) -> tuple[int, int] | str:
     found = head(text[start:end])
     if found is None or found[1] is None:
         return "the text at its range does not start with a named declaration"
-    written = _plain(found[1])
-    if not (declaration.name == written or declaration.name.endswith("." + written)):
+    written, name = _plain(found[1]), _plain(declaration.name)
+    if not (name == written or name.endswith("." + written)):
         return f"the text at its range declares {found[1]}, not {declaration.name}"
     if text.count(text[start:end]) != 1:
         return "its text occurs more than once in the file"

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from gapscope.lean.backend import LeanUnavailable
-from gapscope.lean.kernel import run_bounded
+from gapscope.lean.kernel import run_bounded, tail_of
 from gapscope.lean.sandbox import sandbox_argv
 from gapscope.t2.repo import lean_files, module_of
 
@@ -191,11 +191,6 @@ def require_lake(lake: Sequence[str]) -> None:
         )
 
 
-def _tail(text: str, limit: int = 1500) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else "..." + text[-limit:]
-
-
 def build_project(config: TraceConfig) -> None:
     """``lake build`` in the project, so every module's ``.olean`` exists; LeanUnavailable with
     lake's last words when it fails."""
@@ -206,7 +201,7 @@ def build_project(config: TraceConfig) -> None:
     if done.code is None:
         raise LeanUnavailable(f"lake build timed out after {config.build_timeout_s:.0f} s")
     if done.code != 0:
-        raise LeanUnavailable(f"lake build failed (exit {done.code}): {_tail(done.output)}")
+        raise LeanUnavailable(f"lake build failed (exit {done.code}): {tail_of(done.output)}")
 
 
 @dataclass(frozen=True)
@@ -238,7 +233,7 @@ def _run_tracer(config: TraceConfig, modules: Sequence[str], all_modules: Iterab
         if done.code is None:
             raise TraceError(f"{where}: timed out after {config.batch_timeout_s:.0f} s")
         if not report.is_file():
-            raise TraceError(f"{where}: no trace (exit {done.code}): {_tail(done.output)}")
+            raise TraceError(f"{where}: no trace (exit {done.code}): {tail_of(done.output)}")
         try:
             payload = json.loads(report.read_text(encoding="utf-8"))
         except ValueError as exc:
