@@ -157,6 +157,18 @@ def test_header_and_exact_cut() -> None:
         "test",
     )
     assert "not in the file" in str(cut(BASIC, outside))
+    quoted = (
+        "namespace N\ntheorem «my thm» : True := trivial\ntheorem _root_.top : True := trivial\n"
+    )
+
+    def at(line: int, name: str, text: str) -> Any:
+        source = text.split("\n")[line - 1]
+        span = {"start": {"line": line, "column": 0}, "end": {"line": line, "column": len(source)}}
+        raw = {"name": name, "module": "M", "kind": "theorem", "is_prop": True, "range": span}
+        return parse_declaration(raw | {"uses": []}, "test")
+
+    assert isinstance(cut(quoted, at(2, "N.«my thm»", quoted)), tuple)
+    assert isinstance(cut(quoted, at(3, "top", quoted)), tuple)
 
 
 def test_declarations_outside_the_project_are_counted_then_left_out() -> None:

@@ -106,7 +106,7 @@ def cut(text: str, declaration: TracedDeclaration) -> tuple[int, int] | str:
     found = head(text[start:end])
     if found is None or found[1] is None:
         return "the text at its range does not start with a named declaration"
-    written, name = _plain(found[1]), _plain(declaration.name)
+    written, name = _plain(found[1]).removeprefix("_root_."), _plain(declaration.name)
     if not (name == written or name.endswith("." + written)):
         return f"the text at its range declares {found[1]}, not {declaration.name}"
     if text.count(text[start:end]) != 1:
