@@ -274,6 +274,15 @@ def test_a_module_that_fails_costs_only_itself_and_is_retried(
     assert fixed["details"]["funnel"] == FUNNEL and fixed["details"]["trace"]["failed"] == {}
 
 
+def test_modules_lake_did_not_build_are_reported_not_imported(mining: Path) -> None:
+    olean = mining / ".lake" / "build" / "lib" / "lean" / "Proj" / "Basic.olean"
+    olean.parent.mkdir(parents=True)
+    olean.write_bytes(b"")  # Proj/More.lean is in no default target: lake built no .olean
+    result = envelope(mine(mining))
+    assert "no .olean after lake build" in result["details"]["trace"]["failed"]["Proj.More"]
+    assert [c[-1] for c in lake_calls(mining)] == ["build", "Proj.Basic"]
+
+
 def test_nl_descriptions_in_t2s_informalization_format(mining: Path) -> None:
     model = script("mine-nl", lambda messages: "Thinking.\n```plaintext\nTwice a number.\n```")
     result = envelope(mine(mining, "--nl-model", model))

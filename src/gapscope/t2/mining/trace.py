@@ -182,6 +182,21 @@ class TraceConfig:
             )
 
 
+OLEAN_DIRS = (".lake/build/lib/lean", ".lake/build/lib", "build/lib")
+"""Where ``lake build`` leaves a module's ``.olean`` (the layouts of Lake's versions)."""
+NOT_BUILT = "no .olean after lake build (the module is in no default target of the lakefile)"
+
+
+def unbuilt(project: Path, modules: dict[str, str]) -> list[str]:
+    """The modules ``lake build`` left without an ``.olean`` (Lean cannot import them), sorted;
+    none when no module has one where Lake puts them (an unknown layout: Lean decides)."""
+    built = {
+        m: any((project / d / path).with_suffix(".olean").is_file() for d in OLEAN_DIRS)
+        for m, path in modules.items()
+    }
+    return sorted(m for m, ok in built.items() if not ok) if any(built.values()) else []
+
+
 def require_lake(lake: Sequence[str]) -> None:
     """LeanUnavailable, saying what to install, when the ``lake`` command is not there."""
     if not lake or shutil.which(lake[0]) is None:
@@ -371,13 +386,17 @@ def trace_project(
     modules = project_modules(config.project)
     done = {m: v for m, v in read_cache(cache, key).items() if m in modules}
     todo = [m for m in sorted(modules) if m not in done]
-    work = batches(todo, config.batch_size)
+    work: list[list[str]] = []
     failed: dict[str, str] = {}
     if done:
         say(f"{len(done)} of {len(modules)} modules traced before ({cache})")
-    if work:
-        say(f"lake build in {config.project}, then {len(todo)} modules in {len(work)} batches")
+    if todo:
+        say(f"lake build in {config.project}, then tracing {len(todo)} modules")
         build_project(config)
+        skipped = set(unbuilt(config.project, modules)) & set(todo)
+        failed.update({m: NOT_BUILT for m in sorted(skipped)})
+        work = batches([m for m in todo if m not in skipped], config.batch_size)
+    if work:
         with progress(len(work)) as advance:
             for result in runner(config, work, sorted(modules)):
                 done.update(result.traced)
