@@ -296,6 +296,8 @@ def test_nl_descriptions_in_t2s_informalization_format(mining: Path) -> None:
     asked = next(p for p in prompts if "around the theorem `double_eq`" in p)
     assert "import Mathlib.Tactic" in asked and "theorem double_add" in asked
     assert "`double_eq`" in asked and "```plaintext" in asked
+    envelope(mine(mining, "--force"))  # records again, without a model: no stale NL file
+    assert not (mining.parent / "out" / "records.nl.json").exists()
 
 
 def test_a_custom_nl_prompt_is_checked(mining: Path) -> None:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from gapscope.t2.mining.output import OutputPaths
     from gapscope.t2.mining.targets import Mined
-    from gapscope.t2.mining.trace import Trace
+    from gapscope.t2.mining.trace import Trace, TraceConfig
 
 LAKEFILES = ("lakefile.lean", "lakefile.toml")
 TRACERS = ("auto", "gapscope", "leandojo")
@@ -104,7 +104,7 @@ def mine_command(
     from gapscope.lean.backend import LeanUnavailable
     from gapscope.lean.executor import EXECUTORS
     from gapscope.lean.sandbox import decide_sandbox, sandbox_choice, unsandboxed_allowed
-    from gapscope.t2.mining.output import OutputPaths
+    from gapscope.t2.mining.output import OutputPaths, write_nl, write_records
     from gapscope.t2.mining.trace import TraceConfig, TraceError, require_lake
 
     with command_output("t2 mine", json_out) as output:
@@ -143,13 +143,14 @@ def mine_command(
         except (LeanUnavailable, TraceError, ValueError) as exc:
             output.fail(exc)
         mined = _mine(trace, root, min_successors, min_depth)
-        from gapscope.t2.mining.output import write_nl, write_records
-
         write_records(paths, mined.targets)
         nl: dict[str, Any] | None = None
         if model is not None and user_template is not None:
             nl = {"model": nl_model} | _describe(mined, model, user_template)
             write_nl(paths.nl, nl.pop("descriptions"))
+        else:
+            # with --force: an earlier run's descriptions do not describe these records
+            paths.nl.unlink(missing_ok=True)
         output.finish(_view(root, paths, trace, mined, nl))
 
 
@@ -163,7 +164,7 @@ def _nl_template(path: Path | None) -> str:
 
 
 def _trace(
-    config: Any, paths: OutputPaths, tracer: str, executor: str, ray_address: str | None
+    config: TraceConfig, paths: OutputPaths, tracer: str, executor: str, ray_address: str | None
 ) -> Trace:
     from gapscope.app.kit import err_console
     from gapscope.lean.progress import progress_bar
