@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from gapscope.lean.backend import LeanUnavailable
+from gapscope.lean.executor import RAY_INSTALL
 from gapscope.lean.kernel import run_bounded, tail_of
 from gapscope.lean.sandbox import sandbox_argv
 from gapscope.t2.repo import lean_files, module_of
@@ -294,10 +295,13 @@ def run_local(
     config: TraceConfig, work: list[list[str]], all_modules: list[str]
 ) -> Iterator[BatchResult]:
     """Batches on ``config.workers`` threads, each waiting on its Lean process."""
-    with ThreadPoolExecutor(config.workers, thread_name_prefix="gapscope-mine") as pool:
+    pool = ThreadPoolExecutor(config.workers, thread_name_prefix="gapscope-mine")
+    try:
         futures = [pool.submit(trace_batch, config, batch, all_modules) for batch in work]
         for future in as_completed(futures):
             yield future.result()
+    finally:  # stopped early (an error, Ctrl-C): batches not yet started never start
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def run_ray(address: str | None) -> Runner:
@@ -310,9 +314,7 @@ def run_ray(address: str | None) -> Runner:
         try:
             import ray
         except ImportError:
-            raise LeanUnavailable(
-                "Ray is not installed; install the extra with: pip install 'gapscope[ray]'"
-            ) from None
+            raise LeanUnavailable(RAY_INSTALL) from None
         if not ray.is_initialized():
             ray.init(address=address, include_dashboard=False, log_to_driver=False)
         task = ray.remote(num_cpus=1)(trace_batch)
