@@ -447,8 +447,8 @@ def _fake_leandojo(calls: list[Any]) -> Any:
         [],
     )
 
-    def trace(repo: Any) -> Any:
-        calls.append((repo.url, repo.commit))
+    def trace(repo: Any, build_deps: bool = True) -> Any:
+        calls.append((repo.url, repo.commit, build_deps))
         return types.SimpleNamespace(traced_files=[*files.values(), dependency])
 
     class LeanGitRepo:
@@ -484,7 +484,7 @@ def test_leandojo_is_the_tracer_where_it_is_installed(
     result = envelope(mine(mining, tracer="auto"))
     details = result["details"]
     assert details["trace"]["tracer"] == "leandojo" and "traced by LeanDojo" in result["notes"][0]
-    assert calls and calls[0][0] == str(mining)
+    assert calls and calls[0][0] == str(mining) and calls[0][2] is False  # not all deps
     assert details["funnel"] == FUNNEL | {"declarations traced": 10}  # + the dependency's
     assert [(t["id"], t["prop"]) for t in details["targets"]] == [
         ("Proj/Basic.lean/double", False),

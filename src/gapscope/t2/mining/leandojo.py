@@ -8,8 +8,9 @@ the constants named by the identifiers inside its range - exact references, but 
 written in the source (a lemma that ``simp`` finds by itself is not one). LeanDojo gives no
 types, so the Hard tag is T2's own rule for its LeanDojo path: a theorem-like keyword
 (``theorem``/``lemma``). LeanDojo needs the project to be a git repository (it traces a commit)
-and keeps its own cache; its files under ``.lake/packages`` are traced too (their modules are
-not the project's, so the funnel counts them once, as traced).
+and keeps its own cache. Dependencies are not traced (``build_deps=False``): only the
+project's declarations can be targets or successors; a dependency's file LeanDojo still
+returns is counted as traced, not as the project's.
 
 Written against LeanDojo 4.20's API (read from its wheel: ``lean_dojo.trace``,
 ``LeanGitRepo(url, commit)``, ``TracedFile.get_premise_definitions`` and ``traverse_preorder``,
@@ -113,7 +114,8 @@ def trace_with_leandojo(project: Path, cache: Path) -> Trace:
                 parse_declaration(e, f"{cache}: {module}[{i}]") for i, e in enumerate(entries)
             ]
         return trace
-    traced = lean_dojo.trace(lean_dojo.LeanGitRepo(str(project), head_commit(project)))
+    repo = lean_dojo.LeanGitRepo(str(project), head_commit(project))
+    traced = lean_dojo.trace(repo, build_deps=False)  # the project's files, not all of Mathlib
     trace = Trace(key, traced_now=1, tracer="leandojo")
     for traced_file in sorted(traced.traced_files, key=lambda f: str(f.path)):
         for d in declarations_of(traced_file, IdentNode):
