@@ -286,7 +286,12 @@ def test_modules_lake_did_not_build_are_reported_not_imported(mining: Path) -> N
 def test_nl_descriptions_in_t2s_informalization_format(mining: Path) -> None:
     model = script("mine-nl", lambda messages: "Thinking.\n```plaintext\nTwice a number.\n```")
     result = envelope(mine(mining, "--nl-model", model))
-    assert result["details"]["nl"] == {"model": "scripted/mine-nl", "described": 2, "failures": {}}
+    assert result["details"]["nl"] == {
+        "model": "scripted/mine-nl",
+        "described": 2,
+        "reused": 0,
+        "failures": {},
+    }
     nl = json.loads((mining.parent / "out" / "records.nl.json").read_text())
     assert nl == [
         {"id": "Proj/Basic.lean/double", "target_natural_language": ["Twice a number."]},
@@ -298,6 +303,31 @@ def test_nl_descriptions_in_t2s_informalization_format(mining: Path) -> None:
     assert "`double_eq`" in asked and "```plaintext" in asked
     envelope(mine(mining, "--force"))  # records again, without a model: no stale NL file
     assert not (mining.parent / "out" / "records.nl.json").exists()
+
+
+def test_descriptions_are_journaled_and_a_rerun_asks_only_for_the_missing(
+    mining: Path,
+) -> None:
+    def flaky(messages: Any) -> str:
+        if "around the theorem `double_eq`" in messages[-1].text:
+            raise RuntimeError("provider down")
+        return "```plaintext\nTwice.\n```"
+
+    first = envelope(mine(mining, "--nl-model", script("mine-flaky", flaky)))
+    assert list(first["details"]["nl"]["failures"]) == ["Proj/Basic.lean/double_eq"]
+    assert "provider down" in first["details"]["nl"]["failures"]["Proj/Basic.lean/double_eq"]
+    assert first["notes"] == ["1 target(s) got no description from scripted/mine-flaky"]
+    out = mining.parent / "out"
+    assert [r["id"] for r in json.loads((out / "records.nl.json").read_text())] == [
+        "Proj/Basic.lean/double"
+    ]
+    assert (out / "records.nl.partial.jsonl").is_file()
+    healed = script("mine-flaky", lambda messages: "```plaintext\nTwice.\n```")
+    again = envelope(mine(mining, "--force", "--nl-model", healed))
+    assert again["details"]["nl"]["reused"] == 1 and again["details"]["nl"]["failures"] == {}
+    assert len(REQUESTS["mine-flaky"]) == 1  # only double_eq was asked again
+    assert len(json.loads((out / "records.nl.json").read_text())) == 2
+    assert not (out / "records.nl.partial.jsonl").exists()  # complete: no journal left
 
 
 def test_a_custom_nl_prompt_is_checked(mining: Path) -> None:

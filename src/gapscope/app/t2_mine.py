@@ -138,16 +138,19 @@ def mine_command(
                 workers=workers,
             )
             user_template = _nl_template(nl_prompt) if nl_model else None
-            model = open_model(nl_model) if nl_model else None
+            if nl_model:
+                open_model(nl_model)  # a model the provider cannot open fails before tracing
             trace = _trace(config, paths, tracer, executor, ray_address)
         except (LeanUnavailable, TraceError, ValueError) as exc:
             output.fail(exc)
         mined = _mine(trace, root, min_successors, min_depth)
         write_records(paths, mined.targets)
         nl: dict[str, Any] | None = None
-        if model is not None and user_template is not None:
-            nl = {"model": nl_model} | _describe(mined, model, user_template)
+        if nl_model and user_template is not None:
+            nl = {"model": nl_model} | _describe(mined, nl_model, user_template, paths)
             write_nl(paths.nl, nl.pop("descriptions"))
+            if not nl["failures"]:
+                paths.nl_journal.unlink(missing_ok=True)  # complete: nothing to resume
         else:
             # with --force: an earlier run's descriptions do not describe these records
             paths.nl.unlink(missing_ok=True)
@@ -207,15 +210,17 @@ def _mine(trace: Trace, root: Path, min_successors: int, min_depth: int) -> Mine
     )
 
 
-def _describe(mined: Mined, model: Any, user_template: str) -> dict[str, Any]:
+def _describe(mined: Mined, model: str, user_template: str, paths: OutputPaths) -> dict[str, Any]:
     from gapscope.lean.progress import progress_bar
-    from gapscope.t2.mining.informalize import informalize
+    from gapscope.t2.mining.informalize import Journal, informalize
 
     records = [t.record for t in mined.targets]
+    journal = Journal(paths.nl_journal)
     with progress_bar(len(records), None, "describing targets") as advance:
-        done = informalize(records, model, user_template, advance=advance)
+        done = informalize(records, model, user_template, advance=advance, journal=journal)
     return {
         "described": len(done.descriptions),
+        "reused": done.reused,
         "failures": done.failures,
         "descriptions": done.descriptions,
     }

@@ -11,11 +11,16 @@ same placeholders (``{name}``, ``{kind}``, ``{header}``, ``{before}``, ``{target
 
 Generation goes through Inspect's model API, so every provider Inspect knows works. A reply
 that fails (a provider error, no text) is reported by record and left out; the others are kept.
+Every description is also appended to a journal as soon as it arrives, keyed by a hash of the
+whole request (model, prompts, sampling): a rerun after a crash or a failure asks again only
+for what is missing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -83,10 +88,44 @@ def description(reply: str) -> str | None:
 
 @dataclass(frozen=True)
 class Informalized:
-    """Descriptions by record id (in record order) and, for each record without one, why."""
+    """Descriptions by record id (in record order), for each record without one why, and how
+    many descriptions came from the journal instead of the model."""
 
     descriptions: dict[str, str]
     failures: dict[str, str]
+    reused: int = 0
+
+
+@dataclass(frozen=True)
+class Journal:
+    """Descriptions received so far, one JSON line each: ``{"request", "id", "text"}``."""
+
+    path: Path
+
+    def load(self) -> dict[str, str]:
+        """Request hash -> description; lines that do not read (a write cut by a crash) are
+        skipped, so their requests are simply asked again."""
+        found: dict[str, str] = {}
+        if not self.path.is_file():
+            return found
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(row, dict) and isinstance(row.get("text"), str):
+                found[str(row.get("request"))] = row["text"]
+        return found
+
+    def add(self, request: str, record_id: str, text: str) -> None:
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"request": request, "id": record_id, "text": text}) + "\n")
+
+
+def request_key(model: str, system: str, user: str, sampling: Sampling) -> str:
+    """What identifies a request: the model string, both prompts and the sampling."""
+    parts = [model, system, user, sampling.temperature, sampling.top_p, sampling.max_tokens]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
 def informalize(
@@ -95,8 +134,10 @@ def informalize(
     user_template: str,
     sampling: Sampling = Sampling(),
     advance: Callable[[int], None] = lambda n: None,
+    journal: Journal | None = None,
 ) -> Informalized:
-    """Ask ``model`` (any Inspect model string) for each record's description."""
+    """Ask ``model`` (any Inspect model string) for each record's description; what
+    ``journal`` already holds for the same request is reused."""
     from inspect_ai.model import (
         ChatMessage,
         ChatMessageSystem,
@@ -109,15 +150,19 @@ def informalize(
     config = GenerateConfig(
         temperature=sampling.temperature, top_p=sampling.top_p, max_tokens=sampling.max_tokens
     )
-    system = ChatMessageSystem(content=template("informalize_system"))
+    system_text = template("informalize_system")
+    system = ChatMessageSystem(content=system_text)
     gate = asyncio.Semaphore(sampling.max_connections)
+    known = journal.load() if journal is not None else {}
+    users = [prompt_for(r, user_template) for r in records]
+    keys = [request_key(model, system_text, u, sampling) for u in users]
 
-    async def one(record: T2Record) -> str:
+    async def one(record: T2Record, user: str, key: str) -> str:
+        if key in known:
+            advance(1)
+            return known[key]
         async with gate:
-            messages: list[ChatMessage] = [
-                system,
-                ChatMessageUser(content=prompt_for(record, user_template)),
-            ]
+            messages: list[ChatMessage] = [system, ChatMessageUser(content=user)]
             output = await llm.generate(messages, config=config)
         advance(1)
         if output.error:
@@ -125,10 +170,13 @@ def informalize(
         text = description(output.completion)
         if text is None:
             raise RuntimeError("the reply has no description")
+        if journal is not None:
+            journal.add(key, record.id, text)
         return text
 
     async def run() -> list[str | BaseException]:
-        return await asyncio.gather(*(one(r) for r in records), return_exceptions=True)
+        jobs = (one(r, u, k) for r, u, k in zip(records, users, keys, strict=True))
+        return await asyncio.gather(*jobs, return_exceptions=True)
 
     results = asyncio.run(run())
     found: dict[str, str] = {}
@@ -138,4 +186,4 @@ def informalize(
             failed[record.id] = f"{type(result).__name__}: {result}"
         else:
             found[record.id] = result
-    return Informalized(found, failed)
+    return Informalized(found, failed, reused=sum(k in known for k in keys))

@@ -4,7 +4,8 @@ For ``--out records.jsonl``: ``records.jsonl`` (every record, T2's nine fields),
 ``records.prop.jsonl`` / ``records.noprop.jsonl`` (T2's split: Prop-typed targets, the Hard
 subset, and the others), ``records.trace.json`` (the trace cache) and, with a model,
 ``records.nl.json`` (T2's informalization format: a JSON array of ``{"id",
-"target_natural_language": [text]}``).
+"target_natural_language": [text]}``) and, while descriptions are missing,
+``records.nl.partial.jsonl`` (the journal a rerun resumes from).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class OutputPaths:
     noprop: Path
     trace: Path
     nl: Path
+    nl_journal: Path
 
     @classmethod
     def of(cls, out: Path) -> OutputPaths:
@@ -40,6 +42,7 @@ class OutputPaths:
             noprop=sibling(out, "noprop", ".jsonl"),
             trace=sibling(out, "trace", ".json"),
             nl=sibling(out, "nl", ".json"),
+            nl_journal=sibling(out, "nl.partial", ".jsonl"),
         )
 
     def written(self) -> tuple[Path, ...]:
