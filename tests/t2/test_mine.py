@@ -146,6 +146,8 @@ def test_the_tracer_output_is_validated_field_by_field() -> None:
 def test_header_and_exact_cut() -> None:
     assert BASIC[: header_end(BASIC)] == "import Mathlib.Tactic\n"
     assert header_end("theorem t : True := trivial\n") == 0
+    moduled = "module\n\npublic import A.B\n-- the rest\nimport_like : True := trivial\n"
+    assert moduled[: header_end(moduled)] == "module\n\npublic import A.B\n"
     entry = parse_declaration(trace_entries()[1], "test")  # double_eq
     start, end = cut(BASIC, entry)  # type: ignore[misc]
     assert BASIC[start:end].startswith("theorem double_eq") and BASIC[end:].startswith("\n\n")

@@ -19,6 +19,7 @@ counted, so every record written passes it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -32,7 +33,8 @@ from gapscope.t2.records import T2Record
 
 TARGET_KINDS = frozenset({"theorem", "def", "abbrev"})
 """Lean kinds a target may have (Mathlib's ``lemma`` is a theorem to Lean)."""
-_HEADER_WORDS = ("import", "prelude", "module", "public import", "meta import")
+_HEADER_COMMAND = re.compile(r"(?:import|prelude|module|(?:public\s+)?(?:meta\s+)?import)\b")
+"""The commands of a file's header (the module system adds ``public``/``meta`` imports)."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,7 @@ def header_end(text: str) -> int:
     for raw, code in zip(text.split("\n"), code_only(text).split("\n"), strict=True):
         line_end = at + len(raw) + 1
         stripped = code.strip()
-        if stripped.startswith(_HEADER_WORDS):
+        if _HEADER_COMMAND.match(stripped):
             end = min(line_end, len(text))
         elif stripped:
             break
