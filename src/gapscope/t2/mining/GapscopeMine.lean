@@ -102,7 +102,7 @@ def entry (project : Std.HashSet Name) (module : Name) (info : ConstantInfo) :
 
 def trace (project : Std.HashSet Name) (modules : Array Name) : CoreM (Array Json) := do
   let env ← getEnv
-  let mut out := #[]
+  let mut out : Array Json := #[]
   for module in modules do
     let some idx := env.getModuleIdx? module | throwError "module {module} was not imported"
     for name in env.header.moduleData[idx.toNat]!.constNames do
