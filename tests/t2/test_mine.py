@@ -199,6 +199,31 @@ def test_declarations_outside_the_project_are_counted_then_left_out() -> None:
     assert loose.funnel["eligible kinds"] == 5  # double, double_eq, double_add, twice, lonely
 
 
+def test_private_declarations_of_the_same_name_are_different_nodes() -> None:
+    a = "private theorem aux : True := trivial\ntheorem a1 : True := aux\ntheorem a2 : True := a1\n"
+    b = "private theorem aux : True := trivial\n"
+
+    def decl(module: str, name: str, line: int, text: str, uses: list[str]) -> Any:
+        end = {"line": line, "column": len(text.split("\n")[line - 1])}
+        span = {"start": {"line": line, "column": 0}, "end": end}
+        source = name.rsplit(".", 1)[-1]
+        raw = {"name": name, "source_name": source, "module": module, "kind": "theorem"}
+        return parse_declaration(raw | {"is_prop": True, "range": span, "uses": uses}, "t")
+
+    traced = [
+        decl("A", "_private.A.0.aux", 1, a, []),
+        decl("A", "a1", 2, a, ["_private.A.0.aux"]),
+        decl("A", "a2", 3, a, ["a1"]),
+        decl("B", "_private.B.0.aux", 1, b, []),
+    ]
+    files = {"A.lean": a, "B.lean": b}
+    mined = mine_targets(traced, {"A": "A.lean", "B": "B.lean"}, files.get, "P")
+    assert [(t.record.id, t.successors) for t in mined.targets] == [("A.lean/aux", 2)]
+    assert {"target": "_private.B.0.aux", "stage": "successors>=2", "detail": "0 successor(s)"} in (
+        mined.dropped
+    )
+
+
 def test_mine_writes_t2_records_the_split_and_the_funnel(mining: Path) -> None:
     result = envelope(mine(mining))
     details = result["details"]

@@ -10,7 +10,7 @@ imports the given modules of the project (built by `lake build` first) into one 
 and writes one JSON object to <out.json>:
 
   {"tracer": "gapscope", "lean": <Lean.versionString>, "modules": [<module>...],
-   "declarations": [{"name", "module", "kind", "is_prop",
+   "declarations": [{"name", "source_name", "module", "kind", "is_prop",
                      "range": {"start": {"line", "column"}, "end": {"line", "column"}},
                      "uses": [<name>...]}...]}
 
@@ -22,9 +22,10 @@ doc comment and attributes included, end exclusive), and `uses` the project decl
 constants of a module listed in <modules file>, one name a line - that its type and value
 (for an inductive type, its constructors' types) mention. A mentioned constant that Lean
 generated (an equation lemma, a matcher, a constructor, a projection ...) stands for its
-owner: the nearest prefix of its name that a person wrote. Names are written as in the
-source (a private declaration's without its private prefix). On failure it writes
-{"error": <message>} and exits 1.
+owner: the nearest prefix of its name that a person wrote. `name` and `uses` are Lean's full
+names (unique: a private declaration's carries its private prefix); `source_name` is the name
+as the source writes it (without that prefix). On failure it writes {"error": <message>} and
+exits 1.
 -/
 import Lean
 
@@ -75,8 +76,6 @@ def mentioned (env : Environment) (info : ConstantInfo) : Array Name := Id.run d
       if let some c := env.find? ctor then names := names ++ c.type.getUsedConstants
   return names
 
-/-- A name as the user writes it (a private declaration without its private prefix). -/
-def shown (name : Name) : Json := toJson (privateToUserName name).toString
 
 def position (p : Position) : Json :=
   Json.mkObj [("line", toJson p.line), ("column", toJson p.column)]
@@ -94,11 +93,13 @@ def entry (project : Std.HashSet Name) (module : Name) (info : ConstantInfo) :
       if o != info.name && !uses.contains o then uses := uses.push o
   let isProp ← (Meta.isProp info.type).run' {} {}
   return some <| Json.mkObj [
-    ("name", shown info.name), ("module", toJson module.toString),
+    ("name", toJson info.name.toString),
+    ("source_name", toJson (privateToUserName info.name).toString),
+    ("module", toJson module.toString),
     ("kind", toJson (← kindOf info)), ("is_prop", toJson isProp),
     ("range", Json.mkObj [("start", position ranges.range.pos),
                           ("end", position ranges.range.endPos)]),
-    ("uses", Json.arr (uses.map shown))]
+    ("uses", toJson (uses.map (·.toString)))]
 
 def trace (project : Std.HashSet Name) (modules : Array Name) : CoreM (Array Json) := do
   let env ← getEnv

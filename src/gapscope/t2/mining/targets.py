@@ -108,9 +108,10 @@ def cut(text: str, declaration: TracedDeclaration) -> tuple[int, int] | str:
     found = head(text[start:end])
     if found is None or found[1] is None:
         return "the text at its range does not start with a named declaration"
-    written, name = _plain(found[1]).removeprefix("_root_."), _plain(declaration.name)
+    written = _plain(found[1]).removeprefix("_root_.")
+    name = _plain(declaration.source_name)
     if not (name == written or name.endswith("." + written)):
-        return f"the text at its range declares {found[1]}, not {declaration.name}"
+        return f"the text at its range declares {found[1]}, not {declaration.source_name}"
     if text.count(text[start:end]) != 1:
         return "its text occurs more than once in the file"
     return start, end
@@ -123,11 +124,11 @@ def make_record(
     start, end = span
     split = min(header_end(text), start)
     return T2Record(
-        id=f"{path}/{declaration.name}",
+        id=f"{path}/{declaration.source_name}",
         target_code=text[start:end],
         formal_language=text,
         natural_language="",
-        target_code_name=f"{declaration.kind} {declaration.name}",
+        target_code_name=f"{declaration.kind} {declaration.source_name}",
         before_target_code=text[split:start],
         after_target_code=text[end:],
         header=text[:split],

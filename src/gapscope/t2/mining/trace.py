@@ -61,10 +61,12 @@ class TraceError(ValueError):
 class TracedDeclaration:
     """One declaration as Lean knows it.
 
-    ``start``/``end``: its declaration range, ``(line, column)``, lines 1-based, columns in
-    codepoints 0-based, end exclusive (Lean's ``DeclarationRange``). ``uses``: the project
-    declarations its type and value mention (never itself). ``is_prop``: its type is a
-    proposition (``Meta.isProp``), T2's Hard tag.
+    ``name``: Lean's full name, unique (a private declaration's with its private prefix);
+    ``source_name``: as the source writes it. ``start``/``end``: its declaration range,
+    ``(line, column)``, lines 1-based, columns in codepoints 0-based, end exclusive (Lean's
+    ``DeclarationRange``). ``uses``: the full names of the project declarations its type and
+    value mention (never itself). ``is_prop``: its type is a proposition (``Meta.isProp``),
+    T2's Hard tag.
     """
 
     name: str
@@ -74,6 +76,11 @@ class TracedDeclaration:
     start: tuple[int, int]
     end: tuple[int, int]
     uses: tuple[str, ...]
+    source_name: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.source_name:
+            object.__setattr__(self, "source_name", self.name)
 
     def to_dict(self) -> dict[str, Any]:
         """The metaprogram's entry for this declaration (what :func:`parse_declaration` reads)."""
@@ -84,6 +91,7 @@ class TracedDeclaration:
         }
         return {
             "name": self.name,
+            "source_name": self.source_name,
             "module": self.module,
             "kind": self.kind,
             "is_prop": self.is_prop,
@@ -122,8 +130,11 @@ def parse_declaration(raw: object, where: str) -> TracedDeclaration:
     uses = raw.get("uses")
     if not isinstance(uses, list) or not all(isinstance(u, str) for u in uses):
         raise TraceError(f"{where}: uses must be a list of names")
+    source = raw.get("source_name", raw["name"])
+    if not isinstance(source, str) or not source:
+        raise TraceError(f"{where}: source_name must be a non-empty string, got {source!r}")
     return TracedDeclaration(
-        raw["name"], raw["module"], raw["kind"], raw["is_prop"], start, end, tuple(uses)
+        raw["name"], raw["module"], raw["kind"], raw["is_prop"], start, end, tuple(uses), source
     )
 
 
