@@ -550,3 +550,14 @@ def test_leandojo_is_the_tracer_where_it_is_installed(
     assert lake_calls(mining) == []  # LeanDojo builds and traces by itself
     envelope(mine(mining, "--force", tracer="leandojo"))
     assert len(calls) == 1  # the second run read the cache
+
+
+def test_the_funnel_is_printed_as_a_table(mining: Path) -> None:
+    out = mining.parent / "out" / "records.jsonl"
+    command = ["t2", "mine", str(mining), "--out", str(out), "--tracer", "gapscope"]
+    result = runner.invoke(app, command)
+    assert result.exit_code == 0, result.output
+    lines = [" ".join(line.replace("│", " ").split()) for line in result.stdout.splitlines()]
+    assert "eligible kinds 8" in lines and "written 2" in lines
+    assert "Hard (Prop-typed) targets: 1 of 2" in lines
+    assert f"records: {out}" in lines

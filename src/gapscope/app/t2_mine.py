@@ -35,10 +35,10 @@ def _check_project(out: Output, project: Path) -> Path:
     return project.resolve()
 
 
-def _print_funnel(mined: Mined, trace: Trace, console: Console) -> None:
+def _print_funnel(mined: Mined, trace: Trace, files: dict[str, Path], console: Console) -> None:
     from rich.table import Table
 
-    table = Table(title="T2 mining funnel")
+    table = Table(title=f"T2 mining funnel (traced by {trace.tracer})")
     table.add_column("stage")
     table.add_column("left", justify="right")
     for stage, count in mined.funnel.items():
@@ -48,6 +48,8 @@ def _print_funnel(mined: Mined, trace: Trace, console: Console) -> None:
     console.print(f"Hard (Prop-typed) targets: {prop} of {len(mined.targets)}")
     for module, why in sorted(trace.failed.items()):
         console.print(f"not traced: {module}: {why}", markup=False, highlight=False)
+    for what, path in files.items():
+        console.print(f"{what}: {path}", markup=False, highlight=False)
 
 
 def mine_command(
@@ -264,4 +266,4 @@ def _view(
         )
     if nl is not None and nl["failures"]:
         notes.append(f"{len(nl['failures'])} target(s) got no description from {nl['model']}")
-    return View((), details, lambda console: _print_funnel(mined, trace, console), notes)
+    return View((), details, lambda console: _print_funnel(mined, trace, files, console), notes)
