@@ -32,7 +32,7 @@ import torch
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-from gapscope.models.direction import DirectionCard, ModelIdentity, SteeringVector
+from benchmarks.random_direction import random_direction
 from gapscope.models.engine import Engine, EngineConfig, GenerationRequest, SamplingParams
 from gapscope.models.steering import steering
 from gapscope.s2b.config import resolve
@@ -204,20 +204,6 @@ def _hf_arm(model: Any, tokenizer: Any, prompts: list[str], batch: int, max_toke
     return generated
 
 
-def _direction(engine: Engine) -> SteeringVector:
-    n_layers = len(engine.decoder_layers())
-    layers = parse_layers("last-quarter", n_layers)
-    generator = torch.Generator().manual_seed(0)
-    width = engine.model.config.hidden_size
-    directions = {layer: torch.randn(width, generator=generator) for layer in layers}
-    card = DirectionCard(
-        model=ModelIdentity.of(engine.model, n_layers, "random-prover-shape"),
-        layers=layers,
-        norms={layer: float(v.norm()) for layer, v in directions.items()},
-    )
-    return SteeringVector(directions, card)
-
-
 class Results(dict[str, float]):
     """The measurements, each printed as it is recorded (a timeout keeps what was shown)."""
 
@@ -231,7 +217,7 @@ def run(shape: Shape) -> dict[str, float]:
     model, tokenizer = _model(shape), _tokenizer(shape.vocab)
     prompts = _prompts(shape)
     out = Results()
-    vector = _direction(Engine(model, tokenizer))
+    vector = random_direction(Engine(model, tokenizer), "random-prover-shape")
     for batch in (1, 16):
         engine = Engine(model, tokenizer, EngineConfig(kv_reuse=False, batch_size=batch))
 

@@ -13,59 +13,35 @@ from __future__ import annotations
 
 import tempfile
 import time
-from typing import Any
 
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, modelapi
+from inspect_ai.model import ChatMessage
 from inspect_ai.scorer import match
 from inspect_ai.solver import generate
-from inspect_ai.tool import ToolChoice, ToolInfo
 
 from gapscope.ladder.task import oracle_ladder
+from gapscope.models.scripted import script
 from gapscope.s2b.task import s2b_lm
 
 BASELINE_SAMPLES = 400
 
 
-@modelapi(name="bench-instant")
-def _instant() -> type[ModelAPI]:
-    return InstantAPI
-
-
-class InstantAPI(ModelAPI):
+def _instant(messages: list[ChatMessage]) -> str:
     """Answers at once: an S2B decision for a game, a boxed number for anything else."""
+    last = messages[-1].text
+    return "Answer: same" if "Game " in last or "Sync round" in last else "\\boxed{1}"
 
-    def __init__(
-        self,
-        model_name: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
-        **model_args: Any,
-    ) -> None:
-        super().__init__(model_name, base_url, api_key, [], config)
 
-    async def generate(
-        self,
-        input: list[ChatMessage],
-        tools: list[ToolInfo],
-        tool_choice: ToolChoice,
-        config: GenerateConfig,
-    ) -> ModelOutput:
-        last = input[-1].text
-        text = "Answer: same" if "Game " in last or "Sync round" in last else "\\boxed{1}"
-        return ModelOutput.from_content(self.model_name, text)
+INSTANT = script("bench-instant", _instant)
 
 
 def _rate(task: Task, generations: int) -> float:
     """Generations per second of one run of ``task`` on the instant model."""
     with tempfile.TemporaryDirectory() as log_dir:
         start = time.perf_counter()
-        (log,) = inspect_eval(
-            task, model="bench-instant/x", log_dir=log_dir, display="none", max_samples=16
-        )
+        (log,) = inspect_eval(task, model=INSTANT, log_dir=log_dir, display="none", max_samples=16)
         elapsed = time.perf_counter() - start
     if log.status != "success":
         raise RuntimeError(f"benchmark run failed: {log.error}")

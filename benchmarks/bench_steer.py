@@ -17,9 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import torch
-
-from gapscope.models.direction import DirectionCard, ModelIdentity, SteeringVector
+from benchmarks.random_direction import random_direction
 from gapscope.models.embedded import embedded_checkpoint
 from gapscope.models.engine import Engine, EngineConfig, GenerationRequest, SamplingParams
 from gapscope.models.steering import steering
@@ -44,20 +42,6 @@ REPEATS = 3
 def _engine(batch_size: int) -> Engine:
     config = EngineConfig(kv_reuse=False, batch_size=batch_size)
     return Engine.from_pretrained(embedded_checkpoint(), device="auto", config=config)
-
-
-def _direction(engine: Engine) -> SteeringVector:
-    n_layers = len(engine.decoder_layers())
-    layers = parse_layers("last-quarter", n_layers)
-    generator = torch.Generator().manual_seed(0)
-    width = engine.model.config.hidden_size
-    directions = {layer: torch.randn(width, generator=generator) for layer in layers}
-    card = DirectionCard(
-        model=ModelIdentity.of(engine.model, n_layers, "gapscope/embedded"),
-        layers=layers,
-        norms={layer: float(v.norm()) for layer, v in directions.items()},
-    )
-    return SteeringVector(directions, card)
 
 
 def _tokens_per_second(run: Callable[[], list[Any]]) -> float:
@@ -86,7 +70,7 @@ def steering_overhead() -> dict[str, float]:
     out: dict[str, float] = {}
     for batch in (8, 1):
         engine = _engine(batch)
-        vector = _direction(engine)
+        vector = random_direction(engine, "gapscope/embedded")
         run = functools.partial(_generate_all, engine, batch)
         run()  # warm-up
         plain = steered = 0.0

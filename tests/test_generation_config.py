@@ -19,8 +19,8 @@ import gapscope.onng.task as onng_task
 import gapscope.prove.task as prove_task
 from gapscope.ladder.compile_task import ladder_compile
 from gapscope.ladder.task import oracle_ladder
+from gapscope.models.scripted import script
 from gapscope.s2b.task import s2b_lm
-from tests.conftest import script
 from tests.onng.test_task import FakeLean as OnngFakeLean
 from tests.prove.test_task import FakeLean as ProveFakeLean
 from tests.prove.test_task import _dataset as prove_dataset

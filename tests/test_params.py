@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gapscope.app.main import app
+from gapscope.ladder.code_task import ladder_code
 from gapscope.ladder.compile_task import ladder_compile
 from gapscope.ladder.task import oracle_ladder
 from gapscope.onng.task import onng
@@ -40,6 +41,17 @@ runner = CliRunner(env={"COLUMNS": "400"})
         (t2, {"data": "-", "check_timeout": -1}, "check_timeout must be a finite number > 0"),
         (onng, {"limit": 0}, "limit must be >= 1, got 0"),
         (ladder_compile, {"problems": "-", "max_attempts": "x"}, "max_attempts must be a"),
+        (
+            oracle_ladder,
+            {"conditions": "C1,C9"},
+            "unknown condition(s) ['C9']; choose from C1, C2, C3, C2-random, C2-generic, "
+            "C3-mismatched, S0, 'all' or 'ladder'",
+        ),
+        (
+            ladder_code,
+            {"conditions": ""},
+            "unknown condition(s) ''; choose from no-help, helper-plan, verified-helpers or 'all'",
+        ),
     ],
 )
 def test_a_task_names_the_parameter_it_refuses(

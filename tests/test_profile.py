@@ -13,7 +13,7 @@ from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
 from gapscope.app.main import app
-from tests.conftest import REQUESTS, script
+from gapscope.models.scripted import REQUESTS, script
 from tests.openai_stub import StubServer, serve
 
 runner = CliRunner()

@@ -9,6 +9,9 @@ same functions, so a bound checked here holds for both, and the message names th
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import TypeVar
 
 MAX_GENERATIONS = 1_000_000
 """The most model generations one run may ask for: beyond it a typo (``-k 1000000000``)
@@ -54,6 +57,33 @@ def real(
         bounds = _range(low, high, above=above)
         raise ValueError(f"{name} must be a finite number {bounds}, got {number}")
     return number
+
+
+Choice = TypeVar("Choice", bound=StrEnum)
+
+
+def choices(
+    what: str,
+    spec: str,
+    kind: type[Choice],
+    named: Mapping[str, tuple[Choice, ...]] | None = None,
+) -> tuple[Choice, ...]:
+    """A comma list of ``kind``'s values (``C1,S0``), or one of the ``named`` sets (``all``).
+
+    An empty list or a name ``kind`` does not have is a ValueError saying ``what`` was unknown
+    and every choice there is, so a typo in a ``-T`` option names the fix.
+    """
+    sets = dict(named or {})
+    if spec in sets:
+        return sets[spec]
+    names = [s.strip() for s in spec.split(",") if s.strip()]
+    valid = {member.value: member for member in kind}
+    unknown = [n for n in names if n not in valid]
+    if unknown or not names:
+        listed = [*valid, *(f"'{name}'" for name in sets)]
+        options = ", ".join(listed[:-1]) + f" or {listed[-1]}" if sets else ", ".join(listed)
+        raise ValueError(f"unknown {what} {unknown or spec!r}; choose from {options}")
+    return tuple(valid[n] for n in names)
 
 
 def _range(low: float | None, high: float | None, *, above: bool = False) -> str:

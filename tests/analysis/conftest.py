@@ -12,8 +12,8 @@ import pytest
 from inspect_ai import eval as inspect_eval
 
 from gapscope.ladder.task import oracle_ladder
+from gapscope.models.scripted import script
 from gapscope.s2b.task import s2b_lm
-from tests.conftest import script
 
 S2B_SEEDS = 6  # 6 x 54 = 324 query games: p < 0.001 between the rule and random listeners
 

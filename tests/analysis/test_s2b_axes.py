@@ -14,12 +14,12 @@ from typer.testing import CliRunner
 
 from gapscope.analysis.diagnostics import load_all
 from gapscope.analysis.s2b import S2BRunSummary, axes
+from gapscope.models.scripted import script
 from gapscope.s2b.config import resolve
 from gapscope.s2b.domains import CATEGORY_REGISTRY
 from gapscope.s2b.episode import build_episode
 from gapscope.s2b.prompting import game_text
 from gapscope.s2b.task import s2b_lm
-from tests.conftest import script
 
 Reply = Callable[[list[ChatMessage]], str]
 EPISODE = build_episode(resolve("demo"), 0)

@@ -18,7 +18,7 @@ from gapscope.ladder.probes import Condition, build_probes
 from gapscope.ladder.schema import MilestoneType
 from gapscope.ladder.task import oracle_ladder
 from gapscope.ladder.taxonomy import FamilyCounts, Gap, MilestoneTest, gap, passes_stage0
-from tests.conftest import script
+from gapscope.models.scripted import script
 
 
 def test_the_half_milestone_test_passes_at_half_and_not_below() -> None:

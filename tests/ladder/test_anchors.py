@@ -18,7 +18,7 @@ from gapscope.ladder.families import load_bundled
 from gapscope.ladder.probes import Condition, build_probes
 from gapscope.ladder.task import oracle_ladder
 from gapscope.ladder.taxonomy import FamilyCounts
-from tests.conftest import script
+from gapscope.models.scripted import script
 
 
 def _fc(pid: str, c1: int, c2: int = 0, c3: int = 0, ms: tuple[int, ...] = (3, 3)) -> FamilyCounts:

@@ -26,7 +26,7 @@ from gapscope.ladder.code import (
 )
 from gapscope.ladder.code_task import parse_code_conditions
 from gapscope.ladder.sandbox import CodeTest, Isolation, Limits, Status, isolation, run_tests
-from tests.conftest import script
+from gapscope.models.scripted import script
 
 LAYERS = [Isolation.AUDIT_HOOK] + ([Isolation.BWRAP] if isolation() is Isolation.BWRAP else [])
 ADD = [CodeTest([1, 2], 3), CodeTest([2, 2], 4)]

@@ -21,7 +21,7 @@ from gapscope.ladder.compile import (
 )
 from gapscope.ladder.families import load_families
 from gapscope.ladder.schema import MilestoneType
-from tests.conftest import script
+from gapscope.models.scripted import script
 
 PROBLEM = TeacherProblem(
     pid="sq",

@@ -16,7 +16,7 @@ from gapscope.ladder.containment import ContainmentFamily, containment, contains
 from gapscope.ladder.families import load_bundled
 from gapscope.ladder.probes import Condition, build_probes
 from gapscope.ladder.task import oracle_ladder
-from tests.conftest import script
+from gapscope.models.scripted import script
 
 
 @pytest.mark.parametrize(

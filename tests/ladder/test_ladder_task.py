@@ -19,8 +19,8 @@ from gapscope.app.main import app
 from gapscope.ladder.families import load_bundled
 from gapscope.ladder.probes import Condition, build_probes
 from gapscope.ladder.task import oracle_ladder, parse_conditions
+from gapscope.models.scripted import script
 from gapscope.verify import Verifier
-from tests.conftest import script
 
 LIMIT = 4
 

@@ -14,8 +14,8 @@ from gapscope.app.main import app
 from gapscope.ladder.families import load_families
 from gapscope.ladder.probes import Condition
 from gapscope.ladder.problem_sets import load_problem_set
+from gapscope.models.scripted import script
 from gapscope.records import SourceError
-from tests.conftest import script
 from tests.ladder.test_compile import GOOD
 
 

@@ -24,7 +24,7 @@ from gapscope.ladder.review import (
     parse_verdict,
 )
 from gapscope.ladder.task import oracle_ladder
-from tests.conftest import REQUESTS, script
+from gapscope.models.scripted import REQUESTS, script
 from tests.ladder.test_ladder_task import LIMIT, _student
 
 VF, DR, RO, GEN = PRIORITY

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from gapscope.app.main import app
 from gapscope.lean import sandbox
 from gapscope.lean.sandbox import SandboxStatus
-from tests.conftest import REQUESTS, script
+from gapscope.models.scripted import REQUESTS, script
 from tests.lean.conftest import FAKE_REPL, FAKE_TOOLCHAIN
 
 DATA = Path(__file__).parents[1] / "t2" / "fixtures" / "records.jsonl"

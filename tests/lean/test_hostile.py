@@ -26,11 +26,11 @@ from gapscope.analysis.onng import records_from_log
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.screen import screen
 from gapscope.lean.verdict import Status
+from gapscope.models.scripted import script
 from gapscope.onng.problemset import load_problem_set
 from gapscope.prove.checking import check_reply
 from gapscope.prove.problems import Problem
 from gapscope.t2.evaluate import lean_screen
-from tests.conftest import script
 from tests.lean.test_acceptance import ATTACKS, HONEST
 
 HOSTILE = Path(__file__).parent / "hostile"

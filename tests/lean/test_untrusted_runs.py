@@ -19,10 +19,10 @@ import gapscope.t2.task as t2_task
 from gapscope.lean import sandbox
 from gapscope.lean.sandbox import SandboxStatus, SandboxUnavailable
 from gapscope.lean.verdict import Checker, Status
+from gapscope.models.scripted import REQUESTS, script
 from gapscope.t2.extract import extract_answer
 from gapscope.t2.repo import RepoConfig, Workspaces, evaluate_in_repo
 from gapscope.t2.successors import target_identity
-from tests.conftest import REQUESTS, script
 from tests.lean.conftest import FAKE_REPL
 from tests.lean.test_acceptance import CHALLENGE, HEADER, HONEST, NAMES, fake_kernel
 

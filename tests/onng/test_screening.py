@@ -11,10 +11,10 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ChatMessage
 
 import gapscope.onng.task as onng_task
+from gapscope.models.scripted import script
 from gapscope.onng.checking import CODE_TOO_LONG, MAX_CODE_CHARS, StaticCheck, static_check
 from gapscope.onng.problemset import load_problem_set
 from gapscope.onng.render import obfuscation
-from tests.conftest import script
 from tests.onng.test_task import FakeLean
 
 

@@ -17,8 +17,8 @@ from gapscope.analysis.onng import records_from_log, summarize
 from gapscope.app.onng import onng_app
 from gapscope.lean.backend import CheckRequest, LeanUnavailable
 from gapscope.lean.verdict import LeanMessage, LeanVerdict, Status
+from gapscope.models.scripted import script
 from gapscope.onng.problemset import load_problem_set
-from tests.conftest import script
 
 
 class FakeLean:

@@ -20,9 +20,9 @@ from gapscope.analysis.prove import read_run, summarize
 from gapscope.app.prove import prove_app, run_prove
 from gapscope.lean.backend import CheckRequest, LeanBackend, LeanUnavailable
 from gapscope.lean.verdict import LeanMessage, LeanVerdict, Status
+from gapscope.models.scripted import script
 from gapscope.prove import task as prove_task
 from gapscope.prove.task import parse_ks, prove
-from tests.conftest import script
 
 HEADER = "import Mathlib\n\nopen Real\n\n"
 

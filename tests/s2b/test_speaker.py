@@ -15,13 +15,13 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage
 
 from gapscope.analysis.s2b import S2BRunSummary, summarize
+from gapscope.models.scripted import REQUESTS, script
 from gapscope.s2b.config import resolve
 from gapscope.s2b.domains import CATEGORY_REGISTRY
 from gapscope.s2b.episode import build_episode
 from gapscope.s2b.speaker import ConventionListener, encode, holistic_code, reference_speaker
 from gapscope.s2b.task import s2b_lm
 from gapscope.s2b.verbalizer import Tracker
-from tests.conftest import REQUESTS, script
 
 
 def _run(tmp_path: Path, model: str, **task_args: object) -> EvalLog:

@@ -10,10 +10,10 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 
 from gapscope.analysis.s2b import summarize
+from gapscope.models.scripted import REQUESTS, script
 from gapscope.s2b.config import resolve
 from gapscope.s2b.episode import build_episode
 from gapscope.s2b.task import s2b_lm, score_games
-from tests.conftest import REQUESTS, script
 
 
 def _run(tmp_path: Path, model: str, **task_args: object) -> EvalLog:

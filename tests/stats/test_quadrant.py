@@ -284,51 +284,28 @@ def test_cli_human_output_contains_table_and_p_value(tmp_path: Path) -> None:
     assert "252 placements" in out
 
 
-def test_cli_missing_column_exits_2_and_names_it(tmp_path: Path) -> None:
-    csv_path = _write_seed_csv(tmp_path / "models.csv")
-    result = runner.invoke(
-        stats_app, ["quadrant", str(csv_path), "--x", "nope_col", "--y", "minif2f"]
-    )
-    assert result.exit_code == 2
-    assert "nope_col" in _norm(result.output)
-
-
-def test_cli_non_numeric_value_names_row(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("text", "extra", "expected"),
+    [
+        ("model,x,y\na,1,2\nb,2,3\n", ["--x", "nope_col"], ["nope_col"]),
+        ("model,x,y\na,1,2\nb,2,3\n", ["--label", "who"], ["'who'"]),
+        ("model,x,y\na,1,2\nb,2,3\nc,oops,4\nd,4,5\n", [], ["row 3", "oops"]),
+        ("x,y\n1,2\nnan,3\n3,4\n", [], ["row 2"]),
+        ("x,y\n1,2\n1,3\n1,4\n", [], ["degenerate"]),
+        ("x,y\n", [], ["no data rows"]),
+    ],
+    ids=["missing-column", "missing-label", "non-numeric", "nan", "flat", "empty"],
+)
+def test_cli_bad_csv_exits_2_and_says_what_is_wrong(
+    tmp_path: Path, text: str, extra: list[str], expected: list[str]
+) -> None:
     csv_path = tmp_path / "bad.csv"
-    csv_path.write_text("model,x,y\na,1,2\nb,2,3\nc,oops,4\nd,4,5\n", encoding="utf-8")
-    result = runner.invoke(stats_app, ["quadrant", str(csv_path), "--x", "x", "--y", "y"])
+    csv_path.write_text(text, encoding="utf-8")
+    result = runner.invoke(stats_app, ["quadrant", str(csv_path), "--x", "x", "--y", "y", *extra])
     assert result.exit_code == 2
     out = _norm(result.output)
-    assert "row 3" in out
-    assert "oops" in out
-
-
-def test_cli_nan_cell_and_degenerate_split_exit_2(tmp_path: Path) -> None:
-    nan_csv = tmp_path / "nan.csv"
-    nan_csv.write_text("x,y\n1,2\nnan,3\n3,4\n", encoding="utf-8")
-    result = runner.invoke(stats_app, ["quadrant", str(nan_csv), "--x", "x", "--y", "y"])
-    assert result.exit_code == 2
-    assert "row 2" in _norm(result.output)
-
-    flat_csv = tmp_path / "flat.csv"
-    flat_csv.write_text("x,y\n1,2\n1,3\n1,4\n", encoding="utf-8")
-    result = runner.invoke(stats_app, ["quadrant", str(flat_csv), "--x", "x", "--y", "y"])
-    assert result.exit_code == 2
-    assert "degenerate" in _norm(result.output)
-
-
-def test_cli_missing_label_column_and_empty_file_exit_2(tmp_path: Path) -> None:
-    csv_path = _write_seed_csv(tmp_path / "models.csv")
-    args = ["quadrant", str(csv_path), "--x", "adj_zsct", "--y", "minif2f", "--label", "who"]
-    result = runner.invoke(stats_app, args)
-    assert result.exit_code == 2
-    assert "'who'" in _norm(result.output)
-
-    empty = tmp_path / "empty.csv"
-    empty.write_text("x,y\n", encoding="utf-8")
-    result = runner.invoke(stats_app, ["quadrant", str(empty), "--x", "x", "--y", "y"])
-    assert result.exit_code == 2
-    assert "no data rows" in _norm(result.output)
+    for part in expected:
+        assert part in out
 
 
 def test_cli_bom_header_is_read_as_the_column_name(tmp_path: Path) -> None:

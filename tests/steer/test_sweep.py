@@ -14,10 +14,10 @@ from gapscope.app.kit import Interrupted
 from gapscope.app.main import app
 from gapscope.app.sweep import SweepSpec, parse_alphas
 from gapscope.models.direction import SteeringVector
+from gapscope.models.scripted import script
 from gapscope.models.task_steering import SteeringUnsupported, engine_for
 from gapscope.s2b.task import s2b_lm
 from gapscope.steer.protocol import EXTRACTION_FIRST_SEED
-from tests.conftest import script
 
 runner = CliRunner()
 SMALL = ["--preset", "demo", "--seeds", "1", "-S", "query_size=2", "-S", "k_shot=1"]

@@ -20,6 +20,15 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.fixture
+def fake_lean(project: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A local backend spec whose REPL is the fake in its T2 mode (tests/t2/fake_lean.py)."""
+    monkeypatch.setenv("GAPSCOPE_LEAN_REPL_CMD", f"{sys.executable} {FAKE_LEAN}")
+    monkeypatch.setenv("FAKE_LEAN_T2", "1")
+    monkeypatch.setenv("GAPSCOPE_LEAN_ALLOW_UNSANDBOXED", "1")  # where bubblewrap is missing
+    return f"local:{project}"
+
+
 def fake_options(delay: float = 0.0, t2: bool = False, workers: int = 1) -> dict[str, Any]:
     """Backend options that run the fake REPL (tests/t2/fake_lean.py), unsandboxed (explicitly
     allowed: there is no bubblewrap here, and the backends refuse to run without it)."""

@@ -8,7 +8,10 @@ Lean that T2's attribution can be tested against:
 - ``-- fake-breaks: a, b`` anywhere makes the declarations named ``a`` and ``b`` fail with an
   error at their head line (a wrong generated statement breaking those successors);
 - every declaration whose text contains ``sorry`` gets Lean's sorry warning at its head;
-- ``#print axioms X`` reports the standard axioms, plus ``sorryAx`` when X uses ``sorry``.
+- ``#print axioms X`` reports the standard axioms, plus ``sorryAx`` when X uses ``sorry``;
+- what Lean's parser rejects in a command: an ``import`` line after the header, a Markdown
+  fence line and a reply's ``THOUGHT`` line get an error there (a reply checked whole);
+- ``-- fake:crash`` crashes the REPL (a backend failure), as in the plain fake.
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ def _message(severity: str, line: int, data: str) -> dict[str, Any]:
     }
 
 
+NOT_LEAN = re.compile(r"^(?:import\s|```|THOUGHT)")
+
+
 def _t2_answer(code: str, next_env: int) -> dict[str, Any]:
     lines = code.split("\n")
     decls = _declarations(lines)
@@ -57,6 +63,11 @@ def _t2_answer(code: str, next_env: int) -> dict[str, Any]:
         _message("error", n, "fake error")
         for n, line in enumerate(lines, 1)
         if "-- fake-error" in line
+    ]
+    messages += [
+        _message("error", n, "unexpected token; expected command")
+        for n, line in enumerate(lines, 1)
+        if NOT_LEAN.match(line)
     ]
     for match in BREAKS.finditer(code):
         for name in (x.strip() for x in match[1].split(",")):
@@ -79,10 +90,10 @@ def _t2_answer(code: str, next_env: int) -> dict[str, Any]:
 
 
 def _answer(code: str, env: int | None, next_env: int) -> dict[str, Any] | None:
-    header = any(line.startswith("import ") for line in code.split("\n"))
+    header = env is None and any(line.startswith("import ") for line in code.split("\n"))
     if not header:
         time.sleep(float(os.environ.get("FAKE_LEAN_CHECK_DELAY", "0")))
-        if os.environ.get("FAKE_LEAN_T2"):
+        if os.environ.get("FAKE_LEAN_T2") and "-- fake:crash" not in code:
             return _t2_answer(code, next_env)
     return ORIGINAL(code, env, next_env)
 

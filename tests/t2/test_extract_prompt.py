@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gapscope.t2.extract import AnswerStatus, extract_answer, last_lean_block
-from gapscope.t2.prompting import load_nl_file, parse_contexts
+from gapscope.t2.prompting import load_nl_file, load_nl_files, parse_contexts
 from gapscope.t2.successors import TargetIdentity
 
 TARGET = TargetIdentity("theorem", "foo")
@@ -70,5 +70,39 @@ def test_nl_file_forms(tmp_path: Path) -> None:
     assert load_nl_file(lines) == {"a": "x", "b": "y"}
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a", "nl": "x"}\n{"id": "b"}\n')
-    with pytest.raises(ValueError, match=r"line 2 \(b\): no natural_language"):
+    with pytest.raises(ValueError, match=r"line 2 \(b\): none of the fields target_natural"):
         load_nl_file(bad)
+
+
+def test_nl_file_reads_t2s_informalize_output(tmp_path: Path) -> None:
+    """T2's results_merged.json: a JSON array of whole records, each with the source problem
+    in natural_language and the target's description in target_natural_language (a list)."""
+    merged = tmp_path / "results_merged.json"
+    rows = [
+        {
+            "id": "p.a",
+            "natural_language": "the source problem",
+            "target_natural_language": ["a describes the sum"],
+            "target_natural_language_raw": ["```plaintext\na describes the sum\n```"],
+        },
+        {"id": "p.b", "natural_language": "only the problem"},
+    ]
+    merged.write_text(json.dumps(rows, indent=4))
+    assert load_nl_file(merged) == {"p.a": "a describes the sum", "p.b": "only the problem"}
+    merged.write_text(json.dumps([*rows, {"id": 3}]))
+    with pytest.raises(ValueError, match=r"element 2: expected an object with a string 'id'"):
+        load_nl_file(merged)
+    lines = tmp_path / "broken.jsonl"
+    lines.write_text('{"id": "a", "nl": "x"}\n{"id": \n')
+    with pytest.raises(ValueError, match=r"line 2: not valid JSON .*expected a JSON array"):
+        load_nl_file(lines)
+
+
+def test_nl_files_merge_and_a_conflict_names_both(tmp_path: Path) -> None:
+    noprop, prop = tmp_path / "noprop.json", tmp_path / "prop.json"
+    noprop.write_text(json.dumps([{"id": "a", "target_natural_language": ["x"]}]))
+    prop.write_text(json.dumps([{"id": "b", "target_natural_language": ["y"]}]))
+    assert load_nl_files([noprop, prop]) == {"a": "x", "b": "y"}
+    prop.write_text(json.dumps([{"id": "a", "target_natural_language": ["other"]}]))
+    with pytest.raises(ValueError, match=r"a: described differently in .*noprop.json and"):
+        load_nl_files([noprop, prop])

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gapscope.app.main import app
+from gapscope.models.scripted import REQUESTS, script
 from gapscope.t2.audit import audit
 from gapscope.t2.mining.graph import DependencyGraph
 from gapscope.t2.mining.targets import Filters, cut, header_end, mine_targets
@@ -26,8 +27,8 @@ from gapscope.t2.mining.trace import (
     run_ray,
     trace_project,
 )
+from gapscope.t2.prompting import load_nl_file
 from gapscope.t2.records import FIELDS, load_records
-from tests.conftest import REQUESTS, script
 from tests.t2.mine_project import (
     BASIC,
     DECLARATIONS,
@@ -324,6 +325,10 @@ def test_nl_descriptions_in_t2s_informalization_format(mining: Path) -> None:
         {"id": "Proj/Basic.lean/double", "target_natural_language": ["Twice a number."]},
         {"id": "Proj/Basic.lean/double_eq", "target_natural_language": ["Twice a number."]},
     ]
+    assert load_nl_file(mining.parent / "out" / "records.nl.json") == {  # what run t2 --nl reads
+        "Proj/Basic.lean/double": "Twice a number.",
+        "Proj/Basic.lean/double_eq": "Twice a number.",
+    }
     prompts = [m[-1].text for m in REQUESTS["mine-nl"]]
     asked = next(p for p in prompts if "around the theorem `double_eq`" in p)
     assert "import Mathlib.Tactic" in asked and "theorem double_add" in asked

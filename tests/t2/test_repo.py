@@ -155,7 +155,7 @@ def test_audit_looks_for_the_target_in_its_file(repo: Path) -> None:
 def test_run_t2_repo_with_a_lake_on_path(
     repo: Path, lake_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.conftest import script
+    from gapscope.models.scripted import script
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

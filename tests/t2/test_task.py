@@ -18,23 +18,14 @@ from typer.testing import CliRunner
 from gapscope.analysis.t2 import summarize_log
 from gapscope.analysis.terminal import print_t2
 from gapscope.app.main import app
+from gapscope.models.scripted import REQUESTS, script
 from gapscope.t2.task import t2
-from tests.conftest import REQUESTS, script
-from tests.t2.conftest import FAKE_LEAN
 
 FIXTURE = Path(__file__).parent / "fixtures" / "records.jsonl"
 ANSWERS = {
     "double_eq": "theorem double_eq (n : ℕ) : double n = 2 * n := by\n  unfold double\n  omega",
     "sq_nonneg'": "theorem sq_nonneg' (x : ℤ) : 0 ≤ x ^ 2 := by positivity",
 }
-
-
-@pytest.fixture
-def fake_lean(project: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv("GAPSCOPE_LEAN_REPL_CMD", f"{sys.executable} {FAKE_LEAN}")
-    monkeypatch.setenv("FAKE_LEAN_T2", "1")
-    monkeypatch.setenv("GAPSCOPE_LEAN_ALLOW_UNSANDBOXED", "1")  # where bubblewrap is missing
-    return f"local:{project}"
 
 
 def _answer(messages: list[ChatMessage]) -> str:
@@ -217,3 +208,35 @@ def test_help_shows_the_install_line_and_paper_defaults() -> None:
     result = CliRunner().invoke(app, ["run", "t2", "--help"], env={"COLUMNS": "200"})
     assert "gapscope[ray]" in result.output
     assert "paper: 0.6" in result.output and "paper: 0.95" in result.output
+
+
+def test_nl_comes_from_t2s_informalize_array_and_a_fallback_is_said(
+    fake_lean: str, tmp_path: Path
+) -> None:
+    merged = tmp_path / "results_merged.json"
+    described = "The target says that doubling equals multiplying by two."
+    merged.write_text(
+        json.dumps(
+            [
+                {
+                    "id": "fixture-1.double_eq",
+                    "natural_language": "the source problem",
+                    "target_natural_language": [described],
+                }
+            ]
+        )
+    )
+    model = script("t2-nl-array", _answer)
+    args = {"data": str(FIXTURE), "lean": fake_lean, "context": "nl", "nl": str(merged)}
+    log = _run(args, model, tmp_path)
+    assert log.status == "success"
+    (prompt,) = {m[-1].text for m in REQUESTS["t2-nl-array"]}
+    assert described in prompt and "the source problem" not in prompt
+    summary = summarize_log(log, n_resamples=20)
+    assert summary.to_dict()["nl_fallback"] == ["fixture-2.sq_nonneg'"]
+    (note,) = [n for n in summary.notes if "natural_language field" in n]
+    assert f"1 record(s) came from their natural_language field (not in {merged})" in note
+    plain = _run({"data": str(FIXTURE), "lean": fake_lean, "context": "nl"}, model, tmp_path)
+    fallback = summarize_log(plain, n_resamples=20)
+    assert fallback.to_dict()["nl_fallback"] == ["fixture-1.double_eq", "fixture-2.sq_nonneg'"]
+    assert any("no --nl file given" in n for n in fallback.notes)

@@ -39,7 +39,6 @@ from gapscope.ladder.taxonomy import (
     tau_sensitivity,
 )
 from gapscope.stats.paired import McNemarResult, holm, mcnemar_exact
-from gapscope.stats.proportion import wilson_percent
 from gapscope.stats.rank import kendall_tau
 from gapscope.stats.resampling import BootstrapCI, bootstrap_ci, ranking_stability
 
@@ -156,16 +155,7 @@ class ModelRun:
         counts += [(f"gap {g.value}", p.gaps[g]) for g in GAP_ORDER[1:]]
         counts.append(("any probe", p.any_probe))
         return [
-            GapRow(
-                model=self.name,
-                diagnostic=DIAGNOSTIC,
-                metric=metric,
-                value=100 * k / n,
-                ci=wilson_percent(k, n),
-                n=n,
-                log=self.log_location,
-                status=self.status,
-            )
+            GapRow.share(self.name, DIAGNOSTIC, metric, k, n, self.log_location, self.status)
             for metric, k in counts
         ]
 

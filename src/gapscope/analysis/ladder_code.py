@@ -23,7 +23,6 @@ from gapscope.analysis.profile import GapRow
 from gapscope.analysis.view import View, ViewOptions
 from gapscope.ladder.code import CODE_CONDITIONS, CodeCondition
 from gapscope.ladder.contract import CODE_TASK, CodeProbeMetadata, CodeRunMetadata
-from gapscope.stats.proportion import wilson_percent
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
@@ -66,17 +65,7 @@ class CodeSummary:
                 (f"attempts passing {condition.value}", r.passed, r.attempts),
                 (f"problems solved {condition.value}", r.problems_solved, r.problems),
             ):
-                rows.append(
-                    GapRow(
-                        model=self.model,
-                        diagnostic=DIAGNOSTIC,
-                        metric=metric,
-                        value=100 * k / n,
-                        ci=wilson_percent(k, n),
-                        n=n,
-                        log=self.log_location,
-                    )
-                )
+                rows.append(GapRow.share(self.model, DIAGNOSTIC, metric, k, n, self.log_location))
         return rows
 
     def outcomes(self) -> dict[str, dict[str, bool]]:

@@ -43,7 +43,6 @@ from gapscope.ladder.review import (
 from gapscope.ladder.taxonomy import Gap, gap
 from gapscope.records import jsonl_rows
 from gapscope.stats.agreement import cohen_kappa
-from gapscope.stats.proportion import wilson_percent
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -147,15 +146,7 @@ class ReviewSummary:
                 ("review flag rate", review.flagged, labelled),
             ]
             rows.extend(
-                GapRow(
-                    model=name,
-                    diagnostic=DIAGNOSTIC,
-                    metric=metric,
-                    value=100 * k / total,
-                    ci=wilson_percent(k, total),
-                    n=total,
-                    log=self.log_location,
-                )
+                GapRow.share(name, DIAGNOSTIC, metric, k, total, self.log_location)
                 for metric, k, total in counts
                 if total
             )

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gapscope.stats.proportion import wilson_percent
+
 
 @dataclass(frozen=True)
 class GapRow:
@@ -30,6 +32,30 @@ class GapRow:
     log: str
     unit: str = "%"
     status: str = "success"
+
+    @classmethod
+    def share(
+        cls,
+        model: str,
+        diagnostic: str,
+        metric: str,
+        k: int,
+        n: int,
+        log: str,
+        status: str = "success",
+    ) -> GapRow:
+        """``k`` of ``n`` units (``n`` > 0) as a percentage with its Wilson interval: the row of
+        every count-of-successes metric, so all of them carry the same interval."""
+        return cls(
+            model=model,
+            diagnostic=diagnostic,
+            metric=metric,
+            value=100 * k / n,
+            ci=wilson_percent(k, n),
+            n=n,
+            log=log,
+            status=status,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

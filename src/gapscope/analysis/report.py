@@ -25,7 +25,8 @@ from gapscope.analysis.ladder import ModelRun, build_report
 from gapscope.analysis.profile import GapRow
 from gapscope.analysis.s2b import Axes, axes
 from gapscope.analysis.steering import DosageCurve, dosage_curves, is_steering_run
-from gapscope.analysis.terminal import PLAN_COLUMNS, rate_cell
+from gapscope.analysis.t2 import T2Summary
+from gapscope.analysis.terminal import PLAN_COLUMNS, rate_cell, t2_pct
 from gapscope.s2b.contract import TASK as S2B_TASK
 
 MAX_PAIRS = 10  # comparisons drawn in a report; more models than 5 -> first ten pairs
@@ -258,6 +259,47 @@ def _ladder_html(logs: Sequence[LoadedLog], notes: list[str]) -> str:
     return "".join(parts)
 
 
+def _t2_html(logs: Sequence[LoadedLog]) -> str:
+    """Each T2 run: the counting rules, compile/TA per context with the Hard subset's columns,
+    and the BLEU contrast (TA per BLEU bucket of the answers)."""
+    parts = []
+    for loaded in logs:
+        if not isinstance(loaded.summary, T2Summary):
+            continue
+        report = loaded.summary.to_dict()
+        rules = report.get("rules", "gapscope")
+        rows = []
+        buckets = []
+        for name, c in report["contexts"].items():
+            hard = c.get("hard", {"records": 0, "compile": None, "ta": None})
+            rows.append(
+                (name, c.get("rows", c["records"]) if rules == "t2" else c["records"])
+                + tuple(t2_pct(c[m]) for m in ("compile", "ta", "ta_strict", "graded"))
+                + (t2_pct(c["compile_precision"]), hard["records"])
+                + (t2_pct(hard["compile"]), t2_pct(hard["ta"]))
+            )
+            bleu = c.get("bleu") or {"by_bucket": []}
+            buckets += [
+                (name, b["bleu"], b["samples"], f"{100 * b['ta']:.1f}", f"{100 * b['wrong']:.1f}")
+                for b in bleu["by_bucket"]
+            ]
+        head: tuple[str, ...] = ("context", "rows" if rules == "t2" else "records", "compile", "TA")
+        head += ("TA strict",)
+        head += ("graded TA", "P(TA|compile)", "Hard records", "Hard compile", "Hard TA")
+        parts.append(
+            f"<h3>{_e(report['model'])}: rules {_e(rules)}</h3>"
+            f"<p>Counting rules: <b>{_e(rules)}</b> (docs/t2.md, Rules). Log: {_e(loaded.path)}</p>"
+            + _table(head, rows)
+        )
+        if buckets:
+            signature = next(iter(report["contexts"].values()))["bleu"]["signature"]
+            parts.append(
+                f"<p>TA by BLEU of the answer against the ground truth (sacrebleu {_e(signature)})"
+                "</p>" + _table(("context", "BLEU", "samples", "TA %", "wrong %"), buckets)
+            )
+    return "".join(parts)
+
+
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2rem;max-width:1200px;color:#222}
 table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.85rem}
@@ -340,6 +382,7 @@ def write_report(
         )
     pairs = axes(summaries_of(plain, S2B_TASK))
     ladder = _ladder_html(plain, report.notes)
+    t2 = _t2_html(plain)
     steering = "".join(_trend_html(c) for c in report.curves)
     comparisons = "".join(_comparison_html(c) for c in report.comparisons)
     notes = "".join(f"<li>{_e(n)}</li>" for n in report.notes)
@@ -359,6 +402,7 @@ def write_report(
         + "<h2>Figures</h2>"
         + ("".join(blocks) or "<p>No figure applies to these logs.</p>")
         + (f"<h2>OracleLadder</h2>{ladder}" if ladder else "")
+        + (f"<h2>T2</h2>{t2}" if t2 else "")
         + (f"<h2>Steering</h2>{steering}" if steering else "")
         + (f"<h2>Comparisons</h2>{comparisons}" if comparisons else "")
         + (f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "")

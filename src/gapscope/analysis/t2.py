@@ -16,6 +16,7 @@ from gapscope.analysis.profile import GapRow
 from gapscope.t2.contract import TASK, RunMetadata, SampleScoreMetadata
 from gapscope.t2.evaluate import SampleOutcome
 from gapscope.t2.metrics import ScoredSample, summarize
+from gapscope.t2.rules import Rules, parse_rules
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
@@ -54,6 +55,8 @@ def read_samples(log: EvalLog) -> list[ScoredSample]:
                     graded=meta.get("graded"),
                     successors=int(meta.get("successors", sample.metadata.get("successors", 0))),
                     hard=bool(meta.get("hard", sample.metadata.get("hard", False))),
+                    rows=int(meta.get("rows", sample.metadata.get("rows", 1))),
+                    bleu=meta.get("bleu"),
                 )
             )
     return out
@@ -65,6 +68,7 @@ class T2Summary:
 
     report: dict[str, Any]
     samples: tuple[ScoredSample, ...]
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return self.report
@@ -73,12 +77,15 @@ class T2Summary:
         """Compile, TA (parity), TA (strict) and graded TA per context, then compile and TA of
         the Hard subset, with bootstrap CIs."""
         rows: list[GapRow] = []
+        released = self.report.get("rules") == Rules.T2.value
         for context, metrics in self.report["contexts"].items():
             hard = metrics.get("hard", {"records": 0})
+            label = f"{context}, T2 rules" if released else context
+            n = metrics.get("rows", metrics["records"])
             for key, name in METRICS.items():
-                rows.append(self._row(f"{name} [{context}]", metrics.get(key), metrics["records"]))
+                rows.append(self._row(f"{name} [{label}]", metrics.get(key), n))
             for key, name in HARD_METRICS.items():
-                rows.append(self._row(f"{name} [{context}]", hard.get(key), hard["records"]))
+                rows.append(self._row(f"{name} [{label}]", hard.get(key), hard["records"]))
         return rows
 
     def _row(self, metric: str, ci: dict[str, Any] | None, n: int) -> GapRow:
@@ -107,21 +114,55 @@ def summarize_log(log: EvalLog, *, n_resamples: int = 2000, seed: int = 0) -> T2
     samples = read_samples(log)
     meta = cast(RunMetadata, log.eval.metadata or {})
     skipped: dict[str, list[str]] = meta.get("skipped", {})
+    rules = parse_rules(meta.get("rules", Rules.GAPSCOPE.value))
+    fallback = meta.get("nl_fallback", [])
     report: dict[str, Any] = {
         "model": log.eval.model,
         "log": log.location,
+        "rules": rules.value,
         "records": meta.get("records"),
         "evaluated_records": meta.get("evaluated_records"),
-        "min_successors": meta.get("min_successors"),
+        "min_successors": None if rules is Rules.T2 else meta.get("min_successors"),
         "skipped": {reason: len(ids) for reason, ids in skipped.items()},
         "skipped_ids": skipped,
+        "nl_file": meta.get("nl_file"),
+        "nl_fallback": fallback,
         "contexts": summarize(
-            samples, order=meta.get("contexts", ()), n_resamples=n_resamples, seed=seed
+            samples,
+            order=meta.get("contexts", ()),
+            rules=rules,
+            n_resamples=n_resamples,
+            seed=seed,
         ),
     }
+    notes = [_rules_note(rules)]
+    if fallback:
+        notes.append(_fallback_note(fallback, meta.get("nl_file")))
     if meta.get("ground_truth"):
         failed = Counter(
             s.record for s in samples if s.outcome == SampleOutcome.CHECKED and not s.ta
         )
         report["ground_truth_invalid"] = sorted(failed)
-    return T2Summary(report, tuple(samples))
+    return T2Summary(report, tuple(samples), tuple(notes))
+
+
+def _rules_note(rules: Rules) -> str:
+    if rules is Rules.T2:
+        return (
+            "T2 numbers made with --rules t2 (the released evaluator's counting: every row, "
+            "the last duplicate wins, failures in the denominator, pass@k)"
+        )
+    return (
+        "T2 numbers made with --rules gapscope (audited records, renamed answers and backend "
+        "failures reported apart); --rules t2 reproduces the released evaluator's counting"
+    )
+
+
+def _fallback_note(ids: list[str], nl_file: str | None) -> str:
+    where = f"not in {nl_file}" if nl_file else "no --nl file given"
+    shown = ", ".join(ids[:3]) + (f" (+{len(ids) - 3} more)" if len(ids) > 3 else "")
+    return (
+        f"T2 NL for {len(ids)} record(s) came from their natural_language field ({where}): "
+        f"{shown}. That is the source problem's text, not T2's informalized description of "
+        "the target (its prompts used results/informalize; pass it with --nl)"
+    )

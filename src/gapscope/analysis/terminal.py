@@ -471,7 +471,7 @@ def print_t2_audit(data: str, result: Audit, profile: Mapping[str, Any], console
         console.print(f"{key.replace('_', ' ')}: {value}")
 
 
-def _t2_pct(ci: dict[str, Any] | None) -> str:
+def t2_pct(ci: dict[str, Any] | None) -> str:
     if ci is None:
         return "n/a"
     if ci["low"] is None:  # one record: an estimate without an interval
@@ -482,8 +482,11 @@ def _t2_pct(ci: dict[str, Any] | None) -> str:
 def print_t2(summary: dict[str, Any], console: Console) -> None:
     """Compile vs TA vs strict vs graded per context, the Hard subset's compile and TA, TA by
     successors, what was skipped."""
-    table = Table(title=f"T2 {summary['model']} (95% bootstrap CIs over records)")
-    columns = ("context", "records", "compile", "TA", "TA strict", "graded TA", "P(TA|compile)")
+    released = summary.get("rules") == "t2"
+    unit = "rows (the released evaluator's rules)" if released else "records"
+    table = Table(title=f"T2 {summary['model']} (95% bootstrap CIs over {unit})")
+    columns: tuple[str, ...] = ("context", "rows" if released else "records", "compile", "TA")
+    columns += ("TA strict", "graded TA", "P(TA|compile)")
     hard_columns = ("Hard records", "Hard compile", "Hard TA")
     for col in (*columns, *hard_columns, "renamed", "no answer", "forbidden", "server err"):
         table.add_column(col, justify="left" if col == "context" else "right")
@@ -492,11 +495,11 @@ def print_t2(summary: dict[str, Any], console: Console) -> None:
         hard = c.get("hard", {"records": 0, "compile": None, "ta": None})
         table.add_row(
             name,
-            str(c["records"]),
-            *(_t2_pct(c[m]) for m in ("compile", "ta", "ta_strict", "graded", "compile_precision")),
+            str(c.get("rows", c["records"]) if released else c["records"]),
+            *(t2_pct(c[m]) for m in ("compile", "ta", "ta_strict", "graded", "compile_precision")),
             str(hard["records"]),
-            _t2_pct(hard["compile"]),
-            _t2_pct(hard["ta"]),
+            t2_pct(hard["compile"]),
+            t2_pct(hard["ta"]),
             *(
                 str(outcomes[o])
                 for o in ("renamed", "no_answer", "forbidden_command", "server_error")
@@ -516,15 +519,33 @@ def print_t2(summary: dict[str, Any], console: Console) -> None:
                 f"{100 * row['graded']:.1f}",
             )
         console.print(by)
+        print_t2_bleu(name, c.get("bleu"), console)
     skipped = ", ".join(f"{reason} {n}" for reason, n in summary["skipped"].items() if n)
     console.print(
-        f"records: {summary['records']}, evaluated: {summary['evaluated_records']}"
-        + (f"; skipped: {skipped}" if skipped else "")
+        f"rules: {summary.get('rules', 'gapscope')}; records: {summary['records']}, "
+        f"evaluated: {summary['evaluated_records']}" + (f"; skipped: {skipped}" if skipped else "")
     )
     if "ground_truth_invalid" in summary:
         invalid = summary["ground_truth_invalid"]
         console.print(f"ground truth fails on {len(invalid)} record(s): {', '.join(invalid)}")
     console.print(f"log: {summary['log']}")
+
+
+def print_t2_bleu(context: str, bleu: Mapping[str, Any] | None, console: Console) -> None:
+    """TA per BLEU bucket: the paper's contrast (high BLEU, still semantically wrong)."""
+    if not bleu or not bleu["by_bucket"]:
+        return
+    table = Table(title=f"{context}: TA by BLEU of the answer against the ground truth")
+    for col in ("BLEU", "samples", "TA", "wrong"):
+        table.add_column(col, justify="right")
+    for row in bleu["by_bucket"]:
+        table.add_row(
+            row["bleu"], str(row["samples"]), f"{100 * row['ta']:.1f}", f"{100 * row['wrong']:.1f}"
+        )
+    console.print(table)
+    console.print(
+        f"mean BLEU {bleu['mean']:.1f} over {bleu['samples']} samples ({bleu['signature']})"
+    )
 
 
 def print_quadrant(result: QuadrantResult, x_col: str, y_col: str, console: Console) -> None:

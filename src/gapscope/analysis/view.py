@@ -91,4 +91,6 @@ def t2_view(summary: T2Summary, options: ViewOptions = ViewOptions()) -> View:
     from gapscope.analysis.terminal import print_t2
 
     report = summary.to_dict()
-    return View(summary.rows(), report, lambda console: print_t2(report, console))
+    return View(
+        summary.rows(), report, lambda console: print_t2(report, console), list(summary.notes)
+    )

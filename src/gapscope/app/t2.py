@@ -77,7 +77,11 @@ def run_t2(
         str, typer.Option(help="all | nl+st | nl | st | none, or a comma list (paper: all four).")
     ] = "all",
     nl: Annotated[
-        Path | None, typer.Option(help="Informalization file id -> NL (default: the records').")
+        list[Path] | None,
+        typer.Option(
+            help="T2's informalization output (results_merged.json) or id -> NL; repeatable"
+            " (default: the records' natural_language, noted in the report)."
+        ),
     ] = None,
     lean: Annotated[
         str | None, typer.Option(help="Lean backend spec, e.g. local:DIR (default: configured).")
@@ -116,13 +120,21 @@ def run_t2(
     ] = 1200.0,
     workers: Annotated[int, typer.Option(min=1, help="Parallel project copies, --repo only.")] = 2,
     min_successors: MinSuccessorsOption = 2,
+    rules: Annotated[
+        str,
+        typer.Option(
+            help="gapscope (audited, stricter) | t2 (the released evaluator's counting, to put"
+            " a number next to the paper's)."
+        ),
+    ] = "gapscope",
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
 ) -> None:
     """Generate each target declaration, test it with its successors, report per context.
 
     Needs a Lean backend (or --repo and lake): without one it stops before asking the model
-    anything and says what to install. Records with defects are skipped and counted.
+    anything and says what to install. Records with defects are skipped and counted (with
+    ``--rules t2``: every row is evaluated and counted as the released evaluator does).
     """
     from gapscope.lean.backend import LeanUnavailable
     from gapscope.records import SourceError
@@ -133,7 +145,7 @@ def run_t2(
         return t2(
             data=data,
             context=context,
-            nl=str(nl) if nl else None,
+            nl=[str(p) for p in nl] if nl else None,
             lean=lean,
             ground_truth=ground_truth,
             exclude=str(exclude) if exclude else None,
@@ -151,6 +163,7 @@ def run_t2(
             build_timeout=build_timeout,
             workers=workers,
             min_successors=min_successors,
+            rules=rules,
         )
 
     run_diagnostic(

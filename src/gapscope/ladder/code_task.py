@@ -52,20 +52,12 @@ from gapscope.ladder.contract import (
 from gapscope.ladder.probes import template
 from gapscope.ladder.sandbox import Limits, isolation, run_tests
 from gapscope.log_metadata import plain
+from gapscope.params import choices
 
 
 def parse_code_conditions(spec: str) -> tuple[CodeCondition, ...]:
     """``all`` or a comma list such as ``no-help,verified-helpers``."""
-    if spec == "all":
-        return CODE_CONDITIONS
-    names = [s.strip() for s in spec.split(",") if s.strip()]
-    valid = {c.value: c for c in CodeCondition}
-    unknown = [n for n in names if n not in valid]
-    if unknown or not names:
-        raise ValueError(
-            f"unknown condition(s) {unknown or spec!r}; choose from {', '.join(valid)} or 'all'"
-        )
-    return tuple(valid[n] for n in names)
+    return choices("condition(s)", spec, CodeCondition, {"all": CODE_CONDITIONS})
 
 
 def usable_problems(

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from gapscope.ladder.probes import template
+from gapscope.params import choices
 
 
 class ReviewLabel(StrEnum):
@@ -283,9 +284,4 @@ def model_review(
 
 def parse_removed(spec: str) -> frozenset[ReviewLabel]:
     """A comma list of categories (the ``--remove`` option); ValueError naming the choices."""
-    names = [s.strip() for s in spec.split(",") if s.strip()]
-    valid = {label.value: label for label in ReviewLabel}
-    unknown = [n for n in names if n not in valid]
-    if unknown or not names:
-        raise ValueError(f"unknown categories {unknown or spec!r}; choose from {', '.join(valid)}")
-    return frozenset(valid[n] for n in names)
+    return frozenset(choices("categories", spec, ReviewLabel))

@@ -39,25 +39,14 @@ from gapscope.ladder.probes import (
 )
 from gapscope.log_metadata import plain
 from gapscope.models.solvers import system_first
-from gapscope.params import generations, real, whole
+from gapscope.params import choices, generations, real, whole
 from gapscope.verify import Verifier, extract_boxed
 
 
 def parse_conditions(spec: str) -> tuple[Condition, ...]:
     """``all``, ``ladder`` (C1-C3 + S0) or a comma list such as ``C1,C3,S0``."""
-    if spec == "all":
-        return ALL_CONDITIONS
-    if spec == "ladder":
-        return (Condition.C1, Condition.C2, Condition.C3, Condition.S0)
-    names = [s.strip() for s in spec.split(",") if s.strip()]
-    valid = {c.value: c for c in Condition}
-    unknown = [n for n in names if n not in valid]
-    if unknown or not names:
-        raise ValueError(
-            f"unknown condition(s) {unknown or spec!r}; choose from {', '.join(valid)}, "
-            "'all' or 'ladder'"
-        )
-    return tuple(valid[n] for n in names)
+    ladder = (Condition.C1, Condition.C2, Condition.C3, Condition.S0)
+    return choices("condition(s)", spec, Condition, {"all": ALL_CONDITIONS, "ladder": ladder})
 
 
 def load_family_set(families: str, limit: int | None = None) -> tuple[list[Family], list[str]]:

@@ -62,6 +62,26 @@ ALLOWED_ATTRIBUTES: frozenset[str] = frozenset(
 )
 """Attributes a helper lemma may carry: they steer tactics, never what a statement means."""
 
+SYNTAX_COMMANDS = (
+    "macro",
+    "macro_rules",
+    "syntax",
+    "elab",
+    "elab_rules",
+    "notation",
+    "notation3",
+    "infix",
+    "infixl",
+    "infixr",
+    "prefix",
+    "postfix",
+    "declare_syntax_cat",
+    "binder_predicate",
+    "unif_hint",
+)
+"""The commands that extend Lean's syntax (a model may not send them; T2's command splitter
+knows them as commands)."""
+
 _RUNS_CODE = "runs code on the checking host"
 _SYNTAX = "redefines syntax, which can change what the statement means"
 _CONTEXT = "adds hidden parameters or hypotheses to later declarations"
@@ -79,26 +99,7 @@ FORBIDDEN_KEYWORDS: dict[str, str] = {
         ),
         _RUNS_CODE,
     ),
-    **dict.fromkeys(
-        (
-            "macro",
-            "macro_rules",
-            "syntax",
-            "elab",
-            "elab_rules",
-            "notation",
-            "notation3",
-            "infix",
-            "infixl",
-            "infixr",
-            "prefix",
-            "postfix",
-            "declare_syntax_cat",
-            "binder_predicate",
-            "unif_hint",
-        ),
-        _SYNTAX,
-    ),
+    **dict.fromkeys(SYNTAX_COMMANDS, _SYNTAX),
     **dict.fromkeys(("variable", "include", "omit", "universe"), _CONTEXT),
     "instance": "declares an instance, which can change what the statement's symbols mean",
     "attribute": "changes attributes of existing declarations",

@@ -9,7 +9,9 @@ TASK = "t2"
 
 
 class RunMetadata(TypedDict):
-    """The log's task metadata: the data, the NL/statement contexts, the record funnel."""
+    """The log's task metadata: the data, the NL/statement contexts, the record funnel, the
+    counting ``rules`` (:mod:`gapscope.t2.rules`), and ``nl_fallback``: the records whose NL
+    came from their ``natural_language`` field (not from ``nl_file``)."""
 
     data: str
     contexts: list[str]
@@ -18,6 +20,9 @@ class RunMetadata(TypedDict):
     records: int
     evaluated_records: int
     min_successors: int
+    rules: str
+    nl_file: str | None
+    nl_fallback: list[str]
     skipped: dict[str, list[str]]
     executor: str
     repo: str | None
@@ -29,7 +34,9 @@ class SampleScoreMetadata(TypedDict, total=False):
     test units (the dependents in the record's file; in the repository track also the modules
     that import the target's); ``dependents``: the declarations after the target that use it,
     directly or transitively; ``hard``: the target is Prop-typed (T2 Hard,
-    :func:`gapscope.t2.declarations.declares_prop`)."""
+    :func:`gapscope.t2.declarations.declares_prop`); ``rows``: rows of the data file with the
+    record's id (the released rules count each); ``bleu``: sacrebleu's sentence BLEU of the
+    answer against ``target_code`` (:mod:`gapscope.t2.bleu`)."""
 
     record: str
     context: str
@@ -41,6 +48,8 @@ class SampleScoreMetadata(TypedDict, total=False):
     successors: int
     dependents: int
     hard: bool
+    rows: int
+    bleu: float
     successors_passed: int
     failing_successors: list[str]
     compile_status: str | None

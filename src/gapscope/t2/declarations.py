@@ -23,6 +23,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from gapscope.lean.screen import SYNTAX_COMMANDS
 from gapscope.lean.source import Kind, Lexed, code_only, lex
 
 _MODIFIERS = r"(?:(?:private|protected|noncomputable|partial|unsafe|nonrec|scoped|local)\s+)*"
@@ -54,19 +55,8 @@ _COMMAND_WORDS = frozenset(
     {
         *DECLARATION_KINDS,
         *("namespace", "section", "end", "mutual", "open", "export", "variable", "universe"),
-        *("set_option", "attribute", "import", "macro", "macro_rules", "syntax"),
-        *(
-            "notation",
-            "notation3",
-            "infix",
-            "infixl",
-            "infixr",
-            "prefix",
-            "postfix",
-            "elab",
-            "elab_rules",
-        ),
-        *("declare_syntax_cat", "initialize", "builtin_initialize", "omit", "include"),
+        *("set_option", "attribute", "import", *SYNTAX_COMMANDS),
+        *("initialize", "builtin_initialize", "omit", "include"),
         *("irreducible_def", "alias", "add_decl_doc", "unseal", "seal", "library_note"),
         *("suppress_compilation", "assert_not_exists", "compile_inductive", "deriving"),
     }

@@ -8,6 +8,9 @@
   ``theorem``, ``abbrev`` for ``def``); otherwise it is ``renamed`` and is not checked: the
   successors would fail on the missing name, which says nothing about meaning. Renamed
   answers are counted separately in the report.
+
+Under ``--rules t2`` the released pipeline's extraction is used instead
+(``released_answer``): see :mod:`gapscope.t2.rules`.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from gapscope.t2.successors import TargetIdentity
 
 _FENCE = re.compile(r"^[ \t]*```[ \t]*(?P<tag>[^\s`]*)[^\n]*$", re.MULTILINE)
 _IMPORT_LINE = re.compile(r"^[ \t]*import[ \t]+\S.*(?:\n|$)", re.MULTILINE)
+_RELEASED_CLOSED = re.compile(r"```[a-z]*\n(.*?)```", re.DOTALL)
+_RELEASED_OPEN = re.compile(r"```[a-z]*\n(.*?)$", re.DOTALL)
 
 
 class AnswerStatus(StrEnum):
@@ -87,3 +92,33 @@ def extract_answer(reply: str, target: TargetIdentity) -> Answer:
 
 def _plain(name: str) -> str:
     return name.replace("«", "").replace("»", "")
+
+
+def released_answer(reply: str) -> Answer:
+    """The declaration T2's released pipeline would have checked for ``reply``.
+
+    Its generation harness's ``code_block`` parser: the fenced blocks whose opening fence is
+    three backticks, a tag of lowercase letters only and a newline; the last non-empty one
+    (when every one is empty, the first). Without a closed block, the last unclosed one runs
+    to the end; without any fence, the whole reply. A ``lean4`` tag is not lowercase letters,
+    so such a block is not found as one. The evaluator then strips the text, and when it
+    starts with a fence removes every fence marker (``prepare_entry``). Imports stay in; the
+    declared name is never checked. Only an empty result is not checked: the evaluator counts
+    an empty generation as a failure.
+    """
+    closed = _RELEASED_CLOSED.findall(reply)
+    if closed:
+        filled = [body for body in closed if body.strip()]
+        code = filled[-1] if filled else closed[0]
+    else:
+        unclosed = _RELEASED_OPEN.findall(reply)
+        code = unclosed[-1] if unclosed else reply
+    code = code.strip()
+    if code.startswith("```lean"):
+        code = code.replace("```lean", "").replace("```", "")
+    elif code.startswith("```"):
+        code = code.replace("```", "")
+    code = code.strip()
+    if not code:
+        return Answer(AnswerStatus.NO_ANSWER, None, "empty generation (a failure in T2)")
+    return Answer(AnswerStatus.OK, code)

@@ -6,12 +6,17 @@ subset (Prop-typed targets, the paper's "T2 Hard") gets its own compile and TA. 
 whose check failed on the backend (``server_error``) establish nothing: they are left out of
 every denominator and listed. ``renamed``, ``no_answer`` and ``forbidden_command`` samples
 are failed answers: they stay in the denominators and are counted separately.
+
+Under the released evaluator's rules (``Rules.T2``) the unit is a row of the data file (a
+duplicated id counts once per row), a record passes when any of its samples passes, and a
+``server_error`` is a failure in the denominator (:mod:`gapscope.t2.rules`). Every context
+also carries the BLEU contrast: TA per BLEU bucket (:mod:`gapscope.t2.bleu`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +24,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from gapscope.stats.resampling import BootstrapCI, bootstrap_ci
+from gapscope.t2.bleu import SIGNATURE, ta_by_bleu
 from gapscope.t2.evaluate import SampleOutcome
+from gapscope.t2.rules import Rules
 
 RATES = ("compile", "ta", "ta_strict", "graded")
 
@@ -37,6 +44,9 @@ class ScoredSample:
     graded: float | None
     successors: int
     hard: bool = False
+    rows: int = 1
+    """Rows of the data file with this record's id (counted under the released rules)."""
+    bleu: float | None = None
 
 
 HARD_RATES = ("compile", "ta")
@@ -78,18 +88,26 @@ def _ratio_ci(
 
 
 def summarize_context(
-    samples: Sequence[ScoredSample], *, n_resamples: int = 2000, seed: int = 0
+    samples: Sequence[ScoredSample],
+    *,
+    rules: Rules = Rules.GAPSCOPE,
+    n_resamples: int = 2000,
+    seed: int = 0,
 ) -> dict[str, Any]:
-    """Every metric of one context setting (see the module docstring for denominators)."""
+    """Every metric of one context setting (see the module docstring for denominators;
+    ``rules`` picks gapscope's counting or the released evaluator's, :mod:`gapscope.t2.rules`)."""
     rng = np.random.default_rng(seed)
-    counted = [s for s in samples if s.outcome != SampleOutcome.SERVER_ERROR]
+    released = rules is Rules.T2
+    counted = [s for s in samples if released or s.outcome != SampleOutcome.SERVER_ERROR]
     server_errors = sorted({s.record for s in samples if s.outcome == SampleOutcome.SERVER_ERROR})
     by_record: defaultdict[str, list[ScoredSample]] = defaultdict(list)
     for s in counted:
         by_record[s.record].append(s)
-    records = list(by_record)
+    units = [_Unit(group, released) for group in by_record.values()]
     out: dict[str, Any] = {
-        "records": len(records),
+        "rules": rules.value,
+        "records": len(units),
+        "rows": sum(u.rows for u in units),
         "samples": len(counted),
         "outcomes": {
             o: sum(s.outcome == o for s in samples)
@@ -102,43 +120,73 @@ def summarize_context(
             )
         },
         "server_error_records": server_errors,
+        "bleu": _bleu(counted),
     }
-    if not records:
+    if not units:
         out.update(dict.fromkeys(RATES))
         out.update(compile_precision=None, ta_by_successors=[])
         out["hard"] = {"records": 0, **dict.fromkeys(HARD_RATES)}
         return out
     for rate in RATES:
-        out[rate] = _rate_ci(by_record, records, rate, rng, n_resamples)
-    compiled = np.array([sum(s.compiles for s in by_record[r]) for r in records], dtype=float)
-    both = np.array([sum(s.compiles and s.ta for s in by_record[r]) for r in records], dtype=float)
+        out[rate] = _rate_ci(units, rate, rng, n_resamples)
+    compiled = _rows_of(units, lambda u: u.count("compile"))
+    both = _rows_of(units, lambda u: u.count("compile_and_ta"))
     out["compile_precision"] = _ci(_ratio_ci(both, compiled, rng, n_resamples))
-    out["ta_by_successors"] = _ta_by_successors(counted)
-    hard = [r for r in records if by_record[r][0].hard]
+    out["ta_by_successors"] = _ta_by_successors(units)
+    hard = [u for u in units if u.hard]
     out["hard"] = {
         "records": len(hard),
-        **{rate: _rate_ci(by_record, hard, rate, rng, n_resamples) for rate in HARD_RATES},
+        **{rate: _rate_ci(hard, rate, rng, n_resamples) for rate in HARD_RATES},
     }
     return out
 
 
+class _Unit:
+    """One record's samples as a unit of the denominator, counted ``rows`` times.
+
+    gapscope's rules: a rate is the mean over the record's samples. The released evaluator's:
+    the record passes when any of its samples passes (pass@k), and it counts once per row of
+    the data file that carries its id.
+    """
+
+    def __init__(self, samples: list[ScoredSample], released: bool) -> None:
+        self.samples = samples
+        self.released = released
+        self.rows = samples[0].rows if released else 1
+        self.hard = samples[0].hard
+        self.successors = samples[0].successors
+
+    def value(self, rate: str) -> float:
+        """The record's rate: the mean of its samples, or (released rules) their maximum."""
+        values = [_value(s, rate) for s in self.samples]
+        return float(max(values) if self.released else np.mean(values))
+
+    def count(self, rate: str) -> float:
+        """Samples passing ``rate`` (released rules: 1 when any does), for ratios of counts."""
+        values = [_value(s, rate) for s in self.samples]
+        return float(max(values) if self.released else sum(values))
+
+
+def _rows_of(units: Sequence[_Unit], of: Callable[[_Unit], float]) -> NDArray[np.float64]:
+    """One value per row of the denominator (a unit repeated ``rows`` times)."""
+    return np.repeat(np.array([of(u) for u in units], dtype=float), [u.rows for u in units])
+
+
 def _rate_ci(
-    by_record: dict[str, list[ScoredSample]],
-    records: Sequence[str],
-    rate: str,
-    rng: np.random.Generator,
-    n_resamples: int,
+    units: Sequence[_Unit], rate: str, rng: np.random.Generator, n_resamples: int
 ) -> dict[str, float | None] | None:
-    """A rate's mean over ``records`` (each the mean of its samples), with its interval."""
-    if not records:
+    """A rate's mean over ``units`` (each weighted by its rows), with its interval."""
+    if not units:
         return None
-    per_record = [float(np.mean([_value(s, rate) for s in by_record[r]])) for r in records]
-    return _ci(bootstrap_ci(per_record, statistic=_mean, n_resamples=n_resamples, rng=rng))
+    per_row = [float(v) for v in _rows_of(units, lambda u: u.value(rate))]
+    return _ci(bootstrap_ci(per_row, statistic=_mean, n_resamples=n_resamples, rng=rng))
 
 
 def _value(sample: ScoredSample, rate: str) -> float:
     if rate == "graded":
         return sample.graded or 0.0
+    if rate == "compile_and_ta":
+        return float(sample.compiles and sample.ta)
     return float({"compile": sample.compiles, "ta": sample.ta, "ta_strict": sample.ta_strict}[rate])
 
 
@@ -146,27 +194,39 @@ def _mean(values: NDArray[np.float64]) -> float:
     return float(values.mean())
 
 
-def _ta_by_successors(samples: Sequence[ScoredSample]) -> list[dict[str, Any]]:
+def _ta_by_successors(units: Sequence[_Unit]) -> list[dict[str, Any]]:
     """TA per number of successors (the paper: more successors, stricter test)."""
-    groups: defaultdict[int, list[ScoredSample]] = defaultdict(list)
-    for s in samples:
-        groups[s.successors].append(s)
+    groups: defaultdict[int, list[_Unit]] = defaultdict(list)
+    for u in units:
+        groups[u.successors].append(u)
     return [
         {
             "successors": n,
-            "samples": len(group),
-            "records": len({s.record for s in group}),
-            "ta": float(np.mean([s.ta for s in group])),
-            "graded": float(np.mean([s.graded or 0.0 for s in group])),
+            "samples": sum(len(u.samples) for u in group),
+            "records": len(group),
+            "ta": float(_rows_of(group, lambda u: u.value("ta")).mean()),
+            "graded": float(_rows_of(group, lambda u: u.value("graded")).mean()),
         }
         for n, group in sorted(groups.items())
     ]
+
+
+def _bleu(samples: Sequence[ScoredSample]) -> dict[str, Any]:
+    """Mean BLEU and TA per BLEU bucket over the samples that have a score."""
+    scored = [(s.bleu, s.ta) for s in samples if s.bleu is not None]
+    return {
+        "signature": SIGNATURE,
+        "samples": len(scored),
+        "mean": float(np.mean([b for b, _ in scored])) if scored else None,
+        "by_bucket": ta_by_bleu(scored),
+    }
 
 
 def summarize(
     samples: Sequence[ScoredSample],
     *,
     order: Sequence[str] = (),
+    rules: Rules = Rules.GAPSCOPE,
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> dict[str, dict[str, Any]]:
@@ -179,6 +239,6 @@ def summarize(
     for s in samples:
         contexts.setdefault(s.context, []).append(s)
     return {
-        name: summarize_context(group, n_resamples=n_resamples, seed=seed)
+        name: summarize_context(group, rules=rules, n_resamples=n_resamples, seed=seed)
         for name, group in contexts.items()
     }

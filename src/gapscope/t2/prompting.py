@@ -9,6 +9,7 @@ an informalization file (T2 keeps its NL outside the data files, see docs/t2.md)
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,12 +83,19 @@ def user_prompt(record: T2Record, target: TargetIdentity, context: Context, nl: 
     )
 
 
+NL_KEYS = ("target_natural_language", "nl", "natural_language")
+"""The fields an informalization row may hold its text in, in order of preference: T2's
+informalize output has both ``target_natural_language`` (the description of the target,
+what its prompts show) and ``natural_language`` (the source problem's text)."""
+
+
 def load_nl_file(path: Path) -> dict[str, str]:
     """An informalization file -> {record id: NL}.
 
-    Accepted: a JSON object mapping ids to text (or to a list of texts, the first is used, as
-    T2's informalize outputs store one-element lists), or JSON lines each with ``id`` and one
-    of ``natural_language``, ``target_natural_language``, ``nl``. ValueError names the line.
+    Accepted: T2's informalize output (``results_merged.json``: a JSON array of objects with
+    ``id`` and ``target_natural_language``, a one-element list of texts), a JSON object
+    mapping ids to text (or to a list of texts; the first is used), or JSON lines each an
+    object with ``id`` and a field of ``NL_KEYS``. ValueError names the row and what is wrong.
     """
     text = path.read_text(encoding="utf-8")
     try:
@@ -96,24 +104,44 @@ def load_nl_file(path: Path) -> dict[str, str]:
         whole = None
     if isinstance(whole, dict):
         return {str(k): _nl_text(v, f"{path}: id {k!r}") for k, v in whole.items()}
-    out: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        where = f"{path}, line {number}"
-        try:
-            row = json.loads(raw)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{where}: not valid JSON ({err.msg})") from None
-        if not isinstance(row, dict) or not isinstance(row.get("id"), str):
-            raise ValueError(f"{where}: expected an object with a string 'id'")
-        key = next(
-            (k for k in ("natural_language", "target_natural_language", "nl") if k in row), None
-        )
-        if key is None:
-            raise ValueError(f"{where} ({row['id']}): no natural_language / nl field")
-        out[row["id"]] = _nl_text(row[key], f"{where} ({row['id']})")
-    return out
+    if isinstance(whole, list):
+        rows = [(f"{path}, element {n}", row) for n, row in enumerate(whole)]
+    else:
+        rows = []
+        for number, raw in enumerate(text.splitlines(), start=1):
+            if not raw.strip():
+                continue
+            where = f"{path}, line {number}"
+            try:
+                rows.append((where, json.loads(raw)))
+            except json.JSONDecodeError as err:
+                raise ValueError(
+                    f"{where}: not valid JSON ({err.msg}); expected a JSON array, a JSON object"
+                    " or JSON lines"
+                ) from None
+    return dict(_nl_row(where, row) for where, row in rows)
+
+
+def load_nl_files(paths: Sequence[Path]) -> dict[str, str]:
+    """Several informalization files merged (T2 ships one per track and prop type). An id
+    described differently by two files is a ValueError naming both."""
+    merged: dict[str, str] = {}
+    origin: dict[str, Path] = {}
+    for path in paths:
+        for key, text in load_nl_file(path).items():
+            if key in merged and merged[key] != text:
+                raise ValueError(f"{key}: described differently in {origin[key]} and {path}")
+            merged[key], origin[key] = text, path
+    return merged
+
+
+def _nl_row(where: str, row: object) -> tuple[str, str]:
+    if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+        raise ValueError(f"{where}: expected an object with a string 'id'")
+    key = next((k for k in NL_KEYS if k in row), None)
+    if key is None:
+        raise ValueError(f"{where} ({row['id']}): none of the fields {', '.join(NL_KEYS)}")
+    return row["id"], _nl_text(row[key], f"{where} ({row['id']}), field {key}")
 
 
 def _nl_text(value: object, where: str) -> str:

@@ -31,15 +31,17 @@ from gapscope.lean.executor import RayOptions, open_checker
 from gapscope.log_metadata import plain
 from gapscope.models.solvers import system_first
 from gapscope.params import generations, real, whole
-from gapscope.t2.audit import audit
+from gapscope.t2.audit import Defect, audit
+from gapscope.t2.bleu import sentence_bleu
 from gapscope.t2.contract import TASK, RunMetadata
 from gapscope.t2.declarations import declares_prop
 from gapscope.t2.evaluate import SampleOutcome, SampleResult, evaluate_answer
-from gapscope.t2.extract import Answer, extract_answer
-from gapscope.t2.prompting import load_nl_file, parse_contexts, system_prompt, user_prompt
+from gapscope.t2.extract import Answer, extract_answer, released_answer
+from gapscope.t2.prompting import load_nl_files, parse_contexts, system_prompt, user_prompt
 from gapscope.t2.records import FIELDS, T2Record, load_records
 from gapscope.t2.repo import RepoConfig, Workspaces, evaluate_in_repo, file_text_of
-from gapscope.t2.successors import successors, target_identity
+from gapscope.t2.rules import Rules, parse_rules, released_rows
+from gapscope.t2.successors import TargetIdentity, successors, target_identity
 
 GROUND_TRUTH = "ground-truth"
 """The context label of ground-truth samples (the record's own target, no model)."""
@@ -60,7 +62,7 @@ def read_id_list(path: Path) -> set[str]:
     raise ValueError(f"{path}: expected one id per line or a ground-truth run's --json output")
 
 
-def _metadata(record: T2Record, context: str) -> dict[str, Any]:
+def _metadata(record: T2Record, context: str, rows: int) -> dict[str, Any]:
     data: dict[str, Any] = {field: getattr(record, field) for field in FIELDS}
     dependents = len(successors(record))
     data.update(
@@ -69,6 +71,7 @@ def _metadata(record: T2Record, context: str) -> dict[str, Any]:
         successors=dependents,
         dependents=dependents,
         hard=declares_prop(record.target_code),
+        rows=rows,
     )
     return data
 
@@ -81,7 +84,7 @@ def _record(meta: dict[str, Any]) -> T2Record:
 def t2(
     data: str,
     context: str = "all",
-    nl: str | None = None,
+    nl: str | list[str] | None = None,
     lean: str | None = None,
     ground_truth: bool = False,
     exclude: str | None = None,
@@ -100,6 +103,7 @@ def t2(
     split: str = "train",
     allow_unsandboxed: bool = False,
     min_successors: int = 2,
+    rules: str = "gapscope",
 ) -> Task:
     """T2 testing accuracy: generate the target declaration, test it with its successors.
 
@@ -107,7 +111,8 @@ def t2(
         data: T2 records (JSONL path or Hugging Face dataset id), the released format.
         context: ``all`` or a comma list of ``nl+st``, ``nl``, ``st``, ``none`` (NL shown x
             successor code shown; header and code before are always shown).
-        nl: informalization file (id -> NL); default: the records' ``natural_language``.
+        nl: informalization file(s): T2's informalize output (``results_merged.json``) or id ->
+            NL; default: the records' ``natural_language`` (the run notes every fallback).
         lean: Lean backend spec (``local:DIR`` or ``kimina:URL``); None uses the configured.
         ground_truth: evaluate each record's own ``target_code`` instead of asking a model.
         exclude: file of ids to leave out (e.g. a ground-truth run's invalid records).
@@ -131,6 +136,10 @@ def t2(
             that use it; paper: 2). In the repository track only the record's own
             ``after_target_code`` is counted (T2's research rows hold one referencing
             declaration each, so use 1 there).
+        rules: ``gapscope`` (default: audited records, renamed answers and backend failures
+            reported apart) or ``t2``, the released evaluator's counting (every row, the last
+            duplicate wins, its answer extraction, failures in the denominator, pass@k), for a
+            number next to the paper's (:mod:`gapscope.t2.rules`).
     """
     k = whole("k", k, 1)
     limit = None if limit is None else whole("limit", limit, 1)
@@ -141,6 +150,7 @@ def t2(
     build_timeout = real("build_timeout", build_timeout, 0, above=True)
     workers = whole("workers", workers, 1)
     contexts = parse_contexts(context)
+    counting = parse_rules(rules)
     loaded = load_records(data, split=split)
     repo_config = (
         RepoConfig(
@@ -158,31 +168,43 @@ def t2(
         partial(file_text_of, repo_config.root) if repo_config else None,
         min_successors=min_successors,
     )
-    skipped: dict[str, list[str]] = report.ids()
+    if counting is Rules.T2:  # every row; a duplicated id's last row, counted per row
+        invalid = Defect.INVALID_RECORD.value
+        unreadable = report.ids().get(invalid)
+        skipped: dict[str, list[str]] = {invalid: unreadable} if unreadable else {}
+        candidates = [(row.record, row.rows) for row in released_rows(loaded.records)]
+    else:
+        skipped = report.ids()
+        candidates = [(record, 1) for record in report.valid]
     excluded = read_id_list(Path(exclude)) if exclude else set()
-    chosen = [r for r in report.valid if r.id not in excluded]
+    chosen = [(r, rows) for r, rows in candidates if r.id not in excluded]
     if excluded:
-        skipped["ground_truth_fails"] = [r.id for r in report.valid if r.id in excluded]
+        skipped["ground_truth_fails"] = [r.id for r, _ in candidates if r.id in excluded]
     chosen = chosen[:limit] if limit is not None else chosen
-    nl_texts = load_nl_file(Path(nl)) if nl else {}
+    nl_paths = [nl] if isinstance(nl, str) else list(nl or [])
+    nl_texts = load_nl_files([Path(p) for p in nl_paths])
     samples: list[Sample] = []
     missing_nl: list[str] = []
-    for record in chosen:
+    nl_fallback: list[str] = []
+    for record, rows in chosen:
         target = target_identity(record)
         if ground_truth:
-            meta = _metadata(record, GROUND_TRUTH)
+            meta = _metadata(record, GROUND_TRUTH, rows)
             samples.append(Sample(id=f"{record.id}@{GROUND_TRUTH}", input="-", metadata=meta))
             continue
-        text = nl_texts.get(record.id, record.natural_language)
+        text = nl_texts.get(record.id)
+        if text is None and any(setting.nl for setting in contexts):
+            nl_fallback.append(record.id)
+        text = record.natural_language if text is None else text
         for setting in contexts:
-            if setting.nl and not text.strip():
+            if setting.nl and not text.strip() and counting is Rules.GAPSCOPE:
                 missing_nl.append(f"{record.id}@{setting.name}")
                 continue
             samples.append(
                 Sample(
                     id=f"{record.id}@{setting.name}",
                     input=user_prompt(record, target, setting, text),
-                    metadata=_metadata(record, setting.name),
+                    metadata=_metadata(record, setting.name, rows),
                 )
             )
     if missing_nl:
@@ -203,7 +225,7 @@ def t2(
         solver=ground_truth_answer()
         if ground_truth
         else [system_first(system_prompt()), generate()],
-        scorer=t2_scorer(evaluate),
+        scorer=t2_scorer(evaluate, counting),
         epochs=Epochs(1 if ground_truth else k),
         config=GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens),
         metadata=plain(
@@ -215,6 +237,9 @@ def t2(
                 records=report.total,
                 evaluated_records=len(chosen),
                 min_successors=min_successors,
+                rules=counting.value,
+                nl_file=", ".join(nl_paths) or None,
+                nl_fallback=nl_fallback,
                 skipped=skipped,
                 executor=executor,
                 repo=repo,
@@ -265,13 +290,22 @@ def ground_truth_answer() -> Solver:
     return solve
 
 
+def _extract(rules: Rules) -> Callable[[str, TargetIdentity], Answer]:
+    """gapscope's extraction (name-checked) or the released pipeline's (name-blind)."""
+    if rules is Rules.T2:
+        return lambda reply, _target: released_answer(reply)
+    return extract_answer
+
+
 @scorer(metrics=[accuracy()])
-def t2_scorer(evaluate: Evaluate) -> Scorer:
-    """CORRECT when TA (parity) holds; every verdict is in the score's metadata."""
+def t2_scorer(evaluate: Evaluate, rules: Rules = Rules.GAPSCOPE) -> Scorer:
+    """CORRECT when TA (parity) holds; every verdict is in the score's metadata, with the
+    answer's BLEU against the ground truth."""
+    extract = _extract(rules)
 
     async def score(state: TaskState, target: Target) -> Score:
         record = _record(state.metadata)
-        answer = extract_answer(state.output.completion, target_identity(record))
+        answer = extract(state.output.completion, target_identity(record))
         try:
             result = await asyncio.to_thread(evaluate, record, answer)
         except Exception as err:  # a checker bug costs one sample, not the run
@@ -287,6 +321,8 @@ def t2_scorer(evaluate: Evaluate) -> Scorer:
                 "successors": result.successors or state.metadata["successors"],
                 "dependents": state.metadata["dependents"],
                 "hard": state.metadata["hard"],
+                "rows": state.metadata["rows"],
+                "bleu": sentence_bleu(answer.code, record.target_code),
             },
         )
 

@@ -1,7 +1,12 @@
-"""Shared fixtures: a scripted Inspect model provider that needs no network or tokenizer.
+"""The Inspect provider `scripted/<name>`: replies from a Python function, no network, no tokenizer.
 
-Inspect's ``mockllm`` counts tokens with tiktoken, which downloads its encoding; this provider
-answers from a Python function instead and records every request it receives.
+Tests and benchmarks need a model that answers at once and says exactly what a case needs.
+Inspect's ``mockllm`` counts tokens with tiktoken, which downloads its encoding (not offline);
+this provider answers from a function registered with `script` and records every request it
+receives, so a test can also assert what the model was asked.
+
+Importing this module registers the provider; `gapscope._registry` does not import it, so it
+exists only in processes that ask for it.
 """
 
 from __future__ import annotations
@@ -9,22 +14,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from inspect_ai.model import (
-    ChatMessage,
-    GenerateConfig,
-    ModelAPI,
-    ModelOutput,
-    modelapi,
-)
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, modelapi
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 Script = Callable[[list[ChatMessage]], "str | ModelOutput"]
+"""A model's replies: the conversation so far -> the reply text, or a whole `ModelOutput`."""
+
 SCRIPTS: dict[str, Script] = {}
 REQUESTS: dict[str, list[list[ChatMessage]]] = {}
+"""Every conversation each scripted model was sent, oldest first."""
 
 
 def script(name: str, fn: Script) -> str:
-    """Register ``fn`` as the replies of model ``scripted/<name>``; returns the model string."""
+    """Register ``fn`` as the replies of model ``scripted/<name>``; returns the model string.
+
+    Registering a name again replaces its script and forgets its recorded requests.
+    """
     SCRIPTS[name] = fn
     REQUESTS[name] = []
     return f"scripted/{name}"
@@ -46,6 +51,11 @@ class ScriptedAPI(ModelAPI):
         config: GenerateConfig = GenerateConfig(),
         **model_args: Any,
     ) -> None:
+        if model_name not in SCRIPTS:
+            raise ValueError(
+                f"no script for model scripted/{model_name}: register one with "
+                "gapscope.models.scripted.script(name, fn) first"
+            )
         super().__init__(model_name, base_url, api_key, [], config)
 
     async def generate(

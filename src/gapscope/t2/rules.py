@@ -1,0 +1,71 @@
+"""Two rule sets for what a T2 run counts: gapscope's (the default) and the released evaluator's.
+
+A number next to the paper's needs the paper's counting, and the released evaluator
+(``ldilab/T2``, ``src/evaluations/evaluate_server.py``, read for docs/t2.md) counts
+differently from gapscope on the same Lean verdicts:
+
+- **records**. gapscope: audited; rows with a defect or fewer than ``min_successors``
+  successors are skipped and listed. t2: every row of the data file (a row that does not
+  parse cannot be evaluated and is listed).
+- **duplicate ids**. gapscope: the first row is kept, later ones skipped. t2: every row
+  counts in the denominator, and the *last* row with the id is the one evaluated.
+- **the answer**. gapscope: the last ``lean``/``lean4`` block (any case), ``import`` lines
+  dropped; a declaration under another name is ``renamed`` and not checked. t2: the last
+  non-empty block whose fence tag is lowercase letters (``lean4`` is not), else an unclosed
+  last block, else the whole reply; fences stripped, imports kept, the name never checked.
+- **backend failures**. gapscope: ``server_error``, out of every denominator. t2: a failure.
+- **k samples**. gapscope: the mean over a record's samples. t2: pass@k, the record passes
+  when any of its samples passes.
+- **an NL setting without NL**. gapscope: the sample is skipped (``missing_nl``). t2: it runs
+  with an empty description.
+
+Both rule sets screen every answer before Lean sees it (a forbidden command is a failure
+under ``t2`` too: T2 would send it to Lean; gapscope never does), build the same two programs
+and read the same verdicts, so a difference between the two numbers is counting only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from gapscope.t2.records import T2Record
+
+
+class Rules(StrEnum):
+    GAPSCOPE = "gapscope"
+    T2 = "t2"
+
+
+def parse_rules(value: str) -> Rules:
+    """``gapscope`` or ``t2``; ValueError naming the parameter otherwise."""
+    try:
+        return Rules(value.strip().lower())
+    except ValueError:
+        choices = ", ".join(r.value for r in Rules)
+        raise ValueError(f"rules must be one of {choices}, got {value!r}") from None
+
+
+@dataclass(frozen=True)
+class Row:
+    """One record as the released evaluator counts it: the row it evaluates for an id (the
+    last one) and how many rows of the file carry that id (each is one unit of the
+    denominator)."""
+
+    record: T2Record
+    rows: int
+
+
+def released_rows(records: Sequence[T2Record]) -> list[Row]:
+    """Every id once, in order of first appearance, with its last row and its row count.
+
+    The released evaluator keys its reference records by id (``{r["id"]: r}``), so a later row
+    replaces an earlier one, while its denominator is the length of the file.
+    """
+    last: dict[str, T2Record] = {}
+    count: dict[str, int] = {}
+    for record in records:
+        last[record.id] = record
+        count[record.id] = count.get(record.id, 0) + 1
+    return [Row(last[key], count[key]) for key in last]
