@@ -174,3 +174,8 @@ def run_t2(
         log_dir=log_dir,
         bad_input=(ValueError, OSError, SourceError, LeanUnavailable),
     )
+
+
+from gapscope.app.t2_mine import mine_command  # noqa: E402
+
+t2_app.command("mine")(mine_command)

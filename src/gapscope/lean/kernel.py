@@ -174,7 +174,8 @@ def _last_json_line(output: str) -> Any:
     return None
 
 
-def _tail(text: str, limit: int = 2000) -> str:
+def tail_of(text: str, limit: int = 2000) -> str:
+    """The last ``limit`` characters of a tool's output (where its error is), marked cut."""
     text = text.strip()
     return text if len(text) <= limit else "..." + text[-limit:]
 
@@ -256,7 +257,7 @@ class KernelChecker:
             if built.code != 0:
                 status = Status.SERVER_ERROR if module == CHALLENGE_MODULE else Status.LEAN_ERROR
                 return LeanVerdict(
-                    status, detail=f"compiling {module} failed: {_tail(built.output)}"
+                    status, detail=f"compiling {module} failed: {tail_of(built.output)}"
                 )
         if self.name is Checker.SAFEVERIFY:
             done = bounded(
@@ -270,7 +271,7 @@ class KernelChecker:
                 return LeanVerdict(Status.TIMEOUT, detail="SafeVerify timed out")
             if done.code != 0:
                 return LeanVerdict(
-                    Status.LEAN_ERROR, detail=f"SafeVerify rejected: {_tail(done.output)}"
+                    Status.LEAN_ERROR, detail=f"SafeVerify rejected: {tail_of(done.output)}"
                 )
             return LeanVerdict(Status.VALID, detail="SafeVerify accepted")
         done = bounded([*self.run, str(scratch), CHALLENGE_MODULE, SOLUTION_MODULE, *names])
@@ -281,7 +282,7 @@ class KernelChecker:
             return LeanVerdict(
                 Status.SERVER_ERROR,
                 detail=f"the kernel checker printed no report (exit {done.code}): "
-                f"{_tail(done.output)}",
+                f"{tail_of(done.output)}",
             )
         return judge_report(report, names, 0.0)
 

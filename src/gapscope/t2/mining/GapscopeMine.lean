@@ -1,0 +1,138 @@
+/-
+gapscope's declaration tracer for `gapscope t2 mine` (docs/t2.md, "Mining a T2 set"). It was
+written without a Lean toolchain at hand (none can be installed where gapscope is developed),
+so it is UNTESTED against a real Lean; the Python side is tested against a fake that writes
+this program's JSON.
+
+  lake env lean --run GapscopeMine.lean <out.json> <modules file> <module>...
+
+imports the given modules of the project (built by `lake build` first) into one environment
+and writes one JSON object to <out.json>:
+
+  {"tracer": "gapscope", "lean": <Lean.versionString>, "modules": [<module>...],
+   "declarations": [{"name", "source_name", "module", "kind", "is_prop",
+                     "range": {"start": {"line", "column"}, "end": {"line", "column"}},
+                     "uses": [<name>...]}...]}
+
+one entry for every constant that a person wrote (`written`) in one of the given modules:
+`kind` from the constant itself (theorem, def, abbrev, instance, opaque, axiom, inductive,
+structure, class), `is_prop` whether its type is a proposition (`Meta.isProp`: T2's Hard tag),
+`range` from the declaration-ranges extension (lines 1-based, columns in codepoints 0-based,
+doc comment and attributes included, end exclusive), and `uses` the project declarations -
+constants of a module listed in <modules file>, one name a line - that its type and value
+(for an inductive type, its constructors' types) mention. A mentioned constant that Lean
+generated (an equation lemma, a matcher, a constructor, a projection ...) stands for its
+owner: the nearest prefix of its name that a person wrote. `name` and `uses` are Lean's full
+names (unique: a private declaration's carries its private prefix); `source_name` is the name
+as the source writes it (without that prefix). On failure it writes {"error": <message>} and
+exits 1.
+-/
+import Lean
+
+open Lean Meta
+
+/-- Whether `name` is a constant a person wrote: not an implementation detail
+(`Name.isInternalDetail` once the private prefix is dropped), not one Lean generates with an
+inductive type (constructors, recursors, `casesOn`, `noConfusion`, structure projections), and
+with a declaration range of its own (the elaborator records one for each user declaration). -/
+def written (name : Name) : CoreM Bool := do
+  let env ← getEnv
+  let some info := env.find? name | return false
+  if (privateToUserName name).isInternalDetail then return false
+  if info matches .ctorInfo _ | .recInfo _ | .quotInfo _ then return false
+  if isAuxRecursor env name || isNoConfusion env name || env.isProjectionFn name then
+    return false
+  return (← findDeclarationRangesCore? name).isSome
+
+/-- The declaration `name` stands for: itself if a person wrote it, else its nearest written
+prefix (Lean names generated constants under the declaration they belong to). -/
+partial def owner (name : Name) : CoreM (Option Name) := do
+  if name.isAnonymous then return none
+  if (← written name) then return some name
+  owner name.getPrefix
+
+def kindOf (info : ConstantInfo) : CoreM String := do
+  let env ← getEnv
+  if (← isInstance info.name) then return "instance"
+  return match info with
+    | .thmInfo _ => "theorem"
+    | .defnInfo _ =>
+      if getReducibilityStatusCore env info.name == .reducible then "abbrev" else "def"
+    | .opaqueInfo _ => "opaque"
+    | .axiomInfo _ => "axiom"
+    | .inductInfo _ =>
+      if isClass env info.name then "class"
+      else if isStructure env info.name then "structure" else "inductive"
+    | _ => "other"
+
+/-- The constants the type and the value of `info` mention (for an inductive type, the types
+of its constructors). -/
+def mentioned (env : Environment) (info : ConstantInfo) : Array Name := Id.run do
+  let mut names := info.type.getUsedConstants
+  if let some value := info.value? (allowOpaque := true) then
+    names := names ++ value.getUsedConstants
+  if let .inductInfo v := info then
+    for ctor in v.ctors do
+      if let some c := env.find? ctor then names := names ++ c.type.getUsedConstants
+  return names
+
+
+def position (p : Position) : Json :=
+  Json.mkObj [("line", toJson p.line), ("column", toJson p.column)]
+
+def entry (project : Std.HashSet Name) (module : Name) (info : ConstantInfo) :
+    CoreM (Option Json) := do
+  let env ← getEnv
+  let some ranges ← findDeclarationRangesCore? info.name | return none
+  let mut uses : Array Name := #[]
+  for c in mentioned env info do
+    let inProject := (env.getModuleIdxFor? c).any fun i =>
+      project.contains env.header.moduleNames[i.toNat]!
+    if !inProject then continue
+    if let some o ← owner c then
+      if o != info.name && !uses.contains o then uses := uses.push o
+  let isProp ← (Meta.isProp info.type).run' {} {}
+  return some <| Json.mkObj [
+    ("name", toJson info.name.toString),
+    ("source_name", toJson (privateToUserName info.name).toString),
+    ("module", toJson module.toString),
+    ("kind", toJson (← kindOf info)), ("is_prop", toJson isProp),
+    ("range", Json.mkObj [("start", position ranges.range.pos),
+                          ("end", position ranges.range.endPos)]),
+    ("uses", toJson (uses.map (·.toString)))]
+
+def trace (project : Std.HashSet Name) (modules : Array Name) : CoreM (Array Json) := do
+  let env ← getEnv
+  let mut out : Array Json := #[]
+  for module in modules do
+    let some idx := env.getModuleIdx? module | throwError "module {module} was not imported"
+    for name in env.header.moduleData[idx.toNat]!.constNames do
+      if !(← written name) then continue
+      let some info := env.find? name | continue
+      if let some json ← entry project module info then out := out.push json
+  return out
+
+def main (args : List String) : IO UInt32 := do
+  match args with
+  | out :: modulesFile :: modules =>
+    try
+      initSearchPath (← findSysroot)
+      let listed ← IO.FS.lines modulesFile
+      let project : Std.HashSet Name := listed.foldl (init := {}) fun s line =>
+        if line.trim.isEmpty then s else s.insert line.trim.toName
+      let modules := modules.toArray.map (·.toName)
+      -- `lean --run` has enabled initializers, so the extensions (instances, ranges) can load
+      let imports := modules.map fun m => ({ module := m } : Import)
+      let env ← importModules imports {} (loadExts := true)
+      let (decls, _) ← (trace project modules).toIO
+        { fileName := "<gapscope-mine>", fileMap := default, maxHeartbeats := 0 } { env := env }
+      IO.FS.writeFile out (Json.mkObj [("tracer", toJson "gapscope"),
+        ("lean", toJson Lean.versionString), ("modules", toJson (modules.map (·.toString))),
+        ("declarations", Json.arr decls)]).compress
+      return 0
+    catch err =>
+      IO.FS.writeFile out (Json.mkObj [("error", toJson (toString err))]).compress
+      return 1
+  | _ =>
+    IO.eprintln "usage: GapscopeMine <out.json> <modules file> <module>..."
+    return 2

@@ -1,0 +1,424 @@
+"""Trace a Lean project once: its declarations and the project constants each one uses, from Lean.
+
+The paper builds T2 from the global dependency graph that LeanDojo reads out of a project. The
+graph has to be Lean's own - a name that merely looks like the target's is not a use - so it
+is read from the compiled environment: gapscope's metaprogram ``GapscopeMine.lean`` (its header
+says what it prints; it is untested against a real Lean, see docs/t2.md) is run with
+``lake env lean --run`` in the project after ``lake build``, one Lean process per batch of
+modules (each process pays one import of the batch and its dependencies). Batches run in
+parallel here (threads that wait on Lean processes) or as Ray tasks (``executor="ray"``).
+
+A batch that fails is split and its modules traced one by one, so one module that does not
+build costs only itself; the modules that still fail are reported, not fatal. Every finished
+batch is written to the trace cache at once, keyed by the project's sources (a hash of every
+``.lean`` file, ``lake-manifest.json``, ``lean-toolchain`` and the metaprogram): a rerun on
+unchanged sources reuses it and traces only the modules that are missing, so neither a rerun
+nor a crash repeats finished work.
+
+Every ``lake`` call runs in the Lean layer's sandbox (``gapscope.lean.sandbox``): a project's
+code runs while it is built and imported, and the project is the user's, but not necessarily
+trusted. ``lake build`` may write only the project; the tracer only its scratch folder and the
+project's ``.lake``. The sandbox has no network: dependencies must be fetched before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from gapscope.lean.backend import LeanUnavailable
+from gapscope.lean.executor import RAY_INSTALL
+from gapscope.lean.kernel import run_bounded, tail_of
+from gapscope.lean.sandbox import sandbox_argv
+from gapscope.t2.repo import lean_files, module_of
+
+CACHE_FORMAT = 1
+"""Bumped when the cache's layout changes (an older cache is then traced again)."""
+NOT_MODULES = frozenset({"lakefile.lean"})
+"""``.lean`` files of a project that are not modules of it."""
+
+
+def tracer_source() -> Path:
+    """gapscope's tracer metaprogram, shipped as package data."""
+    return Path(str(resources.files("gapscope.t2.mining") / "GapscopeMine.lean"))
+
+
+class TraceError(ValueError):
+    """A tracer's output is malformed (the message names the batch, entry and field)."""
+
+
+@dataclass(frozen=True)
+class TracedDeclaration:
+    """One declaration as Lean knows it.
+
+    ``name``: Lean's full name, unique (a private declaration's with its private prefix);
+    ``source_name``: as the source writes it. ``start``/``end``: its declaration range,
+    ``(line, column)``, lines 1-based, columns in codepoints 0-based, end exclusive (Lean's
+    ``DeclarationRange``). ``uses``: the full names of the project declarations its type and
+    value mention (never itself). ``is_prop``: its type is a proposition (``Meta.isProp``),
+    T2's Hard tag.
+    """
+
+    name: str
+    module: str
+    kind: str
+    is_prop: bool
+    start: tuple[int, int]
+    end: tuple[int, int]
+    uses: tuple[str, ...]
+    source_name: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.source_name:
+            object.__setattr__(self, "source_name", self.name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The metaprogram's entry for this declaration (what :func:`parse_declaration` reads)."""
+        (line, column), (end_line, end_column) = self.start, self.end
+        span = {
+            "start": {"line": line, "column": column},
+            "end": {"line": end_line, "column": end_column},
+        }
+        return {
+            "name": self.name,
+            "source_name": self.source_name,
+            "module": self.module,
+            "kind": self.kind,
+            "is_prop": self.is_prop,
+            "range": span,
+            "uses": list(self.uses),
+        }
+
+
+def _position(value: object, where: str) -> tuple[int, int]:
+    if not isinstance(value, dict):
+        raise TraceError(f"{where}: expected an object with line and column, got {value!r:.80}")
+    line, column = value.get("line"), value.get("column")
+    if not isinstance(line, int) or not isinstance(column, int) or line < 1 or column < 0:
+        raise TraceError(f"{where}: line must be an integer >= 1 and column >= 0, got {value!r}")
+    return line, column
+
+
+def parse_declaration(raw: object, where: str) -> TracedDeclaration:
+    """One entry of the metaprogram's ``declarations`` (module docstring of the .lean file)."""
+    if not isinstance(raw, dict):
+        raise TraceError(f"{where}: expected an object, got {type(raw).__name__}")
+    name = raw.get("name")
+    where = f"{where} ({name})" if isinstance(name, str) else where
+    for key in ("name", "module", "kind"):
+        if not isinstance(raw.get(key), str) or not raw[key]:
+            raise TraceError(f"{where}: {key} must be a non-empty string, got {raw.get(key)!r}")
+    if not isinstance(raw.get("is_prop"), bool):
+        raise TraceError(f"{where}: is_prop must be true or false, got {raw.get('is_prop')!r}")
+    span = raw.get("range")
+    if not isinstance(span, dict):
+        raise TraceError(f"{where}: range must be an object with start and end")
+    start = _position(span.get("start"), f"{where}: range.start")
+    end = _position(span.get("end"), f"{where}: range.end")
+    if end < start:
+        raise TraceError(f"{where}: range ends at {end} before it starts at {start}")
+    uses = raw.get("uses")
+    if not isinstance(uses, list) or not all(isinstance(u, str) for u in uses):
+        raise TraceError(f"{where}: uses must be a list of names")
+    source = raw.get("source_name", raw["name"])
+    if not isinstance(source, str) or not source:
+        raise TraceError(f"{where}: source_name must be a non-empty string, got {source!r}")
+    return TracedDeclaration(
+        raw["name"], raw["module"], raw["kind"], raw["is_prop"], start, end, tuple(uses), source
+    )
+
+
+def parse_batch(payload: object, where: str) -> list[TracedDeclaration]:
+    """The declarations of one tracer output; TraceError when it reports an error or is
+    malformed."""
+    if not isinstance(payload, dict):
+        raise TraceError(f"{where}: expected a JSON object, got {type(payload).__name__}")
+    if payload.get("error"):
+        raise TraceError(f"{where}: the tracer failed: {payload['error']}")
+    entries = payload.get("declarations")
+    if not isinstance(entries, list):
+        raise TraceError(f"{where}: declarations must be a list")
+    return [parse_declaration(e, f"{where}: declarations[{i}]") for i, e in enumerate(entries)]
+
+
+def project_modules(project: Path) -> dict[str, str]:
+    """Module name -> path (relative, POSIX) of every module of the project's own sources."""
+    return {
+        module_of(rel): rel
+        for rel in (p.relative_to(project).as_posix() for p in lean_files(project))
+        if rel not in NOT_MODULES
+    }
+
+
+def source_key(project: Path, tracer: bytes | None = None) -> str:
+    """A hash of what the trace depends on: every ``.lean`` file (path and bytes), the lake
+    manifest and toolchain, and the tracer (``tracer``: what identifies another tracer than
+    gapscope's metaprogram, whose source is hashed by default)."""
+    digest = hashlib.sha256(tracer if tracer is not None else tracer_source().read_bytes())
+    paths = [p.relative_to(project).as_posix() for p in lean_files(project)]
+    paths += [n for n in ("lake-manifest.json", "lean-toolchain") if (project / n).is_file()]
+    for rel in sorted(paths):
+        data = (project / rel).read_bytes()
+        digest.update(f"\0{rel}\0{len(data)}\0".encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class TraceConfig:
+    """How to run Lean in the project: ``lake`` may be any command line; ``sandboxed`` wraps
+    every call in bubblewrap; timeouts are per ``lake build`` and per batch."""
+
+    project: Path
+    lake: tuple[str, ...] = ("lake",)
+    sandboxed: bool = True
+    build_timeout_s: float = 3600.0
+    batch_timeout_s: float = 1800.0
+    batch_size: int = 16
+    workers: int = 2
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1 or self.workers < 1:
+            raise ValueError(
+                f"batch_size and workers must be >= 1, got {self.batch_size}, {self.workers}"
+            )
+
+
+OLEAN_DIRS = (".lake/build/lib/lean", ".lake/build/lib", "build/lib")
+"""Where ``lake build`` leaves a module's ``.olean`` (the layouts of Lake's versions)."""
+NOT_BUILT = "no .olean after lake build (the module is in no default target of the lakefile)"
+
+
+def unbuilt(project: Path, modules: dict[str, str]) -> list[str]:
+    """The modules ``lake build`` left without an ``.olean`` (Lean cannot import them), sorted;
+    none when no module has one where Lake puts them (an unknown layout: Lean decides)."""
+    built = {
+        m: any((project / d / path).with_suffix(".olean").is_file() for d in OLEAN_DIRS)
+        for m, path in modules.items()
+    }
+    return sorted(m for m, ok in built.items() if not ok) if any(built.values()) else []
+
+
+def require_lake(lake: Sequence[str]) -> None:
+    """LeanUnavailable, saying what to install, when the ``lake`` command is not there."""
+    if not lake or shutil.which(lake[0]) is None:
+        raise LeanUnavailable(
+            f"{lake[0] if lake else 'lake'} not found: mining traces the project with Lean; "
+            "install Lean 4 with elan (https://github.com/leanprover/elan), which provides lake"
+        )
+
+
+def build_project(config: TraceConfig) -> None:
+    """``lake build`` in the project, so every module's ``.olean`` exists; LeanUnavailable with
+    lake's last words when it fails."""
+    command = [*config.lake, "build"]
+    if config.sandboxed:
+        command = sandbox_argv(command, config.project, writable=(config.project,))
+    done = run_bounded(command, config.project, config.build_timeout_s)
+    if done.code is None:
+        raise LeanUnavailable(f"lake build timed out after {config.build_timeout_s:.0f} s")
+    if done.code != 0:
+        raise LeanUnavailable(f"lake build failed (exit {done.code}): {tail_of(done.output)}")
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """What one batch gave: declarations per traced module, and why each other module failed."""
+
+    traced: dict[str, list[dict[str, Any]]]
+    failed: dict[str, str]
+
+
+def _run_tracer(config: TraceConfig, modules: Sequence[str], all_modules: Iterable[str]) -> Any:
+    """One Lean process over ``modules``: its JSON, or TraceError with what went wrong."""
+    scratch = Path(tempfile.mkdtemp(prefix="gapscope-mine-"))
+    try:
+        listing, report = scratch / "modules.txt", scratch / "trace.json"
+        listing.write_text("\n".join(all_modules) + "\n", encoding="utf-8")
+        command = [
+            *config.lake,
+            *("env", "lean", "--run", str(tracer_source())),
+            *(str(report), str(listing), *modules),
+        ]
+        if config.sandboxed:
+            # lake keeps its own bookkeeping in .lake (the lakefile's cache): writable too
+            lake_dir = config.project / ".lake"
+            writable = (scratch, lake_dir) if lake_dir.is_dir() else (scratch,)
+            command = sandbox_argv(command, config.project, writable=writable)
+        done = run_bounded(command, config.project, config.batch_timeout_s)
+        where = f"modules {', '.join(modules)}"
+        if done.code is None:
+            raise TraceError(f"{where}: timed out after {config.batch_timeout_s:.0f} s")
+        if not report.is_file():
+            raise TraceError(f"{where}: no trace (exit {done.code}): {tail_of(done.output)}")
+        try:
+            payload = json.loads(report.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise TraceError(f"{where}: the trace is not JSON: {exc}") from None
+        parse_batch(payload, where)  # malformed output fails the batch here, not later
+        return payload
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def trace_batch(
+    config: TraceConfig, modules: Sequence[str], all_modules: Sequence[str]
+) -> BatchResult:
+    """Trace ``modules`` in one process; if that fails, each module alone (one module that
+    does not import costs only itself)."""
+    try:
+        payload = _run_tracer(config, modules, all_modules)
+    except TraceError as exc:
+        if len(modules) == 1:
+            return BatchResult({}, {modules[0]: str(exc)})
+        traced: dict[str, list[dict[str, Any]]] = {}
+        failed: dict[str, str] = {}
+        for module in modules:
+            one = trace_batch(config, [module], all_modules)
+            traced.update(one.traced)
+            failed.update(one.failed)
+        return BatchResult(traced, failed)
+    found: dict[str, list[dict[str, Any]]] = {m: [] for m in modules}
+    for entry in payload["declarations"]:
+        found.setdefault(entry["module"], []).append(entry)
+    return BatchResult(found, {})
+
+
+def batches(modules: Sequence[str], size: int) -> list[list[str]]:
+    return [list(modules[i : i + size]) for i in range(0, len(modules), size)]
+
+
+Runner = Callable[[TraceConfig, list[list[str]], list[str]], Iterator[BatchResult]]
+"""Runs every batch and yields each result as it finishes."""
+
+
+def run_local(
+    config: TraceConfig, work: list[list[str]], all_modules: list[str]
+) -> Iterator[BatchResult]:
+    """Batches on ``config.workers`` threads, each waiting on its Lean process."""
+    pool = ThreadPoolExecutor(config.workers, thread_name_prefix="gapscope-mine")
+    try:
+        futures = [pool.submit(trace_batch, config, batch, all_modules) for batch in work]
+        for future in as_completed(futures):
+            yield future.result()
+    finally:  # stopped early (an error, Ctrl-C): batches not yet started never start
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def run_ray(address: str | None) -> Runner:
+    """Batches as Ray tasks (one CPU each; Ray schedules them), on the cluster at ``address``
+    (None: a local Ray). Every node must see the project at the same path."""
+
+    def run(
+        config: TraceConfig, work: list[list[str]], all_modules: list[str]
+    ) -> Iterator[BatchResult]:
+        try:
+            import ray
+        except ImportError:
+            raise LeanUnavailable(RAY_INSTALL) from None
+        if not ray.is_initialized():
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        task = ray.remote(num_cpus=1)(trace_batch)
+        pending = [task.remote(config, batch, all_modules) for batch in work]
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield ray.get(done[0])
+
+    return run
+
+
+@dataclass
+class Trace:
+    """A project's trace: declarations per module, modules that failed (with why), how many
+    batches this run traced (0: all from the cache), and which tracer made it."""
+
+    key: str
+    modules: dict[str, list[TracedDeclaration]] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    traced_now: int = 0
+    tracer: str = "gapscope"
+
+    @property
+    def declarations(self) -> list[TracedDeclaration]:
+        return [d for module in sorted(self.modules) for d in self.modules[module]]
+
+
+def read_cache(path: Path, key: str) -> dict[str, list[dict[str, Any]]]:
+    """The traced modules of a cache with this key (nothing when it is missing, stale or
+    unreadable: the trace is then redone, never guessed)."""
+    try:
+        cached = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(cached, dict) or cached.get("format") != CACHE_FORMAT:
+        return {}
+    modules = cached.get("modules")
+    if cached.get("key") != key or not isinstance(modules, dict):
+        return {}
+    return modules
+
+
+def write_cache(path: Path, key: str, modules: dict[str, Any], failed: dict[str, str]) -> None:
+    text = json.dumps(
+        {"format": CACHE_FORMAT, "key": key, "modules": modules, "failed": failed}, sort_keys=True
+    )
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)  # a crash mid-write leaves the previous cache whole
+
+
+Progress = Callable[[int], AbstractContextManager[Callable[[int], None]]]
+"""``progress(total)`` -> a context giving ``advance(n)`` (``gapscope.lean.progress``)."""
+
+
+def _no_progress(total: int) -> AbstractContextManager[Callable[[int], None]]:
+    return nullcontext(lambda n: None)
+
+
+def trace_project(
+    config: TraceConfig,
+    cache: Path,
+    runner: Runner = run_local,
+    progress: Progress = _no_progress,
+    say: Callable[[str], None] = lambda message: None,
+) -> Trace:
+    """The project's trace, from ``cache`` where its key matches, the rest traced now (after
+    ``lake build``; nothing is built when the cache has every module). ``say`` hears what
+    each long step is about to do."""
+    key = source_key(config.project)
+    modules = project_modules(config.project)
+    done = {m: v for m, v in read_cache(cache, key).items() if m in modules}
+    todo = [m for m in sorted(modules) if m not in done]
+    work: list[list[str]] = []
+    failed: dict[str, str] = {}
+    if done:
+        say(f"{len(done)} of {len(modules)} modules traced before ({cache})")
+    if todo:
+        say(f"lake build in {config.project}, then tracing {len(todo)} modules")
+        build_project(config)
+        skipped = set(unbuilt(config.project, modules)) & set(todo)
+        failed.update({m: NOT_BUILT for m in sorted(skipped)})
+        work = batches([m for m in todo if m not in skipped], config.batch_size)
+    if work:
+        with progress(len(work)) as advance:
+            for result in runner(config, work, sorted(modules)):
+                done.update(result.traced)
+                failed.update(result.failed)
+                write_cache(cache, key, done, failed)
+                advance(1)
+    trace = Trace(key, failed=failed, traced_now=len(work))
+    for module, entries in done.items():
+        trace.modules[module] = [
+            parse_declaration(e, f"{cache}: {module}[{i}]") for i, e in enumerate(entries)
+        ]
+    return trace

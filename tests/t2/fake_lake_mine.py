@@ -1,0 +1,49 @@
+"""A stand-in for ``lake`` when mining: ``build`` and ``env lean --run GapscopeMine.lean``.
+
+``env lean --run TRACER OUT MODULES_FILE MODULE...`` writes what the real metaprogram writes
+(its header comment): the declarations of ``$FAKE_MINE_TRACE`` (default: ``trace.json`` in
+the folder above the project; a JSON list in the tracer's entry format) whose module is one
+of the MODULEs. A module named in ``$FAKE_MINE_FAIL``
+(comma separated) makes the whole call fail as an import of it would. ``$FAKE_MINE_BUILD_FAIL``
+makes ``build`` fail. Every call is appended to ``$FAKE_LAKE_LOG`` when it is set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def main(args: list[str]) -> int:
+    log = os.environ.get("FAKE_LAKE_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"args": args}) + "\n")
+    if args == ["build"]:
+        if os.environ.get("FAKE_MINE_BUILD_FAIL"):
+            print("error: Proj/Basic.lean:3:0: unknown identifier 'oops'")
+            return 1
+        return 0
+    if args[:3] != ["env", "lean", "--run"] or len(args) < 7:
+        print(f"fake lake: unsupported {args}", file=sys.stderr)
+        return 2
+    tracer, out, listing, modules = Path(args[3]), Path(args[4]), Path(args[5]), args[6:]
+    if tracer.name != "GapscopeMine.lean" or not tracer.is_file():
+        print(f"fake lake: not the tracer: {tracer}", file=sys.stderr)
+        return 2
+    project = set(listing.read_text(encoding="utf-8").split())
+    failing = set(filter(None, os.environ.get("FAKE_MINE_FAIL", "").split(",")))
+    if failing & set(modules):
+        out.write_text(json.dumps({"error": f"unknown module {sorted(failing)[0]}"}))
+        return 1
+    fixture = os.environ.get("FAKE_MINE_TRACE") or Path.cwd().parent / "trace.json"
+    entries = json.loads(Path(fixture).read_text(encoding="utf-8"))
+    chosen = [e for e in entries if e["module"] in modules and e["module"] in project]
+    out.write_text(json.dumps({"tracer": "gapscope", "modules": modules, "declarations": chosen}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
