@@ -29,6 +29,7 @@ from gapscope.t2.mining.trace import (
 )
 from gapscope.t2.prompting import load_nl_file
 from gapscope.t2.records import FIELDS, load_records
+from gapscope.t2.repo import RepoSuccessors, file_text_of
 from tests.t2.mine_project import (
     BASIC,
     DECLARATIONS,
@@ -47,11 +48,11 @@ FUNNEL = {
     "successors>=2": 3,
     "depth>=2": 3,
     "source cut out": 3,
-    "written": 2,
+    "written": 3,
 }
 """double (6 successors, depth 4), double_eq (4, 3) and double_twice (2, 2) pass the paper's
-filters; double_twice's successors are all in Proj/More.lean, so no declaration after it in
-its own file uses it and the audit (which reads the file) rejects it."""
+filters; double_twice's successors (quad_eq, quad_spec) are all in Proj/More.lean, which the
+audit counts as the repository track does: across the modules that import its file."""
 
 
 @pytest.fixture
@@ -232,11 +233,12 @@ def test_mine_writes_t2_records_the_split_and_the_funnel(mining: Path) -> None:
     assert [(t["id"], t["successors"], t["depth"], t["prop"]) for t in details["targets"]] == [
         ("Proj/Basic.lean/double", 6, 4, False),
         ("Proj/Basic.lean/double_eq", 4, 3, True),
+        ("Proj/Basic.lean/double_twice", 2, 2, True),
     ]
     assert {d["target"]: d["stage"] for d in details["dropped"]}["double_add"] == "successors>=2"
     out = mining.parent / "out"
     rows = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
-    assert [list(r) for r in rows] == [list(FIELDS)] * 2
+    assert [list(r) for r in rows] == [list(FIELDS)] * 3
     target = "theorem double_eq (n : Nat) : double n = 2 * n := by\n  unfold double; omega"
     assert rows[1] == {
         "id": "Proj/Basic.lean/double_eq",
@@ -255,11 +257,21 @@ def test_mine_writes_t2_records_the_split_and_the_funnel(mining: Path) -> None:
         assert parts + row["after_target_code"] == row["formal_language"]
     prop = (out / "records.prop.jsonl").read_text().splitlines()
     noprop = (out / "records.noprop.jsonl").read_text().splitlines()
-    assert [json.loads(x)["id"] for x in prop] == ["Proj/Basic.lean/double_eq"]
+    assert [json.loads(x)["id"] for x in prop] == [
+        "Proj/Basic.lean/double_eq",
+        "Proj/Basic.lean/double_twice",
+    ]
     assert [json.loads(x)["id"] for x in noprop] == ["Proj/Basic.lean/double"]
     loaded = load_records(out / "records.jsonl")
-    checked = audit(loaded.records, loaded.problems)
-    assert checked.findings == [] and len(checked.valid) == 2
+    checked = audit(
+        loaded.records,
+        loaded.problems,
+        lambda r: file_text_of(mining, r),
+        successors_of=RepoSuccessors(mining),
+    )
+    assert checked.findings == [] and len(checked.valid) == 3
+    in_file_only = audit(loaded.records[:2], loaded.problems)  # the file track reads the file
+    assert in_file_only.findings == [] and len(in_file_only.valid) == 2
     # the audit command agrees
     audited = runner.invoke(app, ["t2", "audit", str(out / "records.jsonl"), "--json"])
     assert audited.exit_code == 0 and json.loads(audited.stdout)["details"]["valid"] == 2
@@ -316,7 +328,7 @@ def test_nl_descriptions_in_t2s_informalization_format(mining: Path) -> None:
     result = envelope(mine(mining, "--nl-model", model))
     assert result["details"]["nl"] == {
         "model": "scripted/mine-nl",
-        "described": 2,
+        "described": 3,
         "reused": 0,
         "failures": {},
     }
@@ -324,10 +336,12 @@ def test_nl_descriptions_in_t2s_informalization_format(mining: Path) -> None:
     assert nl == [
         {"id": "Proj/Basic.lean/double", "target_natural_language": ["Twice a number."]},
         {"id": "Proj/Basic.lean/double_eq", "target_natural_language": ["Twice a number."]},
+        {"id": "Proj/Basic.lean/double_twice", "target_natural_language": ["Twice a number."]},
     ]
     assert load_nl_file(mining.parent / "out" / "records.nl.json") == {  # what run t2 --nl reads
         "Proj/Basic.lean/double": "Twice a number.",
         "Proj/Basic.lean/double_eq": "Twice a number.",
+        "Proj/Basic.lean/double_twice": "Twice a number.",
     }
     prompts = [m[-1].text for m in REQUESTS["mine-nl"]]
     asked = next(p for p in prompts if "around the theorem `double_eq`" in p)
@@ -351,14 +365,15 @@ def test_descriptions_are_journaled_and_a_rerun_asks_only_for_the_missing(
     assert first["notes"] == ["1 target(s) got no description from scripted/mine-flaky"]
     out = mining.parent / "out"
     assert [r["id"] for r in json.loads((out / "records.nl.json").read_text())] == [
-        "Proj/Basic.lean/double"
+        "Proj/Basic.lean/double",
+        "Proj/Basic.lean/double_twice",
     ]
     assert (out / "records.nl.partial.jsonl").is_file()
     healed = script("mine-flaky", lambda messages: "```plaintext\nTwice.\n```")
     again = envelope(mine(mining, "--force", "--nl-model", healed))
-    assert again["details"]["nl"]["reused"] == 1 and again["details"]["nl"]["failures"] == {}
+    assert again["details"]["nl"]["reused"] == 2 and again["details"]["nl"]["failures"] == {}
     assert len(REQUESTS["mine-flaky"]) == 1  # only double_eq was asked again
-    assert len(json.loads((out / "records.nl.json").read_text())) == 2
+    assert len(json.loads((out / "records.nl.json").read_text())) == 3
     assert not (out / "records.nl.partial.jsonl").exists()  # complete: no journal left
 
 
@@ -551,6 +566,7 @@ def test_leandojo_is_the_tracer_where_it_is_installed(
     assert [(t["id"], t["prop"]) for t in details["targets"]] == [
         ("Proj/Basic.lean/double", False),
         ("Proj/Basic.lean/double_eq", True),
+        ("Proj/Basic.lean/double_twice", True),
     ]
     assert lake_calls(mining) == []  # LeanDojo builds and traces by itself
     envelope(mine(mining, "--force", tracer="leandojo"))
@@ -563,6 +579,6 @@ def test_the_funnel_is_printed_as_a_table(mining: Path) -> None:
     result = runner.invoke(app, command)
     assert result.exit_code == 0, result.output
     lines = [" ".join(line.replace("│", " ").split()) for line in result.stdout.splitlines()]
-    assert "eligible kinds 8" in lines and "written 2" in lines
-    assert "Hard (Prop-typed) targets: 1 of 2" in lines
+    assert "eligible kinds 8" in lines and "written 3" in lines
+    assert "Hard (Prop-typed) targets: 2 of 3" in lines
     assert f"records: {out}" in lines

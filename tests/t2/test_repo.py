@@ -9,6 +9,7 @@ import shutil
 import stat
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,9 +19,17 @@ from gapscope.app.main import app
 from gapscope.t2.audit import Defect, audit
 from gapscope.t2.evaluate import SampleResult
 from gapscope.t2.extract import extract_answer
+from gapscope.t2.project import dependents
 from gapscope.t2.records import T2Record
-from gapscope.t2.repo import RepoConfig, Workspaces, dependents, evaluate_in_repo, file_text_of
-from gapscope.t2.successors import target_identity
+from gapscope.t2.repo import (
+    RepoConfig,
+    RepoSuccessors,
+    Workspaces,
+    evaluate_in_repo,
+    file_text_of,
+    project_dir,
+)
+from gapscope.t2.successors import successors, target_identity
 
 FAKE_LAKE = Path(__file__).parent / "fake_lake.py"
 TARGET = "theorem base_eq (n : Nat) : n + 0 = n := by\n  simp"
@@ -276,3 +285,38 @@ def test_sigterm_during_lake_puts_the_original_file_back(
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(lake_pid, signal.SIGKILL)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_successors_are_counted_across_the_project_in_import_order(repo: Path) -> None:
+    """base_eq is used by base_use (its own file) and user_thm (Lib/User.lean); Lib/Top.lean
+    imports User and uses user_thm: a dependent of a dependent, in a third file."""
+    (repo / "Lib" / "Top.lean").write_text(
+        "import Lib.User\n\ntheorem top_thm : 3 + 0 + 0 = 3 := user_thm 3\n"
+    )
+    (repo / "Lib" / "Other.lean").write_text("theorem other (base_eq : Nat) : True := trivial\n")
+    record = _record()
+    found = RepoSuccessors(repo.parent)(record)  # root holding the project "checkout"
+    assert [(s.name, s.direct) for s in found] == [
+        ("base_use", True),
+        ("user_thm", True),
+        ("top_thm", False),
+    ]
+    assert [s.name for s in successors(record)] == ["user_thm"]  # the file track: its after
+    checked = audit(
+        [record],
+        file_text=lambda r: file_text_of(repo, r),
+        min_successors=3,
+        successors_of=RepoSuccessors(repo),
+    )
+    assert checked.findings == [] and checked.valid == [record]
+    moved = replace(record, target_code=TARGET + " ")  # not in its file: nothing to count
+    assert RepoSuccessors(repo)(moved) == []
+
+
+def test_a_source_folder_named_like_the_project_is_not_a_project(tmp_path: Path) -> None:
+    root = tmp_path / "Foo"
+    (root / "Foo").mkdir(parents=True)
+    (root / "lakefile.toml").write_text("name = 'Foo'\n")
+    record = replace(_record(), dataset_name="Foo")
+    assert project_dir(root, record) == root  # Foo/Foo is the sources, not a project
+    assert project_dir(tmp_path, record) == root  # a folder of projects

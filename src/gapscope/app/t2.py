@@ -46,21 +46,23 @@ def audit_command(
     from gapscope.records import SourceError
     from gapscope.t2.audit import audit
     from gapscope.t2.records import load_records
-    from gapscope.t2.repo import file_text_of
-    from gapscope.t2.successors import successor_profile
+    from gapscope.t2.repo import RepoSuccessors, file_text_of
+    from gapscope.t2.successors import successor_profile, successors
 
     with command_output("t2 audit", json_out) as out:
         try:
             loaded = load_records(data)
         except SourceError as exc:
             out.fail(exc)
+        counted = RepoSuccessors(repo) if repo is not None else successors
         result = audit(
             loaded.records,
             loaded.problems,
             (lambda r: file_text_of(repo, r)) if repo is not None else None,
             min_successors=min_successors,
+            successors_of=counted,
         )
-        profile = successor_profile(loaded.records)
+        profile = successor_profile(loaded.records, counted)
 
         out.finish(
             View(

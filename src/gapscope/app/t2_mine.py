@@ -196,6 +196,7 @@ def _trace(
 def _mine(trace: Trace, root: Path, min_successors: int, min_depth: int) -> Mined:
     from gapscope.t2.mining.targets import Filters, mine_targets
     from gapscope.t2.mining.trace import project_modules
+    from gapscope.t2.repo import RepoSuccessors
 
     def read(path: str) -> str | None:
         try:
@@ -209,6 +210,7 @@ def _mine(trace: Trace, root: Path, min_successors: int, min_depth: int) -> Mine
         read,
         root.name,
         Filters(min_successors=min_successors, min_depth=min_depth),
+        successors_of=RepoSuccessors(root),
     )
 
 

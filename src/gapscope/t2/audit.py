@@ -23,7 +23,7 @@ from enum import StrEnum
 from gapscope.records import RecordProblem
 from gapscope.t2.declarations import has_body, unbalanced_bracket
 from gapscope.t2.records import T2Record
-from gapscope.t2.successors import successors
+from gapscope.t2.successors import Successor, successors
 
 
 class Defect(StrEnum):
@@ -111,7 +111,16 @@ FileText = Callable[[T2Record], "str | None"]
 when the record cannot name a file inside the repository)."""
 
 
-def record_defects(record: T2Record, file_text: FileText | None = None) -> list[tuple[Defect, str]]:
+SuccessorsOf = Callable[[T2Record], Sequence[Successor]]
+"""A record's successors: in its ``after_target_code`` (the file track, ``successors``) or
+across its project (the repository track, ``gapscope.t2.repo.RepoSuccessors``)."""
+
+
+def record_defects(
+    record: T2Record,
+    file_text: FileText | None = None,
+    successors_of: SuccessorsOf = successors,
+) -> list[tuple[Defect, str]]:
     """The defects one record has on its own (duplicates need the whole file).
 
     With ``file_text`` (the repository track) the target must be found once in its real file;
@@ -132,7 +141,7 @@ def record_defects(record: T2Record, file_text: FileText | None = None) -> list[
             found.extend(_file_defects(record, text))
     else:
         found.extend(_formal_language_defects(record))
-    if not successors(record):
+    if not successors_of(record):
         found.append((Defect.NO_MENTIONING_SUCCESSOR, "no declaration after the target uses it"))
     return found
 
@@ -174,13 +183,15 @@ def audit(
     problems: Sequence[RecordProblem] = (),
     file_text: FileText | None = None,
     min_successors: int = 2,
+    successors_of: SuccessorsOf = successors,
 ) -> Audit:
     """Audit loaded records; ``problems`` (the loader's) count as ``invalid_record``.
 
     Of records sharing an id, the first is kept and every later one is a ``duplicate_id``
     (the released evaluator also keeps one per id); whether the copies differ is in the detail.
     A record with no defect and fewer than ``min_successors`` successors is
-    ``too_few_successors``.
+    ``too_few_successors``. ``successors_of`` counts them (the repository track counts
+    across the project).
     """
     if min_successors < 0:
         raise ValueError(f"min_successors must be >= 0, got {min_successors}")
@@ -191,7 +202,7 @@ def audit(
         )
     first: dict[str, T2Record] = {}
     for record in records:
-        own = record_defects(record, file_text)
+        own = record_defects(record, file_text, successors_of)
         kept = first.get(record.id)
         if kept is None:
             first[record.id] = record
@@ -199,7 +210,7 @@ def audit(
             same = "identical" if _same(kept, record) else "different content"
             own.append((Defect.DUPLICATE_ID, f"id first seen on line {kept.line} ({same})"))
         if not own:
-            count = len(successors(record))
+            count = len(successors_of(record))
             if count < min_successors:
                 detail = f"{count} successor(s), fewer than {min_successors}"
                 own.append((Defect.TOO_FEW_SUCCESSORS, detail))

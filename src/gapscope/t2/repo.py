@@ -49,10 +49,10 @@ from gapscope.lean.sandbox import (
 from gapscope.t2.declarations import split_declarations
 from gapscope.t2.evaluate import SampleOutcome, SampleResult, Screen, code_to_check
 from gapscope.t2.extract import Answer
+from gapscope.t2.project import ProjectIndex, dependents, module_of
 from gapscope.t2.records import T2Record, project_path_problem
-from gapscope.t2.successors import successors_in, target_identity
+from gapscope.t2.successors import Successor, successors_in, target_identity
 
-_IMPORT = re.compile(r"^import\s+(.+)$", re.MULTILINE)
 _DIAGNOSTIC = re.compile(
     r"^(?:(?P<sev1>error|warning): )?(?:\./)?(?P<path>[^\s:][^:\n]*\.lean):(?P<line>\d+):\d+:"
     r"(?: (?P<sev2>error|warning):)?(?P<text>.*)$",
@@ -60,7 +60,6 @@ _DIAGNOSTIC = re.compile(
 )
 _SORRY_WARNING = re.compile(r"declaration uses ['`]sorry['`]")
 _SORRY = re.compile(r"(?<![\w'.])(?:sorry|admit)(?![\w'!?])")
-_SKIP_DIRS = {".lake", "lake-packages", ".git"}
 
 
 @dataclass(frozen=True)
@@ -92,12 +91,19 @@ def target_file(record: T2Record) -> str:
     return record.id[: record.id.index(".lean") + len(".lean")]
 
 
+PROJECT_MARKERS = ("lakefile.lean", "lakefile.toml", "lean-toolchain")
+"""Files that make a folder a Lean project (not a source folder inside one)."""
+
+
 def project_dir(root: Path, record: T2Record) -> Path:
-    """``root/<dataset_name>`` when that is a directory (one root holding many projects),
-    else ``root`` itself."""
+    """``root/<dataset_name>`` when that is a Lean project (one root holding many projects),
+    else ``root`` itself: a project ``Foo`` usually has a source folder ``Foo/``, which is
+    not a project of its own."""
     target_file(record)  # dataset_name is checked with the id
     candidate = root / record.dataset_name
-    return candidate if record.dataset_name and candidate.is_dir() else root
+    if record.dataset_name and any((candidate / m).is_file() for m in PROJECT_MARKERS):
+        return candidate
+    return root
 
 
 def file_in(project: Path, record: T2Record) -> Path:
@@ -116,31 +122,19 @@ def file_in(project: Path, record: T2Record) -> Path:
     return path
 
 
-def module_of(path: str) -> str:
-    """``Math2001/Homework/hw2.lean`` -> ``Math2001.Homework.hw2``."""
-    return path.removesuffix(".lean").replace("/", ".")
+class RepoSuccessors:
+    """A record's successors across its project (:class:`gapscope.t2.project.ProjectIndex`),
+    each project under ``root`` read once: the repository track's count for the audit's
+    filter and the samples' ``dependents``."""
 
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._indexes: dict[Path, ProjectIndex] = {}
 
-def lean_files(project: Path) -> Iterator[Path]:
-    for path in sorted(project.rglob("*.lean")):
-        if not _SKIP_DIRS.intersection(path.relative_to(project).parts):
-            yield path
-
-
-def dependents(project: Path, module: str) -> list[str]:
-    """Modules of ``project`` that import ``module``, directly or through others, sorted."""
-    imports: dict[str, set[str]] = {}
-    for path in lean_files(project):
-        text = path.read_text(encoding="utf-8", errors="replace")
-        names = {n for line in _IMPORT.findall(text) for n in line.split()}
-        imports[module_of(path.relative_to(project).as_posix())] = names
-    found: set[str] = set()
-    frontier = {module}
-    while frontier:
-        frontier = {m for m, deps in imports.items() if deps & frontier and m not in found}
-        found |= frontier
-    found.discard(module)
-    return sorted(found)
+    def __call__(self, record: T2Record) -> list[Successor]:
+        project = project_dir(self.root, record)
+        index = self._indexes.setdefault(project, ProjectIndex(project))
+        return index.successors(record, module_of(target_file(record)))
 
 
 def file_text_of(root: Path, record: T2Record) -> str | None:

@@ -14,7 +14,7 @@ stubs, so passing them checks only that their statements still elaborate.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gapscope.t2.declarations import THEOREM_LIKE_KINDS, Declaration, head, split_declarations
@@ -98,12 +98,16 @@ def successors(record: T2Record) -> list[Successor]:
     return successors_in(later_declarations(record), target_identity(record))
 
 
-def successor_profile(records: Sequence[T2Record]) -> dict[str, object]:
+def successor_profile(
+    records: Sequence[T2Record],
+    successors_of: Callable[[T2Record], Sequence[Successor]] = successors,
+) -> dict[str, object]:
     """How strong each record's tests are: records per number of successors (dependents), per
     number of direct dependents, per number of later declarations, and how many records have no
     successor theorem proved without ``sorry`` (their TA only checks that statements
-    elaborate)."""
-    found = [successors(r) for r in records]
+    elaborate). ``successors_of``: as for the audit (the repository track counts across the
+    project)."""
+    found = [successors_of(r) for r in records]
     by_count = Counter(len(s) for s in found)
     by_direct = Counter(sum(x.direct for x in s) for s in found)
     by_later = Counter(len(later_declarations(r)) for r in records)

@@ -31,7 +31,7 @@ from gapscope.lean.executor import RayOptions, open_checker
 from gapscope.log_metadata import plain
 from gapscope.models.solvers import system_first
 from gapscope.params import generations, real, whole
-from gapscope.t2.audit import Defect, audit
+from gapscope.t2.audit import Defect, SuccessorsOf, audit
 from gapscope.t2.bleu import sentence_bleu
 from gapscope.t2.contract import TASK, RunMetadata
 from gapscope.t2.declarations import declares_prop
@@ -39,7 +39,13 @@ from gapscope.t2.evaluate import SampleOutcome, SampleResult, evaluate_answer
 from gapscope.t2.extract import Answer, extract_answer, released_answer
 from gapscope.t2.prompting import load_nl_files, parse_contexts, system_prompt, user_prompt
 from gapscope.t2.records import FIELDS, T2Record, load_records
-from gapscope.t2.repo import RepoConfig, Workspaces, evaluate_in_repo, file_text_of
+from gapscope.t2.repo import (
+    RepoConfig,
+    RepoSuccessors,
+    Workspaces,
+    evaluate_in_repo,
+    file_text_of,
+)
 from gapscope.t2.rules import Rules, parse_rules, released_rows
 from gapscope.t2.successors import TargetIdentity, successors, target_identity
 
@@ -62,9 +68,8 @@ def read_id_list(path: Path) -> set[str]:
     raise ValueError(f"{path}: expected one id per line or a ground-truth run's --json output")
 
 
-def _metadata(record: T2Record, context: str, rows: int) -> dict[str, Any]:
+def _metadata(record: T2Record, context: str, rows: int, dependents: int) -> dict[str, Any]:
     data: dict[str, Any] = {field: getattr(record, field) for field in FIELDS}
-    dependents = len(successors(record))
     data.update(
         line=record.line,
         context=context,
@@ -132,10 +137,9 @@ def t2(
         split: the Hub split, for a Hub dataset id.
         allow_unsandboxed: run the generated Lean (REPLs, ``lake``) without the bubblewrap
             sandbox where it is missing; by default the task refuses to start there.
-        min_successors: skip records with fewer successors (declarations after the target
-            that use it; paper: 2). In the repository track only the record's own
-            ``after_target_code`` is counted (T2's research rows hold one referencing
-            declaration each, so use 1 there).
+        min_successors: skip records with fewer successors (declarations that use the
+            target, directly or through one another; paper: 2): after it in its file, and in
+            the repository track also in every module importing its module.
         rules: ``gapscope`` (default: audited records, renamed answers and backend failures
             reported apart) or ``t2``, the released evaluator's counting (every row, the last
             duplicate wins, its answer extraction, failures in the denominator, pass@k), for a
@@ -162,11 +166,13 @@ def t2(
         if repo
         else None
     )
+    counted: SuccessorsOf = RepoSuccessors(repo_config.root) if repo_config else successors
     report = audit(
         loaded.records,
         loaded.problems,
         partial(file_text_of, repo_config.root) if repo_config else None,
         min_successors=min_successors,
+        successors_of=counted,
     )
     if counting is Rules.T2:  # every row; a duplicated id's last row, counted per row
         invalid = Defect.INVALID_RECORD.value
@@ -186,10 +192,11 @@ def t2(
     samples: list[Sample] = []
     missing_nl: list[str] = []
     nl_fallback: list[str] = []
+    dependents = {r.id: len(counted(r)) for r, _ in chosen}
     for record, rows in chosen:
         target = target_identity(record)
         if ground_truth:
-            meta = _metadata(record, GROUND_TRUTH, rows)
+            meta = _metadata(record, GROUND_TRUTH, rows, dependents[record.id])
             samples.append(Sample(id=f"{record.id}@{GROUND_TRUTH}", input="-", metadata=meta))
             continue
         text = nl_texts.get(record.id)
@@ -204,7 +211,7 @@ def t2(
                 Sample(
                     id=f"{record.id}@{setting.name}",
                     input=user_prompt(record, target, setting, text),
-                    metadata=_metadata(record, setting.name, rows),
+                    metadata=_metadata(record, setting.name, rows, dependents[record.id]),
                 )
             )
     if missing_nl:
@@ -244,7 +251,7 @@ def t2(
                     {
                         "id": r.id,
                         "rows": rows,
-                        "successors": len(successors(r)),
+                        "successors": dependents[r.id],
                         "hard": declares_prop(r.target_code),
                     }
                     for r, rows in chosen

@@ -34,7 +34,7 @@ from gapscope.t2.mining.trace import (
     source_key,
     write_cache,
 )
-from gapscope.t2.repo import module_of
+from gapscope.t2.project import module_of
 
 
 def leandojo_available() -> bool:

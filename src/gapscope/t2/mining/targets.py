@@ -13,8 +13,8 @@ exactly at Lean's declaration range: the cut must start with a declaration of th
 occur once in the file, so that the repository track can find and replace it. Each record is
 T2's existing-track layout on the real file: ``header`` (the file up to and including its last
 ``import`` line) + ``before_target_code`` + ``target_code`` + ``after_target_code`` is the
-file, ``formal_language``. Records that ``gapscope t2 audit`` would reject are dropped and
-counted, so every record written passes it.
+file, ``formal_language``. Records that ``gapscope t2 audit --repo PROJECT`` would reject are
+dropped and counted, so every record written passes it.
 """
 
 from __future__ import annotations
@@ -24,12 +24,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from gapscope.lean.source import code_only
-from gapscope.t2.audit import audit
+from gapscope.t2.audit import SuccessorsOf, audit
 from gapscope.t2.declarations import head
 from gapscope.t2.extract import _plain
 from gapscope.t2.mining.graph import DependencyGraph
 from gapscope.t2.mining.trace import TracedDeclaration
 from gapscope.t2.records import T2Record
+from gapscope.t2.repo import target_file
+from gapscope.t2.successors import successors
 
 TARGET_KINDS = frozenset({"theorem", "def", "abbrev"})
 """Lean kinds a target may have (Mathlib's ``lemma`` is a theorem to Lean)."""
@@ -142,12 +144,18 @@ def mine_targets(
     read: Callable[[str], str | None],
     dataset: str,
     filters: Filters = Filters(),
+    *,
+    successors_of: SuccessorsOf = successors,
 ) -> Mined:
     """Filter the traced declarations to targets and build their records.
 
     ``paths``: module -> file path in the project; ``read``: path -> file text (None when it
-    cannot be read). Stages, in order: declarations traced, of a project module, of a target
-    kind, with >= min_successors successors, non-trivial, cut out exactly, passing the audit.
+    cannot be read); ``successors_of``: a record's successors as the audit counts them (the
+    command passes the repository track's count across the project,
+    ``gapscope.t2.repo.RepoSuccessors``, so a target whose dependents live in other files is
+    kept; the default reads the record's own file only). Stages, in order: declarations traced, of a
+    project module, of a target kind, with >= min_successors successors, non-trivial, cut out
+    exactly, passing the audit.
     """
     funnel = {"declarations traced": len(declarations)}
     dropped: list[dict[str, str]] = []
@@ -203,7 +211,12 @@ def mine_targets(
                 d.module,
             )
         )
-    checked = audit([c.record for c in candidates], min_successors=filters.min_successors)
+    checked = audit(
+        [c.record for c in candidates],
+        file_text=lambda r: read(target_file(r)),
+        min_successors=filters.min_successors,
+        successors_of=successors_of,
+    )
     clean = {id(r) for r in checked.valid}
     for finding in checked.findings:
         detail = f"{finding.defect.value}: {finding.detail}"

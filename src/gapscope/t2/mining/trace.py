@@ -40,7 +40,7 @@ from gapscope.lean.backend import LeanUnavailable
 from gapscope.lean.executor import RAY_INSTALL
 from gapscope.lean.kernel import run_bounded, tail_of
 from gapscope.lean.sandbox import sandbox_argv
-from gapscope.t2.repo import lean_files, module_of
+from gapscope.t2.project import lean_files, module_of
 
 CACHE_FORMAT = 1
 """Bumped when the cache's layout changes (an older cache is then traced again)."""

@@ -1,0 +1,113 @@
+"""A Lean project's files as T2 reads them: modules, their imports, and each record's
+successors across the whole project.
+
+T2 tests a target with every declaration that depends on it, wherever it lives ("lake build
+the whole dependency chain"). In the file track those are in ``after_target_code``; in the
+repository track (``--repo``) a target's dependents are also in the modules that import its
+module, directly or through others. ``ProjectIndex.successors`` finds them with the same rule
+as in a file (:func:`gapscope.t2.successors.successors_in`: an identifier token naming the
+target or an earlier successor), over the target's file after it, then each dependent module
+in import order (a module after every module it imports), so a dependent of a dependent in
+another file is found too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import cached_property
+from pathlib import Path
+
+from gapscope.t2.declarations import Declaration, split_declarations
+from gapscope.t2.records import T2Record
+from gapscope.t2.successors import Successor, successors_in, target_identity
+
+_IMPORT = re.compile(r"^import\s+(.+)$", re.MULTILINE)
+_SKIP_DIRS = {".lake", "lake-packages", ".git"}
+
+
+def module_of(path: str) -> str:
+    """``Math2001/Homework/hw2.lean`` -> ``Math2001.Homework.hw2``."""
+    return path.removesuffix(".lean").replace("/", ".")
+
+
+def lean_files(project: Path) -> Iterator[Path]:
+    """The project's own ``.lean`` files (not its dependencies' or build outputs), sorted."""
+    for path in sorted(project.rglob("*.lean")):
+        if not _SKIP_DIRS.intersection(path.relative_to(project).parts):
+            yield path
+
+
+def imports_in(text: str) -> set[str]:
+    """The modules a file's ``import`` lines name."""
+    return {name for line in _IMPORT.findall(text) for name in line.split()}
+
+
+def _closure(imports: dict[str, set[str]], module: str) -> set[str]:
+    """The modules that import ``module``, directly or through others."""
+    found: set[str] = set()
+    frontier = {module}
+    while frontier:
+        frontier = {m for m, deps in imports.items() if deps & frontier and m not in found}
+        found |= frontier
+    found.discard(module)
+    return found
+
+
+def dependents(project: Path, module: str) -> list[str]:
+    """Modules of ``project`` that import ``module``, directly or through others, sorted."""
+    imports = {
+        module_of(p.relative_to(project).as_posix()): imports_in(
+            p.read_text(encoding="utf-8", errors="replace")
+        )
+        for p in lean_files(project)
+    }
+    return sorted(_closure(imports, module))
+
+
+class ProjectIndex:
+    """One project's files, read once: what an audit of many records needs from it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @cached_property
+    def _texts(self) -> dict[str, str]:
+        return {
+            module_of(p.relative_to(self.root).as_posix()): p.read_text(
+                encoding="utf-8", errors="replace"
+            )
+            for p in lean_files(self.root)
+        }
+
+    @cached_property
+    def _imports(self) -> dict[str, set[str]]:
+        return {module: imports_in(text) for module, text in self._texts.items()}
+
+    def _declarations(self, module: str) -> list[Declaration]:
+        return [d for d in split_declarations(self._texts[module]) if d.is_declaration]
+
+    def in_import_order(self, modules: set[str]) -> list[str]:
+        """``modules`` with each after every one of them it imports (ties by name)."""
+        placed: list[str] = []
+        left = set(modules)
+        while left:
+            ready = sorted(m for m in left if not (self._imports[m] & left))
+            if not ready:  # an import cycle (Lean refuses it): keep the rest by name
+                ready = sorted(left)
+            placed += ready
+            left -= set(ready)
+        return placed
+
+    def successors(self, record: T2Record, module: str) -> list[Successor]:
+        """The record's successors in the project: after the target in its own file (the
+        module ``module``, where the target must occur once; else there are none), then in
+        every module importing it. Line numbers are per file."""
+        text = self._texts.get(module)
+        if text is None or text.count(record.target_code) != 1:
+            return []
+        suffix = text[text.index(record.target_code) + len(record.target_code) :]
+        later = [d for d in split_declarations(suffix) if d.is_declaration]
+        for other in self.in_import_order(_closure(self._imports, module)):
+            later += self._declarations(other)
+        return successors_in(later, target_identity(record))
