@@ -43,7 +43,7 @@ class Answer:
     detail: str = ""
 
 
-def _blocks(reply: str) -> list[tuple[str, str]]:
+def fenced_blocks(reply: str) -> list[tuple[str, str]]:
     """(tag, body) of every fenced block, in order; an unclosed last one runs to the end."""
     fences = list(_FENCE.finditer(reply.replace("\r\n", "\n")))
     text = reply.replace("\r\n", "\n")
@@ -60,7 +60,7 @@ def _blocks(reply: str) -> list[tuple[str, str]]:
 
 def last_lean_block(reply: str) -> str | None:
     """The body of the last ``lean``-tagged block, else of the last block of any tag."""
-    blocks = _blocks(reply)
+    blocks = fenced_blocks(reply)
     lean = [body for tag, body in blocks if tag.startswith("lean")]
     if lean:
         return lean[-1]
@@ -76,8 +76,8 @@ def extract_answer(reply: str, target: TargetIdentity) -> Answer:
     if not code.strip():
         return Answer(AnswerStatus.NO_ANSWER, None, "the last code block is empty")
     declared = [d for d in split_declarations(code) if d.is_declaration]
-    wanted = _plain(target.name)
-    named = [d for d in declared if d.name is not None and _plain(d.name) == wanted]
+    wanted = unquoted_name(target.name)
+    named = [d for d in declared if d.name is not None and unquoted_name(d.name) == wanted]
     if not named:
         names = ", ".join(f"{d.kind} {d.name}" for d in declared) or "nothing"
         return Answer(AnswerStatus.RENAMED, code, f"declares {names}; target is {target.name}")
@@ -90,7 +90,8 @@ def extract_answer(reply: str, target: TargetIdentity) -> Answer:
     return Answer(AnswerStatus.OK, code)
 
 
-def _plain(name: str) -> str:
+def unquoted_name(name: str) -> str:
+    """A Lean name without its guillemets (``«my thm»`` and ``my thm`` name one constant)."""
     return name.replace("«", "").replace("»", "")
 
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gapscope.t2.extract import _blocks
+from gapscope.t2.extract import fenced_blocks
 from gapscope.t2.records import T2Record
 from gapscope.t2.successors import target_identity
 from gapscope.templates import Templates
@@ -80,7 +80,7 @@ def prompt_for(record: T2Record, user_template: str) -> str:
 def description(reply: str) -> str | None:
     """The last ``plaintext`` block of a reply, else its last fenced block, else the whole
     reply (T2's code-block parser); None when that is empty."""
-    blocks = _blocks(reply)
+    blocks = fenced_blocks(reply)
     plain = [body for tag, body in blocks if tag == "plaintext"]
     text = plain[-1] if plain else blocks[-1][1] if blocks else reply
     return text.strip() or None

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from gapscope.lean.source import code_only
 from gapscope.t2.audit import SuccessorsOf, audit
 from gapscope.t2.declarations import head
-from gapscope.t2.extract import _plain
+from gapscope.t2.extract import unquoted_name
 from gapscope.t2.mining.graph import DependencyGraph
 from gapscope.t2.mining.trace import TracedDeclaration
 from gapscope.t2.records import T2Record
@@ -110,8 +110,8 @@ def cut(text: str, declaration: TracedDeclaration) -> tuple[int, int] | str:
     found = head(text[start:end])
     if found is None or found[1] is None:
         return "the text at its range does not start with a named declaration"
-    written = _plain(found[1]).removeprefix("_root_.")
-    name = _plain(declaration.source_name)
+    written = unquoted_name(found[1]).removeprefix("_root_.")
+    name = unquoted_name(declaration.source_name)
     if not (name == written or name.endswith("." + written)):
         return f"the text at its range declares {found[1]}, not {declaration.source_name}"
     if text.count(text[start:end]) != 1:
