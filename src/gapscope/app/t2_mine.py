@@ -107,7 +107,8 @@ def mine_command(
     from gapscope.lean.executor import EXECUTORS
     from gapscope.lean.sandbox import decide_sandbox, sandbox_choice, unsandboxed_allowed
     from gapscope.t2.mining.output import OutputPaths, write_nl, write_records
-    from gapscope.t2.mining.trace import TraceConfig, TraceError, require_lake
+    from gapscope.t2.mining.trace import TraceConfig, require_lake
+    from gapscope.t2.mining.traced import TraceError
 
     with command_output("t2 mine", json_out) as output:
         root = _check_project(output, project)

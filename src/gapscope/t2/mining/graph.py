@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gapscope.t2.mining.trace import TracedDeclaration
+from gapscope.t2.mining.traced import TracedDeclaration
 
 
 @dataclass(frozen=True)

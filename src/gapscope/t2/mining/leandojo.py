@@ -26,14 +26,9 @@ from typing import Any
 
 from gapscope.lean.backend import LeanUnavailable
 from gapscope.t2.declarations import THEOREM_LIKE_KINDS, head
-from gapscope.t2.mining.trace import (
-    Trace,
-    TracedDeclaration,
-    parse_declaration,
-    read_cache,
-    source_key,
-    write_cache,
-)
+from gapscope.t2.mining.trace import Trace
+from gapscope.t2.mining.trace_cache import read_cache, source_key, write_cache
+from gapscope.t2.mining.traced import TracedDeclaration, parse_declaration
 from gapscope.t2.project import module_of
 
 

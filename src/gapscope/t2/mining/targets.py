@@ -28,7 +28,7 @@ from gapscope.t2.audit import SuccessorsOf, audit
 from gapscope.t2.declarations import head
 from gapscope.t2.extract import unquoted_name
 from gapscope.t2.mining.graph import DependencyGraph
-from gapscope.t2.mining.trace import TracedDeclaration
+from gapscope.t2.mining.traced import TracedDeclaration
 from gapscope.t2.records import T2Record
 from gapscope.t2.repo import target_file
 from gapscope.t2.successors import successors
