@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gapscope.t2.metrics import ScoredSample, summarize
+from gapscope.t2.rules import Rules
 
 
 def _s(
@@ -94,3 +95,26 @@ def test_the_hard_subset_has_its_own_compile_and_ta() -> None:
 def test_no_hard_record_leaves_no_hard_rate() -> None:
     main = summarize([_s("a", True, True)], n_resamples=50)["nl+st"]
     assert main["hard"] == {"records": 0, "compile": None, "ta": None}
+
+
+def test_released_rules_pass_at_k_rows_and_failures() -> None:
+    """Under the released rules: a record passes when any sample does (pass@k), counts once
+    per row of its id, a server error fails; graded TA leaves out a record with no successor
+    (no share to take), which the released rules keep."""
+    samples = [
+        _s("a", True, False),
+        _s("a", True, True),  # k = 2: a passes (any)
+        ScoredSample("b", "nl+st", "checked", True, False, False, 0.0, 2, rows=3),
+        _s("c", False, False, outcome="server_error"),
+        ScoredSample("d", "nl+st", "checked", True, True, True, None, 0),  # no successor
+    ]
+    released = summarize(samples, rules=Rules.T2, n_resamples=50)["nl+st"]
+    assert released["rows"] == 6 and released["records"] == 4
+    assert released["ta"]["estimate"] == pytest.approx(2 / 6)  # a, d of a, b x3, c, d
+    assert released["compile"]["estimate"] == pytest.approx(5 / 6)
+    assert released["compile_precision"]["estimate"] == pytest.approx(2 / 5)
+    assert released["graded"]["estimate"] == pytest.approx(1 / 5)  # a 1, b 0 x3, c 0; not d
+    by = {row["successors"]: row for row in released["ta_by_successors"]}
+    assert by[0]["graded"] is None and by[0]["ta"] == 1.0
+    ours = summarize(samples, n_resamples=50)["nl+st"]
+    assert ours["rows"] == 3 and ours["ta"]["estimate"] == pytest.approx((0.5 + 0 + 1) / 3)

@@ -517,7 +517,7 @@ def print_t2(summary: dict[str, Any], console: Console) -> None:
                 str(row["records"]),
                 str(row["samples"]),
                 f"{100 * row['ta']:.1f}",
-                f"{100 * row['graded']:.1f}",
+                "n/a" if row["graded"] is None else f"{100 * row['graded']:.1f}",
             )
         console.print(by)
         print_t2_bleu(name, c.get("bleu"), console)

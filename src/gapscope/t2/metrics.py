@@ -119,7 +119,7 @@ def summarize_context(
         out["hard"] = {"records": 0, **dict.fromkeys(HARD_RATES)}
         return out
     for rate in RATES:
-        out[rate] = _rate_ci(units, rate, rng, n_resamples)
+        out[rate] = _rate_ci(_tested(units) if rate == "graded" else units, rate, rng, n_resamples)
     compiled = _rows_of(units, lambda u: u.count("compile"))
     both = _rows_of(units, lambda u: u.count("compile_and_ta"))
     out["compile_precision"] = _ci(_ratio_ci(both, compiled, rng, n_resamples))
@@ -156,6 +156,12 @@ class _Unit:
         """Samples passing ``rate`` (released rules: 1 when any does), for ratios of counts."""
         values = [_value(s, rate) for s in self.samples]
         return float(max(values) if self.released else sum(values))
+
+
+def _tested(units: Sequence[_Unit]) -> list[_Unit]:
+    """The units graded TA is defined for: records with at least one successor (a share of
+    no successors is no number; the released rules keep such records)."""
+    return [u for u in units if u.successors > 0]
 
 
 def _rows_of(units: Sequence[_Unit], of: Callable[[_Unit], float]) -> NDArray[np.float64]:
@@ -196,7 +202,7 @@ def _ta_by_successors(units: Sequence[_Unit]) -> list[dict[str, Any]]:
             "samples": sum(len(u.samples) for u in group),
             "records": len(group),
             "ta": float(_rows_of(group, lambda u: u.value("ta")).mean()),
-            "graded": float(_rows_of(group, lambda u: u.value("graded")).mean()),
+            "graded": float(_rows_of(group, lambda u: u.value("graded")).mean()) if n else None,
         }
         for n, group in sorted(groups.items())
     ]
