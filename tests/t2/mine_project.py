@@ -16,6 +16,8 @@ the rest 0. Depth: double 4, double_eq 3, double_twice 2, quad_eq 1, quad 1, the
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -147,10 +149,17 @@ def make_project(root: Path) -> Path:
 
 
 def fake_lake_bin(root: Path) -> Path:
-    """A folder holding an executable ``lake`` that runs the fake (put it first on PATH)."""
+    """A folder holding an executable ``lake`` that runs the fake (put it first on PATH).
+
+    The fake (stdlib only) is copied next to it and run by the real interpreter behind the
+    virtualenv's: a sandboxed call sees only the ``/tmp`` folder its program lives in, and the
+    checkout (with its virtualenv) may itself be under ``/tmp``.
+    """
     folder = root / "bin"
     folder.mkdir(exist_ok=True)
+    fake = shutil.copy(FAKE_LAKE, folder / FAKE_LAKE.name)
+    python = os.path.realpath(sys.executable)
     lake = folder / "lake"
-    lake.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_LAKE}" "$@"\n', encoding="utf-8")
+    lake.write_text(f'#!/bin/sh\nexec "{python}" "{fake}" "$@"\n', encoding="utf-8")
     lake.chmod(0o755)
     return folder
