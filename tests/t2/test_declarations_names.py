@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gapscope.lean.soundness import declared_names
-from gapscope.t2.declarations import declares_prop, head, split_declarations
+from gapscope.t2.declarations import head, is_hard, split_declarations
 
 
 def test_a_guillemet_name_is_read_from_the_source() -> None:
@@ -25,9 +25,9 @@ def test_a_statement_inside_a_name_is_no_declaration_of_it() -> None:
     [
         ("theorem a : 1 = 1 := rfl", True),
         ("lemma b : True := trivial", True),
-        ("def IsGood (n : Nat) : Prop := n > 0", True),
-        ("@[simp] noncomputable abbrev P {a : Type} (x : a) : Prop :=\n  True", True),
-        ("def Q : Prop where", True),
+        ("@[simp] private theorem c : True := trivial", True),
+        ("def IsGood (n : Nat) : Prop := n > 0", False),  # states, proves nothing
+        ("@[simp] noncomputable abbrev P {a : Type} (x : a) : Prop :=\n  True", False),
         ("def p : Nat → Prop := fun _ => True", False),  # a predicate: a function type
         ("def q (h : Prop) : Nat := 1", False),  # Prop only in a binder
         ("def t := (1 : Nat)", False),
@@ -35,5 +35,5 @@ def test_a_statement_inside_a_name_is_no_declaration_of_it() -> None:
         ("structure S : Prop where", False),
     ],
 )
-def test_hard_targets_are_prop_typed(code: str, hard: bool) -> None:
-    assert declares_prop(code) is hard
+def test_hard_targets_are_theorems(code: str, hard: bool) -> None:
+    assert is_hard(code) is hard

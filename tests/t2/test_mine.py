@@ -573,5 +573,5 @@ def test_the_funnel_is_printed_as_a_table(mining: Path) -> None:
     assert result.exit_code == 0, result.output
     lines = [" ".join(line.replace("│", " ").split()) for line in result.stdout.splitlines()]
     assert "eligible kinds 8" in lines and "written 3" in lines
-    assert "Hard (Prop-typed) targets: 2 of 3" in lines
+    assert "Hard (Prop-typed, from Lean) targets: 2 of 3" in lines
     assert f"records: {out}" in lines

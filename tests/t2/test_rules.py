@@ -21,7 +21,7 @@ from gapscope.analysis.t2 import summarize_log
 from gapscope.analysis.terminal import print_t2
 from gapscope.app.main import app
 from gapscope.models.scripted import script
-from gapscope.t2.extract import AnswerStatus, released_answer
+from gapscope.t2.extract import Answer, AnswerStatus, released_answer
 from gapscope.t2.records import T2Record
 from gapscope.t2.rules import Rules, parse_rules, released_rows
 from gapscope.t2.task import t2
@@ -88,9 +88,10 @@ REPLIES = {
 #   gapscope: a (1,1) b (1,0) c (1,1) d renamed (0,0) e imports dropped (1,1) h first row (1,1);
 #     g is a server error (out), the second h a duplicate, i and j are filtered -> 6 units.
 #   t2: a (1,1) b (1,0) c lean4 tag -> the reply is checked whole (0,0) d checked (1,0)
-#     e import kept (0,0) g failure (0,0) h last row, twice (1,0) (1,0) i (1,1) j (1,1) -> 10.
+#     e import kept (0,0) g failure (0,0) h: its last row evaluated (1,0), its other row has no
+#     result of its own (0,0), i (1,1) j (1,1) -> 10 rows.
 GAPSCOPE = {"units": 6, "compile": 5 / 6, "ta": 4 / 6, "precision": 4 / 5}
-RELEASED = {"units": 10, "compile": 7 / 10, "ta": 3 / 10, "precision": 3 / 7}
+RELEASED = {"units": 10, "compile": 6 / 10, "ta": 3 / 10, "precision": 3 / 6}
 
 
 def _answer(messages: list[ChatMessage]) -> str:
@@ -155,8 +156,10 @@ def test_released_extraction_follows_the_harness_parser() -> None:
     )  # unclosed last block, imports kept
     whole = "THOUGHT: x\n```lean4\ntheorem x : True := trivial\n```"
     assert released_answer(whole).code == whole  # a digit in the tag: no block is found
+    # ... and with a newline after the closing fence, the unclosed pattern matches there
+    assert released_answer(whole + "\n") == Answer(AnswerStatus.OK, "", "empty generation")
     assert released_answer("theorem x : True := trivial").code == "theorem x : True := trivial"
-    assert released_answer("```lean\n\n```").status is AnswerStatus.NO_ANSWER
+    assert released_answer("```lean\n\n```").code == ""  # checked with the slot left empty
 
 
 def _record(id_: str, line: int, target: str) -> T2Record:
@@ -205,3 +208,22 @@ def test_a_record_without_a_sample_fails_only_under_the_released_rules(
     assert st["ta"]["estimate"] == pytest.approx(ta)
     assert st["outcomes"]["missing"] == (1 if rules == "t2" else 0)
     assert st["rows"] == (3 if rules == "t2" else 1)
+
+
+def test_released_rules_count_an_undescribed_record_missing_and_refuse_the_repo_track(
+    fake_lean: str, tmp_path: Path
+) -> None:
+    data = tmp_path / "rows.jsonl"
+    rows = [_row("a", _two("a"), nl="f is the identity"), _row("j", [_successor("j", 1)])]
+    data.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n")
+    log = inspect_eval(
+        t2(data=str(data), lean=fake_lean, context="nl", rules="t2"),
+        model=script("t2-rules-nl", _answer),
+        log_dir=str(tmp_path / "logs"),
+    )[0]
+    assert log.status == "success" and len(log.samples or []) == 1  # j has no NL: not asked
+    nl = summarize_log(log, n_resamples=20).to_dict()["contexts"]["nl"]
+    assert nl["rows"] == 2 and nl["outcomes"]["missing"] == 1
+    assert nl["ta"]["estimate"] == pytest.approx(1 / 2)
+    with pytest.raises(ValueError, match=r"research-track evaluator .* is not reproduced"):
+        t2(data=str(data), repo=str(tmp_path), rules="t2")

@@ -45,7 +45,7 @@ def _print_funnel(mined: Mined, trace: Trace, files: dict[str, Path], console: C
         table.add_row(stage, str(count))
     console.print(table)
     prop = sum(t.is_prop for t in mined.targets)
-    console.print(f"Hard (Prop-typed) targets: {prop} of {len(mined.targets)}")
+    console.print(f"Hard (Prop-typed, from Lean) targets: {prop} of {len(mined.targets)}")
     for module, why in sorted(trace.failed.items()):
         console.print(f"not traced: {module}: {why}", markup=False, highlight=False)
     for what, path in files.items():

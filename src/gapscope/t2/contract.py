@@ -46,8 +46,8 @@ class SampleScoreMetadata(TypedDict, total=False):
     (:meth:`gapscope.t2.evaluate.SampleResult.to_dict` supplies the rest). ``successors``: the
     test units (the dependents in the record's file; in the repository track also the modules
     that import the target's); ``dependents``: the declarations after the target that use it,
-    directly or transitively; ``hard``: the target is Prop-typed (T2 Hard,
-    :func:`gapscope.t2.declarations.declares_prop`); ``rows``: rows of the data file with the
+    directly or transitively; ``hard``: the target is a theorem (T2 Hard,
+    :func:`gapscope.t2.declarations.is_hard`); ``rows``: rows of the data file with the
     record's id (the released rules count each); ``bleu``: sacrebleu's sentence BLEU of the
     answer against ``target_code`` (:mod:`gapscope.t2.bleu`)."""
 

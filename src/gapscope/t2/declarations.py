@@ -229,37 +229,17 @@ def _opener(lexed: Lexed, i: int) -> str | None:
     return "keyword" if word in _COMMAND_WORDS else None
 
 
-def declares_prop(code: str) -> bool:
-    """Whether ``code`` declares a Prop-typed constant: a ``theorem``/``lemma``, or a
-    ``def``/``abbrev`` whose declared type is ``Prop`` (``def IsGood (n : Nat) : Prop := …``).
+def is_hard(code: str) -> bool:
+    """Whether ``code`` declares a theorem (``theorem``/``lemma``): T2's Hard target.
 
-    These are T2's Hard targets: the answer must state the proposition, not only prove or
-    compute something whose type is given. ``def p : Nat → Prop`` declares a predicate, whose
-    type is a function type: not Hard. The type is read on the lexer's tokens, as the tokens
-    between the first ``:`` outside brackets after the name and ``:=``/``where``/``|``."""
+    The paper's Hard subset is the Prop-typed targets, whose answer must state the
+    proposition *and* prove it; T2's released ``prop`` files hold exactly the
+    ``theorem``/``lemma`` targets (2 of ``existing_datasets.all``'s 122). A definition of type
+    ``Prop`` (``def IsGood (n : Nat) : Prop := ...``) states a proposition but proves
+    nothing: not Hard. (A ``def`` whose type is itself a proposition is Hard to Lean's
+    ``Meta.isProp``, which ``gapscope t2 mine`` uses; from text it is a definition.)"""
     found = head(code)
-    if found is None:
-        return False
-    kind, _ = found
-    if kind in THEOREM_LIKE_KINDS:
-        return True
-    if kind not in DEFINITION_LIKE_KINDS:
-        return False
-    lexed = lex(code)
-    words = [(t.kind, lexed.word(t)) for t in lexed.tokens if t.kind is not Kind.COMMENT]
-    depth = 0
-    start: int | None = None
-    for i, (token_kind, word) in enumerate(words):
-        glued_eq = i + 1 < len(words) and words[i + 1][1] == "="
-        if token_kind is Kind.SYMBOL and word in _OPENING:
-            depth += 1
-        elif token_kind is Kind.SYMBOL and word in _PAIRS:
-            depth -= 1
-        elif depth == 0 and word == ":" and start is None and not glued_eq:
-            start = i + 1
-        elif depth == 0 and start is not None and (word in ("where", "|") or glued_eq):
-            return [w for _, w in words[start:i]] == ["Prop"]
-    return start is not None and [w for _, w in words[start:]] == ["Prop"]
+    return found is not None and found[0] in THEOREM_LIKE_KINDS
 
 
 _PAIRS = {")": "(", "]": "[", "}": "{", "⟩": "⟨", "⦄": "⦃", "»": "«"}

@@ -133,11 +133,13 @@ def summarize_context(
 
 
 class _Unit:
-    """One record's samples as a unit of the denominator, counted ``rows`` times.
+    """One record's samples as a unit of the denominator, which spans ``rows`` rows.
 
-    gapscope's rules: a rate is the mean over the record's samples. The released evaluator's:
-    the record passes when any of its samples passes (pass@k), and it counts once per row of
-    the data file that carries its id.
+    gapscope's rules: a rate is the mean over the record's samples, one row. The released
+    evaluator's: the record passes when any of its samples passes (pass@k), and the data file's
+    every row with its id is in the denominator, while the id has one result (its harness keys
+    generations by id): one row gets the value, the other ``rows - 1`` fail, as ids without a
+    result do (its shipped summaries: 377 results, 400 questions, 23 missing).
     """
 
     def __init__(self, samples: list[ScoredSample], released: bool) -> None:
@@ -165,14 +167,18 @@ def _tested(units: Sequence[_Unit]) -> list[_Unit]:
 
 
 def _rows_of(units: Sequence[_Unit], of: Callable[[_Unit], float]) -> NDArray[np.float64]:
-    """One value per row of the denominator (a unit repeated ``rows`` times)."""
-    return np.repeat(np.array([of(u) for u in units], dtype=float), [u.rows for u in units])
+    """One value per row of the denominator: a unit's value, then 0 for each further row
+    of its id (no result of its own)."""
+    values: list[float] = []
+    for u in units:
+        values += [of(u)] + [0.0] * (u.rows - 1)
+    return np.array(values, dtype=float)
 
 
 def _rate_ci(
     units: Sequence[_Unit], rate: str, rng: np.random.Generator, n_resamples: int
 ) -> dict[str, float | None] | None:
-    """A rate's mean over ``units`` (each weighted by its rows), with its interval."""
+    """A rate's mean over the rows of ``units``, with its interval."""
     if not units:
         return None
     per_row = [float(v) for v in _rows_of(units, lambda u: u.value(rate))]

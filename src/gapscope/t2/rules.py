@@ -8,18 +8,23 @@ differently from gapscope on the same Lean verdicts:
   successors are skipped and listed. t2: every row of the data file (a row that does not
   parse cannot be evaluated and is listed).
 - **duplicate ids**. gapscope: the first row is kept, later ones skipped. t2: every row
-  counts in the denominator, and the *last* row with the id is the one evaluated.
+  is in the denominator, the *last* row with the id is the one evaluated, and it has one
+  result: the id's other rows count as failures (its generation harness keys by id).
 - **the answer**. gapscope: the last ``lean``/``lean4`` block (any case), ``import`` lines
-  dropped; a declaration under another name is ``renamed`` and not checked. t2: the last
-  non-empty block whose fence tag is lowercase letters (``lean4`` is not), else an unclosed
-  last block, else the whole reply; fences stripped, imports kept, the name never checked.
+  dropped; a declaration under another name is ``renamed`` and not checked. t2: the
+  generation harness's parser (:func:`gapscope.t2.extract.released_answer`), fences
+  stripped, imports kept, the name never checked; an empty result is checked as it is (the
+  target's slot left empty: compile then checks the code before alone).
 - **backend failures**. gapscope: ``server_error``, out of every denominator. t2: a failure.
 - **a record with no sample in the log** (the run stopped first). gapscope: not counted.
   t2: ``missing``, a failure (the released evaluator's denominator is the data file).
 - **k samples**. gapscope: the mean over a record's samples. t2: pass@k, the record passes
   when any of its samples passes.
-- **an NL setting without NL**. gapscope: the sample is skipped (``missing_nl``). t2: it runs
-  with an empty description.
+- **an NL setting without NL**. gapscope: the sample is skipped (``missing_nl``). t2: it is
+  ``missing``, a failure (T2 generates only ids its informalization file describes).
+- **the track**. t2 is the existing-track evaluator's counting (``evaluate_server.py``);
+  the research evaluator (``evaluate_research.py``: a bare ``lake build``, compile only after
+  a failed build) is not reproduced, so ``--rules t2`` refuses ``--repo``.
 
 Both rule sets screen every answer before Lean sees it (a forbidden command is a failure
 under ``t2`` too: T2 would send it to Lean; gapscope never does), build the same two programs

@@ -34,7 +34,7 @@ from gapscope.params import generations, real, whole
 from gapscope.t2.audit import Defect, SuccessorsOf, audit
 from gapscope.t2.bleu import sentence_bleu
 from gapscope.t2.contract import TASK, RunMetadata
-from gapscope.t2.declarations import declares_prop
+from gapscope.t2.declarations import is_hard
 from gapscope.t2.evaluate import SampleOutcome, SampleResult, evaluate_answer
 from gapscope.t2.extract import Answer, extract_answer, released_answer
 from gapscope.t2.prompting import load_nl_files, parse_contexts, system_prompt, user_prompt
@@ -75,7 +75,7 @@ def _metadata(record: T2Record, context: str, rows: int, dependents: int) -> dic
         context=context,
         successors=dependents,
         dependents=dependents,
-        hard=declares_prop(record.target_code),
+        hard=is_hard(record.target_code),
         rows=rows,
     )
     return data
@@ -155,6 +155,12 @@ def t2(
     workers = whole("workers", workers, 1)
     contexts = parse_contexts(context)
     counting = parse_rules(rules)
+    if counting is Rules.T2 and repo:
+        raise ValueError(
+            "rules t2 is the released existing-track evaluator's counting; its research-track"
+            " evaluator (a bare lake build, compile only after a failed build) is not"
+            " reproduced: use rules gapscope with repo"
+        )
     loaded = load_records(data, split=split)
     repo_config = (
         RepoConfig(
@@ -204,7 +210,7 @@ def t2(
             nl_fallback.append(record.id)
         text = record.natural_language if text is None else text
         for setting in contexts:
-            if setting.nl and not text.strip() and counting is Rules.GAPSCOPE:
+            if setting.nl and not text.strip():  # the released rules count it as missing
                 missing_nl.append(f"{record.id}@{setting.name}")
                 continue
             samples.append(
@@ -252,7 +258,7 @@ def t2(
                         "id": r.id,
                         "rows": rows,
                         "successors": dependents[r.id],
-                        "hard": declares_prop(r.target_code),
+                        "hard": is_hard(r.target_code),
                     }
                     for r, rows in chosen
                 ],
