@@ -5,7 +5,8 @@
 the folder above the project; a JSON list in the tracer's entry format) whose module is one
 of the MODULEs. A module named in ``$FAKE_MINE_FAIL``
 (comma separated) makes the whole call fail as an import of it would. ``$FAKE_MINE_BUILD_FAIL``
-makes ``build`` fail. Every call is appended to ``$FAKE_LAKE_LOG`` when it is set.
+makes ``build`` fail; ``$FAKE_MINE_TRACER_BROKEN`` makes the tracer fail to compile, as on an
+older Lean. Every call is appended to ``$FAKE_LAKE_LOG`` when it is set.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ def main(args: list[str]) -> int:
     if tracer.name != "GapscopeMine.lean" or not tracer.is_file():
         print(f"fake lake: not the tracer: {tracer}", file=sys.stderr)
         return 2
+    if os.environ.get("FAKE_MINE_TRACER_BROKEN"):  # an older Lean: the tracer does not compile
+        print(f"{tracer}:93:37: error: invalid argument name 'loadExts' for function")
+        return 1
     project = set(listing.read_text(encoding="utf-8").split())
     failing = set(filter(None, os.environ.get("FAKE_MINE_FAIL", "").split(",")))
     if failing & set(modules):

@@ -404,11 +404,21 @@ def test_bad_project_and_existing_out_are_refused(mining: Path, tmp_path: Path) 
     assert "records.jsonl, " in error and "already exist; pass --force" in error
 
 
-def test_a_failing_build_is_reported(mining: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_build_is_reported_and_what_was_built_is_traced(
+    mining: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One broken module fails the whole ``lake build``; the modules it built are still
+    traced, the ones it left without an ``.olean`` are listed as not built."""
     monkeypatch.setenv("FAKE_MINE_BUILD_FAIL", "1")
-    result = mine(mining)
-    assert result.exit_code == 2
-    assert "lake build failed (exit 1)" in json.loads(result.stdout)["error"]
+    olean = mining / ".lake" / "build" / "lib" / "lean" / "Proj" / "Basic.olean"
+    olean.parent.mkdir(parents=True)
+    olean.write_bytes(b"")  # Proj/More.lean is the broken one: no .olean
+    result = envelope(mine(mining))
+    trace = result["details"]["trace"]
+    assert "lake build failed (exit 1)" in trace["build_error"]
+    assert "unknown identifier 'oops'" in trace["build_error"]
+    assert list(trace["failed"]) == ["Proj.More"] and trace["modules"] == 1
+    assert any("lake build failed (exit 1)" in note for note in result["notes"])
 
 
 def test_tracing_runs_sandboxed_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -575,3 +585,40 @@ def test_the_funnel_is_printed_as_a_table(mining: Path) -> None:
     assert "eligible kinds 8" in lines and "written 3" in lines
     assert "Hard (Prop-typed, from Lean) targets: 2 of 3" in lines
     assert f"records: {out}" in lines
+
+
+def test_leandojo_is_not_run_where_the_sandbox_is_in_force(
+    mining: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LeanDojo runs lake and Lean itself, outside bubblewrap: asked for by name it needs
+    --allow-unsandboxed; ``auto`` falls back to gapscope's (sandboxed) tracer."""
+    import types
+
+    from gapscope.app.t2_mine import _trace
+    from gapscope.t2.mining.output import OutputPaths
+
+    calls: list[Any] = []
+    root, ast = _fake_leandojo(calls)
+    monkeypatch.setitem(sys.modules, "lean_dojo", root)
+    monkeypatch.setitem(sys.modules, "lean_dojo.data_extraction", types.ModuleType("x"))
+    monkeypatch.setitem(sys.modules, "lean_dojo.data_extraction.ast", ast)
+    config = TraceConfig(mining, sandboxed=True)
+    paths = OutputPaths.of(mining.parent / "out" / "records.jsonl")
+    with pytest.raises(ValueError, match="outside gapscope's sandbox; pass --allow-unsandboxed"):
+        _trace(config, paths, "leandojo", "local", None, allow_unsandboxed=False)
+    assert calls == []
+
+
+def test_a_tracer_that_does_not_compile_stops_at_once(
+    mining: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a Lean the metaprogram does not compile with, every module would fail alike: the
+    command stops after the batches in flight and says why, instead of retrying each module."""
+    monkeypatch.setenv("FAKE_MINE_TRACER_BROKEN", "1")
+    result = mine(mining)  # one batch of both modules
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]
+    assert "gapscope's tracer does not compile with this project's Lean" in error
+    assert "invalid argument name 'loadExts'" in error
+    # once: not again for each of the two modules alone
+    assert [c[:3] for c in lake_calls(mining)].count(["env", "lean", "--run"]) == 1

@@ -143,7 +143,9 @@ def mine_command(
             user_template = _nl_template(nl_prompt) if nl_model else None
             if nl_model:
                 open_model(nl_model)  # a model the provider cannot open fails before tracing
-            trace = _trace(config, paths, tracer, executor, ray_address)
+            trace = _trace(
+                config, paths, tracer, executor, ray_address, unsandboxed_allowed(allow_unsandboxed)
+            )
         except (LeanUnavailable, TraceError, ValueError) as exc:
             output.fail(exc)
         mined = _mine(trace, root, min_successors, min_depth)
@@ -170,19 +172,37 @@ def _nl_template(path: Path | None) -> str:
 
 
 def _trace(
-    config: TraceConfig, paths: OutputPaths, tracer: str, executor: str, ray_address: str | None
+    config: TraceConfig,
+    paths: OutputPaths,
+    tracer: str,
+    executor: str,
+    ray_address: str | None,
+    allow_unsandboxed: bool,
 ) -> Trace:
+    """LeanDojo's trace where it is asked for or installed, gapscope's otherwise. LeanDojo
+    runs ``lake`` and Lean itself, outside gapscope's sandbox: where the sandbox is in force
+    it needs ``--allow-unsandboxed`` (``auto`` then uses gapscope's tracer, and says so)."""
     from gapscope.app.kit import err_console
     from gapscope.lean.progress import progress_bar
     from gapscope.t2.mining.leandojo import leandojo_available, trace_with_leandojo
     from gapscope.t2.mining.trace import run_local, run_ray, trace_project
 
     paths.trace.parent.mkdir(parents=True, exist_ok=True)
-    if tracer == "leandojo" or (tracer == "auto" and leandojo_available()):
-        if not leandojo_available():
-            raise ValueError(
-                "--tracer leandojo: lean_dojo is not installed (pip install lean-dojo)"
-            )
+    if tracer == "leandojo" and not leandojo_available():
+        raise ValueError("--tracer leandojo: lean_dojo is not installed (pip install lean-dojo)")
+    sandbox_only = config.sandboxed and not allow_unsandboxed
+    if tracer == "leandojo" and sandbox_only:
+        raise ValueError(
+            "--tracer leandojo: LeanDojo runs lake and Lean outside gapscope's sandbox; pass"
+            " --allow-unsandboxed to let it, or use --tracer gapscope (sandboxed)"
+        )
+    if tracer == "auto" and leandojo_available() and sandbox_only:
+        err_console.print(
+            "LeanDojo is installed but runs outside gapscope's sandbox: tracing with gapscope's"
+            " metaprogram (--allow-unsandboxed lets LeanDojo trace)",
+            highlight=False,
+        )
+    elif tracer == "leandojo" or (tracer == "auto" and leandojo_available()):
         err_console.print(f"tracing {config.project} with LeanDojo", highlight=False)
         return trace_with_leandojo(config.project, paths.trace)
     return trace_project(
@@ -247,6 +267,7 @@ def _view(
             "modules": len(trace.modules),
             "failed": trace.failed,
             "batches_traced": trace.traced_now,
+            "build_error": trace.build_error,
         },
         "targets": [
             {
@@ -262,6 +283,8 @@ def _view(
         "nl": nl,
     }
     notes = [f"{len(trace.failed)} module(s) could not be traced"] if trace.failed else []
+    if trace.build_error is not None:
+        notes.append(f"{trace.build_error} (the modules it left unbuilt are listed as failed)")
     if trace.tracer == "leandojo":
         notes.append(
             "traced by LeanDojo: it builds and schedules by itself (--executor, --workers, "

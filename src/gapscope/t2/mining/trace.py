@@ -98,9 +98,11 @@ def require_lake(lake: Sequence[str]) -> None:
         )
 
 
-def build_project(config: TraceConfig) -> None:
-    """``lake build`` in the project, so every module's ``.olean`` exists; LeanUnavailable with
-    lake's last words when it fails."""
+def build_project(config: TraceConfig) -> str | None:
+    """``lake build`` in the project, so every module's ``.olean`` exists. A failed build is
+    not the end (one broken module fails the whole build): lake's last words are returned, and
+    the modules it left without an ``.olean`` are reported as not built. LeanUnavailable when
+    the build times out."""
     command = [*config.lake, "build"]
     if config.sandboxed:
         command = sandbox_argv(command, config.project, writable=(config.project,))
@@ -108,7 +110,8 @@ def build_project(config: TraceConfig) -> None:
     if done.code is None:
         raise LeanUnavailable(f"lake build timed out after {config.build_timeout_s:.0f} s")
     if done.code != 0:
-        raise LeanUnavailable(f"lake build failed (exit {done.code}): {tail_of(done.output)}")
+        return f"lake build failed (exit {done.code}): {tail_of(done.output)}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,14 @@ class BatchResult:
 
     traced: dict[str, list[dict[str, Any]]]
     failed: dict[str, str]
+
+
+_TRACER_ERROR = f"{tracer_source().name}:"
+"""Lean names the file of an error: one in the tracer's own source means it did not compile."""
+
+
+class TracerBroken(TraceError):
+    """The tracer itself failed to compile: every batch would fail the same way."""
 
 
 def _run_tracer(config: TraceConfig, modules: Sequence[str], all_modules: Iterable[str]) -> Any:
@@ -140,6 +151,13 @@ def _run_tracer(config: TraceConfig, modules: Sequence[str], all_modules: Iterab
         if done.code is None:
             raise TraceError(f"{where}: timed out after {config.batch_timeout_s:.0f} s")
         if not report.is_file():
+            if _TRACER_ERROR in done.output:
+                raise TracerBroken(
+                    f"gapscope's tracer does not compile with this project's Lean (it needs a"
+                    f" recent Lean 4 with importModules (loadExts := ...); it is untested"
+                    f" against a real Lean, docs/t2.md): {tail_of(done.output)}; --tracer"
+                    f" leandojo traces where LeanDojo is installed"
+                )
             raise TraceError(f"{where}: no trace (exit {done.code}): {tail_of(done.output)}")
         try:
             payload = json.loads(report.read_text(encoding="utf-8"))
@@ -158,6 +176,8 @@ def trace_batch(
     does not import costs only itself)."""
     try:
         payload = _run_tracer(config, modules, all_modules)
+    except TracerBroken:
+        raise  # no module would trace: retrying them one by one only repeats it
     except TraceError as exc:
         if len(modules) == 1:
             return BatchResult({}, {modules[0]: str(exc)})
@@ -227,6 +247,8 @@ class Trace:
     failed: dict[str, str] = field(default_factory=dict)
     traced_now: int = 0
     tracer: str = "gapscope"
+    build_error: str | None = None
+    """What ``lake build`` said when it failed (this run)."""
 
     @property
     def declarations(self) -> list[TracedDeclaration]:
@@ -256,12 +278,15 @@ def trace_project(
     done = {m: v for m, v in read_cache(cache, key).items() if m in modules}
     todo = [m for m in sorted(modules) if m not in done]
     work: list[list[str]] = []
+    build_error: str | None = None
     failed: dict[str, str] = {}
     if done:
         say(f"{len(done)} of {len(modules)} modules traced before ({cache})")
     if todo:
         say(f"lake build in {config.project}, then tracing {len(todo)} modules")
-        build_project(config)
+        build_error = build_project(config)
+        if build_error is not None:
+            say(f"{build_error}; tracing the modules it built")
         skipped = set(unbuilt(config.project, modules)) & set(todo)
         failed.update({m: NOT_BUILT for m in sorted(skipped)})
         work = batches([m for m in todo if m not in skipped], config.batch_size)
@@ -272,7 +297,7 @@ def trace_project(
                 failed.update(result.failed)
                 write_cache(cache, key, done, failed)
                 advance(1)
-    trace = Trace(key, failed=failed, traced_now=len(work))
+    trace = Trace(key, failed=failed, traced_now=len(work), build_error=build_error)
     for module, entries in done.items():
         trace.modules[module] = [
             parse_declaration(e, f"{cache}: {module}[{i}]") for i, e in enumerate(entries)
