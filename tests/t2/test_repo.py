@@ -19,7 +19,7 @@ from gapscope.app.main import app
 from gapscope.t2.audit import Defect, audit
 from gapscope.t2.evaluate import SampleResult
 from gapscope.t2.extract import extract_answer
-from gapscope.t2.project import dependents
+from gapscope.t2.project import dependents, imports_in
 from gapscope.t2.records import T2Record
 from gapscope.t2.repo import (
     RepoConfig,
@@ -320,3 +320,12 @@ def test_a_source_folder_named_like_the_project_is_not_a_project(tmp_path: Path)
     record = replace(_record(), dataset_name="Foo")
     assert project_dir(root, record) == root  # Foo/Foo is the sources, not a project
     assert project_dir(tmp_path, record) == root  # a folder of projects
+
+
+def test_imports_of_the_module_system_are_imports() -> None:
+    text = (
+        "module\n\npublic import Lib.A\npublic meta import Lib.B\nimport all Lib.C\n"
+        "import Lib.D Lib.E\n"
+    )
+    assert imports_in(text) == {"Lib.A", "Lib.B", "Lib.C", "Lib.D", "Lib.E"}
+    assert imports_in("-- import Lib.F\ntheorem importing : True := trivial\n") == set()

@@ -22,7 +22,8 @@ from gapscope.t2.declarations import Declaration, split_declarations
 from gapscope.t2.records import T2Record
 from gapscope.t2.successors import Successor, successors_in, target_identity
 
-_IMPORT = re.compile(r"^import\s+(.+)$", re.MULTILINE)
+_IMPORT = re.compile(r"^(?:public\s+)?(?:meta\s+)?import\s+(?:all\s+)?(.+)$", re.MULTILINE)
+"""An import line, the module system's ``public``/``meta``/``all`` forms included."""
 _SKIP_DIRS = {".lake", "lake-packages", ".git"}
 
 
@@ -70,6 +71,7 @@ class ProjectIndex:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._split: dict[str, list[Declaration]] = {}
 
     @cached_property
     def _texts(self) -> dict[str, str]:
@@ -85,7 +87,11 @@ class ProjectIndex:
         return {module: imports_in(text) for module, text in self._texts.items()}
 
     def _declarations(self, module: str) -> list[Declaration]:
-        return [d for d in split_declarations(self._texts[module]) if d.is_declaration]
+        """A module's declarations, split once (an audit asks for them once per record)."""
+        if module not in self._split:
+            found = split_declarations(self._texts[module])
+            self._split[module] = [d for d in found if d.is_declaration]
+        return self._split[module]
 
     def in_import_order(self, modules: set[str]) -> list[str]:
         """``modules`` with each after every one of them it imports (ties by name)."""

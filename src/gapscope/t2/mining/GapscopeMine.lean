@@ -20,7 +20,8 @@ structure, class), `is_prop` whether its type is a proposition (`Meta.isProp`: T
 `range` from the declaration-ranges extension (lines 1-based, columns in codepoints 0-based,
 doc comment and attributes included, end exclusive), and `uses` the project declarations -
 constants of a module listed in <modules file>, one name a line - that its type and value
-(for an inductive type, its constructors' types) mention. A mentioned constant that Lean
+(for an inductive type, its constructors' types) mention, directly or through a constant Lean
+generated for it (its `proof_N`, matchers, `_unary`). A mentioned constant that Lean
 generated (an equation lemma, a matcher, a constructor, a projection ...) stands for its
 owner: the nearest prefix of its name that a person wrote. `name` and `uses` are Lean's full
 names (unique: a private declaration's carries its private prefix); `source_name` is the name
@@ -77,20 +78,37 @@ def mentioned (env : Environment) (info : ConstantInfo) : Array Name := Id.run d
   return names
 
 
+/-- The project declarations `info` uses: the written owner of each project constant its type
+and value mention, looking through the constants Lean generated for `info` itself (a
+`proof_1`, a `match_1`, the `_unary` of a well-founded definition), whose bodies hold uses
+that `info`'s own value only names through them. -/
+def usesOf (project : Std.HashSet Name) (info : ConstantInfo) : CoreM (Array Name) := do
+  let env ← getEnv
+  let mut uses : Array Name := #[]
+  let mut seen : Std.HashSet Name := {}
+  let mut todo : List Name := (mentioned env info).toList
+  while true do
+    let c :: rest := todo | break
+    todo := rest
+    if seen.contains c then continue
+    seen := seen.insert c
+    let inProject := (env.getModuleIdxFor? c).any fun i =>
+      project.contains env.header.moduleNames[i.toNat]!
+    if !inProject then continue
+    let some o ← owner c | continue
+    if o != info.name then
+      if !uses.contains o then uses := uses.push o
+    else if let some generated := env.find? c then
+      todo := (mentioned env generated).toList ++ todo
+  return uses
+
 def position (p : Position) : Json :=
   Json.mkObj [("line", toJson p.line), ("column", toJson p.column)]
 
 def entry (project : Std.HashSet Name) (module : Name) (info : ConstantInfo) :
     CoreM (Option Json) := do
-  let env ← getEnv
   let some ranges ← findDeclarationRangesCore? info.name | return none
-  let mut uses : Array Name := #[]
-  for c in mentioned env info do
-    let inProject := (env.getModuleIdxFor? c).any fun i =>
-      project.contains env.header.moduleNames[i.toNat]!
-    if !inProject then continue
-    if let some o ← owner c then
-      if o != info.name && !uses.contains o then uses := uses.push o
+  let uses ← usesOf project info
   let isProp ← (Meta.isProp info.type).run' {} {}
   return some <| Json.mkObj [
     ("name", toJson info.name.toString),
