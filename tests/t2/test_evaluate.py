@@ -5,12 +5,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from gapscope.lean.backend import CheckRequest
 from gapscope.lean.local import LocalBackend
+from gapscope.lean.screen import attributes_in
 from gapscope.lean.verdict import LeanVerdict, Status
 from gapscope.t2.evaluate import SampleOutcome, evaluate_answer
 from gapscope.t2.extract import extract_answer
@@ -171,3 +173,18 @@ def test_programs_put_the_answer_in_the_targets_place(record: T2Record) -> None:
     assert [h.split()[1] for h in heads] == ["s1", "s2", "s3", "s4", "s5"]
     assert spans[3][0] == "/-- uses the target through `s1` too -/"  # s4 from its doc comment
     assert programs.full.header == "import Mathlib"
+
+
+def test_the_targets_own_attributes_pass_the_screen_and_no_others(
+    record: T2Record, backend: LocalBackend
+) -> None:
+    """A project's custom attribute on the target (math2001's ``@[autograded]``) is allowed in
+    the answer, so the ground truth passes its own screen; any other stays refused."""
+    tagged = replace(record, target_code="@[autograded] " + record.target_code)
+    assert attributes_in(tagged.target_code) == {"autograded"}
+    result = _evaluate(tagged, backend, _reply("@[autograded] " + GOOD))
+    assert result["outcome"] == SampleOutcome.CHECKED and result["ta"] is True
+    refused = _evaluate(record, backend, _reply("@[autograded] " + GOOD))
+    assert refused["outcome"] == SampleOutcome.FORBIDDEN == "forbidden_command"
+    other = _evaluate(tagged, backend, _reply("@[implemented_by foo] " + GOOD))
+    assert other["outcome"] == SampleOutcome.FORBIDDEN and "implemented_by" in other["detail"]

@@ -191,7 +191,12 @@ def _check_option(masked: str, end: int) -> str | None:
 
 
 def _refusal(
-    lexed: Lexed, code: list[Token], words: list[str], n: int, scopes: list[int]
+    lexed: Lexed,
+    code: list[Token],
+    words: list[str],
+    n: int,
+    scopes: list[int],
+    allowed: frozenset[str],
 ) -> tuple[str, str] | None:
     """(command, reason) when the command at ``code[n]`` is refused; counts the scopes the
     code opens in ``scopes[0]``."""
@@ -200,7 +205,7 @@ def _refusal(
         if word == "#" and _glued(code, words, n) and code[n + 1].kind is Kind.IDENT:
             return f"#{words[n + 1]}", "`#` commands evaluate or print at check time"
         if word == "@" and _glued(code, words, n, "["):
-            bad = [a for a in _attributes(code, words, n + 1) if a not in ALLOWED_ATTRIBUTES]
+            bad = [a for a in _attributes(code, words, n + 1) if a not in allowed]
             why = "only attributes that steer tactics are allowed"
             return (f"@[{bad[0]}]", why) if bad else None
         return None
@@ -221,7 +226,7 @@ def _refusal(
     return None
 
 
-def _first_forbidden(lexed: Lexed) -> tuple[int, str, str] | None:
+def _first_forbidden(lexed: Lexed, allowed: frozenset[str]) -> tuple[int, str, str] | None:
     """(position, command, reason) of the first refused command among ``lexed``'s tokens."""
     comment, text = Kind.COMMENT, lexed.text
     code = [t for t in lexed.tokens if t.kind is not comment]
@@ -229,14 +234,31 @@ def _first_forbidden(lexed: Lexed) -> tuple[int, str, str] | None:
     scopes = [0]
     for n, word in enumerate(words):
         if word in _NOTABLE or word.endswith("!"):
-            found = _refusal(lexed, code, words, n, scopes)
+            found = _refusal(lexed, code, words, n, scopes, allowed)
             if found is not None:
                 return code[n].start, *found
     return None
 
 
-def screen(code: str) -> Forbidden | None:
+def attributes_in(code: str) -> frozenset[str]:
+    """The attribute names in ``code``'s ``@[...]`` lists (comments and strings are not code)."""
+    lexed = lex(code)
+    tokens = [t for t in lexed.tokens if t.kind is not Kind.COMMENT]
+    words = [lexed.text[t.start : t.end] for t in tokens]
+    return frozenset(
+        name
+        for n, word in enumerate(words)
+        if word == "@" and _glued(tokens, words, n, "[")
+        for name in _attributes(tokens, words, n + 1)
+        if name
+    )
+
+
+def screen(code: str, also_allowed: frozenset[str] = frozenset()) -> Forbidden | None:
     """The first forbidden command in model-written ``code``, or None if it may be checked.
+
+    ``also_allowed``: attributes allowed here beyond :data:`ALLOWED_ATTRIBUTES` (T2 allows
+    those its record's own target carries: the ground truth must pass its own screen).
 
     Apply it to what the model wrote (a reply's proof, a generated statement), not to
     trusted text around it (library preambles may use macros). Lines are 1-based in ``code``.
@@ -251,7 +273,9 @@ def screen(code: str) -> Forbidden | None:
         shown = code[at : at + 24].split("\n")[0]
         shown += "…" if len(shown) < len(code) - at else ""
         return Forbidden(shown, line_of(at), f"{lexed.undecided.what}: {_UNDECIDED}")
-    found = [f for f in map(_first_forbidden, (lexed, lexed.second_reading())) if f]
+    allowed = ALLOWED_ATTRIBUTES | also_allowed
+    readings = (lexed, lexed.second_reading())
+    found = [f for f in (_first_forbidden(r, allowed) for r in readings) if f]
     if not found:
         return None
     at, command, reason = min(found)

@@ -21,7 +21,7 @@ from enum import StrEnum
 from typing import Any
 
 from gapscope.lean.backend import CheckRequest
-from gapscope.lean.screen import screen
+from gapscope.lean.screen import attributes_in, screen
 from gapscope.lean.soundness import is_sorry_warning
 from gapscope.lean.verdict import STANDARD_AXIOMS, LeanVerdict, Status
 from gapscope.t2.declarations import split_declarations
@@ -36,19 +36,16 @@ Screen = Callable[[str], str | None]
 """A screen of model-written Lean: the reason to refuse ``code``, or None to let it through."""
 
 
-def lean_screen(code: str) -> str | None:
+def lean_screen(code: str, also_allowed: frozenset[str] = frozenset()) -> str | None:
     """The Lean layer's screen of model-written commands, as T2's refusal reason.
 
     The same whitelist as prove and O-NNG (``gapscope.lean.screen``): a generated declaration
     that carries ``#eval``, ``macro``, ``set_option debug...`` and the like never reaches Lean.
+    ``also_allowed``: the attributes the record's own target carries (a project's custom
+    attribute such as math2001's ``@[autograded]``), so that the ground truth passes.
     """
-    forbidden = screen(code)
+    forbidden = screen(code, also_allowed)
     return None if forbidden is None else forbidden.verdict().detail
-
-
-SCREEN: Screen = lean_screen
-"""THE place where T2 screens a generated declaration before Lean sees it; every T2 check
-goes through ``evaluate_answer`` (or the repository track), which calls it."""
 
 
 class SampleOutcome(StrEnum):
@@ -115,13 +112,19 @@ def _nonstandard_axioms(record: T2Record, compile_verdict: LeanVerdict) -> list[
     return sorted(found)
 
 
-def code_to_check(answer: Answer, screen: Screen | None = None) -> str | SampleResult:
+def code_to_check(
+    answer: Answer, record: T2Record, screen: Screen | None = None
+) -> str | SampleResult:
     """The answer's code, or the verdict of an answer that never reaches Lean: no usable code
-    was extracted, or the screen refuses a command in it (both tracks, the file and the
-    repository one, start here)."""
+    was extracted, or the screen refuses a command in it. THE place where T2 screens a
+    generated declaration: both tracks, the file and the repository one, start here, with
+    ``lean_screen`` and the record's own attributes unless a ``screen`` is given."""
     if answer.status is not AnswerStatus.OK or answer.code is None:
         return SampleResult(answer.status.value, detail=answer.detail)
-    refusal = (screen or SCREEN)(answer.code)
+    if screen is not None:
+        refusal = screen(answer.code)
+    else:
+        refusal = lean_screen(answer.code, attributes_in(record.target_code))
     if refusal is not None:
         return SampleResult(SampleOutcome.FORBIDDEN, detail=refusal)
     return answer.code
@@ -135,7 +138,7 @@ def evaluate_answer(
     screen: Screen | None = None,
 ) -> SampleResult:
     """Screen, build both programs, check them, and settle every verdict of the sample."""
-    code = code_to_check(answer, screen)
+    code = code_to_check(answer, record, screen)
     if isinstance(code, SampleResult):
         return code
     programs = build_programs(record, code, timeout_s)

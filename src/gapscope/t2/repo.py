@@ -338,7 +338,7 @@ def evaluate_in_repo(
     screen: Screen | None = None,
 ) -> SampleResult:
     """Substitute, compile, build; settle the sample's verdicts (module docstring)."""
-    code = code_to_check(answer, screen)
+    code = code_to_check(answer, record, screen)
     if isinstance(code, SampleResult):
         return code
     config = workspaces.config
