@@ -561,6 +561,11 @@ def test_leandojo_is_the_tracer_where_it_is_installed(
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-qm", "init"], check=True)
+    basic = mining / "Proj" / "Basic.lean"
+    basic.write_text(basic.read_text() + "-- an edit LeanDojo would not see\n")
+    dirty = mine(mining, tracer="auto")
+    assert dirty.exit_code == 2 and "differ from it (Proj/Basic.lean)" in dirty.stdout
+    subprocess.run([*git, "checkout", "-q", "--", "Proj/Basic.lean"], check=True)
     result = envelope(mine(mining, tracer="auto"))
     details = result["details"]
     assert details["trace"]["tracer"] == "leandojo" and "traced by LeanDojo" in result["notes"][0]

@@ -41,14 +41,24 @@ def leandojo_available() -> bool:
 
 
 def head_commit(project: Path) -> str:
-    """The commit LeanDojo traces; LeanUnavailable when the project is no git repository."""
-    done = subprocess.run(
-        ["git", "-C", str(project), "rev-parse", "HEAD"], capture_output=True, text=True
-    )
+    """The commit LeanDojo traces; LeanUnavailable when the project is no git repository, or
+    when its ``.lean`` files differ from that commit (LeanDojo would trace the commit while
+    the records are cut from the files: their ranges would not match)."""
+    git = ["git", "-C", str(project)]
+    done = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True)
     if done.returncode != 0:
         raise LeanUnavailable(
             f"LeanDojo traces a git commit, and {project} has none ({done.stderr.strip()}); "
             "commit the project or use --tracer gapscope"
+        )
+    changed = subprocess.run(
+        [*git, "status", "--porcelain", "--", "*.lean"], capture_output=True, text=True
+    ).stdout.split("\n")
+    dirty = [line[3:] for line in changed if line.strip()]
+    if dirty:
+        raise LeanUnavailable(
+            f"LeanDojo traces the commit, and {len(dirty)} .lean file(s) of {project} differ"
+            f" from it ({', '.join(dirty[:3])}); commit them or use --tracer gapscope"
         )
     return done.stdout.strip()
 

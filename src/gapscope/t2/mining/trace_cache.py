@@ -26,12 +26,17 @@ def tracer_source() -> Path:
 
 
 def source_key(project: Path, tracer: bytes | None = None) -> str:
-    """A hash of what the trace depends on: every ``.lean`` file (path and bytes), the lake
-    manifest and toolchain, and the tracer (``tracer``: what identifies another tracer than
-    gapscope's metaprogram, whose source is hashed by default)."""
+    """A hash of what the trace depends on: every ``.lean`` file (path and bytes, the
+    ``lakefile.lean`` too), the lake manifest, toolchain and ``lakefile.toml``, and the tracer
+    (``tracer``: what identifies another tracer than gapscope's metaprogram, whose source is
+    hashed by default)."""
     digest = hashlib.sha256(tracer if tracer is not None else tracer_source().read_bytes())
     paths = [p.relative_to(project).as_posix() for p in lean_files(project)]
-    paths += [n for n in ("lake-manifest.json", "lean-toolchain") if (project / n).is_file()]
+    paths += [
+        n
+        for n in ("lake-manifest.json", "lean-toolchain", "lakefile.toml")
+        if (project / n).is_file()
+    ]
     for rel in sorted(paths):
         data = (project / rel).read_bytes()
         digest.update(f"\0{rel}\0{len(data)}\0".encode())
