@@ -17,9 +17,10 @@ from typer.testing import CliRunner
 
 from gapscope.app.main import app
 from gapscope.t2.audit import Defect, audit
+from gapscope.t2.declarations import split_declarations
 from gapscope.t2.evaluate import SampleResult
 from gapscope.t2.extract import extract_answer
-from gapscope.t2.project import dependents, imports_in
+from gapscope.t2.project import ProjectIndex, dependents, imports_in
 from gapscope.t2.records import T2Record
 from gapscope.t2.repo import (
     RepoConfig,
@@ -29,7 +30,7 @@ from gapscope.t2.repo import (
     file_text_of,
     project_dir,
 )
-from gapscope.t2.successors import successors, target_identity
+from gapscope.t2.successors import successors, successors_in, target_identity
 
 FAKE_LAKE = Path(__file__).parent / "fake_lake.py"
 TARGET = "theorem base_eq (n : Nat) : n + 0 = n := by\n  simp"
@@ -329,3 +330,37 @@ def test_imports_of_the_module_system_are_imports() -> None:
     )
     assert imports_in(text) == {"Lib.A", "Lib.B", "Lib.C", "Lib.D", "Lib.E"}
     assert imports_in("-- import Lib.F\ntheorem importing : True := trivial\n") == set()
+
+
+def test_the_indexed_project_search_finds_what_a_full_scan_finds(tmp_path: Path) -> None:
+    """ProjectIndex follows a name index instead of lexing every dependent declaration per
+    record; on a random project of chained modules both give the same successors."""
+    import random
+
+    rng = random.Random(7)
+    root = tmp_path / "P"
+    (root / "P").mkdir(parents=True)
+    (root / "lakefile.toml").write_text("name = 'P'\n")
+    targets: dict[str, tuple[int, str]] = {}  # name -> (module number, its text)
+    for m in range(8):
+        lines = [f"import P.M{k}" for k in range(m) if rng.random() < 0.6]
+        for d in range(6):
+            name, used = f"c{m}_{d}", rng.sample(sorted(targets), min(len(targets), 2))
+            uses = " ".join(used) or "0"
+            code = f"theorem {name} : True := -- {name}\n  (fun _ => trivial) ({uses})"
+            targets[name] = (m, code)
+            lines.append(code)
+        (root / "P" / f"M{m}.lean").write_text("\n\n".join(lines) + "\n")
+    index, found = ProjectIndex(root), []
+    for name, (m, code) in list(targets.items())[:24]:
+        record = replace(_record(code), id=f"P/M{m}.lean/{name}", dataset_name="P")
+        text = (root / "P" / f"M{m}.lean").read_text()
+        later = split_declarations(text[text.index(code) + len(code) :])
+        for other in index.in_import_order(set(dependents(root, f"P.M{m}"))):
+            later += split_declarations(
+                (root / other.replace(".", "/")).with_suffix(".lean").read_text()
+            )
+        scan = [s.name for s in successors_in(later, target_identity(record))]
+        found.append(len(scan))
+        assert [s.name for s in index.successors(record, f"P.M{m}")] == scan
+    assert max(found) >= 5 and min(found) == 0  # deep chains and isolated targets both

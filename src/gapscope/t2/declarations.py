@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
+from functools import cached_property
 
 from gapscope.lean.screen import SYNTAX_COMMANDS
 from gapscope.lean.source import Kind, Lexed, code_only, lex
@@ -103,6 +104,10 @@ class Declaration:
 
     def uses_sorry(self) -> bool:
         """``sorry`` or ``admit`` outside comments."""
+        return self._has_sorry
+
+    @cached_property
+    def _has_sorry(self) -> bool:
         return bool(_SORRY.search(code_only(self.text)))
 
     def identifiers(self) -> list[str]:
@@ -121,14 +126,19 @@ class Declaration:
 
         ``double_eq``, ``Nat.double_eq`` and ``double_eq.symm`` all use ``double_eq``; T2 built
         its graph from short names too (a namespace can hide the rest of the name)."""
-        wanted = set(short_names)
-        return any(wanted.intersection(_components(word)) for word in self.identifiers())
+        return not self.name_parts.isdisjoint(short_names)
+
+    @cached_property
+    def name_parts(self) -> frozenset[str]:
+        """Every dotted component of every identifier (lexed once per declaration: a record's
+        successor search asks each declaration many times)."""
+        return frozenset(c for word in self.identifiers() for c in name_components(word))
 
 
 _COMPONENT = re.compile(r"«([^»]*)»|([^.«]+)")
 
 
-def _components(word: str) -> list[str]:
+def name_components(word: str) -> list[str]:
     """``A.«b c».d`` -> ``["A", "b c", "d"]``."""
     return [m[1] if m[1] is not None else m[2] for m in _COMPONENT.finditer(word)]
 

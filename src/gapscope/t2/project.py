@@ -67,11 +67,18 @@ def dependents(project: Path, module: str) -> list[str]:
 
 
 class ProjectIndex:
-    """One project's files, read once: what an audit of many records needs from it."""
+    """One project's files, read once: what an audit of many records needs from it.
+
+    Every module's declarations are split and lexed once, into an index from each dotted
+    name component to the declarations that mention it; a record's successors in other
+    modules are then found by following that index from the target's name (and its in-file
+    successors' names), and only those candidates go through ``successors_in``, which gives
+    the same answer as a scan of every declaration of every dependent module.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._split: dict[str, list[Declaration]] = {}
+        self._orders: dict[str, list[str]] = {}
 
     @cached_property
     def _texts(self) -> dict[str, str]:
@@ -86,12 +93,22 @@ class ProjectIndex:
     def _imports(self) -> dict[str, set[str]]:
         return {module: imports_in(text) for module, text in self._texts.items()}
 
-    def _declarations(self, module: str) -> list[Declaration]:
-        """A module's declarations, split once (an audit asks for them once per record)."""
-        if module not in self._split:
-            found = split_declarations(self._texts[module])
-            self._split[module] = [d for d in found if d.is_declaration]
-        return self._split[module]
+    @cached_property
+    def _declarations(self) -> dict[str, list[Declaration]]:
+        return {
+            module: [d for d in split_declarations(text) if d.is_declaration]
+            for module, text in self._texts.items()
+        }
+
+    @cached_property
+    def _mentions(self) -> dict[str, list[tuple[str, int]]]:
+        """Name component -> (module, index) of each declaration whose code mentions it."""
+        index: dict[str, list[tuple[str, int]]] = {}
+        for module, declarations in self._declarations.items():
+            for i, d in enumerate(declarations):
+                for part in d.name_parts:
+                    index.setdefault(part, []).append((module, i))
+        return index
 
     def in_import_order(self, modules: set[str]) -> list[str]:
         """``modules`` with each after every one of them it imports (ties by name)."""
@@ -105,6 +122,11 @@ class ProjectIndex:
             left -= set(ready)
         return placed
 
+    def _dependents(self, module: str) -> list[str]:
+        if module not in self._orders:
+            self._orders[module] = self.in_import_order(_closure(self._imports, module))
+        return self._orders[module]
+
     def successors(self, record: T2Record, module: str) -> list[Successor]:
         """The record's successors in the project: after the target in its own file (the
         module ``module``, where the target must occur once; else there are none), then in
@@ -112,8 +134,24 @@ class ProjectIndex:
         text = self._texts.get(module)
         if text is None or text.count(record.target_code) != 1:
             return []
+        target = target_identity(record)
         suffix = text[text.index(record.target_code) + len(record.target_code) :]
-        later = [d for d in split_declarations(suffix) if d.is_declaration]
-        for other in self.in_import_order(_closure(self._imports, module)):
-            later += self._declarations(other)
-        return successors_in(later, target_identity(record))
+        in_file = [d for d in split_declarations(suffix) if d.is_declaration]
+        named = {s.name for s in successors_in(in_file, target)}
+        reached = {target.short_name}
+        reached |= {d.short_name for d in in_file if d.name in named and d.short_name}
+        rank = {m: n for n, m in enumerate(self._dependents(module))}
+        picked: set[tuple[str, int]] = set()
+        frontier = list(reached)
+        while frontier:
+            for place in self._mentions.get(frontier.pop(), ()):
+                if place[0] not in rank or place in picked:
+                    continue
+                picked.add(place)
+                short = self._declarations[place[0]][place[1]].short_name
+                if short is not None and short not in reached:
+                    reached.add(short)
+                    frontier.append(short)
+        ordered = sorted(picked, key=lambda place: (rank[place[0]], place[1]))
+        later = in_file + [self._declarations[m][i] for m, i in ordered]
+        return successors_in(later, target)
