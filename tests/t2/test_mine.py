@@ -265,9 +265,14 @@ def test_mine_writes_t2_records_the_split_and_the_funnel(mining: Path) -> None:
     assert checked.findings == [] and len(checked.valid) == 3
     in_file_only = audit(loaded.records[:2], loaded.problems)  # the file track reads the file
     assert in_file_only.findings == [] and len(in_file_only.valid) == 2
-    # the audit command agrees
-    audited = runner.invoke(app, ["t2", "audit", str(out / "records.jsonl"), "--json"])
-    assert audited.exit_code == 0 and json.loads(audited.stdout)["details"]["valid"] == 2
+    # the audit command agrees: with --repo all three, on the file alone double_twice has none
+    records = str(out / "records.jsonl")
+    audited = runner.invoke(app, ["t2", "audit", records, "--repo", str(mining), "--json"])
+    assert audited.exit_code == 0 and json.loads(audited.stdout)["details"]["valid"] == 3
+    alone = json.loads(runner.invoke(app, ["t2", "audit", records, "--json"]).stdout)["details"]
+    assert alone["valid"] == 2 and alone["ids"]["no_mentioning_successor"] == [
+        "Proj/Basic.lean/double_twice"
+    ]
 
 
 def test_the_trace_is_cached_and_reused_while_the_sources_are_unchanged(mining: Path) -> None:
