@@ -134,11 +134,13 @@ def test_each_rule_set_gives_its_hand_computed_numbers(
     rows = {row.metric: row for row in summary.rows()}
     label = "st, T2 rules" if rules == "t2" else "st"
     assert rows[f"TA (parity) [{label}]"].value == pytest.approx(100 * expected["ta"])
+    top = next(b for b in st["bleu"]["by_bucket"] if b["bleu"] == "90-100")
+    top_row = rows[f"wrong at BLEU 90-100 [{label}]"]
+    assert top_row.value == pytest.approx(100 * top["wrong"]) and top_row.n == top["samples"]
     console = Console(record=True, width=250)
     print_t2(report, console)
     text = console.export_text()
     assert f"rules: {rules}" in text and "TA by BLEU" in text
-    top = next(b for b in st["bleu"]["by_bucket"] if b["bleu"] == "90-100")
     assert top["samples"] >= 2  # `a` and `j` answer with the target itself
     html = tmp_path / "report.html"
     result = CliRunner().invoke(app, ["report", str(log.location), "--out", str(html)])

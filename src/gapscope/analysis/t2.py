@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from gapscope.analysis.logs import counted_samples, malformed_sample, require_task, sample_score
 from gapscope.analysis.profile import GapRow
+from gapscope.t2.bleu import BUCKETS
 from gapscope.t2.contract import TASK, RunMetadata, SampleScoreMetadata
 from gapscope.t2.evaluate import SampleOutcome
 from gapscope.t2.metrics import ScoredSample, summarize, with_missing
@@ -30,6 +31,8 @@ METRICS = {
 }
 """The per-context metrics that become gap-profile rows, with their display names."""
 HARD_METRICS = {"compile": "compile (Hard)", "ta": "TA (parity) (Hard)"}
+TOP = BUCKETS[-1]
+"""The BLEU bucket of the paper's contrast (over 70 % of its samples fail TA)."""
 """The Hard subset's metrics (Prop-typed targets), rows of their own as in the paper."""
 
 
@@ -75,7 +78,8 @@ class T2Summary:
 
     def rows(self) -> list[GapRow]:
         """Compile, TA (parity), TA (strict) and graded TA per context, then compile and TA of
-        the Hard subset, with bootstrap CIs."""
+        the Hard subset, with bootstrap CIs; and the share of BLEU 90-100 samples that fail
+        TA (no interval: a share of the samples that landed there)."""
         rows: list[GapRow] = []
         released = self.report.get("rules") == Rules.T2.value
         for context, metrics in self.report["contexts"].items():
@@ -86,6 +90,13 @@ class T2Summary:
                 rows.append(self._row(f"{name} [{label}]", metrics.get(key), n))
             for key, name in HARD_METRICS.items():
                 rows.append(self._row(f"{name} [{label}]", hard.get(key), hard["records"]))
+            top = next(
+                (b for b in (metrics.get("bleu") or {}).get("by_bucket", []) if b["bleu"] == TOP),
+                None,
+            )
+            if top is not None:  # the paper's contrast: high BLEU, still wrong
+                wrong = {"estimate": top["wrong"], "low": None, "high": None}
+                rows.append(self._row(f"wrong at BLEU {TOP} [{label}]", wrong, top["samples"]))
         return rows
 
     def _row(self, metric: str, ci: dict[str, Any] | None, n: int) -> GapRow:
