@@ -94,7 +94,7 @@ def test_the_hard_subset_has_its_own_compile_and_ta() -> None:
 
 def test_no_hard_record_leaves_no_hard_rate() -> None:
     main = summarize([_s("a", True, True)], n_resamples=50)["nl+st"]
-    assert main["hard"] == {"records": 0, "compile": None, "ta": None}
+    assert main["hard"] == {"records": 0, "rows": 0, "compile": None, "ta": None}
 
 
 def test_released_rules_pass_at_k_rows_and_failures() -> None:

@@ -448,6 +448,21 @@ def test_batches_run_as_ray_tasks(tmp_path: Path, ray_session: Any) -> None:
     assert len(trace.declarations) == 9
 
 
+def test_ray_batches_still_queued_are_cancelled_when_the_run_stops(
+    tmp_path: Path, ray_session: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = make_project(tmp_path)
+    config = TraceConfig(project, lake=(sys.executable, str(FAKE_LAKE)), sandboxed=False)
+    cancelled: list[Any] = []
+    monkeypatch.setattr(ray_session, "cancel", lambda ref, force=False: cancelled.append(ref))
+    batches = run_ray(None)(
+        config, [["Proj.Basic"], ["Proj.More"]], sorted(project_modules(project))
+    )
+    next(batches)
+    batches.close()  # the consumer stops (an error downstream, Ctrl-C)
+    assert len(cancelled) == 1
+
+
 @pytest.mark.lean
 def test_mining_a_real_lean_project(tmp_path: Path) -> None:
     if shutil.which("lake") is None:

@@ -268,14 +268,15 @@ def _t2_html(logs: Sequence[LoadedLog]) -> str:
             continue
         report = loaded.summary.to_dict()
         rules = report.get("rules", "gapscope")
+        unit = "rows" if rules == "t2" else "records"  # the released rules count file rows
         rows = []
         buckets = []
         for name, c in report["contexts"].items():
             hard = c.get("hard", {"records": 0, "compile": None, "ta": None})
             rows.append(
-                (name, c.get("rows", c["records"]) if rules == "t2" else c["records"])
+                (name, c.get(unit, c["records"]))
                 + tuple(t2_pct(c[m]) for m in ("compile", "ta", "ta_strict", "graded"))
-                + (t2_pct(c["compile_precision"]), hard["records"])
+                + (t2_pct(c["compile_precision"]), hard.get(unit, hard["records"]))
                 + (t2_pct(hard["compile"]), t2_pct(hard["ta"]))
             )
             bleu = c.get("bleu") or {"by_bucket": []}
@@ -283,13 +284,12 @@ def _t2_html(logs: Sequence[LoadedLog]) -> str:
                 (name, b["bleu"], b["samples"], f"{100 * b['ta']:.1f}", f"{100 * b['wrong']:.1f}")
                 for b in bleu["by_bucket"]
             ]
-        head: tuple[str, ...] = ("context", "rows" if rules == "t2" else "records", "compile", "TA")
-        head += ("TA strict",)
-        head += ("graded TA", "P(TA|compile)", "Hard records", "Hard compile", "Hard TA")
+        head = ("context", unit, "compile", "TA", "TA strict", "graded TA", "P(TA|compile)")
+        hard_head = (f"Hard {unit}", "Hard compile", "Hard TA")
         parts.append(
             f"<h3>{_e(report['model'])}: rules {_e(rules)}</h3>"
             f"<p>Counting rules: <b>{_e(rules)}</b> (docs/t2.md, Rules). Log: {_e(loaded.path)}</p>"
-            + _table(head, rows)
+            + _table((*head, *hard_head), rows)
         )
         if buckets:
             signature = next(iter(report["contexts"].values()))["bleu"]["signature"]

@@ -482,12 +482,11 @@ def t2_pct(ci: dict[str, Any] | None) -> str:
 def print_t2(summary: dict[str, Any], console: Console) -> None:
     """Compile vs TA vs strict vs graded per context, the Hard subset's compile and TA, TA by
     successors, what was skipped."""
-    released = summary.get("rules") == "t2"
-    unit = "rows (the released evaluator's rules)" if released else "records"
-    table = Table(title=f"T2 {summary['model']} (95% bootstrap CIs over {unit})")
-    columns: tuple[str, ...] = ("context", "rows" if released else "records", "compile", "TA")
-    columns += ("TA strict", "graded TA", "P(TA|compile)")
-    hard_columns = ("Hard records", "Hard compile", "Hard TA")
+    unit = "rows" if summary.get("rules") == "t2" else "records"  # the released rules: rows
+    shown = "rows (the released evaluator's rules)" if unit == "rows" else unit
+    table = Table(title=f"T2 {summary['model']} (95% bootstrap CIs over {shown})")
+    columns = ("context", unit, "compile", "TA", "TA strict", "graded TA", "P(TA|compile)")
+    hard_columns = (f"Hard {unit}", "Hard compile", "Hard TA")
     outcome_columns = ("renamed", "no answer", "forbidden", "server err", "missing")
     for col in (*columns, *hard_columns, *outcome_columns):
         table.add_column(col, justify="left" if col == "context" else "right")
@@ -496,9 +495,9 @@ def print_t2(summary: dict[str, Any], console: Console) -> None:
         hard = c.get("hard", {"records": 0, "compile": None, "ta": None})
         table.add_row(
             name,
-            str(c.get("rows", c["records"]) if released else c["records"]),
+            str(c.get(unit, c["records"])),
             *(t2_pct(c[m]) for m in ("compile", "ta", "ta_strict", "graded", "compile_precision")),
-            str(hard["records"]),
+            str(hard.get(unit, hard["records"])),
             t2_pct(hard["compile"]),
             t2_pct(hard["ta"]),
             *(

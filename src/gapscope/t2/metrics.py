@@ -116,7 +116,7 @@ def summarize_context(
     if not units:
         out.update(dict.fromkeys(RATES))
         out.update(compile_precision=None, ta_by_successors=[])
-        out["hard"] = {"records": 0, **dict.fromkeys(HARD_RATES)}
+        out["hard"] = {"records": 0, "rows": 0, **dict.fromkeys(HARD_RATES)}
         return out
     for rate in RATES:
         out[rate] = _rate_ci(_tested(units) if rate == "graded" else units, rate, rng, n_resamples)
@@ -127,6 +127,7 @@ def summarize_context(
     hard = [u for u in units if u.hard]
     out["hard"] = {
         "records": len(hard),
+        "rows": sum(u.rows for u in hard),
         **{rate: _rate_ci(hard, rate, rng, n_resamples) for rate in HARD_RATES},
     }
     return out

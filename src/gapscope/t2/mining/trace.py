@@ -230,9 +230,13 @@ def run_ray(address: str | None) -> Runner:
             ray.init(address=address, include_dashboard=False, log_to_driver=False)
         task = ray.remote(num_cpus=1)(trace_batch)
         pending = [task.remote(config, batch, all_modules) for batch in work]
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            yield ray.get(done[0])
+        try:
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                yield ray.get(done[0])
+        finally:  # stopped early (an error, Ctrl-C): the batches still queued never run
+            for ref in pending:
+                ray.cancel(ref, force=True)
 
     return run
 
