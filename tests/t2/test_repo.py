@@ -208,6 +208,10 @@ def test_a_record_naming_a_file_outside_the_project_is_refused(
     record = T2Record(**fields)
     result = audit([record], file_text=lambda r: file_text_of(repo, r))
     assert [f.defect for f in result.findings] == [Defect.INVALID_RECORD]
+    counted = audit(
+        [record], file_text=lambda r: file_text_of(repo, r), successors_of=RepoSuccessors(repo)
+    )  # the project-wide count does not read outside the project either
+    assert counted.findings == result.findings
     assert f"line 1 ({record.id}): {field}:" in result.findings[0].detail
     workspaces = _workspaces(repo)
     answer = extract_answer(f"```lean\n{TARGET} -- fake-error\n```", target_identity(record))

@@ -117,11 +117,10 @@ across its project (the repository track, ``gapscope.t2.repo.RepoSuccessors``)."
 
 
 def record_defects(
-    record: T2Record,
-    file_text: FileText | None = None,
-    successors_of: SuccessorsOf = successors,
+    record: T2Record, tests: Sequence[Successor], file_text: FileText | None = None
 ) -> list[tuple[Defect, str]]:
-    """The defects one record has on its own (duplicates need the whole file).
+    """The defects one record has on its own (duplicates need the whole file); ``tests``: its
+    successors.
 
     With ``file_text`` (the repository track) the target must be found once in its real file;
     ``formal_language`` is then not the file and is not compared.
@@ -141,7 +140,7 @@ def record_defects(
             found.extend(_file_defects(record, text))
     else:
         found.extend(_formal_language_defects(record))
-    if not successors_of(record):
+    if not tests:
         found.append((Defect.NO_MENTIONING_SUCCESSOR, "no declaration after the target uses it"))
     return found
 
@@ -202,7 +201,8 @@ def audit(
         )
     first: dict[str, T2Record] = {}
     for record in records:
-        own = record_defects(record, file_text, successors_of)
+        tests = successors_of(record)  # a project-wide search in the repository track: once
+        own = record_defects(record, tests, file_text)
         kept = first.get(record.id)
         if kept is None:
             first[record.id] = record
@@ -210,7 +210,7 @@ def audit(
             same = "identical" if _same(kept, record) else "different content"
             own.append((Defect.DUPLICATE_ID, f"id first seen on line {kept.line} ({same})"))
         if not own:
-            count = len(successors_of(record))
+            count = len(tests)
             if count < min_successors:
                 detail = f"{count} successor(s), fewer than {min_successors}"
                 own.append((Defect.TOO_FEW_SUCCESSORS, detail))

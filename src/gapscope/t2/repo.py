@@ -51,7 +51,7 @@ from gapscope.t2.evaluate import SampleOutcome, SampleResult, Screen, code_to_ch
 from gapscope.t2.extract import Answer
 from gapscope.t2.project import ProjectIndex, dependents, module_of
 from gapscope.t2.records import T2Record, project_path_problem
-from gapscope.t2.successors import Successor, successors_in, target_identity
+from gapscope.t2.successors import Successor, successors, successors_in, target_identity
 
 _DIAGNOSTIC = re.compile(
     r"^(?:(?P<sev1>error|warning): )?(?:\./)?(?P<path>[^\s:][^:\n]*\.lean):(?P<line>\d+):\d+:"
@@ -124,17 +124,26 @@ def file_in(project: Path, record: T2Record) -> Path:
 
 class RepoSuccessors:
     """A record's successors across its project (:class:`gapscope.t2.project.ProjectIndex`),
-    each project under ``root`` read once: the repository track's count for the audit's
-    filter and the samples' ``dependents``."""
+    each project under ``root`` read once and each record searched once: the repository
+    track's count for the audit's filter, the profile and the samples' ``dependents``. For a
+    record that names no file inside the project (the audit reports it invalid) they are its
+    ``after_target_code``'s."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._indexes: dict[Path, ProjectIndex] = {}
+        self._found: dict[T2Record, list[Successor]] = {}
 
     def __call__(self, record: T2Record) -> list[Successor]:
-        project = project_dir(self.root, record)
-        index = self._indexes.setdefault(project, ProjectIndex(project))
-        return index.successors(record, module_of(target_file(record)))
+        if record not in self._found:
+            try:
+                project, module = project_dir(self.root, record), module_of(target_file(record))
+            except ValueError:
+                self._found[record] = successors(record)
+            else:
+                index = self._indexes.setdefault(project, ProjectIndex(project))
+                self._found[record] = index.successors(record, module)
+        return self._found[record]
 
 
 def file_text_of(root: Path, record: T2Record) -> str | None:
