@@ -31,9 +31,9 @@ METRICS = {
 }
 """The per-context metrics that become gap-profile rows, with their display names."""
 HARD_METRICS = {"compile": "compile (Hard)", "ta": "TA (parity) (Hard)"}
+"""The Hard subset's metrics (theorem targets), rows of their own as in the paper."""
 TOP = BUCKETS[-1]
 """The BLEU bucket of the paper's contrast (over 70 % of its samples fail TA)."""
-"""The Hard subset's metrics (Prop-typed targets), rows of their own as in the paper."""
 
 
 def read_samples(log: EvalLog) -> list[ScoredSample]:
@@ -85,11 +85,12 @@ class T2Summary:
         for context, metrics in self.report["contexts"].items():
             hard = metrics.get("hard", {"records": 0})
             label = f"{context}, T2 rules" if released else context
-            n = metrics.get("rows", metrics["records"])
+            unit = "rows" if released else "records"  # the released rules count file rows
+            n, hard_n = metrics.get(unit, metrics["records"]), hard.get(unit, hard["records"])
             for key, name in METRICS.items():
                 rows.append(self._row(f"{name} [{label}]", metrics.get(key), n))
             for key, name in HARD_METRICS.items():
-                rows.append(self._row(f"{name} [{label}]", hard.get(key), hard["records"]))
+                rows.append(self._row(f"{name} [{label}]", hard.get(key), hard_n))
             top = next(
                 (b for b in (metrics.get("bleu") or {}).get("by_bucket", []) if b["bleu"] == TOP),
                 None,
