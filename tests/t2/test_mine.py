@@ -18,8 +18,9 @@ from gapscope.models.scripted import REQUESTS, script
 from gapscope.t2.audit import audit
 from gapscope.t2.mining.graph import DependencyGraph
 from gapscope.t2.mining.targets import Filters, cut, header_end, mine_targets
-from gapscope.t2.mining.trace import TraceConfig, project_modules, run_ray, trace_project
+from gapscope.t2.mining.trace import TraceConfig, run_ray, trace_project
 from gapscope.t2.mining.traced import TraceError, parse_batch, parse_declaration
+from gapscope.t2.project import project_modules
 from gapscope.t2.prompting import load_nl_file
 from gapscope.t2.records import FIELDS, load_records
 from gapscope.t2.repo import RepoSuccessors, file_text_of

@@ -216,7 +216,7 @@ def _trace(
 
 def _mine(trace: Trace, root: Path, min_successors: int, min_depth: int) -> Mined:
     from gapscope.t2.mining.targets import Filters, mine_targets
-    from gapscope.t2.mining.trace import project_modules
+    from gapscope.t2.project import project_modules
     from gapscope.t2.repo import RepoSuccessors
 
     def read(path: str) -> str | None:

@@ -39,6 +39,19 @@ def lean_files(project: Path) -> Iterator[Path]:
             yield path
 
 
+NOT_MODULES = frozenset({"lakefile.lean"})
+"""``.lean`` files of a project that are not modules of it."""
+
+
+def project_modules(project: Path) -> dict[str, str]:
+    """Module name -> path (relative, POSIX) of every module of the project's own sources."""
+    return {
+        module_of(rel): rel
+        for rel in (p.relative_to(project).as_posix() for p in lean_files(project))
+        if rel not in NOT_MODULES
+    }
+
+
 def imports_in(text: str) -> set[str]:
     """The modules a file's ``import`` lines name."""
     return {name for line in _IMPORT.findall(text) for name in line.split()}
@@ -83,10 +96,8 @@ class ProjectIndex:
     @cached_property
     def _texts(self) -> dict[str, str]:
         return {
-            module_of(p.relative_to(self.root).as_posix()): p.read_text(
-                encoding="utf-8", errors="replace"
-            )
-            for p in lean_files(self.root)
+            module: (self.root / path).read_text(encoding="utf-8", errors="replace")
+            for module, path in project_modules(self.root).items()
         }
 
     @cached_property

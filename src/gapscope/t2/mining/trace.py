@@ -39,19 +39,7 @@ from gapscope.lean.kernel import run_bounded, tail_of
 from gapscope.lean.sandbox import sandbox_argv
 from gapscope.t2.mining.trace_cache import read_cache, source_key, tracer_source, write_cache
 from gapscope.t2.mining.traced import TracedDeclaration, TraceError, parse_batch, parse_declaration
-from gapscope.t2.project import lean_files, module_of
-
-NOT_MODULES = frozenset({"lakefile.lean"})
-"""``.lean`` files of a project that are not modules of it."""
-
-
-def project_modules(project: Path) -> dict[str, str]:
-    """Module name -> path (relative, POSIX) of every module of the project's own sources."""
-    return {
-        module_of(rel): rel
-        for rel in (p.relative_to(project).as_posix() for p in lean_files(project))
-        if rel not in NOT_MODULES
-    }
+from gapscope.t2.project import project_modules
 
 
 @dataclass(frozen=True)
