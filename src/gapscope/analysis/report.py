@@ -26,7 +26,7 @@ from gapscope.analysis.profile import GapRow
 from gapscope.analysis.s2b import Axes, axes
 from gapscope.analysis.steering import DosageCurve, dosage_curves, is_steering_run
 from gapscope.analysis.t2 import T2Summary
-from gapscope.analysis.terminal import PLAN_COLUMNS, rate_cell, t2_pct
+from gapscope.analysis.terminal import PLAN_COLUMNS, rate_cell, t2_bleu_cells, t2_contexts
 from gapscope.s2b.contract import TASK as S2B_TASK
 
 MAX_PAIRS = 10  # comparisons drawn in a report; more models than 5 -> first ten pairs
@@ -268,28 +268,15 @@ def _t2_html(logs: Sequence[LoadedLog]) -> str:
             continue
         report = loaded.summary.to_dict()
         rules = report.get("rules", "gapscope")
-        unit = "rows" if rules == "t2" else "records"  # the released rules count file rows
-        rows = []
-        buckets = []
-        for name, c in report["contexts"].items():
-            hard = c.get("hard", {"records": 0, "compile": None, "ta": None})
-            rows.append(
-                (name, c.get(unit, c["records"]))
-                + tuple(t2_pct(c[m]) for m in ("compile", "ta", "ta_strict", "graded"))
-                + (t2_pct(c["compile_precision"]), hard.get(unit, hard["records"]))
-                + (t2_pct(hard["compile"]), t2_pct(hard["ta"]))
-            )
-            bleu = c.get("bleu") or {"by_bucket": []}
-            buckets += [
-                (name, b["bleu"], b["samples"], f"{100 * b['ta']:.1f}", f"{100 * b['wrong']:.1f}")
-                for b in bleu["by_bucket"]
-            ]
-        head = ("context", unit, "compile", "TA", "TA strict", "graded TA", "P(TA|compile)")
-        hard_head = (f"Hard {unit}", "Hard compile", "Hard TA")
+        buckets = [
+            (name, *t2_bleu_cells(b))
+            for name, c in report["contexts"].items()
+            for b in (c.get("bleu") or {"by_bucket": []})["by_bucket"]
+        ]
         parts.append(
             f"<h3>{_e(report['model'])}: rules {_e(rules)}</h3>"
             f"<p>Counting rules: <b>{_e(rules)}</b> (docs/t2.md, Rules). Log: {_e(loaded.path)}</p>"
-            + _table((*head, *hard_head), rows)
+            + _table(*t2_contexts(report))
         )
         if buckets:
             signature = next(iter(report["contexts"].values()))["bleu"]["signature"]

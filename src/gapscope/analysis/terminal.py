@@ -479,32 +479,58 @@ def t2_pct(ci: dict[str, Any] | None) -> str:
     return f"{100 * ci['estimate']:.1f} [{100 * ci['low']:.1f}, {100 * ci['high']:.1f}]"
 
 
+T2_OUTCOMES = {
+    "renamed": "renamed",
+    "no_answer": "no answer",
+    "forbidden_command": "forbidden",
+    "server_error": "server err",
+    "missing": "missing",
+}
+"""The outcomes counted per context, with their column names."""
+
+
+def t2_unit(summary: Mapping[str, Any]) -> str:
+    """What a T2 run's denominators count: file rows under the released rules, else records."""
+    return "rows" if summary.get("rules") == "t2" else "records"
+
+
+def t2_contexts(summary: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """The per-context table of a T2 run (terminal and HTML report): its column names, and per
+    context compile, TA, strict, graded, precision, the Hard subset and the outcome counts."""
+    unit = t2_unit(summary)
+    columns: tuple[str, ...] = (
+        *("context", unit, "compile", "TA", "TA strict", "graded TA", "P(TA|compile)"),
+        *(f"Hard {unit}", "Hard compile", "Hard TA", *T2_OUTCOMES.values()),
+    )
+    rows = []
+    for name, c in summary["contexts"].items():
+        hard = c.get("hard", {"records": 0, "compile": None, "ta": None})
+        rows.append(
+            (name, str(c.get(unit, c["records"])))
+            + tuple(t2_pct(c[m]) for m in ("compile", "ta", "ta_strict", "graded"))
+            + (t2_pct(c["compile_precision"]), str(hard.get(unit, hard["records"])))
+            + (t2_pct(hard["compile"]), t2_pct(hard["ta"]))
+            + tuple(str(c["outcomes"][o]) for o in T2_OUTCOMES)
+        )
+    return columns, rows
+
+
+def t2_bleu_cells(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """One BLEU bucket: its label, samples, TA % and wrong %."""
+    return row["bleu"], str(row["samples"]), f"{100 * row['ta']:.1f}", f"{100 * row['wrong']:.1f}"
+
+
 def print_t2(summary: dict[str, Any], console: Console) -> None:
     """Compile vs TA vs strict vs graded per context, the Hard subset's compile and TA, TA by
     successors, what was skipped."""
-    unit = "rows" if summary.get("rules") == "t2" else "records"  # the released rules: rows
+    unit = t2_unit(summary)
     shown = "rows (the released evaluator's rules)" if unit == "rows" else unit
     table = Table(title=f"T2 {summary['model']} (95% bootstrap CIs over {shown})")
-    columns = ("context", unit, "compile", "TA", "TA strict", "graded TA", "P(TA|compile)")
-    hard_columns = (f"Hard {unit}", "Hard compile", "Hard TA")
-    outcome_columns = ("renamed", "no answer", "forbidden", "server err", "missing")
-    for col in (*columns, *hard_columns, *outcome_columns):
+    columns, rows = t2_contexts(summary)
+    for col in columns:
         table.add_column(col, justify="left" if col == "context" else "right")
-    for name, c in summary["contexts"].items():
-        outcomes = c["outcomes"]
-        hard = c.get("hard", {"records": 0, "compile": None, "ta": None})
-        table.add_row(
-            name,
-            str(c.get(unit, c["records"])),
-            *(t2_pct(c[m]) for m in ("compile", "ta", "ta_strict", "graded", "compile_precision")),
-            str(hard.get(unit, hard["records"])),
-            t2_pct(hard["compile"]),
-            t2_pct(hard["ta"]),
-            *(
-                str(outcomes[o])
-                for o in ("renamed", "no_answer", "forbidden_command", "server_error", "missing")
-            ),
-        )
+    for row in rows:
+        table.add_row(*row)
     console.print(table)
     for name, c in summary["contexts"].items():
         by = Table(title=f"{name}: TA by number of successors")
@@ -539,9 +565,7 @@ def print_t2_bleu(context: str, bleu: Mapping[str, Any] | None, console: Console
     for col in ("BLEU", "samples", "TA", "wrong"):
         table.add_column(col, justify="right")
     for row in bleu["by_bucket"]:
-        table.add_row(
-            row["bleu"], str(row["samples"]), f"{100 * row['ta']:.1f}", f"{100 * row['wrong']:.1f}"
-        )
+        table.add_row(*t2_bleu_cells(row))
     console.print(table)
     console.print(
         f"mean BLEU {bleu['mean']:.1f} over {bleu['samples']} samples ({bleu['signature']})"
