@@ -10,7 +10,9 @@ from __future__ import annotations
 import pytest
 
 from gapscope.lean.heads import heads
-from gapscope.lean.soundness import prepare
+from gapscope.lean.protocol import ReplResponse
+from gapscope.lean.soundness import judge, prepare
+from gapscope.lean.verdict import LeanMessage, Status
 from gapscope.t2.declarations import head, split_declarations
 
 CASES = [
@@ -100,3 +102,16 @@ def test_a_hostile_chain_of_open_in_is_read_without_backtracking() -> None:
     # The splitter's old regex took 42 s on n = 26, doubling every step; the reader is one pass.
     code = "open a in " * 32 + "zzz"
     assert head(code) is None and prepare(code).names == ()
+
+
+def test_code_the_lexer_cannot_read_to_the_end_is_never_valid() -> None:
+    # The ``{ "a" }`` part may be code or text to Lean: whatever follows is unknown, so the
+    # axiom and the theorem after it were never queried, and only ``s`` was (VALID before).
+    code = 'def s : String := s!"{ "a" }"\naxiom cheat : False\ntheorem t : False := cheat'
+    prepared = prepare(code)
+    assert prepared.unread is not None and prepared.unread.startswith("line 1 (")
+    reply = ReplResponse(messages=(LeanMessage("info", "'s' does not depend on any axioms", 4, 0),))
+    verdict = judge(reply, prepared, 0.0)
+    assert (
+        verdict.status is Status.SERVER_ERROR and "could not be read past line 1" in verdict.detail
+    )

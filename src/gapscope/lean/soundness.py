@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from gapscope.lean.heads import heads, qualify
 from gapscope.lean.protocol import ReplResponse
+from gapscope.lean.source import Lexed, lex
 from gapscope.lean.verdict import STANDARD_AXIOMS, Checker, LeanMessage, LeanVerdict, Status
 
 EXAMPLE_PREFIX = "gapscope_example_"
@@ -49,6 +50,9 @@ class Prepared:
     names: tuple[str, ...]
     code_lines: int
     required: tuple[str, ...] = ()
+    unread: str | None = None
+    """Where the Lean lexer could not decide how Lean reads the code (None: read to the end).
+    Declarations after that place are unknown, so their axioms are never asked: no VALID."""
 
 
 def declared_names(code: str) -> tuple[str, ...]:
@@ -64,7 +68,8 @@ def prepare(code: str, required: tuple[str, ...] = ()) -> Prepared:
     pieces: list[str] = []
     names: list[str] = []
     at = examples = 0
-    for found in heads(code):
+    lexed = lex(code)
+    for found in heads(lexed):
         if found.kind == "example":
             examples += 1
             name = f"{EXAMPLE_PREFIX}{examples}"
@@ -81,7 +86,16 @@ def prepare(code: str, required: tuple[str, ...] = ()) -> Prepared:
         names=unique,
         code_lines=body.count("\n") + 1,
         required=required,
+        unread=_unread(lexed),
     )
+
+
+def _unread(lexed: Lexed) -> str | None:
+    stop = lexed.undecided
+    if stop is None:
+        return None
+    line = lexed.text.count("\n", 0, stop.position) + 1
+    return f"line {line} ({stop.what})"
 
 
 def parse_axioms(data: str) -> tuple[str, tuple[str, ...]] | None:
@@ -156,6 +170,15 @@ def _judge(response: ReplResponse, prepared: Prepared, elapsed_s: float) -> Lean
         )
     if response.sorries or any(is_sorry_warning(m) for m in messages):
         return LeanVerdict(Status.SORRY, messages, elapsed_s, axioms or None, "the code uses sorry")
+    if prepared.unread is not None:
+        return LeanVerdict(
+            Status.SERVER_ERROR,
+            messages,
+            elapsed_s,
+            axioms or None,
+            f"the code could not be read past {prepared.unread}: the declarations after it,"
+            " and so their axioms, are unknown; validity not established",
+        )
     declared = {_strip_guillemets(n) for n in prepared.names}
     absent = [r for r in prepared.required if _strip_guillemets(r) not in declared]
     if absent:

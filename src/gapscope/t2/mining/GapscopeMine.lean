@@ -34,9 +34,14 @@ its private prefix); `source_name` is the name as the source writes it (without 
 would write `Proj.«More Things»` for `Proj.More Things`). On failure it writes
 {"error": <message>} and exits 1.
 
-APIs, at the pinned toolchain leanprover/lean4:v4.33.0-rc2 (none can be compiled where gapscope
-is developed; each is cited where it is called, from code built for that toolchain where
-there is such code: leanprover-community/repl 8948401, leanprover/comparator 5d21b89).
+APIs, at the pinned toolchain leanprover/lean4:v4.33.0-rc2 (nothing can be compiled where
+gapscope is developed): where code built for that toolchain makes the same call
+(leanprover-community/repl 8948401, leanprover/comparator 5d21b89), the call here cites it.
+The others (`findDeclarationRangesCore?`, `isInstance`, `isAuxRecursor`, `isNoConfusion`,
+`isProjectionFn`, `isClass`, `isStructure`, `isMatcherCore`, `privateToUserName`,
+`Name.isInternalDetail`, `Meta.isProp`, `getModuleIdxFor?`/`getModuleIdx?`, `header.moduleData`)
+were read in lean4's sources but not at that tag; a self-test that compiles this program on
+the user's installation is what settles them.
 -/
 import Lean
 
@@ -65,6 +70,7 @@ partial def owner (name : Name) : CoreM (Option Name) := do
 /-- Whether some component of `name` is a string starting with one of `marks` (read on
 `Name`'s own constructors, `Init/Prelude.lean`). -/
 def hasMark (marks : List String) : Name → Bool
+  -- `String.startsWith` with a string, as repl 8948401 calls it (REPL/Main.lean:428)
   | .str p c => marks.any (c.startsWith ·) || hasMark marks p
   | .num p _ => hasMark marks p
   | .anonymous => false
@@ -94,6 +100,8 @@ def kindOf (info : ConstantInfo) : CoreM String := do
 /-- The constants the type and the value of `info` mention (for an inductive type, the types
 of its constructors). -/
 def mentioned (env : Environment) (info : ConstantInfo) : Array Name := Id.run do
+  -- `getUsedConstants` and `value? (allowOpaque := true)` as comparator 5d21b89 calls them
+  -- (Comparator/Util.lean:11-14)
   let mut names := info.type.getUsedConstants
   if let some value := info.value? (allowOpaque := true) then
     names := names ++ value.getUsedConstants
@@ -167,7 +175,7 @@ def main (args : List String) : IO UInt32 := do
   match args with
   | out :: modulesFile :: modules =>
     try
-      initSearchPath (← findSysroot)
+      initSearchPath (← findSysroot)  -- as repl 8948401 (REPL/Main.lean:442)
       let listed ← IO.FS.lines modulesFile
       -- `String.trimAscii` (a `String.Slice`), `.isEmpty` and `.toString`, as repl 8948401
       -- calls them (REPL/Main.lean:372, REPL/JSON.lean:73): `String.trim` is deprecated at
@@ -183,6 +191,8 @@ def main (args : List String) : IO UInt32 := do
       let env ← importModules imports {} 0 (loadExts := true)
       let (decls, _) ← (trace project modules).toIO
         { fileName := "<gapscope-mine>", fileMap := default, maxHeartbeats := 0 } { env := env }
+      -- `Json.arr` as repl 8948401 (REPL/Main.lean:336), `Json.mkObj`/`compress` as comparator
+      -- 5d21b89 (Main.lean:157)
       IO.FS.writeFile out (Json.mkObj [("tracer", toJson "gapscope"),
         ("lean", toJson Lean.versionString), ("modules", toJson (modules.map (·.1))),
         ("declarations", Json.arr decls)]).compress
