@@ -43,6 +43,12 @@ CASES = [
         ("instFoo",),
     ),
     ("instance : Inhabited Nat := ⟨0⟩", ("instance", None), ()),
+    (
+        "instance (priority := (default + 1)) instBar : Inhabited Nat := ⟨0⟩",
+        ("instance", "instBar"),
+        ("instBar",),
+    ),
+    ("instance (priority := low", ("instance", None), ()),
     ("class inductive C | a", ("class", "C"), ()),
     ("deriving instance BEq for S", None, ()),
     ("attribute [local instance] foo", None, ()),

@@ -93,7 +93,8 @@ def heads(source: str | Lexed) -> list[Head]:
     lexed = source if isinstance(source, Lexed) else lex(source)
     code = [t for t in lexed.tokens if t.kind is not Kind.COMMENT]
     words = [lexed.word(t) for t in code]
-    scopes: list[str | None] = []  # a namespace's name, None for a section or mutual block
+    closing = _closing_parens(code, words)
+    scopes = [""]  # the namespace inside each open scope (a section or mutual keeps its own)
     found: list[Head] = []
     square = 0
     i = 0
@@ -103,21 +104,20 @@ def heads(source: str | Lexed) -> list[Head]:
         if token.kind is Kind.SYMBOL and word in ("[", "]"):
             square = square + 1 if word == "[" else max(square - 1, 0)
         elif ident and word == "namespace" and _ident_at(code, words, i + 1):
-            scopes.append(words[i + 1])
+            scopes.append(qualify(scopes[-1], words[i + 1]))
             i += 1
         elif ident and word in ("section", "mutual"):
-            scopes.append(None)
+            scopes.append(scopes[-1])
         elif ident and word == "end":
-            if scopes:
+            if len(scopes) > 1:
                 scopes.pop()
         elif ident and word in _KEYWORDS and not _attribute_word(words, i, square):
             keyword, kind = token, word
             if word == "class" and i + 1 < len(words) and words[i + 1] in _CLASS_OF:
                 i += 1
-            name_at = _skip_priority(code, words, i + 1) if word == "instance" else i + 1
+            name_at = _skip_priority(words, closing, i + 1) if word == "instance" else i + 1
             named = kind != "example" and _ident_at(code, words, name_at)
-            namespace = ".".join(s for s in scopes if s is not None)
-            found.append(Head(kind, words[name_at] if named else None, keyword, namespace))
+            found.append(Head(kind, words[name_at] if named else None, keyword, scopes[-1]))
             if named:
                 i = name_at
         i += 1
@@ -136,14 +136,21 @@ def _attribute_word(words: list[str], i: int, square: int) -> bool:
     )
 
 
-def _skip_priority(code: list[Token], words: list[str], i: int) -> int:
-    """The index after ``(priority := …)`` at ``i`` (``i`` itself when there is none)."""
+def _closing_parens(code: list[Token], words: list[str]) -> dict[int, int]:
+    """Token index of each ``(`` -> that of its ``)``, matched in one pass (none when open)."""
+    closing: dict[int, int] = {}
+    stack: list[int] = []
+    for j, token in enumerate(code):
+        if token.kind is Kind.SYMBOL and words[j] == "(":
+            stack.append(j)
+        elif token.kind is Kind.SYMBOL and words[j] == ")" and stack:
+            closing[stack.pop()] = j
+    return closing
+
+
+def _skip_priority(words: list[str], closing: dict[int, int], i: int) -> int:
+    """The index after ``(priority := …)`` at ``i`` (``i`` itself when there is none; the end
+    when it is never closed)."""
     if not (i + 1 < len(words) and words[i] == "(" and words[i + 1] == "priority"):
         return i
-    depth = 0
-    for j in range(i, len(words)):
-        if code[j].kind is Kind.SYMBOL and words[j] in ("(", ")"):
-            depth += 1 if words[j] == "(" else -1
-            if depth == 0:
-                return j + 1
-    return len(words)
+    return closing.get(i, len(words) - 1) + 1
