@@ -178,9 +178,9 @@ def main (args : List String) : IO UInt32 := do
       initSearchPath (← findSysroot)  -- as repl 8948401 (REPL/Main.lean:442)
       let listed ← IO.FS.lines modulesFile
       -- `String.trimAscii` (a `String.Slice`), `.isEmpty` and `.toString`, as repl 8948401
-      -- calls them (REPL/Main.lean:372, REPL/JSON.lean:73): `String.trim` is deprecated at
-      -- v4.33 (`Init/Data/String/TakeDrop.lean`, `@[deprecated String.trimAscii]`), and its
-      -- warning would name this file. `String.toName` as comparator 5d21b89 calls it
+      -- calls them (REPL/Main.lean:372, REPL/JSON.lean:73): `String.trim` is
+      -- `@[deprecated String.trimAscii (since := "2025-11-17")]` (lean4
+      -- src/Init/Data/String/TakeDrop.lean), and its warning would name this file. `String.toName` as comparator 5d21b89 calls it
       -- (Main.lean:304-306): it splits at dots and builds each part as written, no `«»`.
       let project : Std.HashSet Name := listed.foldl (init := {}) fun s line =>
         if line.trimAscii.isEmpty then s else s.insert line.trimAscii.toString.toName
