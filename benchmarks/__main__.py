@@ -13,6 +13,7 @@ from benchmarks import (
     bench_s2b,
     bench_screen,
     bench_steer,
+    bench_t2_heads,
     bench_t2_successors,
     bench_verifier,
 )
@@ -33,6 +34,7 @@ def main() -> None:
         ("steering: overhead and extraction throughput", bench_steer.main),
         ("Ctrl-C during an embedded run: seconds to exit", bench_interrupt.main),
         ("command screen: 56 KB hostile vs benign replies", bench_screen.main),
+        ("T2 declaration heads: 56 KB hostile vs benign reply", bench_t2_heads.main),
         ("T2 project-wide successors: name index vs a scan per record", bench_t2_successors.main),
         ("device (CUDA): engine vs HF generate, steering, extraction at 7B", bench_device.main),
     ):

@@ -8,7 +8,10 @@ Lean that T2's attribution can be tested against:
 - ``-- fake-breaks: a, b`` anywhere makes the declarations named ``a`` and ``b`` fail with an
   error at their head line (a wrong generated statement breaking those successors);
 - every declaration whose text contains ``sorry`` gets Lean's sorry warning at its head;
-- ``#print axioms X`` reports the standard axioms, plus ``sorryAx`` when X uses ``sorry``;
+- ``#print axioms X`` reports the standard axioms, plus ``sorryAx`` when X uses ``sorry``,
+  plus every user ``axiom A`` (declared anywhere in the code) that is X itself or that X's
+  text names, as Lean reports an axiom among its own and its users' axioms;
+- ``#print axioms X.`` (a name ending in a dot) is a parse error on its line;
 - what Lean's parser rejects in a command: an ``import`` line after the header, a Markdown
   fence line and a reply's ``THOUGHT`` line get an error there (a reply checked whole);
 - ``-- fake:crash`` crashes the REPL (a backend failure), as in the plain fake.
@@ -28,6 +31,7 @@ import fake_repl
 
 STANDARD = ["propext", "Classical.choice", "Quot.sound"]
 HEAD = re.compile(r"^(?:@\[[^\]]*\]\s*)*(?:theorem|lemma|def|abbrev|instance|example)\s+(\S+)")
+USER_AXIOM = re.compile(r"\baxiom\s+(\w+)")
 BREAKS = re.compile(r"-- fake-breaks:([^\n]*)")
 ORIGINAL = fake_repl._answer
 
@@ -82,8 +86,13 @@ def _t2_answer(code: str, next_env: int) -> dict[str, Any]:
         match = fake_repl.PRINT_AXIOMS.match(line)
         if match:
             name = match[1]
-            uses = re.search(r"\bsorry\b", decls.get(name, (0, ""))[1])
+            if name.endswith("."):  # no identifier ends with a dot: Lean's parser stops there
+                messages.append(_message("error", n, "unexpected token; expected identifier"))
+                continue
+            text = decls.get(name, (0, ""))[1]
+            uses = re.search(r"\bsorry\b", text)
             axioms = STANDARD + (["sorryAx"] if uses else [])
+            axioms += [a for a in USER_AXIOM.findall(code) if a == name or a in text.split()]
             data = f"'{name}' depends on axioms: [{', '.join(axioms)}]"
             messages.append(_message("info", n, data))
     return {"env": next_env, "messages": messages, "sorries": sorries}

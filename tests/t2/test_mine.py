@@ -17,10 +17,10 @@ from gapscope.app.main import app
 from gapscope.models.scripted import REQUESTS, script
 from gapscope.t2.audit import audit
 from gapscope.t2.mining.graph import DependencyGraph
-from gapscope.t2.mining.targets import Filters, cut, header_end, mine_targets
+from gapscope.t2.mining.targets import Filters, cut, header_end, make_record, mine_targets
 from gapscope.t2.mining.trace import TraceConfig, run_ray, trace_project
 from gapscope.t2.mining.traced import TraceError, parse_batch, parse_declaration
-from gapscope.t2.project import project_modules
+from gapscope.t2.project import OutsideProject, project_modules
 from gapscope.t2.prompting import load_nl_file
 from gapscope.t2.records import FIELDS, load_records
 from gapscope.t2.repo import RepoSuccessors, file_text_of
@@ -648,3 +648,101 @@ def test_a_tracer_that_does_not_compile_stops_at_once(
     assert "invalid argument name 'loadExts'" in error
     # once: not again for each of the two modules alone
     assert [c[:3] for c in lake_calls(mining)].count(["env", "lean", "--run"]) == 1
+
+
+def test_a_warning_in_the_tracers_source_is_not_a_compile_error(
+    mining: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A newer Lean's deprecation warning names GapscopeMine.lean; a batch that then fails
+    for a module of its own (Lean dies importing it, no report written) is retried module by
+    module, not read as "the tracer does not compile" (which stopped the whole run)."""
+    monkeypatch.setenv("FAKE_MINE_WARN", "1")
+    monkeypatch.setenv("FAKE_MINE_CRASH", "Proj.More")
+    result = envelope(mine(mining))
+    assert list(result["details"]["trace"]["failed"]) == ["Proj.More"]
+    assert "INTERNAL PANIC" in result["details"]["trace"]["failed"]["Proj.More"]
+    assert result["details"]["funnel"]["declarations traced"] == 6  # Proj.Basic's
+
+
+def test_a_module_lean_writes_with_guillemets_keeps_its_declarations(
+    mining: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Proj/More Things.lean`` is module ``Proj.More Things``; Lean's ``Name.toString``
+    writes it ``Proj.«More Things»``: the trace must still file its declarations under it."""
+    (mining / "Proj" / "More.lean").rename(mining / "Proj" / "More Things.lean")
+    trace = mining.parent / "trace.json"
+    entries = json.loads(trace.read_text())
+    for entry in entries:
+        entry["module"] = entry["module"].replace("Proj.More", "Proj.More Things")
+    trace.write_text(json.dumps(entries))
+    monkeypatch.setenv("FAKE_MINE_ESCAPE", "1")
+    result = envelope(mine(mining))
+    assert result["details"]["funnel"] == FUNNEL
+    cache = json.loads((mining.parent / "out" / "records.trace.json").read_text())
+    assert sorted(cache["modules"]) == ["Proj.Basic", "Proj.More Things"]
+    assert len(cache["modules"]["Proj.More Things"]) == 3
+
+
+def test_a_symlink_leaving_the_project_is_refused_before_lean_runs(mining: Path) -> None:
+    secret = mining.parent / "secret.txt"
+    secret.write_text("root:x:0:0\n")
+    (mining / "Proj" / "Shadow.lean").symlink_to(secret)
+    result = mine(mining)
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]
+    assert "Shadow.lean is a link to" in error and "outside the project" in error
+    assert lake_calls(mining) == []  # not built, not hashed into a trace, not traced
+    with pytest.raises(OutsideProject):
+        project_modules(mining)
+
+
+def test_a_definition_keeps_the_kind_its_source_writes() -> None:
+    """To Lean's environment ``@[reducible] def`` and ``abbrev`` are one thing; the record
+    names the keyword the source wrote."""
+    text = "@[reducible] def double (n : Nat) : Nat := n + n\n\nabbrev twice := double\n"
+    traced = {
+        "name": "double",
+        "module": "P.A",
+        "kind": "abbrev",  # what the tracer said of a reducible def
+        "is_prop": False,
+        "range": {"start": {"line": 1, "column": 0}, "end": {"line": 1, "column": 48}},
+        "uses": [],
+    }
+    declaration = parse_declaration(traced, "test")
+    span = cut(text, declaration)
+    assert isinstance(span, tuple)
+    assert make_record(declaration, "P/A.lean", text, span, "P").target_code_name == "def double"
+    abbrev = parse_declaration(
+        traced
+        | {"name": "twice", "kind": "def"}
+        | {"range": {"start": {"line": 3, "column": 0}, "end": {"line": 3, "column": 22}}},
+        "test",
+    )
+    span = cut(text, abbrev)
+    assert isinstance(span, tuple)
+    assert make_record(abbrev, "P/A.lean", text, span, "P").target_code_name == "abbrev twice"
+
+
+@pytest.mark.lean
+def test_a_shared_matcher_and_a_reducible_def_as_lean_traces_them(tmp_path: Path) -> None:
+    """Lean reuses ``foo.match_1`` for ``bar``'s identical ``match``: ``bar`` does not use
+    ``foo``. ``@[reducible] def`` is traced as a ``def``."""
+    if shutil.which("lake") is None:
+        pytest.skip("lake is not installed (install Lean 4 with elan to run this test)")
+    project = tmp_path / "Real"
+    (project / "Real").mkdir(parents=True)
+    (project / "lakefile.toml").write_text(
+        'name = "Real"\ndefaultTargets = ["Real"]\n\n[[lean_lib]]\nname = "Real"\n'
+    )
+    (project / "Real" / "Basic.lean").write_text(
+        "def foo (n : Nat) : Nat := match n with\n  | 0 => 1\n  | _ + 1 => 2\n\n"
+        "def bar (n : Nat) : Nat := match n with\n  | 0 => 1\n  | _ + 1 => 2\n\n"
+        "@[reducible] def r (n : Nat) : Nat := foo n\n"
+    )
+    (project / "Real.lean").write_text("import Real.Basic\n")
+    config = TraceConfig(project, sandboxed=False)
+    trace = trace_project(config, tmp_path / "trace.json")
+    assert trace.failed == {}
+    found = {d.name: d for d in trace.declarations}
+    assert found["bar"].uses == ()
+    assert (found["r"].kind, found["r"].uses) == ("def", ("foo",))

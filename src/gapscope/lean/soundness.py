@@ -5,9 +5,11 @@ axiom in scope (``sorryAx``, a user ``axiom``, ``Lean.ofReduceBool`` from ``nati
 Absence of errors therefore proves nothing. The backend appends ``#print axioms <name>`` for
 every declaration the code makes and accepts only propext, Classical.choice and Quot.sound.
 
-Names: ``theorem``/``lemma``/``def``/``abbrev``/``axiom`` declarations found at the start of a
-line (after ``open ... in``/``set_option ... in``, attributes and modifiers; outside comments
-and string literals), qualified by the open ``namespace``s (``_root_.`` strips the prefix).
+Names: the named ``theorem``/``lemma``/``def``/``abbrev``/``axiom``/``instance``/``opaque``
+declarations that :mod:`gapscope.lean.heads` reads (at their keyword wherever it stands, so
+after ``open Foo.in`` on the same line too; outside comments and string literals; explicit
+universes ``t.{u}`` are no part of the name), qualified by the open ``namespace``s
+(``_root_.`` strips the prefix).
 Only reports positioned after the code count, so text the code itself prints (``trace``) cannot
 pass for one. A request may name ``required`` declarations (a problem's official theorem):
 without them the verdict is MISSING_DECLARATION, never VALID. ``example`` has no name to
@@ -22,23 +24,15 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
+from gapscope.lean.heads import heads, qualify
 from gapscope.lean.protocol import ReplResponse
-from gapscope.lean.source import code_only
+from gapscope.lean.source import Lexed, lex
 from gapscope.lean.verdict import STANDARD_AXIOMS, Checker, LeanMessage, LeanVerdict, Status
 
 EXAMPLE_PREFIX = "gapscope_example_"
 
-_MODIFIERS = r"(?:(?:private|protected|noncomputable|partial|unsafe|nonrec)\s+)*"
-_ATTRIBUTES = r"(?:@\[[^\]]*\]\s*)*"
-# ``open A B in`` / ``set_option o v in`` before a declaration; words are split so that
-# there is one way to match a chain of them (a lazy ``.*?`` here backtracks exponentially).
-_IN_PREFIXES = r"(?:(?:open|set_option)(?:[ \t]+(?!in\b)\S+)*[ \t]+in\s+)*"
-_NAME = r"(?:«[^»]+»|[^\s:({\[⦃]+)"
-_DECL = re.compile(
-    rf"^(?P<lead>\s*{_IN_PREFIXES}{_ATTRIBUTES}{_MODIFIERS})"
-    rf"(?P<kw>theorem|lemma|def|abbrev|axiom|example)\b(?P<name>\s+{_NAME})?"
-)
-_SCOPE = re.compile(r"^\s*(?:noncomputable\s+)?(namespace|section|mutual|end)\b\s*(\S*)")
+_QUERIED = frozenset({"theorem", "lemma", "def", "abbrev", "axiom", "instance", "opaque"})
+"""Kinds whose named declarations get an axiom query (``example`` is renamed to a theorem)."""
 _AXIOMS = re.compile(r"^'(?P<name>.+)' depends on axioms: \[(?P<list>.*)\]\s*$", re.DOTALL)
 _NO_AXIOMS = re.compile(r"^'(?P<name>.+)' does not depend on any axioms\s*$", re.DOTALL)
 _SORRY_WARNING = re.compile(r"declaration uses ['`]sorry['`]")
@@ -56,13 +50,9 @@ class Prepared:
     names: tuple[str, ...]
     code_lines: int
     required: tuple[str, ...] = ()
-
-
-def _qualify(scopes: list[tuple[str, str]], name: str) -> str:
-    if name.startswith("_root_."):
-        return name.removeprefix("_root_.")
-    prefix = ".".join(ident for kind, ident in scopes if kind == "namespace")
-    return f"{prefix}.{name}" if prefix else name
+    unread: str | None = None
+    """Where the Lean lexer could not decide how Lean reads the code (None: read to the end).
+    Declarations after that place are unknown, so their axioms are never asked: no VALID."""
 
 
 def declared_names(code: str) -> tuple[str, ...]:
@@ -71,43 +61,41 @@ def declared_names(code: str) -> tuple[str, ...]:
 
 
 def prepare(code: str, required: tuple[str, ...] = ()) -> Prepared:
-    """Rename examples, find declared names, append one ``#print axioms`` per name."""
-    stripped = code_only(code).split("\n")
-    lines = code.split("\n")
-    scopes: list[tuple[str, str]] = []
+    """Rename examples, find declared names, append one ``#print axioms`` per name.
+
+    The declarations are those :func:`gapscope.lean.heads.heads` reads, the reader T2's
+    splitter uses too: what one of them takes for a declaration, the other queries."""
+    pieces: list[str] = []
     names: list[str] = []
-    examples = 0
-    for index, text in enumerate(stripped):
-        scope = _SCOPE.match(text)
-        if scope:
-            kind, ident = scope.groups()
-            if kind != "end":
-                scopes.append((kind, ident))
-            elif scopes:
-                scopes.pop()
-            continue
-        decl = _DECL.match(text)
-        if not decl:
-            continue
-        if decl["kw"] == "example":
+    at = examples = 0
+    lexed = lex(code)
+    for found in heads(lexed):
+        if found.kind == "example":
             examples += 1
             name = f"{EXAMPLE_PREFIX}{examples}"
-            start = len(decl["lead"])
-            original = lines[index]
-            lines[index] = f"{original[:start]}theorem {name}{original[start + len('example') :]}"
-            names.append(_qualify(scopes, name))
-        elif decl["name"]:
-            # the masked line blanks the inside of a `«…»` name: the name is the source's
-            names.append(_qualify(scopes, lines[index][slice(*decl.span("name"))].strip()))
+            pieces += [code[at : found.keyword.start], f"theorem {name}"]
+            at = found.keyword.end
+            names.append(qualify(found.namespace, name))
+        elif found.kind in _QUERIED and found.qualified is not None:
+            names.append(found.qualified)
+    body = "".join(pieces) + code[at:]
     unique = tuple(dict.fromkeys(names))
-    body = "\n".join(lines)
     suffix = "".join(f"\n#print axioms {name}" for name in unique)
     return Prepared(
         code=body + ("\n" + suffix if suffix else ""),
         names=unique,
-        code_lines=len(lines),
+        code_lines=body.count("\n") + 1,
         required=required,
+        unread=_unread(lexed),
     )
+
+
+def _unread(lexed: Lexed) -> str | None:
+    stop = lexed.undecided
+    if stop is None:
+        return None
+    line = lexed.text.count("\n", 0, stop.position) + 1
+    return f"line {line} ({stop.what})"
 
 
 def parse_axioms(data: str) -> tuple[str, tuple[str, ...]] | None:
@@ -182,6 +170,15 @@ def _judge(response: ReplResponse, prepared: Prepared, elapsed_s: float) -> Lean
         )
     if response.sorries or any(is_sorry_warning(m) for m in messages):
         return LeanVerdict(Status.SORRY, messages, elapsed_s, axioms or None, "the code uses sorry")
+    if prepared.unread is not None:
+        return LeanVerdict(
+            Status.SERVER_ERROR,
+            messages,
+            elapsed_s,
+            axioms or None,
+            f"the code could not be read past {prepared.unread}: the declarations after it,"
+            " and so their axioms, are unknown; validity not established",
+        )
     declared = {_strip_guillemets(n) for n in prepared.names}
     absent = [r for r in prepared.required if _strip_guillemets(r) not in declared]
     if absent:

@@ -24,30 +24,10 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property
 
+from gapscope.lean.heads import DECLARATION_KINDS, heads
 from gapscope.lean.screen import SYNTAX_COMMANDS
 from gapscope.lean.source import Kind, Lexed, code_only, lex
 
-_MODIFIERS = r"(?:(?:private|protected|noncomputable|partial|unsafe|nonrec|scoped|local)\s+)*"
-_ATTRIBUTES = r"(?:@\[[^\]]*\]\s*)*"
-DECLARATION_KINDS = (
-    "theorem",
-    "lemma",
-    "def",
-    "abbrev",
-    "instance",
-    "structure",
-    "class",
-    "inductive",
-    "axiom",
-    "opaque",
-    "example",
-)
-_SCOPED = r"(?:(?:open|set_option)\b[^\n]*?\bin\s+)*"
-"""``open Nat in`` / ``set_option x y in`` before a declaration: it is still that declaration."""
-_HEAD = re.compile(
-    rf"^{_SCOPED}{_ATTRIBUTES}{_MODIFIERS}(?P<kind>{'|'.join(DECLARATION_KINDS)})\b"
-    r"(?:\s+(?P<name>«[^»]+»|[^\s:({\[⦃⟨]+))?"
-)
 _MODIFIER_WORDS = frozenset(
     {"private", "protected", "noncomputable", "partial", "unsafe", "nonrec", "scoped", "local"}
 )
@@ -144,17 +124,13 @@ def name_components(word: str) -> list[str]:
 
 
 def head(text: str) -> tuple[str, str | None] | None:
-    """(kind, name) of a declaration text, or None when it does not start with one.
+    """(kind, name) of the first declaration in a declaration text, None when it makes none.
 
-    The name is read from ``text`` itself: the masked text keeps a ``«…»`` name one
-    identifier but blanks its inside (so ``«theorem …»`` is not a theorem)."""
-    masked = code_only(text)
-    lead = len(masked) - len(masked.lstrip())
-    match = _HEAD.match(masked[lead:])
-    if not match:
-        return None
-    name = text[lead + match.start("name") : lead + match.end("name")] if match["name"] else None
-    return match["kind"], name
+    Read by :func:`gapscope.lean.heads.heads`, the reader the soundness rule's axiom queries
+    use: whatever this calls the target is a declaration those queries ask about. The name
+    is as written (``«…»`` kept, explicit universes ``.{u}`` left out)."""
+    found = heads(text)
+    return (found[0].kind, found[0].name) if found else None
 
 
 def split_declarations(text: str) -> list[Declaration]:

@@ -32,11 +32,28 @@ def module_of(path: str) -> str:
     return path.removesuffix(".lean").replace("/", ".")
 
 
+class OutsideProject(ValueError):
+    """A project file that is a link leading out of the project."""
+
+
 def lean_files(project: Path) -> Iterator[Path]:
-    """The project's own ``.lean`` files (not its dependencies' or build outputs), sorted."""
+    """The project's own ``.lean`` files (not its dependencies' or build outputs), sorted.
+
+    OutsideProject for a file whose real path lies outside the project (a symlink such as
+    ``Shadow.lean -> /etc/shadow``): what T2 reads, hashes and hands to Lean as the project's
+    source must be the project's, so such a project is refused, not silently trimmed."""
+    root = project.resolve()
     for path in sorted(project.rglob("*.lean")):
-        if not _SKIP_DIRS.intersection(path.relative_to(project).parts):
-            yield path
+        relative = path.relative_to(project)
+        if _SKIP_DIRS.intersection(relative.parts):
+            continue
+        real = path.resolve()
+        if not real.is_relative_to(root):
+            raise OutsideProject(
+                f"{project / relative} is a link to {real}, outside the project: remove it"
+                " or copy the file in (a project's sources must lie inside it)"
+            )
+        yield path
 
 
 NOT_MODULES = frozenset({"lakefile.lean"})

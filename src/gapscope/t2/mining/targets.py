@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 
 from gapscope.lean.source import code_only
 from gapscope.t2.audit import SuccessorsOf, audit
-from gapscope.t2.declarations import head
+from gapscope.t2.declarations import DEFINITION_LIKE_KINDS, head
 from gapscope.t2.extract import unquoted_name
 from gapscope.t2.mining.graph import DependencyGraph
 from gapscope.t2.mining.traced import TracedDeclaration
@@ -119,18 +119,29 @@ def cut(text: str, declaration: TracedDeclaration) -> tuple[int, int] | str:
     return start, end
 
 
+def written_kind(traced: str, code: str) -> str:
+    """The kind as the source writes it: ``def`` or ``abbrev`` from the keyword (to Lean's
+    environment an ``abbrev`` and a ``@[reducible] def`` are the same constant), else the
+    tracer's kind (Lean's ``theorem`` for Mathlib's ``lemma``, as T2's records name it)."""
+    found = head(code)
+    if traced in DEFINITION_LIKE_KINDS and found and found[0] in DEFINITION_LIKE_KINDS:
+        return found[0]
+    return traced
+
+
 def make_record(
     declaration: TracedDeclaration, path: str, text: str, span: tuple[int, int], dataset: str
 ) -> T2Record:
     """The T2 record of a target cut out of ``text`` (the file at ``path``) at ``span``."""
     start, end = span
     split = min(header_end(text), start)
+    kind = written_kind(declaration.kind, text[start:end])
     return T2Record(
         id=f"{path}/{declaration.source_name}",
         target_code=text[start:end],
         formal_language=text,
         natural_language="",
-        target_code_name=f"{declaration.kind} {declaration.source_name}",
+        target_code_name=f"{kind} {declaration.source_name}",
         before_target_code=text[split:start],
         after_target_code=text[end:],
         header=text[:split],

@@ -24,6 +24,7 @@ project's ``.lake``. The sandbox has no network: dependencies must be fetched be
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -37,6 +38,7 @@ from gapscope.lean.backend import LeanUnavailable
 from gapscope.lean.executor import RAY_INSTALL
 from gapscope.lean.kernel import run_bounded, tail_of
 from gapscope.lean.sandbox import sandbox_argv
+from gapscope.t2.declarations import name_components
 from gapscope.t2.mining.trace_cache import read_cache, source_key, tracer_source, write_cache
 from gapscope.t2.mining.traced import TracedDeclaration, TraceError, parse_batch, parse_declaration
 from gapscope.t2.project import project_modules
@@ -110,8 +112,11 @@ class BatchResult:
     failed: dict[str, str]
 
 
-_TRACER_ERROR = f"{tracer_source().name}:"
-"""Lean names the file of an error: one in the tracer's own source means it did not compile."""
+_TRACER_ERROR = re.compile(rf"{re.escape(tracer_source().name)}:\d+:\d+: error\b")
+"""Lean's ``FILE:LINE:COL: error: ...`` in the tracer's own source: it did not compile. Only
+errors: a warning there (a deprecation on a newer Lean) names the file too, and the batch may
+then fail for a reason of its own (a module that does not import), which is no reason to stop
+the whole run."""
 
 
 class TracerBroken(TraceError):
@@ -139,7 +144,7 @@ def _run_tracer(config: TraceConfig, modules: Sequence[str], all_modules: Iterab
         if done.code is None:
             raise TraceError(f"{where}: timed out after {config.batch_timeout_s:.0f} s")
         if not report.is_file():
-            if _TRACER_ERROR in done.output:
+            if _TRACER_ERROR.search(done.output):
                 raise TracerBroken(
                     f"gapscope's tracer does not compile with this project's Lean (it needs a"
                     f" recent Lean 4 with importModules (loadExts := ...); it is untested"
@@ -178,8 +183,16 @@ def trace_batch(
         return BatchResult(traced, failed)
     found: dict[str, list[dict[str, Any]]] = {m: [] for m in modules}
     for entry in payload["declarations"]:
-        found.setdefault(entry["module"], []).append(entry)
+        module = plain_module(entry["module"])
+        found.setdefault(module, []).append(entry | {"module": module})
     return BatchResult(found, {})
+
+
+def plain_module(name: str) -> str:
+    """A module name as gapscope spells it (its file's path, dotted; ``project_modules``):
+    Lean's ``Name.toString`` writes ``Proj.«my file»`` for the module of ``Proj/my file.lean``.
+    GapscopeMine.lean echoes the name it was given; other tracers may not."""
+    return ".".join(name_components(name))
 
 
 def batches(modules: Sequence[str], size: int) -> list[list[str]]:
