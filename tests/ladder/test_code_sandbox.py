@@ -334,3 +334,34 @@ def test_without_bubblewrap_the_pilot_refuses_before_any_model_call(
     assert len(scores) == 3
     assert all(s["metadata"]["sandboxed"] is False for s in scores)
     assert all(s["metadata"]["isolation"] == "unsandboxed" for s in scores)
+
+
+def test_attempts_run_in_an_inspect_sandbox_and_are_judged_here(tmp_path: Path) -> None:
+    # Inspect's `local` sandbox (this host, unisolated: it needs --allow-unsandboxed) stands
+    # in for docker/k8s: the same write_file/exec calls, the same verdicts.
+    problem = load_bundled_code().problems[0]
+    fake = REBIND.replace("def add(", f"def {problem.entry or 'add'}(")
+    replies = iter([problem.reference_solution, fake, "while True:\n    pass\n"])
+    model = script("code-inspect", lambda messages: f"```python\n{next(replies)}\n```")
+    args = ["run", "ladder-code", "--bundled", "--limit", "1", "-k", "3", "--time-limit", "2"]
+    args += ["--conditions", "no-help", "--sandbox", "local", "--model", model]
+    args += ["--log-dir", str(tmp_path), "--json"]
+    refused = CliRunner().invoke(app, args)
+    assert refused.exit_code == 2 and "Inspect's 'local' sandbox" in refused.stdout
+    assert REQUESTS["code-inspect"] == []
+    result = CliRunner().invoke(app, [*args, "--allow-unsandboxed"])
+    assert result.exit_code == 0, result.output
+    envelope = json.loads(result.stdout)
+    assert envelope["details"]["isolation"] == "inspect-local"
+    no_help = envelope["details"]["conditions"]["no-help"]
+    assert no_help["endings"] == {"failed": 1, "passed": 1, "timeout": 1}
+
+
+def test_doctor_says_what_isolation_the_code_pilot_has(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "bwrap_status", lambda: SandboxStatus(False, "bwrap not found"))
+    result = CliRunner().invoke(app, ["doctor", "--json"])
+    assert result.exit_code == 0, result.output
+    pilot = json.loads(result.stdout)["details"][0]
+    assert pilot["name"] == "ladder-code (--sandbox bwrap)" and pilot["ok"] is False
+    assert "refuses (exit 2) unless --allow-unsandboxed" in pilot["found"]
+    assert pilot["fix"].startswith("apt-get install bubblewrap")
