@@ -365,3 +365,26 @@ def test_doctor_says_what_isolation_the_code_pilot_has(monkeypatch: pytest.Monke
     assert pilot["name"] == "ladder-code (--sandbox bwrap)" and pilot["ok"] is False
     assert "refuses (exit 2) unless --allow-unsandboxed" in pilot["found"]
     assert pilot["fix"].startswith("apt-get install bubblewrap")
+
+
+def test_the_attempt_sees_no_problem_file_package_secret_or_home() -> None:
+    _bwrap()
+    bundled = Path(sandbox.__file__).with_name("data") / "code_pilot.jsonl"
+    hidden = [str(bundled), "/etc/shadow", "/tmp", str(SRC), os.getcwd()]
+    home = Path.home()
+    interpreter = Path(sys.base_prefix).resolve()
+    # of the home folder, at most the path down to the interpreter exists (bound alone)
+    on_the_way = (
+        [interpreter.relative_to(home).parts[0]] if interpreter.is_relative_to(home) else []
+    )
+    program = f"""
+import os
+print([p for p in {hidden!r} if os.path.exists(p)])
+print(sorted(os.listdir({str(home)!r})) if os.path.isdir({str(home)!r}) else [])
+print([f for f in {sandbox._site_packages()!r} if os.listdir(f)])
+print(sorted(os.listdir('/proc'))[:2], os.getppid())
+"""
+    # the answer is what an attempt that can reach none of them prints
+    expected = f"[]\n{on_the_way}\n[]\n['1', '2'] 1\n"
+    result = run_tests(program, [CodeTest("", expected)], None, Limits(time_s=5.0))
+    assert result.solved, result

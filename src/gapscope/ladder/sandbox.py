@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import glob
 import json
 import os
 import selectors
@@ -39,6 +40,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -142,7 +144,21 @@ def _runtime_mounts() -> list[str]:
     for file in SYSTEM_FILES:
         if os.path.isfile(file):
             args += ["--ro-bind", file, file]
+    for folder in _site_packages():  # installed packages (gapscope, its data) stay out
+        args += ["--tmpfs", folder, "--remount-ro", folder]
     return args
+
+
+def _site_packages() -> list[str]:
+    """The site- and dist-packages folders of the interpreter's installation and the system's:
+    ``python -I -S`` imports nothing from them, and gapscope (with the bundled problems) may
+    be installed there."""
+    base = os.path.realpath(sys.base_prefix)
+    scheme = sysconfig.get_paths(vars={"base": base, "platbase": base})
+    found = {scheme["purelib"], scheme["platlib"]}
+    for pattern in ("/usr/lib/python3*/*-packages", "/usr/local/lib/python3*/*-packages"):
+        found.update(glob.glob(pattern))
+    return sorted(os.path.realpath(f) for f in found if os.path.isdir(f))
 
 
 def bwrap_argv(bwrap: str, limits: Limits, info_fd: int | None = None) -> list[str]:
@@ -210,6 +226,7 @@ def run_tests(
     """
     layer = layer or local_layer(False)
     started = time.monotonic()
+    fds: tuple[int, ...]
     with contextlib.ExitStack() as stack:
         descriptors = Descriptors(stack)
         channel_r, channel_w = descriptors.pipe()
