@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from benchmarks import (
+    bench_code_sandbox,
     bench_device,
     bench_executor,
     bench_harness,
@@ -36,6 +37,10 @@ def main() -> None:
         ("command screen: 56 KB hostile vs benign replies", bench_screen.main),
         ("T2 declaration heads: 56 KB hostile vs benign reply", bench_t2_heads.main),
         ("T2 project-wide successors: name index vs a scan per record", bench_t2_successors.main),
+        (
+            "code pilot: seconds per attempt, unsandboxed and under bubblewrap",
+            bench_code_sandbox.main,
+        ),
         ("device (CUDA): engine vs HF generate, steering, extraction at 7B", bench_device.main),
     ):
         print(f"\n== {name} ==")

@@ -21,6 +21,7 @@ from gapscope.app.kit import (
     run_diagnostic,
     write_output,
 )
+from gapscope.app.options import AllowUnsandboxedOption
 from gapscope.ladder.anchors import AnchorRule
 from gapscope.ladder.probes import PAPER_MAX_TOKENS
 
@@ -119,12 +120,22 @@ def run_ladder_code(
     ] = None,
     max_tokens: Annotated[int, typer.Option(help="Tokens per attempt.")] = 4096,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
+    sandbox: Annotated[
+        str,
+        typer.Option(
+            help="Where attempts run: bwrap (bubblewrap here) or an Inspect sandbox type, "
+            "TYPE or TYPE:CONFIG (docker, docker:compose.yaml, k8s)."
+        ),
+    ] = "bwrap",
+    allow_unsandboxed: AllowUnsandboxedOption = False,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
 ) -> None:
     """The code-generation pilot: the help ladder on programming problems, tests as verifier
-    (each attempt in its own sandboxed process), then per-attempt and problem-level solve
-    rates per condition."""
+    (each attempt in its own sandboxed process, judged outside it), then per-attempt and
+    problem-level solve rates per condition. Refuses without a working sandbox unless
+    --allow-unsandboxed (`gapscope doctor` says what each code-running path has)."""
+    from gapscope.lean.sandbox import SandboxUnavailable
     from gapscope.records import SourceError
 
     if bundled == (problems is not None):
@@ -143,6 +154,8 @@ def run_ladder_code(
             workers=workers,
             max_tokens=max_tokens,
             temperature=temperature,
+            sandbox=sandbox,
+            allow_unsandboxed=allow_unsandboxed,
         )
 
     run_diagnostic(
@@ -151,7 +164,7 @@ def run_ladder_code(
         build,
         model=model,
         log_dir=log_dir,
-        bad_input=(ValueError, SourceError),
+        bad_input=(ValueError, SourceError, SandboxUnavailable),
     )
 
 

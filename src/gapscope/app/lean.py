@@ -83,6 +83,13 @@ def doctor(
         )
     )
 
+    with command_output("lean doctor", as_json) as out:
+        out.finish(findings_view(findings))
+
+
+def findings_view(findings: list[Finding]) -> View:
+    """What a doctor prints and emits: its findings, each a dict in the JSON details."""
+
     def show(console: Console) -> None:
         """One line per finding; a fix is printed once, whole (never wrapped: it is copied into
         a shell), and a later finding with the same fix points back to the first."""
@@ -99,8 +106,7 @@ def doctor(
                 fix = f.fix
             console.print(f"{'':<8} -> {fix}", highlight=False, markup=False, soft_wrap=True)
 
-    with command_output("lean doctor", as_json) as out:
-        out.finish(View(details=[dataclasses.asdict(f) for f in findings], show=show))
+    return View(details=[dataclasses.asdict(f) for f in findings], show=show)
 
 
 @lean_app.command()

@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from gapscope.app.doctor import doctor
 from gapscope.app.kit import EMBEDDED_MODEL, TABLE_WIDTH
 from gapscope.app.ladder import ladder_app, run_ladder, run_ladder_code
 from gapscope.app.lean import lean_app
@@ -65,6 +66,7 @@ app.add_typer(onng_app, name="onng")
 app.add_typer(t2_app, name="t2")
 app.add_typer(steer_app, name="steer")
 app.command("verify")(verify_command)
+app.command("doctor")(doctor)
 app.command("episodes")(episodes)
 app.command("report")(report_command)
 app.command("compare")(compare_command)

@@ -1,4 +1,5 @@
 """Options several commands share: ``--executor`` & co. of every Lean-backed ``gapscope run``,
+``--allow-unsandboxed`` of every command that runs model-written code,
 and the S2B-LM episode overrides (``--set``) of ``run s2b``, ``episodes`` and ``steer``.
 
 Help texts are rich markup (typer renders them so): ``\\[`` keeps a literal bracket.
@@ -34,8 +35,9 @@ AllowUnsandboxedOption = Annotated[
     bool,
     typer.Option(
         "--allow-unsandboxed",
-        help="Run the model's Lean code without the bubblewrap sandbox when it is missing "
-        "(refused otherwise: install bubblewrap). Only for code you trust.",
+        help="Run the model's code (Lean; Python in the code pilot) without the bubblewrap "
+        "sandbox when it is missing (refused otherwise: install bubblewrap). Only for code "
+        "you trust.",
     ),
 ]
 

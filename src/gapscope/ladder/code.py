@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from gapscope.ladder.probes import template
-from gapscope.ladder.sandbox import CodeTest, Limits, RunResult, run_tests
+from gapscope.ladder.sandbox import CodeTest, Isolation, Limits, RunResult, run_tests
 from gapscope.records import RecordProblem, read_source
 
 
@@ -240,8 +240,11 @@ def extract_program(reply: str) -> str | None:
     return blocks[-1] if blocks else None
 
 
-def check_helpers(problem: CodeProblem, limits: Limits = Limits()) -> list[tuple[str, RunResult]]:
-    """Each helper's own tests, run in the sandbox on the helper block as the model is shown it
+def check_helpers(
+    problem: CodeProblem, limits: Limits = Limits(), layer: Isolation | None = None
+) -> list[tuple[str, RunResult]]:
+    """Each helper's own tests, run in the sandbox (``layer``: where, as for
+    :func:`~gapscope.ladder.sandbox.run_tests`) on the helper block as the model is shown it
     (a helper may call an earlier one): what "verified" means."""
     code = helper_code(problem)
-    return [(h.name, run_tests(code, list(h.tests), h.name, limits)) for h in problem.helpers]
+    return [(h.name, run_tests(code, h.tests, h.name, limits, layer)) for h in problem.helpers]

@@ -1,7 +1,10 @@
 """The code pilot as an Inspect task: one sample per (problem, condition), k epochs.
 
 The scorer runs each attempt's program against the problem's tests in the sandbox
-(:mod:`gapscope.ladder.sandbox`): a fresh, limited, isolated process per attempt. Attempts run
+(:mod:`gapscope.ladder.sandbox`): a fresh, limited, isolated process per attempt, judged by
+this process. Without a working sandbox the task refuses to build (before any model call)
+unless ``allow_unsandboxed``; ``sandbox="docker"`` (any Inspect sandbox type) runs attempts
+in Inspect's sandboxes instead (:mod:`gapscope.ladder.inspect_sandbox`). Local attempts run
 on a bounded thread pool (``workers``), each thread only waiting on its child process. The
 Lean job runner is not used: it schedules Lean checks on REPLs kept warm per header, and the
 verifier's pool reuses warm workers, while an untrusted program must never share a process
@@ -49,8 +52,9 @@ from gapscope.ladder.contract import (
     CodeRunMetadata,
     CodeVerdictMetadata,
 )
+from gapscope.ladder.inspect_sandbox import InspectSandbox, run_in_sandbox
 from gapscope.ladder.probes import template
-from gapscope.ladder.sandbox import Limits, isolation, run_tests
+from gapscope.ladder.sandbox import Isolation, Limits, RunResult, local_layer, run_tests
 from gapscope.log_metadata import plain
 from gapscope.params import choices
 
@@ -60,8 +64,14 @@ def parse_code_conditions(spec: str) -> tuple[CodeCondition, ...]:
     return choices("condition(s)", spec, CodeCondition, {"all": CODE_CONDITIONS})
 
 
+LOCAL_SANDBOX = "bwrap"
+
+
 def usable_problems(
-    problems: list[CodeProblem], conditions: tuple[CodeCondition, ...], limits: Limits
+    problems: list[CodeProblem],
+    conditions: tuple[CodeCondition, ...],
+    limits: Limits,
+    layer: Isolation | None = None,
 ) -> tuple[list[CodeProblem], list[str]]:
     """The problems every condition can be asked of, and why each other one was left out.
 
@@ -79,7 +89,7 @@ def usable_problems(
         if CodeCondition.VERIFIED_HELPERS in conditions:
             failing = [
                 f"{n} ({r.status}: {r.detail})"
-                for n, r in check_helpers(problem, limits)
+                for n, r in check_helpers(problem, limits, layer)
                 if not r.solved
             ]
             if failing:
@@ -87,6 +97,19 @@ def usable_problems(
                 continue
         kept.append(problem)
     return kept, skipped
+
+
+def placement(
+    sandbox: str, allow_unsandboxed: bool, conditions: tuple[CodeCondition, ...]
+) -> tuple[Isolation | None, InspectSandbox | None]:
+    """Where code runs: the local layer (attempts under ``bwrap``, and verified helpers'
+    checks always) and the Inspect sandbox attempts go to instead. Decided before any model
+    call; SandboxUnavailable where it would be unsandboxed and that was not allowed."""
+    remote = None if sandbox == LOCAL_SANDBOX else InspectSandbox.parse(sandbox)
+    if remote is not None:
+        remote.require(allow_unsandboxed)
+    local_needed = remote is None or CodeCondition.VERIFIED_HELPERS in conditions
+    return (local_layer(allow_unsandboxed) if local_needed else None), remote
 
 
 @task(name=CODE_TASK)
@@ -100,6 +123,8 @@ def ladder_code(
     workers: int | None = None,
     max_tokens: int = 4096,
     temperature: float = 0.7,
+    sandbox: str = LOCAL_SANDBOX,
+    allow_unsandboxed: bool = False,
 ) -> Task:
     """The code-generation pilot: no help, a helper plan, verified helpers; k attempts each.
 
@@ -114,6 +139,11 @@ def ladder_code(
         workers: attempts tested at once (default: the CPU count).
         max_tokens: generation budget per attempt.
         temperature: sampling temperature of the attempts.
+        sandbox: ``bwrap`` (bubblewrap here, the default) or an Inspect sandbox type, as
+            ``TYPE`` or ``TYPE:CONFIG`` (``docker``, ``docker:compose.yaml``, ``k8s``).
+        allow_unsandboxed: run attempts on this host without a sandbox where bubblewrap does
+            not work (or in Inspect's ``local`` sandbox); refused otherwise. Logged, and
+            recorded in every score.
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
@@ -121,7 +151,8 @@ def ladder_code(
     loaded = load_bundled_code() if problems == "bundled" else load_code_problems(problems)
     limits = Limits(time_s=time_limit, cpu_s=max(1, int(time_limit)), memory_mb=memory_mb)
     candidates = loaded.problems[:limit] if limit is not None else loaded.problems
-    chosen, skipped = usable_problems(candidates, chosen_conditions, limits)
+    layer, remote = placement(sandbox, allow_unsandboxed, chosen_conditions)
+    chosen, skipped = usable_problems(candidates, chosen_conditions, limits, layer)
     notes = [str(p) for p in loaded.skipped] + skipped
     if not chosen:
         raise ValueError(f"no usable problem in {problems!r}: {'; '.join(notes) or 'empty'}")
@@ -140,7 +171,10 @@ def ladder_code(
     return Task(
         dataset=MemoryDataset(samples, name=f"ladder-code-{problems}"),
         solver=generate(),
-        scorer=code_tests({p.pid: p for p in chosen}, limits, workers or os.cpu_count() or 1),
+        scorer=code_tests(
+            {p.pid: p for p in chosen}, limits, workers or os.cpu_count() or 1, layer, remote
+        ),
+        sandbox=remote.task_sandbox() if remote else None,
         epochs=Epochs(k),
         config=GenerateConfig(max_tokens=max_tokens, temperature=temperature, top_p=1.0),
         metadata=plain(
@@ -148,7 +182,8 @@ def ladder_code(
                 problems=problems,
                 n_problems=len(chosen),
                 load_problems=notes,
-                isolation=isolation().value,
+                isolation=remote.isolation if remote else str(layer),
+                sandboxed=remote.sandboxed if remote else layer is Isolation.BWRAP,
                 limits=asdict(limits),
             )
         ),
@@ -156,11 +191,18 @@ def ladder_code(
 
 
 @scorer(metrics=[grouped(accuracy(), "condition")])
-def code_tests(problems: dict[str, CodeProblem], limits: Limits, workers: int) -> Scorer:
+def code_tests(
+    problems: dict[str, CodeProblem],
+    limits: Limits,
+    workers: int,
+    layer: Isolation | None = None,
+    remote: InspectSandbox | None = None,
+) -> Scorer:
     """Pass when the attempt's program passes every test; NOANSWER when it gave no code block.
 
     The score's ``answer`` is how the run ended (passed, failed, timeout, memory, blocked...),
     its explanation the detail; a killed attempt is one failed attempt and the run goes on.
+    Attempts run in ``remote`` (an Inspect sandbox) when given, else locally in ``layer``.
     """
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gapscope-code")
 
@@ -170,14 +212,14 @@ def code_tests(problems: dict[str, CodeProblem], limits: Limits, workers: int) -
         program = extract_program(state.output.completion)
         if program is None:
             return Score(value=NOANSWER, answer="no-code", explanation="no fenced code block")
-        result = await asyncio.get_running_loop().run_in_executor(
-            pool,
-            run_tests,
-            program_to_run(problem, condition, program),
-            list(problem.tests),
-            problem.entry,
-            limits,
-        )
+        source = program_to_run(problem, condition, program)
+        result: RunResult
+        if remote is not None:
+            result = await run_in_sandbox(source, problem.tests, problem.entry, limits, remote)
+        else:
+            result = await asyncio.get_running_loop().run_in_executor(
+                pool, run_tests, source, problem.tests, problem.entry, limits, layer
+            )
         return Score(
             value=CORRECT if result.solved else INCORRECT,
             answer=result.status.value,
@@ -187,7 +229,8 @@ def code_tests(problems: dict[str, CodeProblem], limits: Limits, workers: int) -
                     status=result.status.value,
                     passed=result.passed,
                     total=result.total,
-                    isolation=result.isolation.value,
+                    isolation=result.isolation,
+                    sandboxed=result.sandboxed,
                     seconds=result.seconds,
                 )
             ),

@@ -97,14 +97,17 @@ class CodeRunMetadata(TypedDict):
     n_problems: int
     load_problems: list[str]
     isolation: str
+    sandboxed: bool
     limits: dict[str, Any]
 
 
 class CodeVerdictMetadata(TypedDict):
-    """One attempt's test run: how it ended, tests passed of total, isolation, seconds."""
+    """One attempt's test run: how it ended, tests passed of total, where it ran (and whether
+    that was a sandbox: False only when the user allowed unsandboxed runs), seconds."""
 
     status: str
     passed: int
     total: int
     isolation: str
+    sandboxed: bool
     seconds: float

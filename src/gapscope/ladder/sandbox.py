@@ -1,66 +1,81 @@
-"""Run one code attempt against its tests in an isolated, limited, killable process.
+"""Run one code attempt on its tests in a bubblewrap sandbox here; the parent judges.
 
 The code pilot's verifier is test execution (seed Appendix O), and the code is a model's: it
-may loop forever, fork without end, allocate 10 GB or open a socket. Each attempt gets:
+may loop forever, fork without end, allocate 10 GB, open a socket, or try to fake a pass. So:
 
-* a fresh interpreter (``python -I -S``: no site, no user paths) running
-  :mod:`gapscope.ladder.sandbox_child`, in a private temporary directory (mode 0700, removed
-  afterwards), with an environment of PATH, HOME and TMPDIR only;
-* resource limits the child sets on itself before the attempt runs, soft and hard alike:
-  address space (``memory_mb``), CPU seconds, file size, open files, processes, no core
-  dumps; and an audit hook refusing sockets, process creation, signals, ctypes, raising the
-  limits and writing outside the private directory;
-* its own session (so its own process group), killed as a group with SIGKILL when the
-  wall-clock limit passes;
-* with bubblewrap (``bwrap``) installed, also its own network, PID, IPC and UTS namespaces, a
-  read-only view of the file system with only the private directory writable (``/tmp``
-  included: a fresh one would hide an interpreter or a gapscope installed below it), and
-  death with its parent. Without it the audit hook is what keeps it off the
-  network and from starting processes (Python-level, not a kernel boundary).
+* **The judge stays out of reach.** The child (:mod:`gapscope.ladder.sandbox_child`) gets the
+  program and the tests' inputs only, and writes each test's raw output or return value to a
+  pipe only this process reads; :class:`gapscope.ladder.judge.Judge` compares them with the
+  expected outputs here, and a wrong answer stops the child at once. No result file exists.
+* **Fail closed.** Attempts run under bubblewrap (``bwrap``); where it does not work (probed
+  by :func:`bwrap_status`, which starts this very sandbox), :func:`local_layer` refuses with
+  the fix, the decision :func:`gapscope.lean.sandbox.require_sandbox` takes for Lean too,
+  unless the user passed ``allow_unsandboxed``: then the attempt runs here on resource limits
+  and an audit hook, which a hostile program gets round, and every result says so.
+* **Inside the sandbox** (:func:`bwrap_argv`): new PID, network, IPC, UTS, mount, user and
+  cgroup namespaces, every capability dropped; a root holding only the system folders and
+  the interpreter's installation, read-only; a fresh ``/proc`` of the sandbox's own PIDs; a
+  private ``/dev``; the attempt's folder (``/attempt``) a size-capped in-memory file system,
+  the one writable place; an environment of PATH, HOME, TMPDIR and LANG only; its own
+  session; death with its parent. The child lowers its resource limits (memory, CPU seconds,
+  file size, open files, processes, no core dumps) before the attempt runs.
+* **Killed whole.** Past the wall-clock limit the sandbox's init is killed, which kills every
+  process of its PID namespace, setsid'd children included; the attempt is reported only
+  once none of them runs.
 
-As root the kernel does not enforce the process limit (``RLIMIT_NPROC``), so there the block
-on process creation is what stops a fork bomb. :func:`isolation` says which layer is in force;
-every result records it.
+As root the kernel does not enforce the process limit (``RLIMIT_NPROC``), so there a fork
+bomb is held only by the audit hook's block on process creation (which a renamed extension
+module gets round) and the wall-clock kill (docs/ladder.md, threat model).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import glob
 import json
 import os
-import secrets
+import selectors
 import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+
+from gapscope.ladder.judge import CodeTest, Judge, Status, Verdict, child_job
+from gapscope.lean.sandbox import SandboxStatus, require_sandbox
+
+__all__ = [
+    "CodeTest",
+    "Isolation",
+    "Limits",
+    "RunResult",
+    "Status",
+    "bwrap_status",
+    "local_layer",
+    "run_tests",
+]
 
 CHILD = Path(__file__).with_name("sandbox_child.py")
+ATTEMPT_DIR = "/attempt"
+"""The attempt's folder inside the sandbox: its working directory, HOME and TMPDIR."""
+CHILD_IN_SANDBOX = "/gapscope_child.py"
+SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_FILES = ("/etc/ld.so.cache",)
+WHAT = "the model's Python code (code pilot)"
 
 
 class Isolation(StrEnum):
-    """The isolation layer in force: kernel namespaces (bwrap) or the audit hook alone."""
+    """Where a local attempt ran: in the bubblewrap sandbox, or (allowed) on this host."""
 
     BWRAP = "bwrap"
-    AUDIT_HOOK = "audit-hook"
-
-
-class Status(StrEnum):
-    """How an attempt ended. Only PASSED is a solve."""
-
-    PASSED = "passed"
-    FAILED = "failed"  # ran, gave a wrong answer
-    ERROR = "error"  # raised, or the program does not compile
-    MEMORY = "memory"  # hit the address-space limit
-    BLOCKED = "blocked"  # tried something the sandbox refuses (socket, fork, ...)
-    TIMEOUT = "timeout"  # killed at the wall-clock or CPU limit
-    CRASHED = "crashed"  # died without a verdict (signal, interpreter failure)
+    UNSANDBOXED = "unsandboxed"
 
 
 @dataclass(frozen=True)
@@ -73,6 +88,8 @@ class Limits:
     processes: int = 64
     file_mb: int = 16
     open_files: int = 64
+    output_mb: int = 16
+    """The most the parent reads back from one attempt (every test's output together)."""
     allow_processes: bool = False
     """Let the attempt start processes (only for tests of the kill path; never for models)."""
 
@@ -89,22 +106,16 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class CodeTest:
-    """One test: ``input`` is stdin text (stdin tests) or the argument list (call tests)."""
-
-    input: Any
-    output: Any
-
-
-@dataclass(frozen=True)
 class RunResult:
-    """One attempt's verdict, with the isolation it ran under."""
+    """One attempt's verdict, with where it ran (``isolation``) and whether that was a
+    sandbox at all (``sandboxed``)."""
 
     status: Status
     passed: int
     total: int
     detail: str
-    isolation: Isolation
+    isolation: str
+    sandboxed: bool
     seconds: float
 
     @property
@@ -112,36 +123,97 @@ class RunResult:
         return self.status is Status.PASSED
 
 
-def isolation() -> Isolation:
-    """BWRAP when ``bwrap`` is installed and can start a sandbox here, else AUDIT_HOOK."""
-    found = shutil.which("bwrap")
-    return Isolation.BWRAP if found and _bwrap_starts(found) else Isolation.AUDIT_HOOK
+def _interpreter() -> str:
+    return os.path.realpath(sys.executable)
+
+
+def _runtime_mounts() -> list[str]:
+    """The system folders and the interpreter's installation, read-only: what
+    ``python -I -S`` needs, and nothing of the user's (no home, no /tmp, no /work)."""
+    args: list[str] = []
+    for path in SYSTEM_FOLDERS:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    covered = [p for p in SYSTEM_FOLDERS if os.path.isdir(p) and not os.path.islink(p)]
+    interpreter = Path(_interpreter())
+    for folder in dict.fromkeys((os.path.realpath(sys.base_prefix), str(interpreter.parents[1]))):
+        if not any(folder == c or folder.startswith(c + os.sep) for c in covered):
+            args += ["--ro-bind", folder, folder]
+    for file in SYSTEM_FILES:
+        if os.path.isfile(file):
+            args += ["--ro-bind", file, file]
+    for folder in _site_packages():  # installed packages (gapscope, its data) stay out
+        args += ["--tmpfs", folder, "--remount-ro", folder]
+    return args
+
+
+def _site_packages() -> list[str]:
+    """The site- and dist-packages folders of the interpreter's installation and the system's:
+    ``python -I -S`` imports nothing from them, and gapscope (with the bundled problems) may
+    be installed there."""
+    base = os.path.realpath(sys.base_prefix)
+    scheme = sysconfig.get_paths(vars={"base": base, "platbase": base})
+    found = {scheme["purelib"], scheme["platlib"]}
+    for pattern in ("/usr/lib/python3*/*-packages", "/usr/local/lib/python3*/*-packages"):
+        found.update(glob.glob(pattern))
+    return sorted(os.path.realpath(f) for f in found if os.path.isdir(f))
+
+
+def bwrap_argv(bwrap: str, limits: Limits, info_fd: int | None = None) -> list[str]:
+    """The sandbox around one attempt, up to and including the ``--``."""
+    info = ["--info-fd", str(info_fd)] if info_fd is not None else []
+    return [
+        bwrap,
+        "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session",
+        "--clearenv",
+        "--setenv", "PATH", "/usr/bin:/bin",
+        "--setenv", "HOME", ATTEMPT_DIR,
+        "--setenv", "TMPDIR", ATTEMPT_DIR,
+        "--setenv", "LANG", "C.UTF-8",
+        *_runtime_mounts(),
+        "--ro-bind", str(CHILD), CHILD_IN_SANDBOX,
+        "--dev", "/dev",
+        "--proc", "/proc",
+        "--size", str(limits.file_mb * 4 * 1024 * 1024), "--tmpfs", ATTEMPT_DIR,
+        "--chdir", ATTEMPT_DIR,
+        "--remount-ro", "/",
+        *info,
+        "--",
+    ]  # fmt: skip
 
 
 @functools.cache
-def _bwrap_starts(bwrap: str) -> bool:
-    """Whether ``bwrap`` can start a sandbox here, probed once per process: bwrap is installed
-    on machines where unprivileged user namespaces are turned off, and fails there."""
-    probe = subprocess.run(
-        [bwrap, *_bwrap_args(tempfile.gettempdir()), "--", "/bin/true"],
-        capture_output=True,
-        timeout=30,
-        check=False,
+def bwrap_status() -> SandboxStatus:
+    """Whether the attempts' sandbox starts here, probed once by running the interpreter in
+    it: bwrap can be installed where user namespaces are turned off, and the interpreter
+    must be reachable through the sandbox's few mounts."""
+    path = shutil.which("bwrap")
+    if path is None:
+        return SandboxStatus(False, "bubblewrap (bwrap) not found")
+    command = [*bwrap_argv(path, Limits()), _interpreter(), "-I", "-S", "-c", "pass"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30, env={})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return SandboxStatus(False, f"{path} cannot run: {exc}")
+    if done.returncode != 0:
+        return SandboxStatus(False, f"{path} cannot build the sandbox: {done.stderr.strip()}")
+    return SandboxStatus(
+        True, f"{path}: own PID/network/IPC/mount namespaces, read-only system, no host /proc"
     )
-    return probe.returncode == 0
 
 
-def _bwrap_args(workdir: str) -> list[str]:
-    return [
-        *("--unshare-all", "--die-with-parent", "--new-session"),
-        *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"),
-        *("--bind", workdir, workdir, "--chdir", workdir),
-    ]
+def local_layer(allow_unsandboxed: bool) -> Isolation:
+    """BWRAP where the sandbox works; otherwise SandboxUnavailable with the fix, or, with
+    ``allow_unsandboxed``, UNSANDBOXED and a logged warning."""
+    sandboxed = require_sandbox(allow_unsandboxed, WHAT, bwrap_status())
+    return Isolation.BWRAP if sandboxed else Isolation.UNSANDBOXED
 
 
 def run_tests(
     program: str,
-    tests: list[CodeTest],
+    tests: Sequence[CodeTest],
     entry: str | None,
     limits: Limits = Limits(),
     layer: Isolation | None = None,
@@ -150,104 +222,221 @@ def run_tests(
 
     ``entry`` names the function call tests call (a top-level function, or a method of a
     ``Solution`` class as LiveCodeBench writes them); None means stdin/stdout tests.
-    ``layer`` forces an isolation layer (default: :func:`isolation`).
+    ``layer`` is where it runs (default: the sandbox, refused where it does not work).
     """
-    layer = layer or isolation()
+    layer = layer or local_layer(False)
     started = time.monotonic()
-    workdir = tempfile.mkdtemp(prefix="gapscope-code-")
-    try:
-        result_file = Path(workdir, f"result-{secrets.token_hex(8)}.json")
-        job = {
-            "program": program,
-            "tests": [{"input": t.input, "output": t.output} for t in tests],
-            "entry": entry,
-            "limits": limits.rlimits(),
-            "allow_processes": limits.allow_processes,
-            "root": workdir,
-            "result": str(result_file),
-        }
-        command = [sys.executable, "-I", "-S", str(CHILD)]
+    fds: tuple[int, ...]
+    with contextlib.ExitStack() as stack:
+        descriptors = Descriptors(stack)
+        channel_r, channel_w = descriptors.pipe()
         if layer is Isolation.BWRAP:
-            command = [shutil.which("bwrap") or "bwrap", *_bwrap_args(workdir), "--", *command]
-        status, detail = _supervise(command, job, workdir, limits)
-        passed = 0
-        if status is None:
-            if not result_file.is_file():
-                status, detail = _no_verdict(workdir)
-            else:
-                verdict = json.loads(result_file.read_text(encoding="utf-8"))
-                status, detail = Status(verdict["status"]), verdict["detail"]
-                passed = verdict["passed"]
-        return RunResult(status, passed, len(tests), detail, layer, time.monotonic() - started)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+            info_r, info_w = descriptors.pipe()
+            command = [*bwrap_argv(shutil.which("bwrap") or "bwrap", limits, info_w)]
+            command += [_interpreter(), "-I", "-S", CHILD_IN_SANDBOX]
+            root, cwd, fds = ATTEMPT_DIR, None, (channel_w, info_w)
+        else:
+            info_r = None
+            cwd = stack.enter_context(tempfile.TemporaryDirectory(prefix="gapscope-code-"))
+            command = [_interpreter(), "-I", "-S", str(CHILD)]
+            root, fds = cwd, (channel_w,)
+        job = child_job(
+            program,
+            tests,
+            entry,
+            limits.rlimits(),
+            channel=channel_w,
+            root=root,
+            allow_processes=limits.allow_processes,
+        )
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+        if cwd is not None:  # bubblewrap sets the sandbox's own (--clearenv, --setenv)
+            env |= {"HOME": cwd, "TMPDIR": cwd}
+        attempt = Attempt(command, json.dumps(job).encode(), env, cwd, limits, stack)
+        attempt.start(fds, descriptors.close)
+        verdict = attempt.judge(Judge(tests, entry), channel_r, info_r)
+    return RunResult(
+        verdict.status,
+        verdict.passed,
+        len(tests),
+        verdict.detail,
+        layer.value,
+        layer is Isolation.BWRAP,
+        time.monotonic() - started,
+    )
 
 
-def _supervise(
-    command: list[str], job: dict[str, Any], workdir: str, limits: Limits
-) -> tuple[Status | None, str]:
-    """Run the child to its end or its deadline; None when it exited by itself.
+class Descriptors:
+    """The pipes' descriptors this attempt owns, each closed exactly once (a second close of
+    a number another thread has reused meanwhile would close that thread's file)."""
 
-    The job (program and tests, expected outputs included) reaches the child on its stdin from
-    an unnamed temporary file, so the attempt finds no test file to read; the child swaps its
-    stdin for /dev/null before the attempt runs.
-    """
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": workdir, "TMPDIR": workdir}
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as stdin:
-        json.dump(job, stdin)
-        stdin.seek(0)
-        with open(Path(workdir, "output.txt"), "wb") as output:
-            process = subprocess.Popen(
-                command,
-                cwd=workdir,
-                env=env,
-                stdin=stdin,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            try:
-                code = process.wait(timeout=limits.time_s)
-            except subprocess.TimeoutExpired:
-                code = None
-            finally:
-                _kill_group(process)
-    if code is None:
-        return Status.TIMEOUT, f"killed after {limits.time_s:g} s of wall-clock time"
-    if code == -signal.SIGXCPU or code == 128 + signal.SIGXCPU:
-        return Status.TIMEOUT, f"killed after {limits.cpu_s} s of CPU time"
-    return None, ""
+    def __init__(self, stack: contextlib.ExitStack) -> None:
+        self.open: set[int] = set()
+        stack.callback(self.close_all)
+
+    def pipe(self) -> tuple[int, int]:
+        read, write = os.pipe()
+        self.open |= {read, write}
+        return read, write
+
+    def close(self, fd: int) -> None:
+        if fd in self.open:
+            self.open.discard(fd)
+            os.close(fd)
+
+    def close_all(self) -> None:
+        for fd in list(self.open):
+            self.close(fd)
 
 
-def _no_verdict(workdir: str) -> tuple[Status, str]:
-    """Why a child that exited left no verdict, from the tail of what it printed."""
-    tail = Path(workdir, "output.txt").read_bytes()[-400:].decode("utf-8", "replace").strip()
-    if "MemoryError" in tail:
-        return Status.MEMORY, "MemoryError before the tests ran"
-    return Status.CRASHED, f"exited without a verdict: {tail}"
-
-
+OVER_LIMIT = "output over the limit"
 KILL_WAIT_S = 5.0
-"""How long to wait for the killed group's members to die (SIGKILL is delivered
-asynchronously; a member still running when the attempt is reported would outlive it)."""
+"""How long to wait for killed processes to die (SIGKILL is delivered asynchronously; a
+process still running when the attempt is reported would outlive it)."""
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the child's whole process group (its session), reap the child, and return once
-    no member of the group is still running (zombies awaiting their reaper do not run)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-    deadline = time.monotonic() + KILL_WAIT_S
-    while _running_in_group(process.pid) and time.monotonic() < deadline:
+class Attempt:
+    """One child process: started, read, judged, and killed with everything it started."""
+
+    def __init__(
+        self,
+        command: list[str],
+        job: bytes,
+        env: dict[str, str],
+        cwd: str | None,
+        limits: Limits,
+        stack: contextlib.ExitStack,
+    ) -> None:
+        self.command, self.env, self.cwd, self.limits = command, env, cwd, limits
+        # unnamed files, closed by the stack: the job leaves no file for the attempt to find
+        self.stdin = stack.enter_context(tempfile.TemporaryFile())  # noqa: SIM115
+        self.stdin.write(job)
+        self.stdin.seek(0)
+        self.stderr = stack.enter_context(tempfile.TemporaryFile())  # noqa: SIM115
+        self.stack = stack
+        self.namespace: int | None = None
+        self.stopped = False
+
+    def start(self, fds: tuple[int, ...], close: Callable[[int], None]) -> None:
+        """Start the child with ``fds`` (the pipes' write ends), then ``close`` ours: the
+        read ends see EOF once every process holding a write end is gone."""
+        self.process = subprocess.Popen(
+            self.command,
+            cwd=self.cwd,
+            env=self.env,
+            stdin=self.stdin,
+            stdout=self.stderr,
+            stderr=self.stderr,
+            pass_fds=fds,
+            start_new_session=True,
+        )
+        self.stack.callback(self._stop)
+        for fd in fds:
+            close(fd)
+
+    def judge(self, judge: Judge, channel: int, info: int | None) -> Verdict:
+        """Feed the channel to ``judge`` until it decides, the channel closes or time is up;
+        then stop the child and say why it ended where the judge did not."""
+        deadline = time.monotonic() + self.limits.time_s
+        cap = self.limits.output_mb * 1024 * 1024
+        received, pending, info_text = 0, b"", b""
+        with selectors.DefaultSelector() as selector:
+            selector.register(channel, selectors.EVENT_READ)
+            if info is not None:
+                selector.register(info, selectors.EVENT_READ)
+            while judge.verdict is None and selector.get_map():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                for key, _ in selector.select(remaining):
+                    data = os.read(key.fd, 1 << 16)
+                    if not data:
+                        selector.unregister(key.fd)
+                    elif key.fd == info:
+                        info_text += data
+                        self.namespace = _namespace(info_text, self.namespace)
+                    else:
+                        received += len(data)
+                        if received > cap:
+                            self._stop()
+                            return Verdict(Status.ERROR, judge.passed, OVER_LIMIT)
+                        *whole, pending = (pending + data).split(b"\n")
+                        for line in whole:
+                            judge.feed(line)
+        if judge.verdict is not None:
+            self._stop()
+            return judge.verdict
+        return self._ending(judge.passed, deadline)
+
+    def _ending(self, passed: int, deadline: float) -> Verdict:
+        """Why a child that left the verdict open ended: its exit, or the deadline."""
+        try:
+            code = self.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            code = None
+        self._stop()
+        if code is None:
+            return Verdict(Status.TIMEOUT, passed, wall_clock_detail(self.limits))
+        self.stderr.seek(0, os.SEEK_END)
+        self.stderr.seek(max(0, self.stderr.tell() - TAIL_BYTES))
+        return exit_verdict(code, self.stderr.read(), passed, self.limits)
+
+    def _stop(self) -> None:
+        """SIGKILL the child's process group and reap it; then wait until nothing of it runs:
+        no member of its group and, sandboxed, no process of its PID namespace (killing the
+        namespace's init, which bubblewrap does when its parent dies, kills them all)."""
+        if self.stopped:
+            return
+        self.stopped = True
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-        time.sleep(0.01)
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+        group, namespace = self.process.pid, self.namespace
+        deadline = time.monotonic() + KILL_WAIT_S
+        while time.monotonic() < deadline and _live(
+            lambda pid, pgid: pgid == group or (namespace is not None and _in(pid, namespace))
+        ):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, signal.SIGKILL)
+            time.sleep(0.01)
 
 
-def _running_in_group(pgid: int) -> bool:
-    """Whether a live (not zombie) process of group ``pgid`` exists, read from /proc (where
-    there is none, the kill is trusted)."""
+TAIL_BYTES = 400
+
+
+def wall_clock_detail(limits: Limits) -> str:
+    return f"killed after {limits.time_s:g} s of wall-clock time"
+
+
+def exit_verdict(code: int, stderr: bytes, passed: int, limits: Limits) -> Verdict:
+    """Why a child that exited by itself left the verdict open, from its exit status and the
+    tail of what it wrote on stderr (the attempt's text, kept short: it is data)."""
+    if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+        return Verdict(Status.TIMEOUT, passed, f"killed after {limits.cpu_s} s of CPU time")
+    tail = stderr[-TAIL_BYTES:].decode("utf-8", "replace").strip()
+    if "MemoryError" in tail:
+        return Verdict(Status.MEMORY, passed, "MemoryError before the tests ran")
+    return Verdict(Status.CRASHED, passed, f"exited without a verdict: {tail}")
+
+
+def _namespace(info: bytes, known: int | None) -> int | None:
+    """The sandbox's PID namespace (inode) from bubblewrap's ``--info-fd`` JSON, once whole."""
+    try:
+        return int(json.loads(info)["pid-namespace"])
+    except (ValueError, KeyError, TypeError):
+        return known
+
+
+def _in(pid: str, namespace: int) -> bool:
+    try:
+        return os.stat(f"/proc/{pid}/ns/pid").st_ino == namespace
+    except OSError:
+        return False
+
+
+def _live(match: Callable[[str, int], bool]) -> bool:
+    """Whether a live (not zombie) process matches ``match(pid, process group)``, read from
+    /proc (where there is none, the kill is trusted)."""
     if not os.path.isdir("/proc"):
         return False
     for entry in os.scandir("/proc"):
@@ -258,6 +447,6 @@ def _running_in_group(pgid: int) -> bool:
         except OSError:  # gone meanwhile
             continue
         fields = stat[stat.rfind(")") + 2 :].split()
-        if int(fields[2]) == pgid and fields[0] != "Z":
+        if fields[0] != "Z" and match(entry.name, int(fields[2])):
             return True
     return False

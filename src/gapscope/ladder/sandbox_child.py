@@ -1,15 +1,26 @@
-"""The program that runs inside the sandbox: limits itself, then runs one attempt's tests.
+"""The program that runs inside the sandbox: limits itself, runs the attempt on each test's
+input, and hands back what it printed or returned. It judges nothing.
 
-Started by :mod:`gapscope.ladder.sandbox` as ``python -I -S sandbox_child.py`` in the
-attempt's private directory with the job (JSON) on its stdin, it uses the standard library
-only (nothing of gapscope is on its path). It reads the job and swaps its stdin for
-/dev/null, so the expected outputs are nowhere the attempt could read them as a file. Before
-the attempt's code runs it lowers its own resource limits (inherited by anything it could
-start), then installs an audit hook that refuses sockets, process creation, signals to other
-processes, native code through ctypes, raising the limits again, and writing outside the
-private directory (stdin-style tests read their input from memory). The hook stays for the
-life of the interpreter (Python has no way to remove one). The verdict goes to the file the
-job names; a killed child writes none and the parent reports why it was killed.
+Started by :mod:`gapscope.ladder.sandbox` (or through an Inspect sandbox) as
+``python -I -S sandbox_child.py`` with the job (JSON) on its stdin. It uses the standard library
+only (nothing of gapscope is on its path). The job holds the program, the tests' *inputs*, the
+entry point, the limits and the number of the channel's file descriptor; the expected outputs,
+the comparison and any result file stay with the parent, so nothing the attempt does in this
+process (rebinding a function, reading a caller's frame, walking the stack) can reach them.
+
+For each test, in order, one line of JSON goes to the channel: ``{"i": n, "out": text}``
+(stdin tests: what the program printed), ``{"i": n, "ret": value}`` (call tests: the return
+value), ``{"i": n, "unserialisable": type}`` (a return value JSON cannot carry), or
+``{"i": n, "end": "error"|"memory"|"blocked", "detail": text}`` when the attempt raised, which
+ends the run. The attempt shares this process, so it can write to the channel too: the parent
+parses nothing but these lines, decides a pass only by comparing them with the expected
+outputs itself, and takes any malformed or out-of-order line as a broken attempt.
+
+Before the attempt runs, the child lowers its own resource limits (inherited by anything it
+could start) and installs an audit hook refusing sockets, process creation, signals, ctypes,
+raising the limits and writing outside its folder. The hook is Python-level and can be
+bypassed (a renamed extension module, ``dir_fd`` arguments): the boundary is bubblewrap's
+namespaces around this process, and without them the parent refuses to run unless told.
 """
 
 from __future__ import annotations
@@ -62,6 +73,7 @@ PATH_EVENTS = frozenset(
     }
 )
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+DETAIL_CHARS = 500
 
 
 class Blocked(PermissionError):
@@ -104,30 +116,30 @@ def install_hook(root: str, allow_processes: bool) -> None:
     sys.addaudithook(hook)
 
 
-def lines(text: str) -> list[str]:
-    """Output compared line by line, each stripped, trailing blank lines ignored."""
-    return [line.strip() for line in text.strip().splitlines()]
+def text_stream(text: str = "") -> io.TextIOWrapper:
+    """A text stream over bytes, so ``sys.stdin.buffer``/``sys.stdout.buffer`` work too."""
+    return io.TextIOWrapper(io.BytesIO(text.encode()), encoding="utf-8", newline=None)
 
 
-def plain(value: Any) -> Any:
-    """A return value as JSON would carry it (tuples become lists), for comparison; a value
-    JSON cannot carry (a set) becomes its repr, which equals no expected output."""
-    return json.loads(json.dumps(value, default=repr))
-
-
-def run_stdin(code: Any, test: dict[str, Any]) -> bool:
-    out = io.StringIO()
-    sys.stdin = io.StringIO(test["input"])
+def run_stdin(code: Any, stdin: str) -> str:
+    """Run the program as ``__main__`` on ``stdin``; what it printed."""
+    out = text_stream()
+    sys.stdin = text_stream(stdin)
     with contextlib.redirect_stdout(out):
         try:
             exec(code, {"__name__": "__main__", "__builtins__": __builtins__})
         except SystemExit as stop:  # exit() after printing the answer ends a program normally
             if stop.code not in (None, 0):
                 raise
-    return lines(out.getvalue()) == lines(test["output"])
+        out.flush()
+    buffer = out.buffer
+    assert isinstance(buffer, io.BytesIO)
+    return buffer.getvalue().decode("utf-8", "replace")
 
 
-def run_call(namespace: dict[str, Any], entry: str, test: dict[str, Any]) -> bool:
+def run_call(namespace: dict[str, Any], entry: str, arguments: list[Any]) -> Any:
+    """Call the entry point (a top-level function or a method of ``Solution``) on
+    ``arguments``; its return value."""
     if callable(namespace.get(entry)):
         function = namespace[entry]
     elif "Solution" in namespace:  # LiveCodeBench's functional problems: a method of Solution
@@ -135,51 +147,72 @@ def run_call(namespace: dict[str, Any], entry: str, test: dict[str, Any]) -> boo
     else:
         raise NameError(f"the program defines no function {entry!r}")
     with contextlib.redirect_stdout(io.StringIO()):
-        result = function(*test["input"])
-    return bool(plain(result) == plain(test["output"]))
+        return function(*arguments)
+
+
+class Channel:
+    """The write end the parent reads: one JSON line per frame."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def send(self, frame: dict[str, Any]) -> None:
+        data = (json.dumps(frame) + "\n").encode()
+        while data:
+            data = data[os.write(self.fd, data) :]
+
+
+def answer_frame(index: int, entry: str | None, value: Any) -> dict[str, Any]:
+    """The frame of one test's output; a return value JSON cannot carry (a set, a cycle) is
+    named by its type and is a wrong answer, never its repr."""
+    if entry is None:
+        return {"i": index, "out": value}
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        return {"i": index, "unserialisable": type(value).__name__}
+    return {"i": index, "ret": value}
+
+
+def error_frame(index: int, exc: BaseException) -> dict[str, Any]:
+    """How the attempt ended on test ``index``: memory, blocked by the hook, or its error."""
+    if isinstance(exc, MemoryError):
+        return {"i": index, "end": "memory", "detail": "MemoryError: the memory limit was reached"}
+    cause = exc if isinstance(exc, Blocked) else exc.__cause__ or exc.__context__
+    if isinstance(cause, Blocked):  # also an import that failed because of the hook
+        return {"i": index, "end": "blocked", "detail": str(cause)[:DETAIL_CHARS]}
+    line = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    return {"i": index, "end": "error", "detail": line[:DETAIL_CHARS]}
+
+
+def run_job(job: dict[str, Any], channel: Channel) -> None:
+    """Run the attempt on every input in order, one frame each, until it raises."""
+    entry = job["entry"]
+    index = 0
+    try:
+        code = compile(job["program"], "solution.py", "exec")
+        namespace: dict[str, Any] = {"__name__": "solution", "__builtins__": __builtins__}
+        if entry is not None:
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(code, namespace)
+        for index, given in enumerate(job["inputs"]):
+            value = run_stdin(code, given) if entry is None else run_call(namespace, entry, given)
+            channel.send(answer_frame(index, entry, value))
+    except BaseException as exc:  # the attempt's own error, whatever it is, is its ending
+        channel.send(error_frame(index, exc))
 
 
 def main() -> None:
     job = json.load(sys.stdin)
-    devnull = os.open(os.devnull, os.O_RDONLY)  # the job (expected outputs) leaves fd 0
+    devnull = os.open(os.devnull, os.O_RDONLY)  # the job leaves fd 0
     os.dup2(devnull, 0)
     os.close(devnull)
-    result_path = job["result"]
-    result: dict[str, Any] = {"status": "error", "passed": 0, "detail": ""}
+    channel = Channel(os.dup(job["channel"]))
+    if job["channel"] == 1:  # stdout is the channel (Inspect sandboxes): raw writes go to stderr
+        os.dup2(2, 1)
     set_limits(job["limits"])
-    install_hook(job["root"], job["allow_processes"])
-    try:
-        code = compile(job["program"], "solution.py", "exec")
-        namespace: dict[str, Any] = {"__name__": "solution", "__builtins__": __builtins__}
-        if job["entry"] is not None:
-            with contextlib.redirect_stdout(io.StringIO()):
-                exec(code, namespace)
-        for index, test in enumerate(job["tests"]):
-            ok = (
-                run_stdin(code, test)
-                if job["entry"] is None
-                else run_call(namespace, job["entry"], test)
-            )
-            if not ok:
-                result.update(status="failed", detail=f"test {index + 1} gave a wrong answer")
-                break
-            result["passed"] = index + 1
-        else:
-            result.update(status="passed")
-    except MemoryError:
-        result.update(status="memory", detail="MemoryError: the memory limit was reached")
-    except Blocked as exc:
-        result.update(status="blocked", detail=str(exc))
-    except BaseException as exc:  # the attempt's own error, whatever it is, is its verdict
-        cause = exc.__cause__ or exc.__context__
-        if isinstance(cause, Blocked):  # e.g. an import that failed because of the hook
-            result.update(status="blocked", detail=str(cause))
-        else:
-            frame = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            result.update(status="error", detail=frame[:500])
-    sys.stdin = sys.__stdin__
-    with open(result_path, "w", encoding="utf-8") as handle:
-        json.dump(result, handle)
+    install_hook(job["root"] or os.getcwd(), job["allow_processes"])
+    run_job(job, channel)
 
 
 if __name__ == "__main__":

@@ -5,16 +5,19 @@ The command screen (``gapscope.lean.screen``) keeps ``#eval`` and friends out of
 but a filter is never complete: an imported library can add commands, and Lean's
 metaprogramming is rich. So the REPL that elaborates model-written code runs under Debian's
 ``bubblewrap`` (``bwrap``) when it is installed: every namespace unshared (no network, its own
-PIDs), the whole filesystem mounted read-only, a private in-memory ``/tmp`` (``TMPDIR``), and
-the process killed with its parent. The Lean project, and any program or file the command
-names that lives under ``/tmp`` (a virtualenv in a checkout under ``/tmp``, say), are mounted
-read-only again after the ``/tmp`` mount, so they stay visible. Files stay readable: the sandbox
-stops damage and exfiltration over the network, not reading (see docs/lean.md).
+PIDs), every capability dropped (as root, the sandbox's user namespace would otherwise let
+it remount a read-only bind read-write), the whole filesystem mounted read-only, a private
+in-memory ``/tmp`` (``TMPDIR``), and the process killed with its parent. The Lean project,
+and any program or file the command names that lives under ``/tmp`` (a virtualenv in a
+checkout under ``/tmp``, say), are mounted read-only again after the ``/tmp`` mount, so they
+stay visible. Files stay readable: the sandbox stops damage and exfiltration over the
+network, not reading (see docs/lean.md).
 
 Fail closed: :func:`require_sandbox` is the one decision every local runner of untrusted code
-(the REPL pool, the kernel checker, T2's ``lake`` calls) takes. Without a working bubblewrap it
-raises :class:`SandboxUnavailable` with the fix, unless the user explicitly allowed unsandboxed
-checking (``allow_unsandboxed``), which is logged and recorded in every verdict.
+(the REPL pool, the kernel checker, T2's ``lake`` calls, the code pilot's attempts) takes.
+Without a working bubblewrap it raises :class:`SandboxUnavailable` with the fix, unless the
+user explicitly allowed unsandboxed checking (``allow_unsandboxed``), which is logged and
+recorded in every verdict.
 """
 
 from __future__ import annotations
@@ -31,9 +34,9 @@ from pathlib import Path
 from gapscope.lean.backend import LeanUnavailable
 
 BWRAP = "bwrap"
-INSTALL_HINT = "apt-get install bubblewrap (Debian/Ubuntu) to run Lean sandboxed"
+INSTALL_HINT = "apt-get install bubblewrap (Debian/Ubuntu) to run model-written code sandboxed"
 ALLOW_HINT = (
-    "or, to run model-written Lean on this host without a sandbox at your own risk, pass "
+    "or, to run model-written code on this host without a sandbox at your own risk, pass "
     "allow_unsandboxed=True (inspect eval: -T allow_unsandboxed=true; gapscope: "
     "--allow-unsandboxed)"
 )
@@ -105,6 +108,7 @@ def sandbox_argv(
         "--tmpfs", "/tmp",
         *visible,
         "--unshare-all",
+        "--cap-drop", "ALL",
         "--die-with-parent",
         "--setenv", "TMPDIR", "/tmp",
         "--chdir", root,
@@ -139,14 +143,18 @@ def sandbox_status() -> SandboxStatus:
     return SandboxStatus(True, f"{path}: no network, read-only filesystem, private /tmp")
 
 
-def require_sandbox(allow_unsandboxed: bool, what: str = "Lean") -> bool:
+def require_sandbox(
+    allow_unsandboxed: bool, what: str = "Lean", status: SandboxStatus | None = None
+) -> bool:
     """Whether to sandbox (True) - the only answer unless ``allow_unsandboxed``.
 
     SandboxUnavailable (naming the install line and the explicit opt-out) when bubblewrap
     does not work here and the user did not allow unsandboxed runs; with the opt-out, False
-    and a warning: ``what`` (the model's code) then runs on this host as it is.
+    and a warning: ``what`` (the model's code) then runs on this host as it is. ``status`` is
+    the probe of the sandbox ``what`` runs in (default: Lean's, :func:`sandbox_status`); the
+    code pilot passes its own, whose mounts differ.
     """
-    status = sandbox_status()
+    status = status or sandbox_status()
     if status.available:
         return True
     if not allow_unsandboxed:
