@@ -22,7 +22,8 @@ def write_and_explain(
     force: bool = False,
     toolchain: str = DEFAULT_TOOLCHAIN,
     repl_rev: str = DEFAULT_REPL_REV,
-    checker: str = "gapscope",
+    checker: str = "comparator",
+    mathlib: bool = False,
 ) -> None:
     """Write the workspace, list the files and print the commands that finish the setup
     (shared by ``gapscope lean setup`` and each diagnostic's own setup command)."""
@@ -35,6 +36,7 @@ def write_and_explain(
                 repl_rev=repl_rev,
                 libraries=libraries,
                 checker=checker,
+                mathlib=mathlib,
             )
         except (FileExistsError, ValueError) as exc:
             out.fail(exc)

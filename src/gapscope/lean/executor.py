@@ -99,6 +99,9 @@ class LeanActor:
     def toolchain(self) -> str:
         return self.backend.toolchain
 
+    def judge(self) -> str:
+        return self.backend.judge
+
     def check(self, request: CheckRequest) -> LeanVerdict:
         return self.backend.check_many([request])[0]
 
@@ -157,9 +160,11 @@ class RayBackend(CachedBackend):
         self._lock = threading.Lock()
         self.actors: list[Any] = [self._start_actor() for _ in range(count)]
         try:
+            first = self.actors[0]
             self._toolchain = str(
-                self._ray.get(self.actors[0].toolchain.remote(), timeout=options.start_timeout_s)
+                self._ray.get(first.toolchain.remote(), timeout=options.start_timeout_s)
             )
+            self._judge = str(self._ray.get(first.judge.remote(), timeout=options.start_timeout_s))
         except self._ray.exceptions.GetTimeoutError:
             self.close()
             raise LeanUnavailable(
@@ -176,6 +181,10 @@ class RayBackend(CachedBackend):
     @property
     def toolchain(self) -> str:
         return self._toolchain
+
+    @property
+    def judge(self) -> str:
+        return self._judge
 
     def _check_uncached(
         self, requests: Sequence[CheckRequest], done: Callable[[int], None]
