@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gapscope.lean.backend import LeanUnavailable
+from gapscope.lean.factory import ENV_REPL_COMMAND, kernel_checker_choice
 from gapscope.lean.kernel import (
     COMPARATOR_BINARY,
     ENV_LANDRUN,
@@ -19,7 +20,6 @@ from gapscope.lean.kernel import (
     find_landrun,
     find_lean4export,
 )
-from gapscope.lean.factory import ENV_REPL_COMMAND, kernel_checker_choice
 from gapscope.lean.kimina import KiminaBackend
 from gapscope.lean.local import (
     REPL_BINARY_CANDIDATES,
@@ -27,8 +27,8 @@ from gapscope.lean.local import (
     find_repl_binary,
     read_toolchain,
 )
-from gapscope.lean.selftest.record import load_records
 from gapscope.lean.sandbox import ALLOW_HINT, INSTALL_HINT, sandbox_status
+from gapscope.lean.selftest.record import load_records
 
 ELAN_INSTALL = (
     "curl https://raw.githubusercontent.com/leanprover/elan/master/elan-init.sh -sSf | sh"
@@ -126,7 +126,8 @@ def selftest_finding(project: Path) -> Finding:
     judges = ", ".join(key.judges)
     if not isinstance(record, dict):
         return Finding("selftest", False, f"not run for {judges} at {key.toolchain}", fix)
-    failed = [r["case"] + "@" + r["path"] for r in record.get("results", []) if r.get("ok") is False]
+    results = record.get("results", [])
+    failed = [f"{r['case']}@{r['path']}" for r in results if r.get("ok") is False]
     if record.get("passed") is not True:
         return Finding(
             "selftest", False, f"FAILED for {judges} ({record.get('at')}): {', '.join(failed)}", fix

@@ -11,6 +11,10 @@ the official statements mention, constructors and recursors included, kind and u
 parameters too; checks the axioms; and replays the solution's export into the kernel. It never
 maps a model-built ``.olean`` into its own memory.
 
+Each check runs in a fresh project laid out as comparator's own test runner lays one out
+(:func:`judge_files`); nothing outside it is writable, and packages the header imports
+(Mathlib, ...) are read from the workspace's builds through ``LEAN_PATH``.
+
 The channel a model's code cannot write is comparator's **exit status** (its children's output
 reaches the same stdout, so no line of output can make a verdict VALID): exit 0 is VALID, any
 other exit is a rejection, and why is read from the *last* ``uncaught exception:`` line, which
@@ -147,17 +151,47 @@ def comparator_config(names: Sequence[str]) -> dict[str, object]:
     }
 
 
-def judge_lakefile(workspace: Path) -> str:
-    """The per-check project's ``lakefile.toml``: the workspace's own requirements, read from
-    the workspace's packages folder (built once, never rebuilt here: comparator lets the build
-    write only the check's own ``.lake``), plus the challenge and the solution as libraries."""
-    source = workspace / "lakefile.toml"
-    lines = source.read_text(encoding="utf-8").splitlines() if source.is_file() else []
-    kept = [ln for ln in lines if not ln.startswith(("name =", "defaultTargets", "packagesDir"))]
-    packages = (workspace / ".lake" / "packages").resolve()
-    head = ['name = "gapscope_judge"', f'packagesDir = "{packages}"']
-    libs = [f'\n[[lean_lib]]\nname = "{m}"' for m in (CHALLENGE_MODULE, SOLUTION_MODULE)]
-    return "\n".join([*head, *kept, *libs]) + "\n"
+_LEAN_LIB_NAME = re.compile(r'^\[\[lean_lib\]\]\s*\nname\s*=\s*"([^"]+)"', re.MULTILINE)
+
+
+def workspace_libraries(workspace: Path) -> list[str]:
+    """The ``[[lean_lib]]`` names of the workspace's ``lakefile.toml`` (O-NNG's library...)."""
+    lakefile = workspace / "lakefile.toml"
+    text = lakefile.read_text(encoding="utf-8") if lakefile.is_file() else ""
+    return _LEAN_LIB_NAME.findall(text)
+
+
+def judge_files(workspace: Path, header: str, challenge: str, solution: str) -> dict[str, str]:
+    """The per-check project, laid out as comparator's own test runner lays one out
+    (``runtests.lean`` 52-66, 100 at 5d21b89): the workspace's ``lean-toolchain``, a
+    ``lakefile.toml`` with the challenge, the solution and the workspace's own libraries as
+    ``lean_lib``s and no ``require`` (packages are found through ``LEAN_PATH``, so nothing
+    outside this project is ever built or fetched), and the modules."""
+    libraries = [CHALLENGE_MODULE, SOLUTION_MODULE, *workspace_libraries(workspace)]
+    lakefile = 'name = "gapscope_judge"\n' + "".join(
+        f'\n[[lean_lib]]\nname = "{name}"\n' for name in libraries
+    )
+    toolchain = workspace / "lean-toolchain"
+    files = {
+        "lakefile.toml": lakefile,
+        f"{CHALLENGE_MODULE}.lean": f"{header}\n\n{challenge}\n",
+        f"{SOLUTION_MODULE}.lean": f"{header}\n\n{solution}\n",
+    }
+    if toolchain.is_file():
+        files["lean-toolchain"] = toolchain.read_text(encoding="utf-8")
+    for name in libraries[2:]:
+        for source in [workspace / f"{name}.lean", *sorted((workspace / name).rglob("*.lean"))]:
+            if source.is_file() and not source.is_symlink():
+                files[source.relative_to(workspace).as_posix()] = source.read_text("utf-8")
+    return files
+
+
+def package_lean_path(workspace: Path) -> str:
+    """``LEAN_PATH`` entries for the packages the workspace built (Mathlib, ...): where the
+    per-check project's header imports are found."""
+    builds = sorted((workspace / ".lake" / "packages").glob("*/.lake/build"))
+    dirs = [b / sub for b in builds for sub in ("lib/lean", "lib")]
+    return os.pathsep.join(str(d.resolve()) for d in dirs if d.is_dir())
 
 
 def rejection(run: Run) -> tuple[Status, str]:
@@ -221,18 +255,17 @@ class KernelChecker:
         start = time.monotonic()
         scratch = Path(tempfile.mkdtemp(prefix="gapscope-kernel-"))
         try:
-            files = {
-                "lakefile.toml": judge_lakefile(project),
-                "config.json": json.dumps(comparator_config(names)),
-                f"{CHALLENGE_MODULE}.lean": f"{header}\n\n{challenge}\n",
-                f"{SOLUTION_MODULE}.lean": f"{header}\n\n{solution}\n",
-            }
+            files = judge_files(project, header, challenge, solution)
+            files["config.json"] = json.dumps(comparator_config(names))
             for name, text in files.items():
+                (scratch / name).parent.mkdir(parents=True, exist_ok=True)
                 (scratch / name).write_text(text, encoding="utf-8")
             argv = [*self.run, str(scratch / "config.json")]
             if sandboxed:
                 argv = sandbox_argv(argv, scratch, writable=(scratch,))
-            done = run_bounded(argv, scratch, timeout_s, self.env)
+            inherited = [p for p in (package_lean_path(project), os.environ.get("LEAN_PATH")) if p]
+            env = {**self.env, "LEAN_PATH": os.pathsep.join(inherited)} if inherited else self.env
+            done = run_bounded(argv, scratch, timeout_s, env)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         if done.code is None:

@@ -52,7 +52,7 @@ from gapscope.lean.sandbox import decide_sandbox, sandbox_argv
 from gapscope.lean.selftest.cases import source_hash
 from gapscope.lean.selftest.record import InstallationKey, passed
 from gapscope.lean.soundness import judge, prepare
-from gapscope.lean.verdict import Checker, LeanVerdict, Status
+from gapscope.lean.verdict import LeanVerdict, Status, with_text_label
 
 REPL_BINARY_CANDIDATES = (
     ".lake/packages/REPL/.lake/build/bin/repl",
@@ -196,9 +196,8 @@ class LocalBackend(CachedBackend):
     def check_repl(self, request: CheckRequest) -> LeanVerdict:
         """The REPL path's verdict alone (no kernel checker, no cache): what ``repl-text``
         concludes; the self-test runs every case through it."""
-        verdict = self._check_in_repl(request)
-        checks = ("repl-text",) if verdict.checker is not Checker.NONE else ()
-        return dataclasses.replace(verdict, sandboxed=self.sandboxed, checks=checks)
+        verdict = with_text_label(self._check_in_repl(request))
+        return dataclasses.replace(verdict, sandboxed=self.sandboxed)
 
     def _check_in_repl(self, request: CheckRequest) -> LeanVerdict:
         header, body = split_imports(request.header, request.code)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 STANDARD_AXIOMS: frozenset[str] = frozenset({"propext", "Classical.choice", "Quot.sound"})
@@ -92,3 +92,11 @@ class LeanVerdict:
     @property
     def valid(self) -> bool:
         return self.status is Status.VALID
+
+
+def with_text_label(verdict: LeanVerdict) -> LeanVerdict:
+    """``verdict`` with ``checks`` = (``repl-text``,) when the REPL's text settled it and no
+    check is listed yet (the soundness rule and the acceptance check set only ``checker``)."""
+    if verdict.checks or verdict.checker is not Checker.REPL_TEXT:
+        return verdict
+    return replace(verdict, checks=(Checker.REPL_TEXT.value,))

@@ -70,9 +70,7 @@ def run_selftest(
     cases = load_cases() if cases is None else cases
     results: list[CaseResult] = []
     for case in cases:
-        request = CheckRequest(
-            case.solution, case.header, timeout_s, case.required, case.challenge
-        )
+        request = CheckRequest(case.solution, case.header, timeout_s, case.required, case.challenge)
         results.append(judged(case, REPL_TEXT, backend.check_repl(request)))
         kernel = backend.kernel
         if kernel is not None and case.kind == "theorem":
