@@ -112,3 +112,28 @@ def test_the_kernel_checker_can_be_turned_off_from_the_environment(
     monkeypatch.setenv("GAPSCOPE_LEAN_KERNEL_CHECKER", "nanoda")
     with pytest.raises(ValueError, match="GAPSCOPE_LEAN_KERNEL_CHECKER"):
         open_backend(spec, allow_unsandboxed=True, sandbox=False)
+
+
+def test_each_check_gets_a_project_laid_out_as_comparators_runner_lays_one_out(
+    tmp_path: Path,
+) -> None:
+    from gapscope.lean.kernel import judge_files, package_lean_path
+
+    ws = tmp_path / "ws"
+    write_workspace(ws, libraries={"GapscopeNNG": "-- the library"})
+    (ws / "GapscopeNNG").mkdir()
+    (ws / "GapscopeNNG" / "Sub.lean").write_text("-- a submodule")
+    built = ws / ".lake" / "packages" / "mathlib" / ".lake" / "build" / "lib" / "lean"
+    built.mkdir(parents=True)
+    files = judge_files(
+        ws, "import GapscopeNNG", "theorem t : True := sorry", "theorem t : True := trivial"
+    )
+    assert files["lean-toolchain"] == (ws / "lean-toolchain").read_text()  # never elan's default
+    assert files["GapscopeNNG.lean"] == "-- the library"
+    assert files["GapscopeNNG/Sub.lean"] == "-- a submodule"
+    lakefile = files["lakefile.toml"]
+    assert "require" not in lakefile  # nothing is fetched or built outside the check's folder
+    for lib in ("GapscopeChallenge", "GapscopeSolution", "GapscopeNNG"):
+        assert f'name = "{lib}"' in lakefile
+    assert files["GapscopeSolution.lean"].startswith("import GapscopeNNG\n\ntheorem t : True")
+    assert package_lean_path(ws) == str(built.resolve())

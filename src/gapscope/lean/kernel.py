@@ -190,7 +190,7 @@ def package_lean_path(workspace: Path) -> str:
     """``LEAN_PATH`` entries for the packages the workspace built (Mathlib, ...): where the
     per-check project's header imports are found."""
     builds = sorted((workspace / ".lake" / "packages").glob("*/.lake/build"))
-    dirs = [b / sub for b in builds for sub in ("lib/lean", "lib")]
+    dirs = [b / "lib" / "lean" if (b / "lib" / "lean").is_dir() else b / "lib" for b in builds]
     return os.pathsep.join(str(d.resolve()) for d in dirs if d.is_dir())
 
 
