@@ -7,6 +7,7 @@ backend stops with exit 2 before asking the model anything (as without a sandbox
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -136,3 +137,25 @@ def test_the_selftest_command_records_and_reports(project: Path, gated: None) ->
     assert result.exit_code == 1 and envelope["details"]["passed"] is False
     assert len(envelope["details"]["results"]) >= 20
     assert Path(envelope["details"]["record"]).is_file()
+
+
+def test_setup_runs_the_selftest_where_the_workspace_is_built(
+    tmp_path: Path, gated: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = tmp_path / "ws"
+    runner = CliRunner()
+    first = json.loads(runner.invoke(app, ["lean", "setup", str(ws), "--json"]).stdout)
+    assert first["details"]["selftest"] is None  # not built yet: the last steps say what to run
+    assert any("gapscope lean selftest" in step for step in first["details"]["next_steps"])
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "lake").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "lake").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    repl = ws / ".lake" / "packages" / "REPL" / ".lake" / "build" / "bin" / "repl"
+    repl.parent.mkdir(parents=True)
+    repl.write_text("")
+    again = runner.invoke(app, ["lean", "setup", str(ws), "--force", "--json"])
+    ran = json.loads(again.stdout)["details"]["selftest"]
+    assert ran is not None and ran["passed"] is False  # the fake REPL is credulous
+    assert Path(ran["record"]).is_file()

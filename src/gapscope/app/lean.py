@@ -169,25 +169,15 @@ def selftest(
     Until it passes, local Lean runs refuse to start. Exits 0 if every case gave its known
     answer, 1 otherwise, 2 if the workspace cannot be opened."""
     from gapscope.lean.backend import LeanUnavailable
-    from gapscope.lean.factory import open_backend
-    from gapscope.lean.local import LocalBackend
-    from gapscope.lean.selftest.runner import run_selftest
+    from gapscope.lean.selftest.runner import selftest_workspace
 
     with command_output("lean selftest", as_json) as out:
         try:
-            backend = open_backend(
-                f"local:{project}",
-                allow_unsandboxed=allow_unsandboxed,
-                allow_untested=True,
-                cache=None,
-                progress=False,
+            result = selftest_workspace(
+                project, allow_unsandboxed=allow_unsandboxed, timeout_s=timeout_s
             )
         except (LeanUnavailable, ValueError) as exc:
             out.fail(exc)
-        with backend:
-            if not isinstance(backend, LocalBackend):
-                out.fail("the self-test runs on a local workspace")
-            result = run_selftest(backend, timeout_s=timeout_s)
 
         def show(console: Console) -> None:
             for r in result.results:

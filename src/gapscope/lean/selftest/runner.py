@@ -89,3 +89,26 @@ def run_selftest(
     path = save_record(backend.project, backend.installation, record)
     backend.selftest = passed
     return SelfTestResult(passed, tuple(results), path, time.monotonic() - start)
+
+
+def selftest_workspace(
+    project: Path, *, allow_unsandboxed: bool = False, timeout_s: float = 120.0
+) -> SelfTestResult:
+    """Open the local backend ``project`` as a run would (sandbox, REPL command and kernel
+    checker choices from the environment), ungated, and run the shipped cases on it;
+    LeanUnavailable when it cannot be opened."""
+    from gapscope.lean.backend import LeanUnavailable
+    from gapscope.lean.factory import open_backend
+    from gapscope.lean.local import LocalBackend
+
+    backend = open_backend(
+        f"local:{project}",
+        allow_unsandboxed=allow_unsandboxed,
+        allow_untested=True,
+        cache=None,
+        progress=False,
+    )
+    with backend:
+        if not isinstance(backend, LocalBackend):
+            raise LeanUnavailable(f"{project} is not a local Lean workspace")
+        return run_selftest(backend, timeout_s=timeout_s)
