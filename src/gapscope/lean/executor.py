@@ -29,6 +29,7 @@ from gapscope.lean.backend import CheckRequest, LeanUnavailable
 from gapscope.lean.base import CachedBackend
 from gapscope.lean.cache import VerdictCache
 from gapscope.lean.factory import open_backend
+from gapscope.lean.selftest.record import untested_allowed
 from gapscope.lean.verdict import LeanVerdict, Status
 
 EXECUTORS = ("local", "ray")
@@ -84,6 +85,10 @@ def open_checker(
     if executor == "local":
         return open_backend(spec, cache=cache, progress=progress, **backend_options)
     if executor == "ray":
+        if untested_allowed(bool(backend_options.get("allow_untested", False))):
+            # the driver's opt-out travels to the actors (they may not share its environment);
+            # the gate itself stays in open_backend, which each actor calls
+            backend_options["allow_untested"] = True
         return RayBackend(
             spec, ray or RayOptions(), backend_options, cache=cache, progress=progress
         )
