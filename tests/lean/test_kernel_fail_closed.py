@@ -64,16 +64,21 @@ def test_a_rejection_is_read_from_comparators_own_last_line() -> None:
     def status(output: str, code: int = 1) -> Status:
         return rejection(Run(code, output))[0]
 
-    assert status("Building GapscopeChallenge\nuncaught exception: Child exited with 1") is (
-        Status.SERVER_ERROR  # the challenge is ours: its failure is the machine's
-    )
-    solution = "Building GapscopeChallenge\nExporting\nBuilding GapscopeSolution\n"
-    assert status(solution + "uncaught exception: Child exited with 1") is Status.LEAN_ERROR
-    assert status(solution + "error: lean exited with signal 9\nuncaught exception: "
-                  "Child exited with 1") is Status.SERVER_ERROR  # fmt: skip
-    assert status(solution + "uncaught exception: Illegal axiom detected: 'x'") is Status.SORRY
-    assert status(solution, -9) is Status.SERVER_ERROR
-    assert status(solution) is Status.SERVER_ERROR  # no reason given: nothing established
+    build = "Building GapscopeChallenge\nExporting\nBuilding GapscopeSolution\n"
+    # a failed or killed build establishes nothing, whatever the model's log before it says
+    assert status(build + "uncaught exception: Child exited with 1") is Status.SERVER_ERROR
+    assert status(build + "uncaught exception: Child exited with 137") is Status.SERVER_ERROR
+    assert status(build + "uncaught exception: Illegal axiom detected: 'x'") is Status.SORRY
+    forged = build + "uncaught exception: Illegal axiom detected: 'x'\n"
+    assert status(forged + "uncaught exception: Lean default kernel rejects") is Status.LEAN_ERROR
+    mismatch = "uncaught exception: Challenge and solution theorem statement do not match: 't'"
+    assert status(build + mismatch) is Status.MISSING_DECLARATION
+    assert status(build, -9) is Status.SERVER_ERROR  # comparator itself killed
+    assert status(build) is Status.SERVER_ERROR  # no reason given: nothing established
+    # the model's own text before comparator's line never decides: an error naming
+    # `«signal 9»` cannot turn a rejection into an uncounted server_error
+    spoof = build + "error: unknown identifier 'signal 9 Killed out of memory'\n"
+    assert status(spoof + "uncaught exception: Lean default kernel rejects") is Status.LEAN_ERROR
 
 
 def test_a_verdict_is_never_served_for_another_judge(

@@ -18,9 +18,9 @@ Each check runs in a fresh project laid out as comparator's own test runner lays
 The channel a model's code cannot write is comparator's **exit status** (its children's output
 reaches the same stdout, so no line of output can make a verdict VALID): exit 0 is VALID, any
 other exit is a rejection, and why is read from the *last* ``uncaught exception:`` line, which
-comparator prints after every child it ran has exited. A process killed by a signal (out of
-memory: SIGKILL), or a child build killed that way, is ``server_error`` - never a cached
-``lean_error`` - because it says nothing about the proof.
+comparator prints after every child it ran has exited (:func:`rejection`). comparator killed by
+a signal, or a build it ran that failed or was killed (out of memory: SIGKILL), is
+``server_error`` - never a cached ``lean_error`` - because it says nothing about the proof.
 
 gapscope's own checker (``GapscopeCheck.lean``) is retired (docs/lean.md says why): it did not
 compile on the pinned toolchain, could not see the constants it replayed, and mapped the
@@ -60,10 +60,6 @@ ENV_LANDRUN = "COMPARATOR_LANDRUN"
 MAX_OUTPUT_BYTES = 4 * 2**20
 """Output past this is cut; only its tail is read (where comparator's own last line is)."""
 _UNCAUGHT = "uncaught exception:"
-_KILLED = re.compile(
-    r"Child exited with (?:137|-9|9)\b|signal 9|SIGKILL|Killed|out of memory|exit code 137",
-    re.IGNORECASE,
-)
 _MISMATCH = re.compile(
     r"not found in solution|do not match|does not match|don't match|is not a theorem"
     r"|is not a definition",
@@ -195,20 +191,24 @@ def package_lean_path(workspace: Path) -> str:
 
 
 def rejection(run: Run) -> tuple[Status, str]:
-    """What comparator's non-zero exit means, read from its last ``uncaught exception`` line
-    (printed after its children exited) and its last ``Building`` line."""
-    lines = run.output.splitlines()
-    last = next((ln for ln in reversed(lines) if ln.startswith(_UNCAUGHT)), "")
-    building = next((ln for ln in reversed(lines) if ln.startswith("Building ")), "")
-    why = last.removeprefix(_UNCAUGHT).strip() or tail_of(run.output, 500)
+    """What comparator's non-zero exit means, read only from what the model's code cannot
+    write: the signal that killed comparator, or comparator's own last ``uncaught
+    exception`` line (printed after every child it ran has exited; its children's output, the
+    model's build log included, comes before it and is never read for a verdict).
+
+    A failed build or export (``Child exited with N``) is ``server_error``: comparator runs
+    only after the REPL accepted the same code on the same header, so a build that then fails
+    was killed (out of memory: SIGKILL), ran out of room, or met an environment the REPL does
+    not share - nothing about the proof is established, and nothing is cached."""
     if run.code is not None and run.code < 0:
         return Status.SERVER_ERROR, f"comparator was killed by signal {-run.code}"
-    if not last:
-        return Status.SERVER_ERROR, f"comparator exited {run.code} without saying why: {why}"
-    if _KILLED.search(why) or (why.startswith("Child exited") and _KILLED.search(run.output)):
-        return Status.SERVER_ERROR, f"a build was killed (out of memory?): {why}"
-    if building == f"Building {CHALLENGE_MODULE}" or "not found in challenge" in why:
-        return Status.SERVER_ERROR, f"the challenge did not build or export: {why}"
+    lines = run.output.splitlines()
+    last = next((ln for ln in reversed(lines) if ln.startswith(_UNCAUGHT)), "")
+    why = last.removeprefix(_UNCAUGHT).strip()
+    if not why:
+        return Status.SERVER_ERROR, f"comparator exited {run.code} without saying why"
+    if why.startswith("Child exited") or "not found in challenge" in why:
+        return Status.SERVER_ERROR, f"comparator could not build or export a module: {why}"
     if "Illegal axiom" in why:
         return Status.SORRY, f"comparator: {why}"
     if _MISMATCH.search(why):
