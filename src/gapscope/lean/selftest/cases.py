@@ -6,7 +6,9 @@ with the verdict a correct judge must reach: ``valid`` or ``rejected`` (any sett
 status; a ``server_error`` or ``timeout`` establishes nothing and fails the case). ``misses``
 lists the paths documented not to catch it (docs/lean.md): ``repl-text`` cannot see a
 constructor's type, a constant's kind or a constant the kernel never checked; such a case is
-run and recorded there, but not asserted.
+run and recorded there, but not asserted. ``header`` (per case, else the file's) is what the
+challenge and solution are elaborated on; ``cites`` (read by people, not by the loader) names,
+for each Lean API a case calls, the file and line at the pinned commits where it is used.
 """
 
 from __future__ import annotations
