@@ -163,8 +163,10 @@ def test_steer_extract_and_run_s2b_defaults_never_share_an_episode() -> None:
 
 
 def test_lean_setup_builds_the_chosen_kernel_checker(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["lean", "setup", str(tmp_path / "w"), "--checker", "safeverify"])
+    result = runner.invoke(app, ["lean", "setup", str(tmp_path / "w"), "--checker", "comparator"])
     assert result.exit_code == 0, result.output
-    assert "lake build SafeVerify/safe_verify" in result.output
+    assert "lake build Comparator/comparator lean4export/lean4export" in result.output
+    refused = runner.invoke(app, ["lean", "setup", str(tmp_path / "s"), "--checker", "safeverify"])
+    assert refused.exit_code == 2 and "no revision built for Lean v4.33" in refused.output
     bad = runner.invoke(app, ["lean", "setup", str(tmp_path / "x"), "--checker", "magic"])
-    assert bad.exit_code == 2 and "checker must be one of gapscope, safeverify, none" in bad.output
+    assert bad.exit_code == 2 and "checker must be one of comparator, none" in bad.output

@@ -8,7 +8,7 @@ valid), ``unknown_constant`` (``#print axioms`` fails), ``twice`` (answers valid
 answer again a moment later, as a desynchronised REPL would), ``late_twice`` (answers, and
 sends that answer a second time only when the next command arrives, just before answering
 it), ``flood`` (a reply of ``FAKE_REPL_FLOOD_MB`` MiB), ``kernel_reject`` (elaborates, but its
-constants fail the kernel replay of ``unpickleEnvFrom``). Without a marker the fake
+``unpickleEnvFrom`` fails on them). Without a marker the fake
 reads the code as Lean would report it, roughly: a declaration right after ``:= by`` (an
 empty tactic block: Lean's parser rejects it) -> ``parse_error``, ``sorryAx`` ->
 ``hidden_sorry``,

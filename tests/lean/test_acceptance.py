@@ -1,5 +1,5 @@
 """Which theorem was proved: the official name's type is compared outside the model's
-environment, by the REPL's replay (``repl-text``) and by the kernel checker (``gapscope``).
+environment, by the REPL's replay (``repl-text``) and by the kernel judge (comparator, faked).
 
 The attacks are the measured false "proved" verdicts of issue 17: the official statement
 restated inside ``namespace Evil`` where ``Nat.Prime`` means ``True``, with a root
@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from gapscope.lean.backend import CheckRequest
-from gapscope.lean.kernel import KernelChecker, judge_report
+from gapscope.lean.kernel import KernelChecker
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.verdict import Checker, Status
 from tests.lean.conftest import read_log
 
-FAKE_KERNEL = Path(__file__).parent / "fake_kernel.py"
+FAKE_COMPARATOR = Path(__file__).parent / "fake_comparator.py"
 HEADER = "import Mathlib"
 CHALLENGE = "theorem p_false : Nat.Prime 4 := sorry"
 NAMES = ("p_false",)
@@ -52,11 +52,7 @@ def request(code: str) -> CheckRequest:
 
 
 def fake_kernel() -> KernelChecker:
-    return KernelChecker(
-        Checker.GAPSCOPE,
-        (sys.executable, str(FAKE_KERNEL), "lean"),
-        (sys.executable, str(FAKE_KERNEL), "check"),
-    )
+    return KernelChecker(Checker.COMPARATOR, (sys.executable, str(FAKE_COMPARATOR)), "fake-rev")
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
@@ -89,10 +85,12 @@ def test_harness_queries_run_only_in_the_replayed_environment(
     assert log[unpickle - 1]["pickleTo"] == log[unpickle]["unpickleEnvFrom"]
 
 
-def test_a_declaration_the_kernel_rejects_on_replay_is_not_valid(make_backend: Make) -> None:
+def test_a_failed_unpickle_says_nothing_of_the_proof(make_backend: Make) -> None:
+    """At the pinned REPL the unpickle runs no kernel check (replayToElabEnv), so its failure
+    is the REPL's, never a ``lean_error`` about the proof (the old ``(kernel)`` branch)."""
     code = "theorem p_false : Nat.Prime 4 := by\n  norm_num -- fake:kernel_reject"
     verdict = make_backend(max_workers=1).check_many([request(code)])[0]
-    assert verdict.status is Status.LEAN_ERROR and "(kernel)" in verdict.detail
+    assert verdict.status is Status.SERVER_ERROR and "restore" in verdict.detail
 
 
 def test_required_names_without_a_challenge_are_never_valid(make_backend: Make) -> None:
@@ -106,45 +104,16 @@ def test_the_kernel_checker_rejects_every_attack(project: Path, attack: str) -> 
         project, HEADER, CHALLENGE, ATTACKS[attack], NAMES, 10.0, sandboxed=False
     )
     assert verdict.status is Status.MISSING_DECLARATION, verdict
-    assert verdict.checker is Checker.GAPSCOPE
+    assert verdict.checker is Checker.COMPARATOR
+    assert verdict.checks == ("repl-text", "kernel:comparator")
 
 
-def test_the_kernel_checker_has_the_last_word(
-    make_backend: Make, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_kernel_checker_has_the_last_word(make_backend: Make) -> None:
     backend = make_backend(max_workers=1, kernel_checker=fake_kernel())
     honest = backend.check_many([request(HONEST)])[0]
-    assert honest.status is Status.VALID and honest.checker is Checker.GAPSCOPE
-    monkeypatch.setenv("FAKE_KERNEL_REPORT", "same_type_false")
-    refused = backend.check_many([request(HONEST)])[0]  # the REPL alone accepts it
-    assert refused.status is Status.MISSING_DECLARATION and refused.checker is Checker.GAPSCOPE
-
-
-def test_valid_needs_the_type_comparison_in_the_report() -> None:
-    entry = {
-        "name": "p_false",
-        "in_challenge": True,
-        "in_solution": True,
-        "same_type": True,
-        "constants_agree": True,
-        "axioms": ["propext"],
-    }
-
-    def report(**changes: object) -> dict[str, object]:
-        theorem = {k: v for k, v in {**entry, **changes}.items() if v is not None}
-        return {"replay": {"ok": True}, "theorems": [theorem]}
-
-    assert judge_report(report(), NAMES, 0.0).status is Status.VALID
-    for fact in ("same_type", "constants_agree", "in_solution"):
-        assert judge_report(report(**{fact: None}), NAMES, 0.0).status is Status.SERVER_ERROR
-        refused = judge_report(report(**{fact: False}), NAMES, 0.0)
-        assert refused.status is Status.MISSING_DECLARATION, fact
-    assert judge_report(report(axioms=["sorryAx"]), NAMES, 0.0).status is Status.SORRY
-    assert judge_report(report(axioms=None), NAMES, 0.0).status is Status.SERVER_ERROR
-    assert judge_report({"theorems": [entry]}, NAMES, 0.0).status is Status.LEAN_ERROR
-    assert judge_report({"replay": {"ok": True}, "theorems": []}, NAMES, 0.0).status is (
-        Status.SERVER_ERROR
-    )
+    assert honest.status is Status.VALID and honest.checker is Checker.COMPARATOR
+    assert honest.checks == ("repl-text", "kernel:comparator")
+    assert honest.selftest is False  # no self-test has passed in this project
 
 
 def test_an_official_theorem_may_not_bring_its_own_imports(make_backend: Make) -> None:

@@ -82,7 +82,8 @@ def test_doctor_json_exits_zero_and_names_every_check(tmp_path: Path) -> None:
     assert result.exit_code == 0
     findings = {f["name"]: f for f in json.loads(result.stdout)["details"]}
     assert set(findings) == {
-        *("elan", "lean", "lake", "sandbox", "toolchain", "repl", "kernel checker", "kimina")
+        *("elan", "lean", "lake", "sandbox", "toolchain", "repl", "kernel checker"),
+        *("selftest", "kimina"),
     }
     assert not findings["repl"]["ok"] and "lake build" in findings["repl"]["fix"]
 

@@ -1,4 +1,4 @@
-"""Which kernel checker a workspace gets (``gapscope lean setup``) and which one is used."""
+"""Which kernel judge a workspace gets (``gapscope lean setup``) and when it is used."""
 
 from __future__ import annotations
 
@@ -10,65 +10,81 @@ import pytest
 
 from gapscope.lean.doctor import kernel_checker_finding
 from gapscope.lean.factory import open_backend
-from gapscope.lean.kernel import checker_source, find_kernel_checker
+from gapscope.lean.kernel import (
+    COMPARATOR_BINARY,
+    COMPARATOR_REV,
+    LEAN4EXPORT_BINARY,
+    LEAN4EXPORT_REV,
+    find_kernel_checker,
+)
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.verdict import Checker
-from gapscope.lean.workspace import next_steps, workspace_files, write_workspace
+from gapscope.lean.workspace import MATHLIB_REV, next_steps, workspace_files, write_workspace
 
 
 @pytest.fixture
-def lake_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def lake_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "lake").write_text("#!/bin/sh\nexit 0\n")
-    (bin_dir / "lake").chmod(0o755)
+    for tool in ("lake", "landrun"):
+        (bin_dir / tool).write_text("#!/bin/sh\nexit 0\n")
+        (bin_dir / tool).chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("COMPARATOR_LANDRUN", raising=False)
+    return bin_dir
 
 
-def test_the_default_workspace_builds_gapscopes_checker_outside_the_default_targets() -> None:
+def _build_comparator(ws: Path) -> None:
+    for relative in (COMPARATOR_BINARY, LEAN4EXPORT_BINARY):
+        (ws / relative).parent.mkdir(parents=True, exist_ok=True)
+        (ws / relative).write_text("")
+    manifest = f'{{"packages": [{{"name": "Comparator", "rev": "{COMPARATOR_REV}"}}]}}'
+    (ws / "lake-manifest.json").write_text(manifest)
+
+
+def test_the_default_workspace_pins_comparator_and_lean4export_outside_the_default_targets() -> (
+    None
+):
     files = workspace_files(libraries={"Peano": "-- nng"})
-    assert files["GapscopeCheck.lean"] == checker_source().read_text(encoding="utf-8")
     lakefile = files["lakefile.toml"]
-    assert 'name = "gapscope_check"' in lakefile and 'root = "GapscopeCheck"' in lakefile
+    assert f'rev = "{COMPARATOR_REV}"' in lakefile and f'rev = "{LEAN4EXPORT_REV}"' in lakefile
     assert 'defaultTargets = ["Peano"]' in lakefile  # a checker that fails cannot break it
-    assert "lake build gapscope_check" in next_steps(Path("/ws"), have_elan=True)
+    assert "mathlib" not in lakefile
+    steps = next_steps(Path("/ws"), have_elan=True)
+    assert "lake build Comparator/comparator lean4export/lean4export" in steps
+    assert steps.index("gapscope lean selftest /ws") < len(steps) - 1  # then the doctor
 
 
-def test_safeverify_or_no_checker_can_be_chosen() -> None:
-    safe = workspace_files(checker="safeverify", safeverify_rev="v4.33")
-    assert (
-        "GasStationManager/SafeVerify" in safe["lakefile.toml"] and "GapscopeCheck.lean" not in safe
-    )
-    assert 'rev = "v4.33"' in safe["lakefile.toml"]
-    assert "lake build SafeVerify/safe_verify" in next_steps(Path("/ws"), True, "safeverify")
-    bare = workspace_files(checker="none")
-    assert (
-        "gapscope_check" not in bare["lakefile.toml"] and "SafeVerify" not in bare["lakefile.toml"]
-    )
-    with pytest.raises(ValueError, match="checker must be one of"):
-        workspace_files(checker="lean4checker")
+def test_mathlib_is_pinned_where_the_workspace_uses_it() -> None:
+    lakefile = workspace_files(mathlib=True)["lakefile.toml"]
+    assert f'rev = "{MATHLIB_REV}"' in lakefile and "mathlib4" in lakefile
 
 
-def test_the_checker_found_prefers_safeverify_then_a_built_gapscope_checker(
-    tmp_path: Path, lake_on_path: None
+@pytest.mark.parametrize("checker", ["safeverify", "gapscope"])
+def test_checkers_without_a_v4_33_build_are_refused_with_the_reason(checker: str) -> None:
+    with pytest.raises(ValueError, match=f"--checker {checker}: .*comparator"):
+        workspace_files(checker=checker)
+    bare = workspace_files(checker="none")["lakefile.toml"]
+    assert "comparator" not in bare and "GapscopeCheck" not in bare
+
+
+def test_comparator_is_used_only_when_it_and_what_it_needs_are_built(
+    tmp_path: Path, lake_on_path: Path
 ) -> None:
-    write_workspace(tmp_path / "ws")
     ws = tmp_path / "ws"
-    interpreted = find_kernel_checker(ws)
-    assert interpreted is not None and interpreted.name is Checker.GAPSCOPE
-    assert interpreted.run[-2:] == ("--run", str(checker_source()))
-    built = ws / ".lake" / "build" / "bin" / "gapscope_check"
-    built.parent.mkdir(parents=True)
-    built.write_text("")
-    compiled = find_kernel_checker(ws)
-    assert compiled is not None and compiled.run == ("lake", "env", str(built))
-    safe = ws / ".lake" / "packages" / "SafeVerify" / ".lake" / "build" / "bin" / "safe_verify"
-    safe.parent.mkdir(parents=True)
-    safe.write_text("")
-    chosen = find_kernel_checker(ws)
-    assert chosen is not None and chosen.name is Checker.SAFEVERIFY
+    write_workspace(ws)
+    assert find_kernel_checker(ws) is None
     finding = kernel_checker_finding(ws)
-    assert finding.ok and finding.found.startswith("safeverify")
+    assert not finding.ok and "comparator" in finding.found and "repl-text" in finding.found
+    _build_comparator(ws)
+    checker = find_kernel_checker(ws)
+    assert checker is not None and checker.name is Checker.COMPARATOR
+    assert checker.revision == COMPARATOR_REV and checker.label == "kernel:comparator"
+    assert checker.env["COMPARATOR_LEAN4EXPORT"].endswith("lean4export")
+    assert kernel_checker_finding(ws).ok
+    (lake_on_path / "landrun").unlink()
+    assert find_kernel_checker(ws) is None
+    assert "landrun" in kernel_checker_finding(ws).found
 
 
 def test_without_lake_there_is_no_kernel_checker_and_the_doctor_says_what_that_means(
@@ -77,14 +93,15 @@ def test_without_lake_there_is_no_kernel_checker_and_the_doctor_says_what_that_m
     monkeypatch.setenv("PATH", "")
     assert find_kernel_checker(tmp_path) is None
     finding = kernel_checker_finding(tmp_path)
-    assert not finding.ok and "repl-text" in finding.found and "elan" in finding.fix
+    assert not finding.ok and "repl-text" in finding.found and "lake" in finding.found
 
 
 def test_the_kernel_checker_can_be_turned_off_from_the_environment(
-    tmp_path: Path, lake_on_path: None, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, lake_on_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tests.lean.conftest import FAKE_REPL
 
+    _build_comparator(tmp_path)
     monkeypatch.setenv("GAPSCOPE_LEAN_REPL_CMD", f"{sys.executable} {FAKE_REPL}")
     spec = f"local:{tmp_path}"
     with open_backend(spec, allow_unsandboxed=True, sandbox=False) as found:
@@ -95,3 +112,28 @@ def test_the_kernel_checker_can_be_turned_off_from_the_environment(
     monkeypatch.setenv("GAPSCOPE_LEAN_KERNEL_CHECKER", "nanoda")
     with pytest.raises(ValueError, match="GAPSCOPE_LEAN_KERNEL_CHECKER"):
         open_backend(spec, allow_unsandboxed=True, sandbox=False)
+
+
+def test_each_check_gets_a_project_laid_out_as_comparators_runner_lays_one_out(
+    tmp_path: Path,
+) -> None:
+    from gapscope.lean.kernel import judge_files, package_lean_path
+
+    ws = tmp_path / "ws"
+    write_workspace(ws, libraries={"GapscopeNNG": "-- the library"})
+    (ws / "GapscopeNNG").mkdir()
+    (ws / "GapscopeNNG" / "Sub.lean").write_text("-- a submodule")
+    built = ws / ".lake" / "packages" / "mathlib" / ".lake" / "build" / "lib" / "lean"
+    built.mkdir(parents=True)
+    files = judge_files(
+        ws, "import GapscopeNNG", "theorem t : True := sorry", "theorem t : True := trivial"
+    )
+    assert files["lean-toolchain"] == (ws / "lean-toolchain").read_text()  # never elan's default
+    assert files["GapscopeNNG.lean"] == "-- the library"
+    assert files["GapscopeNNG/Sub.lean"] == "-- a submodule"
+    lakefile = files["lakefile.toml"]
+    assert "require" not in lakefile  # nothing is fetched or built outside the check's folder
+    for lib in ("GapscopeChallenge", "GapscopeSolution", "GapscopeNNG"):
+        assert f'name = "{lib}"' in lakefile
+    assert files["GapscopeSolution.lean"].startswith("import GapscopeNNG\n\ntheorem t : True")
+    assert package_lean_path(ws) == str(built.resolve())

@@ -166,7 +166,9 @@ def test_cache_hit_sends_nothing_and_timeouts_are_not_cached(
     assert len([e for e in log[sent:] if e["cmd"] != HEADER]) == 1  # only the timeout re-ran
     assert len(cache) == 1
     assert (
-        VerdictCache(tmp_path / "verdicts.jsonl").get(backend.toolchain, HEADER, proof())
+        VerdictCache(tmp_path / "verdicts.jsonl").get(
+            backend.toolchain, HEADER, proof(), judge=backend.judge
+        )
         == first[0]
     )
 

@@ -46,6 +46,7 @@ def test_a_stalled_actor_costs_its_check_a_timeout_and_is_replaced(
         ray=options,
         repl_command=(sys.executable, str(FAKE_REPL)),
         allow_unsandboxed=True,
+        allow_untested=True,  # Ray workers do not see the test process's environment
     ) as checker:
         stalled = ray_local.get(checker.actors[0].pid.remote())
         os.kill(stalled, signal.SIGSTOP)

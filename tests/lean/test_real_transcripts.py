@@ -56,3 +56,41 @@ def test_the_env_id_of_every_real_reply_is_the_one_expected() -> None:
             next_env = following
             checked += expected is not None
     assert checked > 100
+
+
+def _pairs() -> list[tuple[dict[str, object], dict[str, object]]]:
+    pairs = []
+    for out in sorted(TRANSCRIPTS.rglob("*.expected.out")):
+        sent = out.with_name(out.name.removesuffix(".expected.out") + ".in")
+        requests = [
+            json.loads(b, strict=False) for b in split_blocks(sent.read_text(encoding="utf-8"))
+        ]
+        replies = [decode_block(b) for b in split_blocks(out.read_text(encoding="utf-8"))]
+        pairs += list(zip(requests, replies, strict=True))
+    return pairs
+
+
+@pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason=f"REPL transcripts not found at {TRANSCRIPTS}")
+def test_the_elaboration_verdict_reads_real_replies_as_lean_meant_them() -> None:
+    """On every real reply to a ``cmd``: an error message is ``lean_error``, a sorry (the
+    v4.33 warning text has backticks) is ``sorry``, anything else goes on to the acceptance
+    check - and a real ``unpickleEnvFrom`` reply is an env, never a failure."""
+    from gapscope.lean.replay import elaboration_verdict
+    from gapscope.lean.verdict import Status
+
+    seen: dict[object, int] = {}
+    for request, reply in _pairs():
+        response = parse_response(reply)
+        if "unpickleEnvFrom" in request:
+            assert response.error is None and response.env is not None, (request, reply)
+            seen["unpickle"] = seen.get("unpickle", 0) + 1
+        if "cmd" not in request or response.error is not None:
+            continue
+        verdict = elaboration_verdict(response, 0.0)
+        errors = any(m.severity == "error" for m in response.messages)
+        sorry = bool(response.sorries) or any("uses `sorry`" in m.data for m in response.messages)
+        expected = Status.LEAN_ERROR if errors else Status.SORRY if sorry else None
+        assert (verdict.status if verdict else None) is expected, (request, reply)
+        seen[expected] = seen.get(expected, 0) + 1
+    assert seen.get("unpickle", 0) >= 5 and seen.get(Status.SORRY, 0) >= 10
+    assert seen.get(Status.LEAN_ERROR, 0) >= 10 and seen.get(None, 0) >= 50

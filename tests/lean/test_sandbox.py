@@ -201,6 +201,6 @@ def test_the_acceptance_check_and_the_kernel_checker_work_inside_the_sandbox(
                              20.0, NAMES, CHALLENGE),
             ]
         )  # fmt: skip
-    assert honest.status is Status.VALID and honest.checker is Checker.GAPSCOPE, honest
+    assert honest.status is Status.VALID and honest.checker is Checker.COMPARATOR, honest
     assert honest.sandboxed is True
     assert attack.status is Status.MISSING_DECLARATION

@@ -127,13 +127,18 @@ def setup(
     checker: Annotated[
         str,
         typer.Option(
-            help="The kernel checker built into the workspace: gapscope (its own metaprogram, "
-            "untested against Lean), safeverify, or none (docs/lean.md)."
+            help="The kernel judge built into the workspace: comparator (leanprover's, at the "
+            "commit built for v4.33.0-rc2) or none (docs/lean.md)."
         ),
-    ] = "gapscope",
+    ] = "comparator",
+    mathlib: Annotated[
+        bool, typer.Option(help="Require Mathlib at the commit pinned for the toolchain.")
+    ] = False,
     json_out: JsonOut = False,
 ) -> None:
-    """Write lean-toolchain, lakefile.toml (REPL dependency) and the given libraries."""
+    """Write lean-toolchain, lakefile.toml (REPL, comparator) and the given libraries; the
+    commands it prints end with `gapscope lean selftest`, which decides whether verdicts
+    from this workspace can be trusted."""
     libraries: dict[str, str] = {}
     for spec in library or []:
         name, sep, file = spec.partition("=")
@@ -152,4 +157,49 @@ def setup(
         toolchain=toolchain,
         repl_rev=repl_rev,
         checker=checker,
+        mathlib=mathlib,
     )
+
+
+@lean_app.command()
+def selftest(
+    project: Annotated[Path, typer.Argument(help="The Lean workspace to test.")],
+    timeout_s: Annotated[float, typer.Option(help="Per-case wall-clock limit.")] = 120.0,
+    allow_unsandboxed: Annotated[
+        bool, typer.Option(help="Run where bubblewrap does not work (not recommended).")
+    ] = False,
+    as_json: JsonOut = False,
+) -> None:
+    """Run the known-answer cases through this workspace's REPL and kernel checker.
+
+    Until it passes, local Lean runs refuse to start. Exits 0 if every case gave its known
+    answer, 1 otherwise, 2 if the workspace cannot be opened."""
+    from gapscope.lean.backend import LeanUnavailable
+    from gapscope.lean.selftest.runner import selftest_workspace
+
+    with command_output("lean selftest", as_json) as out:
+        try:
+            result = selftest_workspace(
+                project, allow_unsandboxed=allow_unsandboxed, timeout_s=timeout_s
+            )
+        except (LeanUnavailable, ValueError) as exc:
+            out.fail(exc)
+
+        def show(console: Console) -> None:
+            for r in result.results:
+                mark = {True: "ok", False: "FAIL", None: "known-miss"}[r.ok]
+                line = f"{mark:<10} {r.path:<20} {r.case:<28} {r.status}"
+                console.print(line, markup=False, highlight=False, soft_wrap=True)
+            verdict = "passed" if result.passed else f"FAILED ({len(result.failures)} cases)"
+            console.print(f"self-test {verdict}; recorded in {result.record}", markup=False)
+
+        details = {
+            "passed": result.passed,
+            "record": str(result.record),
+            "results": [dataclasses.asdict(r) for r in result.results],
+        }
+        out.finish(
+            View(details=details, show=show),
+            code=0 if result.passed else 1,
+            error=None if result.passed else "the Lean self-test failed",
+        )

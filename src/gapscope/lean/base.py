@@ -60,6 +60,12 @@ class CachedBackend(ABC):
     @abstractmethod
     def toolchain(self) -> str: ...
 
+    @property
+    def judge(self) -> str:
+        """What decides this backend's verdicts (checker, revision, source hash): part of
+        every cache key, so that a verdict is never served for another judge."""
+        return ""
+
     @abstractmethod
     def _check_uncached(
         self, requests: Sequence[CheckRequest], done: Callable[[int], None]
@@ -82,6 +88,7 @@ class CachedBackend(ABC):
                     request.code,
                     request.required,
                     request.challenge,
+                    self.judge,
                 )
         todo = [i for i, v in enumerate(verdicts) if v is None]
         with progress_bar(len(requests), self.progress) as advance:
@@ -98,6 +105,7 @@ class CachedBackend(ABC):
                     verdict,
                     request.required,
                     request.challenge,
+                    self.judge,
                 )
         return [v for v in verdicts if v is not None]
 

@@ -1,4 +1,8 @@
-"""Verdict cache keyed by (toolchain, header, code), in memory and optionally on disk.
+"""Verdict cache keyed by (toolchain, judge, header, code), in memory and optionally on disk.
+
+The judge is the identity of what decides (``repl-text`` at the REPL's revision, comparator at
+its commit, the self-test's source hash): a verdict settled by one judge is never served for
+another, so a repl-text VALID cached before a kernel checker was configured is checked again.
 
 Lean is deterministic for a fixed toolchain and environment, so a settled verdict (valid,
 sorry, lean_error) can be reused; TIMEOUT and SERVER_ERROR describe the machine, not the
@@ -20,9 +24,10 @@ import platformdirs
 from gapscope.lean.verdict import Checker, LeanMessage, LeanVerdict, Status
 
 UNCACHED: frozenset[Status] = frozenset({Status.TIMEOUT, Status.SERVER_ERROR})
-RULES_VERSION = 2
+RULES_VERSION = 3
 """Part of every key: verdicts settled under older soundness rules (VALID from text alone,
-before the type comparison and the out-of-environment replay) must never be served again."""
+before the type comparison; before the judge was part of the key) must never be served
+again."""
 
 
 def default_cache_path() -> Path:
@@ -36,9 +41,12 @@ def cache_key(
     code: str,
     required: tuple[str, ...] = (),
     challenge: str = "",
+    judge: str = "",
 ) -> str:
     """A stable digest of what determines the verdict, under :data:`RULES_VERSION`."""
-    parts: list[object] = [RULES_VERSION, toolchain, header, code, list(required), challenge]
+    parts: list[object] = [
+        RULES_VERSION, toolchain, judge, header, code, list(required), challenge,
+    ]  # fmt: skip
     blob = json.dumps(parts, ensure_ascii=False).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()
 
@@ -59,6 +67,8 @@ def verdict_from_json(data: dict[str, Any]) -> LeanVerdict:
         detail=str(data.get("detail", "")),
         checker=Checker(data.get("checker", "")),
         sandboxed=data.get("sandboxed"),
+        checks=tuple(data.get("checks", ())),
+        selftest=data.get("selftest"),
     )
 
 
@@ -90,9 +100,11 @@ class VerdictCache:
         code: str,
         required: tuple[str, ...] = (),
         challenge: str = "",
+        judge: str = "",
     ) -> LeanVerdict | None:
+        key = cache_key(toolchain, header, code, required, challenge, judge)
         with self._lock:
-            return self._entries.get(cache_key(toolchain, header, code, required, challenge))
+            return self._entries.get(key)
 
     def put(
         self,
@@ -102,11 +114,12 @@ class VerdictCache:
         verdict: LeanVerdict,
         required: tuple[str, ...] = (),
         challenge: str = "",
+        judge: str = "",
     ) -> None:
         """Remember a settled verdict; TIMEOUT and SERVER_ERROR are ignored."""
         if verdict.status in UNCACHED:
             return
-        key = cache_key(toolchain, header, code, required, challenge)
+        key = cache_key(toolchain, header, code, required, challenge, judge)
         with self._lock:
             self._entries[key] = verdict
             if self._path is not None:

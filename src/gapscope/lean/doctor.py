@@ -2,16 +2,33 @@
 
 from __future__ import annotations
 
+import os
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from gapscope.lean.backend import LeanUnavailable
-from gapscope.lean.kernel import find_comparator, find_kernel_checker
+from gapscope.lean.factory import ENV_REPL_COMMAND, kernel_checker_choice
+from gapscope.lean.kernel import (
+    COMPARATOR_BINARY,
+    ENV_LANDRUN,
+    LEAN4EXPORT_BINARY,
+    find_comparator,
+    find_kernel_checker,
+    find_landrun,
+    find_lean4export,
+)
 from gapscope.lean.kimina import KiminaBackend
-from gapscope.lean.local import REPL_BINARY_CANDIDATES, find_repl_binary, read_toolchain
+from gapscope.lean.local import (
+    REPL_BINARY_CANDIDATES,
+    LocalBackend,
+    find_repl_binary,
+    read_toolchain,
+)
 from gapscope.lean.sandbox import ALLOW_HINT, INSTALL_HINT, sandbox_status
+from gapscope.lean.selftest.record import load_records
 
 ELAN_INSTALL = (
     "curl https://raw.githubusercontent.com/leanprover/elan/master/elan-init.sh -sSf | sh"
@@ -61,25 +78,61 @@ def sandbox_finding() -> Finding:
 
 
 def kernel_checker_finding(project: Path) -> Finding:
-    """Which out-of-environment kernel checker settles VALID verdicts in ``project``."""
-    checker = find_kernel_checker(project)
-    comparator = find_comparator(project)
-    note = (
-        f"; comparator at {comparator} is not run by gapscope (it builds its own modules)"
-        if comparator
-        else ""
-    )
-    if checker is None:
+    """Whether comparator can judge in ``project``: its binary, lean4export, landrun, lake."""
+    missing = [
+        what
+        for what, there in (
+            ("lake on PATH", shutil.which("lake") is not None),
+            (f"comparator ({COMPARATOR_BINARY})", find_comparator(project) is not None),
+            (f"lean4export ({LEAN4EXPORT_BINARY})", find_lean4export(project) is not None),
+            (f"landrun (PATH or ${ENV_LANDRUN})", find_landrun() is not None),
+        )
+        if not there
+    ]
+    if missing:
         return Finding(
             "kernel checker",
             False,
-            "none (no lake on PATH): official theorems are judged by the REPL's replay alone "
-            "(verdicts marked repl-text)" + note,
-            f"install elan ({ELAN_INSTALL}), then `gapscope lean setup {project} --force`",
+            f"comparator cannot run, missing: {', '.join(missing)}; official theorems are "
+            "judged by the REPL alone (verdicts marked repl-text, see docs/lean.md)",
+            f"gapscope lean setup {project} --force --checker comparator, then the commands "
+            "it prints",
         )
-    how = " ".join(checker.run[-2:]) if checker.run[-2] == "--run" else checker.run[-1]
-    untested = " (untested against a real Lean)" if checker.name.value == "gapscope" else ""
-    return Finding("kernel checker", True, f"{checker.name.value}: {how}{untested}{note}")
+    checker = find_kernel_checker(project)
+    found = f"comparator at {checker.revision}" if checker else "comparator"
+    return Finding("kernel checker", True, found + " (built; see the self-test line)")
+
+
+def selftest_finding(project: Path) -> Finding:
+    """Whether the known-answer self-test passed for this installation (the REPL path and
+    the checker that local verdicts would use); nothing is run here."""
+    command = os.environ.get(ENV_REPL_COMMAND)
+    try:
+        backend = LocalBackend(
+            project,
+            repl_command=shlex.split(command) if command else None,
+            allow_unsandboxed=True,
+            sandbox=False,
+            kernel_checker=kernel_checker_choice(),
+        )
+    except LeanUnavailable as exc:
+        return Finding("selftest", False, f"cannot be run: {exc}", f"gapscope lean setup {project}")
+    try:
+        key = backend.installation
+        record = load_records(project).get(key.digest)
+    finally:
+        backend.close()
+    fix = f"gapscope lean selftest {project}"
+    judges = ", ".join(key.judges)
+    if not isinstance(record, dict):
+        return Finding("selftest", False, f"not run for {judges} at {key.toolchain}", fix)
+    results = record.get("results", [])
+    failed = [f"{r['case']}@{r['path']}" for r in results if r.get("ok") is False]
+    if record.get("passed") is not True:
+        return Finding(
+            "selftest", False, f"FAILED for {judges} ({record.get('at')}): {', '.join(failed)}", fix
+        )
+    return Finding("selftest", True, f"passed for {judges} at {key.toolchain} ({record.get('at')})")
 
 
 def project_findings(project: Path) -> list[Finding]:
@@ -104,6 +157,7 @@ def project_findings(project: Path) -> list[Finding]:
             "" if binary else f"cd {project} && lake update && lake build REPL/repl",
         ),
         kernel_checker_finding(project),
+        selftest_finding(project),
     ]
 
 

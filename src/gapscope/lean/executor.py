@@ -29,6 +29,7 @@ from gapscope.lean.backend import CheckRequest, LeanUnavailable
 from gapscope.lean.base import CachedBackend
 from gapscope.lean.cache import VerdictCache
 from gapscope.lean.factory import open_backend
+from gapscope.lean.selftest.record import untested_allowed
 from gapscope.lean.verdict import LeanVerdict, Status
 
 EXECUTORS = ("local", "ray")
@@ -84,6 +85,10 @@ def open_checker(
     if executor == "local":
         return open_backend(spec, cache=cache, progress=progress, **backend_options)
     if executor == "ray":
+        if untested_allowed(bool(backend_options.get("allow_untested", False))):
+            # the driver's opt-out travels to the actors (they may not share its environment);
+            # the gate itself stays in open_backend, which each actor calls
+            backend_options["allow_untested"] = True
         return RayBackend(
             spec, ray or RayOptions(), backend_options, cache=cache, progress=progress
         )
@@ -98,6 +103,9 @@ class LeanActor:
 
     def toolchain(self) -> str:
         return self.backend.toolchain
+
+    def judge(self) -> str:
+        return self.backend.judge
 
     def check(self, request: CheckRequest) -> LeanVerdict:
         return self.backend.check_many([request])[0]
@@ -157,9 +165,11 @@ class RayBackend(CachedBackend):
         self._lock = threading.Lock()
         self.actors: list[Any] = [self._start_actor() for _ in range(count)]
         try:
+            first = self.actors[0]
             self._toolchain = str(
-                self._ray.get(self.actors[0].toolchain.remote(), timeout=options.start_timeout_s)
+                self._ray.get(first.toolchain.remote(), timeout=options.start_timeout_s)
             )
+            self._judge = str(self._ray.get(first.judge.remote(), timeout=options.start_timeout_s))
         except self._ray.exceptions.GetTimeoutError:
             self.close()
             raise LeanUnavailable(
@@ -176,6 +186,10 @@ class RayBackend(CachedBackend):
     @property
     def toolchain(self) -> str:
         return self._toolchain
+
+    @property
+    def judge(self) -> str:
+        return self._judge
 
     def _check_uncached(
         self, requests: Sequence[CheckRequest], done: Callable[[int], None]

@@ -16,6 +16,7 @@ from gapscope.lean.base import CachedBackend
 from gapscope.lean.kimina import KiminaBackend
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.sandbox import sandbox_choice, unsandboxed_allowed
+from gapscope.lean.selftest.record import SelfTestRequired, refusal, untested_allowed
 
 ENV_SPEC = "GAPSCOPE_LEAN"
 ENV_REPL_COMMAND = "GAPSCOPE_LEAN_REPL_CMD"
@@ -50,9 +51,9 @@ ENV_KERNEL_CHECKER = "GAPSCOPE_LEAN_KERNEL_CHECKER"
 
 
 def kernel_checker_choice() -> str | None:
-    """``$GAPSCOPE_LEAN_KERNEL_CHECKER``: ``auto`` (default: the workspace's checker, see
-    ``gapscope.lean.kernel``) or ``none`` (the REPL's replay alone, verdicts ``repl-text``) -
-    the way out while gapscope's own checker has not been run against your Lean."""
+    """``$GAPSCOPE_LEAN_KERNEL_CHECKER``: ``auto`` (default: comparator where the workspace
+    built it, see ``gapscope.lean.kernel``) or ``none`` (the REPL alone, verdicts
+    ``repl-text``)."""
     choice = os.environ.get(ENV_KERNEL_CHECKER, "auto").strip().lower()
     if choice not in ("auto", "none"):
         raise ValueError(f"{ENV_KERNEL_CHECKER} must be auto or none, got {choice!r}")
@@ -71,6 +72,7 @@ def open_backend(
     *,
     health_check: bool = True,
     allow_unsandboxed: bool = False,
+    allow_untested: bool = False,
     **options: Any,
 ) -> CachedBackend:
     """The backend ``spec`` (or ``$GAPSCOPE_LEAN``) names; LeanUnavailable if there is none.
@@ -81,6 +83,10 @@ def open_backend(
     REPL command from ``$GAPSCOPE_LEAN_REPL_CMD`` when set and its sandbox choice from
     ``$GAPSCOPE_LEAN_SANDBOX`` (``on``, ``off`` - which also needs ``allow_unsandboxed`` - or
     ``auto``) and its kernel checker from ``$GAPSCOPE_LEAN_KERNEL_CHECKER`` (``auto``/``none``).
+    A local backend whose REPL/checker path has not passed the known-answer self-test on this
+    installation is refused (SelfTestRequired, a LeanUnavailable: the run stops before any
+    model call) unless ``allow_untested`` (or ``$GAPSCOPE_LEAN_ALLOW_UNTESTED=1``); this is
+    the one place that gate lives.
     A kimina backend (it sandboxes on the server's side; ``allow_unsandboxed`` does not apply)
     takes its API key from ``$LEAN_SERVER_API_KEY`` and its toolchain label from
     ``$GAPSCOPE_LEAN_TOOLCHAIN``, and is health-checked unless ``health_check=False``.
@@ -95,11 +101,15 @@ def open_backend(
             options["repl_command"] = shlex.split(command)
         options.setdefault("sandbox", sandbox_choice())
         options.setdefault("kernel_checker", kernel_checker_choice())
-        return LocalBackend(
+        local = LocalBackend(
             Path(target).expanduser(),
             allow_unsandboxed=unsandboxed_allowed(allow_unsandboxed),
             **options,
         )
+        if not local.selftest and not untested_allowed(allow_untested):
+            local.close()
+            raise SelfTestRequired(refusal(local.project, local.installation))
+        return local
     options.setdefault("api_key", os.environ.get(ENV_API_KEY))
     options.setdefault("toolchain", os.environ.get(ENV_TOOLCHAIN))
     backend = KiminaBackend(target, **options)

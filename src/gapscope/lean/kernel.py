@@ -1,22 +1,31 @@
-"""The out-of-environment kernel checker: the verdict of record for an official theorem.
+"""The out-of-environment kernel judge: leanprover/comparator, run challenge-first.
 
-The anchors are the Lean reference manual's "Validating a Lean Proof", leanprover/comparator and
-SafeVerify: the *challenge* (the dataset's statement, proofs ``sorry``, in a module that only
-imports the header) and the *solution* (the model's code on the same header) are compiled to
-modules, and a separate Lean program - which never elaborates a line of the model's - imports
-each into its own environment and decides. VALID requires, for every official name:
+comparator (leanprover's own judge; commit :data:`COMPARATOR_REV` is the one built against the
+pinned toolchain v4.33.0-rc2) is handed a fresh project per check holding the *challenge* (the
+dataset's statement, proofs ``sorry``) and the *solution* (the model's code), both on the same
+header, and a ``config.json`` naming the official theorems and the permitted axioms. As its
+README prescribes it then, in this order: builds the challenge with lake in a landrun sandbox
+and exports it with lean4export; only then builds and exports the solution (so nothing the
+solution's build does can change the challenge it is compared with); compares every constant
+the official statements mention, constructors and recursors included, kind and universe
+parameters too; checks the axioms; and replays the solution's export into the kernel. It never
+maps a model-built ``.olean`` into its own memory.
 
-- the solution's constant of that exact name (root namespace) has the challenge's type;
-- both environments agree on every constant that type mentions, transitively;
-- its axioms are within :data:`gapscope.lean.verdict.STANDARD_AXIOMS`;
-- and the solution's declarations replay through the kernel.
+Each check runs in a fresh project laid out as comparator's own test runner lays one out
+(:func:`judge_files`); nothing outside it is writable, and packages the header imports
+(Mathlib, ...) are read from the workspace's builds through ``LEAN_PATH``.
 
-Two checkers are wired: SafeVerify where it is built in the workspace, else gapscope's own
-(``checker/GapscopeCheck.lean``, run with ``lake env lean --run``; untested against a real
-Lean, see docs/lean.md). comparator is reported by ``lean doctor`` but not run: it builds its
-own modules with lake under landrun and needs its own project layout. Every step (both
-compilations, the checker) runs inside the sandbox with only a scratch folder writable, and a
-report that lacks any of the facts above is never VALID.
+The channel a model's code cannot write is comparator's **exit status** (its children's output
+reaches the same stdout, so no line of output can make a verdict VALID): exit 0 is VALID, any
+other exit is a rejection, and why is read from the *last* ``uncaught exception:`` line, which
+comparator prints after every child it ran has exited (:func:`rejection`). comparator killed by
+a signal, or a build it ran that failed or was killed (out of memory: SIGKILL), is
+``server_error`` - never a cached ``lean_error`` - because it says nothing about the proof.
+
+gapscope's own checker (``GapscopeCheck.lean``) is retired (docs/lean.md says why): it did not
+compile on the pinned toolchain, could not see the constants it replayed, and mapped the
+model-built ``.olean``, which comparator's authors name as the attack surface they avoid.
+SafeVerify has no revision for v4.33 (its newest branch targets v4.29), so it is not offered.
 """
 
 from __future__ import annotations
@@ -24,66 +33,82 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
-from importlib import resources
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gapscope.lean.process import die_with_parent
 from gapscope.lean.sandbox import sandbox_argv
 from gapscope.lean.verdict import STANDARD_AXIOMS, Checker, LeanMessage, LeanVerdict, Status
 
+COMPARATOR_REV = "5d21b8939e541cb4982c73fe79be125ae8fbd2eb"
+"""leanprover/comparator at "feat: delay kernel rejection until all kernels have run"; its
+``lean-toolchain`` is ``leanprover/lean4:v4.33.0-rc2`` (the next commit moves to v4.33.0)."""
+LEAN4EXPORT_REV = "9fb131bb100eb32ccf6836f14e4f8328d13b6792"
+"""The lean4export commit comparator's own ``lake-manifest.json`` pins at :data:`COMPARATOR_REV`."""
 CHALLENGE_MODULE = "GapscopeChallenge"
 SOLUTION_MODULE = "GapscopeSolution"
-SAFEVERIFY_BINARIES = (
-    ".lake/packages/SafeVerify/.lake/build/bin/safe_verify",
-    ".lake/packages/safeverify/.lake/build/bin/safe_verify",
-)
-COMPARATOR_BINARIES = (".lake/packages/comparator/.lake/build/bin/comparator",)
-GAPSCOPE_EXE = "gapscope_check"
-"""gapscope's checker built into a workspace by ``gapscope lean setup`` (faster than
-``lean --run``, which interprets it on every check)."""
+COMPARATOR_BINARY = ".lake/packages/Comparator/.lake/build/bin/comparator"
+LEAN4EXPORT_BINARY = ".lake/packages/lean4export/.lake/build/bin/lean4export"
+ENV_LANDRUN = "COMPARATOR_LANDRUN"
 MAX_OUTPUT_BYTES = 4 * 2**20
-"""A checker's report is a line of JSON; output past this is cut (and then fails to parse)."""
-REPORT_FACTS = ("in_challenge", "in_solution", "same_type", "constants_agree")
-"""What the gapscope checker must affirm, each ``true``, for every official name."""
+"""Output past this is cut; only its tail is read (where comparator's own last line is)."""
+_UNCAUGHT = "uncaught exception:"
+_MISMATCH = re.compile(
+    r"not found in solution|do not match|does not match|don't match|is not a theorem"
+    r"|is not a definition",
+    re.IGNORECASE,
+)
 
 
-def checker_source() -> Path:
-    """gapscope's own checker metaprogram, shipped as package data."""
-    return Path(str(resources.files("gapscope.lean") / "checker" / "GapscopeCheck.lean"))
-
-
-def _first_file(project: Path, candidates: Sequence[str]) -> Path | None:
-    return next((project / c for c in candidates if (project / c).is_file()), None)
+def _first_file(project: Path, relative: str) -> Path | None:
+    path = project / relative
+    return path if path.is_file() else None
 
 
 def find_comparator(project: Path) -> Path | None:
-    """A comparator binary built in the workspace (reported, not run; module docstring)."""
-    return _first_file(project, COMPARATOR_BINARIES)
+    """The comparator binary ``lake build`` left in the workspace, if any."""
+    return _first_file(project, COMPARATOR_BINARY)
+
+
+def find_lean4export(project: Path) -> Path | None:
+    """The lean4export binary comparator needs, built in the workspace, if any."""
+    return _first_file(project, LEAN4EXPORT_BINARY)
+
+
+def find_landrun() -> str | None:
+    """landrun (comparator's sandbox): ``$COMPARATOR_LANDRUN`` or on PATH."""
+    named = os.environ.get(ENV_LANDRUN, "").strip()
+    if named:
+        return named if Path(named).is_file() else None
+    return shutil.which("landrun")
 
 
 @dataclass(frozen=True)
 class Run:
-    """A finished command: exit code (None: killed at the deadline) and its output."""
+    """A finished command: exit code (None: killed at the deadline; negative: the signal that
+    killed it) and its output."""
 
     code: int | None
     output: str
 
 
-def run_bounded(argv: Sequence[str], cwd: Path, timeout_s: float) -> Run:
+def run_bounded(
+    argv: Sequence[str], cwd: Path, timeout_s: float, env: Mapping[str, str] | None = None
+) -> Run:
     """Run ``argv`` with a wall-clock limit; the process group dies at the deadline and with
     its owner, and only the first :data:`MAX_OUTPUT_BYTES` of its output are kept."""
     with tempfile.TemporaryFile() as sink:
         with subprocess.Popen(
             list(argv),
             cwd=cwd,
+            env=None if env is None else {**os.environ, **env},
             stdin=subprocess.DEVNULL,
             stdout=sink,
             stderr=subprocess.STDOUT,
@@ -99,79 +124,10 @@ def run_bounded(argv: Sequence[str], cwd: Path, timeout_s: float) -> Run:
                 code = None
             else:
                 code = proc.returncode
-        sink.seek(0)
+        size = sink.tell()
+        sink.seek(max(0, size - MAX_OUTPUT_BYTES))
         output = sink.read(MAX_OUTPUT_BYTES).decode("utf-8", "replace")
     return Run(code, output)
-
-
-def judge_report(report: Any, names: Sequence[str], elapsed_s: float) -> LeanVerdict:
-    """The verdict a gapscope checker report supports; VALID only if it affirms every fact
-    (:data:`REPORT_FACTS`, ``replay.ok``, permitted axioms) for every official name."""
-
-    def verdict(status: Status, detail: str, axioms: tuple[str, ...] | None = None) -> LeanVerdict:
-        return LeanVerdict(status, (), elapsed_s, axioms, detail, checker=Checker.GAPSCOPE)
-
-    if not isinstance(report, dict):
-        return verdict(
-            Status.SERVER_ERROR, f"the checker's report is not an object: {report!r:.200}"
-        )
-    if report.get("error"):
-        return verdict(Status.SERVER_ERROR, f"the checker failed: {report['error']}")
-    replay = report.get("replay")
-    if not isinstance(replay, dict) or replay.get("ok") is not True:
-        why = replay.get("error") if isinstance(replay, dict) else "no replay result"
-        return verdict(Status.LEAN_ERROR, f"the kernel did not accept the solution: {why}")
-    entries = report.get("theorems")
-    by_name = (
-        {e.get("name"): e for e in entries if isinstance(e, dict)}
-        if isinstance(entries, list)
-        else {}
-    )
-    found_axioms: set[str] = set()
-    for name in names:
-        entry = by_name.get(name)
-        if entry is None:
-            return verdict(Status.SERVER_ERROR, f"the checker's report says nothing of {name}")
-        if entry.get("in_challenge") is not True:
-            return verdict(Status.SERVER_ERROR, f"the challenge module does not declare {name}")
-        failed = [fact for fact in REPORT_FACTS if entry.get(fact) is False]
-        if failed:
-            differing = ", ".join(map(str, entry.get("disagreeing") or ()))
-            return verdict(
-                Status.MISSING_DECLARATION,
-                f"{name}: {', '.join(failed)} is false"
-                + (f" (constants that differ: {differing})" if differing else "")
-                + ": not the theorem asked for",
-            )
-        unsettled = [fact for fact in REPORT_FACTS if entry.get(fact) is not True]
-        if unsettled:
-            return verdict(
-                Status.SERVER_ERROR,
-                f"the checker's report does not establish {', '.join(unsettled)} for {name}",
-            )
-        axioms = entry.get("axioms")
-        if not isinstance(axioms, list) or not all(isinstance(a, str) for a in axioms):
-            return verdict(Status.SERVER_ERROR, f"the checker reported no axioms for {name}")
-        bad = sorted(set(axioms) - STANDARD_AXIOMS)
-        if bad:
-            return verdict(
-                Status.SORRY,
-                f"'{name}' depends on non-standard axioms: {', '.join(bad)}",
-                tuple(sorted(axioms)),
-            )
-        found_axioms.update(axioms)
-    return verdict(Status.VALID, "", tuple(sorted(found_axioms)))
-
-
-def _last_json_line(output: str) -> Any:
-    for line in reversed(output.strip().splitlines()):
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                return json.loads(line)
-            except ValueError:
-                return None
-    return None
 
 
 def tail_of(text: str, limit: int = 2000) -> str:
@@ -180,19 +136,108 @@ def tail_of(text: str, limit: int = 2000) -> str:
     return text if len(text) <= limit else "..." + text[-limit:]
 
 
+def comparator_config(names: Sequence[str]) -> dict[str, object]:
+    """comparator's ``config.json`` (its README's fields) for the official ``names``."""
+    return {
+        "challenge_module": CHALLENGE_MODULE,
+        "solution_module": SOLUTION_MODULE,
+        "theorem_names": list(names),
+        "permitted_axioms": sorted(STANDARD_AXIOMS),
+        "enable_nanoda": False,
+    }
+
+
+_LEAN_LIB_NAME = re.compile(r'^\[\[lean_lib\]\]\s*\nname\s*=\s*"([^"]+)"', re.MULTILINE)
+
+
+def workspace_libraries(workspace: Path) -> list[str]:
+    """The ``[[lean_lib]]`` names of the workspace's ``lakefile.toml`` (O-NNG's library...)."""
+    lakefile = workspace / "lakefile.toml"
+    text = lakefile.read_text(encoding="utf-8") if lakefile.is_file() else ""
+    return _LEAN_LIB_NAME.findall(text)
+
+
+def judge_files(workspace: Path, header: str, challenge: str, solution: str) -> dict[str, str]:
+    """The per-check project, laid out as comparator's own test runner lays one out
+    (``runtests.lean`` 52-66, 100 at 5d21b89): the workspace's ``lean-toolchain``, a
+    ``lakefile.toml`` with the challenge, the solution and the workspace's own libraries as
+    ``lean_lib``s and no ``require`` (packages are found through ``LEAN_PATH``, so nothing
+    outside this project is ever built or fetched), and the modules."""
+    libraries = [CHALLENGE_MODULE, SOLUTION_MODULE, *workspace_libraries(workspace)]
+    lakefile = 'name = "gapscope_judge"\n' + "".join(
+        f'\n[[lean_lib]]\nname = "{name}"\n' for name in libraries
+    )
+    toolchain = workspace / "lean-toolchain"
+    files = {
+        "lakefile.toml": lakefile,
+        f"{CHALLENGE_MODULE}.lean": f"{header}\n\n{challenge}\n",
+        f"{SOLUTION_MODULE}.lean": f"{header}\n\n{solution}\n",
+    }
+    if toolchain.is_file():
+        files["lean-toolchain"] = toolchain.read_text(encoding="utf-8")
+    for name in libraries[2:]:
+        for source in [workspace / f"{name}.lean", *sorted((workspace / name).rglob("*.lean"))]:
+            if source.is_file() and not source.is_symlink():
+                files[source.relative_to(workspace).as_posix()] = source.read_text("utf-8")
+    return files
+
+
+def package_lean_path(workspace: Path) -> str:
+    """``LEAN_PATH`` entries for the packages the workspace built (Mathlib, ...): where the
+    per-check project's header imports are found."""
+    builds = sorted((workspace / ".lake" / "packages").glob("*/.lake/build"))
+    dirs = [b / "lib" / "lean" if (b / "lib" / "lean").is_dir() else b / "lib" for b in builds]
+    return os.pathsep.join(str(d.resolve()) for d in dirs if d.is_dir())
+
+
+def rejection(run: Run) -> tuple[Status, str]:
+    """What comparator's non-zero exit means, read only from what the model's code cannot
+    write: the signal that killed comparator, or comparator's own last ``uncaught
+    exception`` line (printed after every child it ran has exited; its children's output, the
+    model's build log included, comes before it and is never read for a verdict).
+
+    A failed build or export (``Child exited with N``) is ``server_error``: comparator runs
+    only after the REPL accepted the same code on the same header, so a build that then fails
+    was killed (out of memory: SIGKILL), ran out of room, or met an environment the REPL does
+    not share - nothing about the proof is established, and nothing is cached."""
+    if run.code is not None and run.code < 0:
+        return Status.SERVER_ERROR, f"comparator was killed by signal {-run.code}"
+    lines = run.output.splitlines()
+    last = next((ln for ln in reversed(lines) if ln.startswith(_UNCAUGHT)), "")
+    why = last.removeprefix(_UNCAUGHT).strip()
+    if not why:
+        return Status.SERVER_ERROR, f"comparator exited {run.code} without saying why"
+    if why.startswith("Child exited") or "not found in challenge" in why:
+        return Status.SERVER_ERROR, f"comparator could not build or export a module: {why}"
+    if "Illegal axiom" in why:
+        return Status.SORRY, f"comparator: {why}"
+    if _MISMATCH.search(why):
+        return Status.MISSING_DECLARATION, f"comparator: {why}: not the theorem asked for"
+    return Status.LEAN_ERROR, f"comparator rejected the solution: {why}"
+
+
 @dataclass(frozen=True)
 class KernelChecker:
-    """How to compile a module and run one checker in a workspace.
+    """How to run comparator for one check.
 
-    ``lean``: the command that runs the workspace's ``lean`` (``lake env lean``). ``run``: the
-    checker's command prefix - gapscope's takes ``<folder> <challenge> <solution> <names...>``
-    and prints one JSON report; SafeVerify takes ``<challenge.olean> <solution.olean>`` and
-    exits 0 when the solution passes.
-    """
+    ``run``: the command prefix (``lake env <comparator>``) that takes the config file;
+    ``env``: what it needs in its environment (``COMPARATOR_LEAN4EXPORT``,
+    ``COMPARATOR_LANDRUN``); ``revision``: the commit it was built from (part of every cached
+    verdict's key and of the self-test's)."""
 
     name: Checker
-    lean: tuple[str, ...]
     run: tuple[str, ...]
+    revision: str
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """What a verdict lists among its checks: ``kernel:comparator``."""
+        return f"kernel:{self.name.value}"
+
+    @property
+    def identity(self) -> str:
+        return f"{self.label}@{self.revision}"
 
     def check(
         self,
@@ -205,98 +250,64 @@ class KernelChecker:
         sandboxed: bool,
         messages: tuple[LeanMessage, ...] = (),
     ) -> LeanVerdict:
-        """The checker's verdict on ``solution`` against ``challenge`` (``messages``: what
-        the REPL said of the solution, kept on the verdict for the record)."""
+        """comparator's verdict on ``solution`` against ``challenge`` (``messages``: what the
+        REPL said of the solution, kept on the verdict for the record)."""
         start = time.monotonic()
-        deadline = start + timeout_s
         scratch = Path(tempfile.mkdtemp(prefix="gapscope-kernel-"))
         try:
-            verdict = self._check_in(
-                scratch, project, header, challenge, solution, names, deadline, sandboxed
-            )
+            files = judge_files(project, header, challenge, solution)
+            files["config.json"] = json.dumps(comparator_config(names))
+            for name, text in files.items():
+                (scratch / name).parent.mkdir(parents=True, exist_ok=True)
+                (scratch / name).write_text(text, encoding="utf-8")
+            argv = [*self.run, str(scratch / "config.json")]
+            if sandboxed:
+                argv = sandbox_argv(argv, scratch, writable=(scratch,))
+            inherited = [p for p in (package_lean_path(project), os.environ.get("LEAN_PATH")) if p]
+            env = {**self.env, "LEAN_PATH": os.pathsep.join(inherited)} if inherited else self.env
+            done = run_bounded(argv, scratch, timeout_s, env)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+        if done.code is None:
+            status, detail = Status.TIMEOUT, f"comparator gave no answer within {timeout_s} s"
+        elif done.code == 0:
+            status, detail = Status.VALID, "comparator accepted the solution"
+        else:
+            status, detail = rejection(done)
         return LeanVerdict(
-            verdict.status,
+            status,
             messages,
             time.monotonic() - start,
-            verdict.axioms,
-            verdict.detail,
+            None,  # comparator checks the axioms against the permitted ones; it lists none
+            detail,
             checker=self.name,
+            checks=("repl-text", self.label),
         )
-
-    def _check_in(
-        self,
-        scratch: Path,
-        project: Path,
-        header: str,
-        challenge: str,
-        solution: str,
-        names: Sequence[str],
-        deadline: float,
-        sandboxed: bool,
-    ) -> LeanVerdict:
-        def bounded(argv: Sequence[str]) -> Run:
-            wrapped = sandbox_argv(argv, project, writable=(scratch,)) if sandboxed else argv
-            return run_bounded(wrapped, project, deadline - time.monotonic())
-
-        sources = {CHALLENGE_MODULE: challenge, SOLUTION_MODULE: solution}
-        for module, text in sources.items():
-            (scratch / f"{module}.lean").write_text(f"{header}\n\n{text}\n", encoding="utf-8")
-            built = bounded(
-                [
-                    *self.lean,
-                    f"--root={scratch}",
-                    "-o",
-                    str(scratch / f"{module}.olean"),
-                    str(scratch / f"{module}.lean"),
-                ]
-            )
-            if built.code is None:
-                return LeanVerdict(Status.TIMEOUT, detail=f"compiling {module} timed out")
-            if built.code != 0:
-                status = Status.SERVER_ERROR if module == CHALLENGE_MODULE else Status.LEAN_ERROR
-                return LeanVerdict(
-                    status, detail=f"compiling {module} failed: {tail_of(built.output)}"
-                )
-        if self.name is Checker.SAFEVERIFY:
-            done = bounded(
-                [
-                    *self.run,
-                    str(scratch / f"{CHALLENGE_MODULE}.olean"),
-                    str(scratch / f"{SOLUTION_MODULE}.olean"),
-                ]
-            )
-            if done.code is None:
-                return LeanVerdict(Status.TIMEOUT, detail="SafeVerify timed out")
-            if done.code != 0:
-                return LeanVerdict(
-                    Status.LEAN_ERROR, detail=f"SafeVerify rejected: {tail_of(done.output)}"
-                )
-            return LeanVerdict(Status.VALID, detail="SafeVerify accepted")
-        done = bounded([*self.run, str(scratch), CHALLENGE_MODULE, SOLUTION_MODULE, *names])
-        if done.code is None:
-            return LeanVerdict(Status.TIMEOUT, detail="the kernel checker timed out")
-        report = _last_json_line(done.output)
-        if report is None:
-            return LeanVerdict(
-                Status.SERVER_ERROR,
-                detail=f"the kernel checker printed no report (exit {done.code}): "
-                f"{tail_of(done.output)}",
-            )
-        return judge_report(report, names, 0.0)
 
 
 def find_kernel_checker(project: Path) -> KernelChecker | None:
-    """SafeVerify built in ``project``, else gapscope's checker (built there, or interpreted
-    from the installed package); None without ``lake``."""
-    if shutil.which("lake") is None:
+    """comparator where the workspace built it and lean4export, ``lake`` and landrun exist;
+    None otherwise (``lean doctor`` says which is missing)."""
+    comparator, export = find_comparator(project), find_lean4export(project)
+    landrun = find_landrun()
+    if shutil.which("lake") is None or comparator is None or export is None or landrun is None:
         return None
-    lean = ("lake", "env", "lean")
-    safeverify = _first_file(project, SAFEVERIFY_BINARIES)
-    if safeverify is not None:
-        return KernelChecker(Checker.SAFEVERIFY, lean, ("lake", "env", str(safeverify)))
-    built = project / ".lake" / "build" / "bin" / GAPSCOPE_EXE
-    if built.is_file():
-        return KernelChecker(Checker.GAPSCOPE, lean, ("lake", "env", str(built)))
-    return KernelChecker(Checker.GAPSCOPE, lean, (*lean, "--run", str(checker_source())))
+    env = {"COMPARATOR_LEAN4EXPORT": str(export.resolve()), ENV_LANDRUN: landrun}
+    revision = manifest_revision(project, "Comparator") or f"unknown (not {COMPARATOR_REV})"
+    return KernelChecker(
+        Checker.COMPARATOR, ("lake", "env", str(comparator.resolve())), revision, env
+    )
+
+
+def manifest_revision(project: Path, package: str) -> str | None:
+    """The commit ``lake-manifest.json`` says ``package`` was fetched at (what was built)."""
+    try:
+        manifest = json.loads((project / "lake-manifest.json").read_text(encoding="utf-8"))
+        entries = manifest.get("packages", [])
+    except (OSError, ValueError, AttributeError):
+        return None
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and str(entry.get("name", "")).lower() == package.lower():
+            rev = entry.get("rev")
+            return str(rev) if rev else None
+    return None

@@ -41,7 +41,7 @@ from gapscope.lean.cache import VerdictCache
 from gapscope.lean.process import DEFAULT_MAX_REPLY_BYTES, ReplyTooLarge
 from gapscope.lean.protocol import ProtocolError, parse_response
 from gapscope.lean.soundness import Prepared, judge, prepare
-from gapscope.lean.verdict import LeanVerdict, Status
+from gapscope.lean.verdict import LeanVerdict, Status, with_text_label
 
 CHECK_PATH = "/api/check"
 HEALTH_PATH = "/health"
@@ -104,7 +104,7 @@ def _verdict(result: dict[str, Any], snippet: _Snippet) -> LeanVerdict:
             detail=f"server result has no response: {result!r:.200}",
         )
     try:
-        verdict = judge(parse_response(response), snippet.prepared, elapsed)
+        verdict = with_text_label(judge(parse_response(response), snippet.prepared, elapsed))
     except ProtocolError as exc:
         return LeanVerdict(Status.SERVER_ERROR, elapsed_s=elapsed, detail=str(exc))
     if verdict.valid and snippet.prepared.required:

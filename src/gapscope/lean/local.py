@@ -11,11 +11,13 @@ a working bubblewrap the backend refuses to start unless ``allow_unsandboxed=Tru
 closed); every verdict records whether its check ran sandboxed.
 
 A request naming ``required`` theorems is accepted outside the model's environment: the REPL
-replays the solution's constants into a fresh environment and compares each official name's
-type with the challenge's there (``gapscope.lean.replay``); when a kernel checker is available
-(``gapscope.lean.kernel``: SafeVerify or gapscope's own) it has the last word. A request without
-``required`` names claims no theorem (T2's compile checks) and is judged from the REPL's text
-(``gapscope.lean.soundness``).
+restores the solution's constants into a fresh environment (without a kernel check at the
+pinned REPL) and compares each official name's printed type with the challenge's there
+(``gapscope.lean.replay``); when comparator is built in the workspace
+(``gapscope.lean.kernel``) it has the last word. A request without ``required`` names claims
+no theorem (T2's compile checks) and is judged from the REPL's text
+(``gapscope.lean.soundness``). Every verdict lists the checks that ran and whether this
+installation passed the known-answer self-test (``gapscope.lean.selftest``).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from typing import Any
 from gapscope.lean.backend import CheckRequest, LeanUnavailable
 from gapscope.lean.base import CachedBackend, split_imports
 from gapscope.lean.cache import VerdictCache
-from gapscope.lean.kernel import KernelChecker, find_kernel_checker
+from gapscope.lean.kernel import KernelChecker, find_kernel_checker, manifest_revision
 from gapscope.lean.pool import PoolConfig, PoolError, ReplPool
 from gapscope.lean.process import DEFAULT_MAX_REPLY_BYTES, ReplCrashed, ReplProcess, ReplTimeout
 from gapscope.lean.protocol import ProtocolError, encode_command, encode_request, parse_response
@@ -47,8 +49,10 @@ from gapscope.lean.replay import (
     solution_command,
 )
 from gapscope.lean.sandbox import decide_sandbox, sandbox_argv
+from gapscope.lean.selftest.cases import source_hash
+from gapscope.lean.selftest.record import InstallationKey, passed
 from gapscope.lean.soundness import judge, prepare
-from gapscope.lean.verdict import LeanVerdict, Status
+from gapscope.lean.verdict import LeanVerdict, Status, with_text_label
 
 REPL_BINARY_CANDIDATES = (
     ".lake/packages/REPL/.lake/build/bin/repl",
@@ -97,8 +101,8 @@ class LocalBackend(CachedBackend):
     ``allow_unsandboxed``: run where bubblewrap does not work (the default refuses to start).
     ``sandbox``: None sandboxes (fail closed), True insists even with the opt-out, False never
     sandboxes and needs ``allow_unsandboxed=True``; ``self.sandboxed`` says which happened.
-    ``kernel_checker``: "auto" finds one in the project (SafeVerify, else gapscope's own,
-    where ``lake`` is on PATH), None checks with the REPL alone (verdicts ``repl-text``).
+    ``kernel_checker``: "auto" finds comparator in the project (where it and what it needs
+    are built), None checks with the REPL alone (verdicts ``repl-text``).
     ``max_reply_bytes`` caps one REPL reply.
     """
 
@@ -127,6 +131,11 @@ class LocalBackend(CachedBackend):
                 f"{project}`."
             )
         command = tuple(repl_command) if repl_command else default_repl_command(project)
+        repl = (
+            f"command:{' '.join(repl_command)}"
+            if repl_command
+            else f"REPL@{manifest_revision(project, 'REPL') or 'unknown'}"
+        )
         self.sandboxed = decide_sandbox(sandbox, allow_unsandboxed, "model-written Lean")
         if self.sandboxed:
             command = tuple(sandbox_argv(command, project))
@@ -139,6 +148,9 @@ class LocalBackend(CachedBackend):
             find_kernel_checker(project) if isinstance(kernel_checker, str) else kernel_checker
         )
         self._toolchain = read_toolchain(project)
+        judges = ("repl-text",) + ((self.kernel.identity,) if self.kernel else ())
+        self.installation = InstallationKey(self._toolchain, repl, judges, source_hash())
+        self.selftest = passed(project, self.installation)
         self.pool = ReplPool(
             PoolConfig(
                 command,
@@ -159,6 +171,10 @@ class LocalBackend(CachedBackend):
     def toolchain(self) -> str:
         return self._toolchain
 
+    @property
+    def judge(self) -> str:
+        return f"{self.installation.digest}:{'tested' if self.selftest else 'untested'}"
+
     def _check_uncached(
         self, requests: Sequence[CheckRequest], done: Callable[[int], None]
     ) -> list[LeanVerdict]:
@@ -168,13 +184,19 @@ class LocalBackend(CachedBackend):
         return [future.result() for future in futures]
 
     def _run_one(self, request: CheckRequest) -> LeanVerdict:
-        verdict = self._check_in_repl(request)
+        verdict = self.check_repl(request)
         if verdict.valid and request.required and self.kernel is not None:
             header, body = split_imports(request.header, request.code)
             verdict = self.kernel.check(
                 self.project, header, request.challenge, body, request.required,
                 request.timeout_s, self.sandboxed, verdict.messages,
             )  # fmt: skip
+        return dataclasses.replace(verdict, sandboxed=self.sandboxed, selftest=self.selftest)
+
+    def check_repl(self, request: CheckRequest) -> LeanVerdict:
+        """The REPL path's verdict alone (no kernel checker, no cache): what ``repl-text``
+        concludes; the self-test runs every case through it."""
+        verdict = with_text_label(self._check_in_repl(request))
         return dataclasses.replace(verdict, sandboxed=self.sandboxed)
 
     def _check_in_repl(self, request: CheckRequest) -> LeanVerdict:
@@ -230,7 +252,7 @@ class LocalBackend(CachedBackend):
     def _accept(
         self, repl: ReplProcess, header: str, body: str, request: CheckRequest, deadline: float
     ) -> LeanVerdict:
-        """Elaborate, pickle, unpickle (kernel replay), query: see ``gapscope.lean.replay``."""
+        """Elaborate, pickle, unpickle (no kernel check), query: see ``gapscope.lean.replay``."""
         start = time.monotonic()
 
         def ask(command: dict[str, Any]) -> Any:

@@ -8,18 +8,21 @@ macros and elaborators could rewrite ``#print axioms``. So with the REPL alone:
 
 1. the model's code is elaborated on the header, as it is, for its messages and sorries;
 2. that environment is pickled (``pickleTo``) and unpickled (``unpickleEnvFrom``): the REPL
-   imports the header afresh and replays the solution's constants through the kernel
-   (``Environment.replay``). Only constants travel - no macro, syntax, elaborator, instance or
-   attribute of the model's survives - so the queries below run in the harness's own terms;
+   imports the header afresh and re-adds the solution's constants with ``replayToElabEnv``
+   (repl 8948401, ``REPL/Lean/Replay.lean``), which *bypasses kernel type-checking* ("pickles
+   are trusted artifacts; this is not a verifier boundary") and drops ``unsafe`` and
+   ``partial`` constants. No macro, syntax, elaborator, instance or attribute of the model's
+   survives, but its open namespaces and **options** do (``CommandSnapshot`` pickles the
+   command state), so the queries below set ``pp.all`` themselves and name ``_root_``;
 3. there, for each official name, ``#check @_root_.NAME`` under ``pp.all`` (fully explicit,
    full names, universes) and ``#print axioms _root_.NAME``;
 4. the same ``#check`` runs on the challenge - the dataset's statement, elaborated by the
    harness alone on the header - and the two signatures must be identical text.
 
 VALID needs all of it; the verdict is marked ``repl-text`` because the comparison is of
-printed terms, not of kernel terms (docs/lean.md gives the argument and its limits). An
-out-of-environment kernel checker (``gapscope.lean.kernel``) then has the last word when one is
-configured.
+printed terms, not of kernel terms, and nothing here is a kernel check of the solution
+(docs/lean.md gives the argument and its limits: a changed constructor type passes). The
+kernel judge (``gapscope.lean.kernel``: comparator) then has the last word when configured.
 """
 
 # ruff: noqa: RUF002  (Lean's double-struck N is meant)
@@ -123,15 +126,13 @@ def elaboration_verdict(response: ReplResponse, elapsed_s: float) -> LeanVerdict
 def unpickle_failure(
     error: str, messages: tuple[LeanMessage, ...], elapsed_s: float
 ) -> LeanVerdict:
-    """The verdict when the REPL could not rebuild the solution's environment: the kernel
-    rejecting a replayed declaration is a verdict on the proof, anything else on the REPL."""
-    kernel = "(kernel)" in error
+    """The verdict when the REPL could not rebuild the solution's environment. The pinned
+    REPL's unpickle runs no kernel check, so its failure says nothing about the proof."""
     return LeanVerdict(
-        Status.LEAN_ERROR if kernel else Status.SERVER_ERROR,
+        Status.SERVER_ERROR,
         messages,
         elapsed_s,
-        detail=f"replaying the solution's declarations failed: {error}",
-        checker=Checker.REPL_TEXT if kernel else Checker.NONE,
+        detail=f"the REPL could not restore the solution's environment: {error}",
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 STANDARD_AXIOMS: frozenset[str] = frozenset({"propext", "Classical.choice", "Quot.sound"})
@@ -37,12 +37,14 @@ class Status(StrEnum):
 class Checker(StrEnum):
     """Which check settled a verdict, so that a report can say how far a VALID can be trusted.
 
-    COMPARATOR / SAFEVERIFY / GAPSCOPE: an out-of-environment kernel checker compared the
-    solution's compiled module against the challenge's (same type, same constants, permitted
-    axioms, kernel replay). REPL_TEXT: the REPL's own replies, read as text - the solution's
-    constants replayed into a fresh environment by the REPL's ``unpickleEnvFrom`` and its type
-    compared there (docs/lean.md says what that does and does not rule out). NONE: no checker
-    was consulted (the screen refused the code, or the backend failed).
+    COMPARATOR: leanprover/comparator, out of the model's environment, compared the solution's
+    exported constants with the challenge's (constructors, recursors, kinds and universe
+    parameters included), checked the axioms and replayed the solution into the kernel.
+    REPL_TEXT: the REPL's own replies, read as text - the solution's environment pickled and
+    unpickled (at the pinned REPL this restores constants *without* kernel checking, see
+    docs/lean.md) and the official name's printed signature compared there. SAFEVERIFY and
+    GAPSCOPE are kept only so that verdicts recorded before they were retired still load.
+    NONE: no checker was consulted (the screen refused the code, or the backend failed).
     """
 
     COMPARATOR = "comparator"
@@ -68,9 +70,13 @@ class LeanMessage:
 class LeanVerdict:
     """The outcome of checking one piece of Lean code.
 
-    ``checker``: what settled it (:class:`Checker`). ``sandboxed``: whether the model's code
-    ran inside the sandbox (None where the backend does not know: a kimina server sandboxes on
-    its side); False only when the user explicitly allowed unsandboxed checking.
+    ``checker``: what settled it (:class:`Checker`). ``checks``: every check that ran on the
+    way (``repl-text``, ``kernel:comparator``, ...), in order. ``selftest``: whether the path
+    that decided it passed its known-answer self-test on this installation (None where the
+    backend cannot run one: a kimina server; False only when the user allowed an untested
+    path). ``sandboxed``: whether the model's code ran inside the sandbox (None where the
+    backend does not know: a kimina server sandboxes on its side); False only when the user
+    explicitly allowed unsandboxed checking.
     """
 
     status: Status
@@ -80,7 +86,17 @@ class LeanVerdict:
     detail: str = ""
     checker: Checker = Checker.NONE
     sandboxed: bool | None = None
+    checks: tuple[str, ...] = ()
+    selftest: bool | None = None
 
     @property
     def valid(self) -> bool:
         return self.status is Status.VALID
+
+
+def with_text_label(verdict: LeanVerdict) -> LeanVerdict:
+    """``verdict`` with ``checks`` = (``repl-text``,) when the REPL's text settled it and no
+    check is listed yet (the soundness rule and the acceptance check set only ``checker``)."""
+    if verdict.checks or verdict.checker is not Checker.REPL_TEXT:
+        return verdict
+    return replace(verdict, checks=(Checker.REPL_TEXT.value,))

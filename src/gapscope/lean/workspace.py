@@ -6,12 +6,14 @@ diagnostic that wants a Lean library in the workspace (O-NNG its Peano arithmeti
 in ``libraries`` (name -> source of its root module ``<name>.lean``), and checks can then send
 ``import <name>`` as their header. ``extra_files`` adds further files (e.g. submodules).
 
-``checker`` builds a kernel checker into the workspace (``gapscope.lean.kernel`` finds it):
-``gapscope`` (the default) copies gapscope's own checker in as the ``gapscope_check``
-executable, ``safeverify`` requires GasStationManager/SafeVerify (its revision must match the
-toolchain: SafeVerify keeps one branch per Lean version), ``none`` adds neither (local verdicts
-then come from the REPL's replay alone, ``repl-text``). Neither is a default build target, so
-a checker that fails to build never breaks the REPL's build.
+``checker`` builds a kernel judge into the workspace (``gapscope.lean.kernel`` finds it):
+``comparator`` (the default) requires leanprover/comparator at the commit built for v4.33.0-rc2
+and lean4export at the commit comparator's manifest pins; ``none`` adds nothing (local verdicts
+then come from the REPL alone, ``repl-text``). ``safeverify`` is refused: SafeVerify has no
+revision for v4.33 (its branches stop at v4.29; ``main`` targets v4.27 with Mathlib v4.27).
+``gapscope`` is refused: gapscope's own checker is retired (docs/lean.md). ``mathlib`` adds
+Mathlib at the commit the pinned REPL's own Mathlib tests use (tag v4.33.0-rc2). Neither
+checker is a default build target, so a checker that fails to build never breaks the REPL's.
 """
 
 from __future__ import annotations
@@ -20,10 +22,13 @@ import re
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
-from gapscope.lean.kernel import GAPSCOPE_EXE, checker_source
+from gapscope.lean.kernel import COMPARATOR_REV, LEAN4EXPORT_REV
 
 DEFAULT_TOOLCHAIN = "leanprover/lean4:v4.33.0-rc2"
 DEFAULT_REPL_REV = "8948401"
+MATHLIB_REV = "51e6992efd06126df61a496bebf8f49482a4e129"
+"""mathlib4 as pinned by ``test/Mathlib/lake-manifest.json`` of the REPL at 8948401 (inputRev
+``v4.33.0-rc2``)."""
 
 _LIBRARY_NAME = re.compile(r"[A-Z][A-Za-z0-9_]*")
 
@@ -42,21 +47,31 @@ _LEAN_LIB = """
 name = "{library}"
 """
 
-CHECKERS = ("gapscope", "safeverify", "none")
-DEFAULT_SAFEVERIFY_REV = "main"
+CHECKERS = ("comparator", "none")
+REFUSED_CHECKERS = {
+    "safeverify": "SafeVerify has no revision built for Lean v4.33 (its newest branch targets "
+    "v4.29, main v4.27 with Mathlib v4.27); use --checker comparator",
+    "gapscope": "gapscope's own checker is retired (it did not compile on v4.33.0-rc2 and mapped "
+    "model-built .olean files; docs/lean.md); use --checker comparator",
+}
 
-_GAPSCOPE_EXE = f"""
-[[lean_exe]]
-name = "{GAPSCOPE_EXE}"
-root = "GapscopeCheck"
-supportInterpreter = true
+_COMPARATOR = f"""
+[[require]]
+name = "Comparator"
+git = "https://github.com/leanprover/comparator"
+rev = "{COMPARATOR_REV}"
+
+[[require]]
+name = "lean4export"
+git = "https://github.com/leanprover/lean4export"
+rev = "{LEAN4EXPORT_REV}"
 """
 
-_SAFEVERIFY = """
+_MATHLIB = f"""
 [[require]]
-name = "SafeVerify"
-git = "https://github.com/GasStationManager/SafeVerify"
-rev = "{rev}"
+name = "mathlib"
+git = "https://github.com/leanprover-community/mathlib4"
+rev = "{MATHLIB_REV}"
 """
 
 
@@ -69,6 +84,8 @@ def _check_library_name(name: str) -> None:
 
 
 def _check_checker(checker: str) -> None:
+    if checker in REFUSED_CHECKERS:
+        raise ValueError(f"--checker {checker}: {REFUSED_CHECKERS[checker]}")
     if checker not in CHECKERS:
         raise ValueError(f"checker must be one of {', '.join(CHECKERS)}, got {checker!r}")
 
@@ -78,8 +95,8 @@ def workspace_files(
     repl_rev: str = DEFAULT_REPL_REV,
     libraries: Mapping[str, str] | None = None,
     extra_files: Mapping[str, str] | None = None,
-    checker: str = "gapscope",
-    safeverify_rev: str = DEFAULT_SAFEVERIFY_REV,
+    checker: str = "comparator",
+    mathlib: bool = False,
 ) -> dict[str, str]:
     """Relative path -> content of every file of the workspace (extra files override)."""
     libraries = dict(libraries or {})
@@ -89,17 +106,15 @@ def workspace_files(
     lakefile = _LAKEFILE.format(
         targets=", ".join(f'"{name}"' for name in libraries), repl_rev=repl_rev
     ) + "".join(_LEAN_LIB.format(library=name) for name in libraries)
-    if checker == "gapscope":
-        lakefile += _GAPSCOPE_EXE
-    elif checker == "safeverify":
-        lakefile += _SAFEVERIFY.format(rev=safeverify_rev)
+    if mathlib:
+        lakefile += _MATHLIB
+    if checker == "comparator":
+        lakefile += _COMPARATOR
     files = {
         "lean-toolchain": toolchain.strip() + "\n",
         "lakefile.toml": lakefile,
         ".gitignore": "/.lake\n",
     }
-    if checker == "gapscope":
-        files["GapscopeCheck.lean"] = checker_source().read_text(encoding="utf-8")
     files.update({f"{name}.lean": source for name, source in libraries.items()})
     for name, content in (extra_files or {}).items():
         path = PurePosixPath(name)
@@ -117,8 +132,8 @@ def write_workspace(
     repl_rev: str = DEFAULT_REPL_REV,
     libraries: Mapping[str, str] | None = None,
     extra_files: Mapping[str, str] | None = None,
-    checker: str = "gapscope",
-    safeverify_rev: str = DEFAULT_SAFEVERIFY_REV,
+    checker: str = "comparator",
+    mathlib: bool = False,
 ) -> list[Path]:
     """Write the workspace into ``directory``; FileExistsError if it is non-empty w/o force."""
     if directory.exists() and not directory.is_dir():
@@ -126,7 +141,7 @@ def write_workspace(
     if directory.is_dir() and any(directory.iterdir()) and not force:
         raise FileExistsError(f"{directory} is not empty; pass --force to write into it anyway")
     written: list[Path] = []
-    files = workspace_files(toolchain, repl_rev, libraries, extra_files, checker, safeverify_rev)
+    files = workspace_files(toolchain, repl_rev, libraries, extra_files, checker, mathlib)
     for name, content in files.items():
         path = directory / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -135,12 +150,14 @@ def write_workspace(
     return written
 
 
-def next_steps(directory: Path, have_elan: bool, checker: str = "gapscope") -> list[str]:
-    """The shell commands that turn the written files into a working checker."""
+def next_steps(directory: Path, have_elan: bool, checker: str = "comparator") -> list[str]:
+    """The shell commands that turn the written files into a working, self-tested checker."""
     _check_checker(checker)
     build_checker = {
-        "gapscope": [f"lake build {GAPSCOPE_EXE}"],
-        "safeverify": ["lake build SafeVerify/safe_verify"],
+        "comparator": [
+            "lake build Comparator/comparator lean4export/lean4export",
+            "go install github.com/zouuup/landrun/cmd/landrun@main  # comparator's sandbox",
+        ],
         "none": [],
     }[checker]
     steps = (
@@ -157,5 +174,6 @@ def next_steps(directory: Path, have_elan: bool, checker: str = "gapscope") -> l
         "lake build REPL/repl",
         *build_checker,
         f"export GAPSCOPE_LEAN=local:{directory.resolve()}",
+        f"gapscope lean selftest {directory.resolve()}",
         f"gapscope lean doctor --project {directory.resolve()}",
     ]

@@ -32,4 +32,6 @@ class AttemptRecord(TypedDict, total=False):
     messages: list[str]
     check_s: float
     checker: str  # which check settled the verdict (gapscope.lean.verdict.Checker)
+    checks: list[str]  # every check that ran (repl-text, kernel:comparator)
+    selftest: bool | None  # whether that path passed its known-answer self-test
     sandboxed: bool | None

@@ -181,6 +181,8 @@ def prove(backend: LeanBackend, obfs: dict[float, Obfuscation], timeout_s: float
             record["messages"] = [m.data for m in verdict.messages if m.severity == "error"]
             record["check_s"] = verdict.elapsed_s
             record["checker"] = verdict.checker.value  # which check settled it
+            record["checks"] = list(verdict.checks)  # every check that ran
+            record["selftest"] = verdict.selftest  # whether that path passed its self-test
             record["sandboxed"] = verdict.sandboxed
         state.store.set("onng", record)
         return state

@@ -173,6 +173,8 @@ def _verdict_metadata(verdict: LeanVerdict) -> dict[str, Any]:
         "axioms": list(verdict.axioms) if verdict.axioms is not None else None,
         "detail": verdict.detail,
         "checker": verdict.checker.value,  # which check settled it (docs/lean.md)
+        "checks": list(verdict.checks),  # every check that ran: repl-text, kernel:comparator
+        "selftest": verdict.selftest,  # whether that path passed `gapscope lean selftest`
         "sandboxed": verdict.sandboxed,
     }
 

@@ -1,0 +1,81 @@
+"""The known-answer cases (``cases.json``) and the hash of what they certify.
+
+Each case is a tiny challenge/solution pair (``kind: theorem``: official names compared with a
+challenge) or a piece of code checked for compilation alone (``kind: compile``, T2's check),
+with the verdict a correct judge must reach: ``valid`` or ``rejected`` (any settled non-VALID
+status; a ``server_error`` or ``timeout`` establishes nothing and fails the case). ``misses``
+lists the paths documented not to catch it (docs/lean.md): ``repl-text`` cannot see a
+constructor's type, a constant's kind or a constant the kernel never checked; such a case is
+run and recorded there, but not asserted. ``header`` (per case, else the file's) is what the
+challenge and solution are elaborated on; ``cites`` (read by people, not by the loader) names,
+for each Lean API a case calls, the file and line at the pinned commits where it is used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+JUDGE_SOURCES = ("replay.py", "kernel.py", "soundness.py", "local.py", "protocol.py")
+"""The modules whose change can change a verdict; with the cases, they make the source hash."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One known-answer case; ``why`` says what it tests."""
+
+    name: str
+    kind: str
+    solution: str
+    expect: str
+    challenge: str = ""
+    required: tuple[str, ...] = ()
+    misses: tuple[str, ...] = ()
+    why: str = ""
+    header: str = ""
+
+
+def cases_file() -> Path:
+    return Path(str(resources.files("gapscope.lean.selftest") / "cases.json"))
+
+
+def load_cases(path: Path | None = None) -> list[Case]:
+    """The shipped cases (or those in ``path``); ValueError naming a malformed case."""
+    data = json.loads((path or cases_file()).read_text(encoding="utf-8"))
+    header = str(data.get("header", ""))
+    out = []
+    for raw in data["cases"]:
+        name = raw.get("name", "?")
+        if raw.get("kind") not in ("theorem", "compile") or raw.get("expect") not in (
+            "valid",
+            "rejected",
+        ):
+            raise ValueError(f"self-test case {name!r}: kind or expect is not one of the known")
+        if raw["kind"] == "theorem" and not (raw.get("required") and raw.get("challenge")):
+            raise ValueError(f"self-test case {name!r}: a theorem case needs required, challenge")
+        out.append(
+            Case(
+                name=name,
+                kind=raw["kind"],
+                solution=raw["solution"],
+                expect=raw["expect"],
+                challenge=raw.get("challenge", ""),
+                required=tuple(raw.get("required", ())),
+                misses=tuple(raw.get("misses", ())),
+                why=raw.get("why", ""),
+                header=raw.get("header", header),
+            )
+        )
+    return out
+
+
+def source_hash(path: Path | None = None) -> str:
+    """sha256 of the cases and the judge's sources: a change to either voids a pass."""
+    digest = hashlib.sha256((path or cases_file()).read_bytes())
+    lean = resources.files("gapscope.lean")
+    for name in JUDGE_SOURCES:
+        digest.update(name.encode() + b"\0" + (lean / name).read_bytes())
+    return digest.hexdigest()

@@ -1,0 +1,114 @@
+"""Run the known-answer cases through a real backend and each checker it has; keep the result.
+
+Every case goes through the REPL path (``repl-text``: what ``LocalBackend`` concludes before
+any kernel checker) and every theorem case also straight through the kernel checker, when the
+backend has one - so that each judge is tested on every case, not only on those the REPL
+passed on. Nothing is cached: the point is to see this installation answer.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gapscope.lean.backend import CheckRequest
+from gapscope.lean.selftest.cases import Case, load_cases
+from gapscope.lean.selftest.record import save_record
+from gapscope.lean.verdict import LeanVerdict, Status
+
+if TYPE_CHECKING:
+    from gapscope.lean.local import LocalBackend
+
+REPL_TEXT = "repl-text"
+UNSETTLED = frozenset({Status.SERVER_ERROR, Status.TIMEOUT})
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One case on one path: the status reached, whether it is the known answer (None: the
+    path is documented to miss this case, so it is recorded, not asserted)."""
+
+    case: str
+    path: str
+    status: str
+    ok: bool | None
+    detail: str
+
+
+@dataclass(frozen=True)
+class SelfTestResult:
+    passed: bool
+    results: tuple[CaseResult, ...]
+    record: Path
+    elapsed_s: float
+
+    @property
+    def failures(self) -> list[CaseResult]:
+        return [r for r in self.results if r.ok is False]
+
+
+def judged(case: Case, path: str, verdict: LeanVerdict) -> CaseResult:
+    """Compare a verdict with the case's known answer."""
+    if verdict.status in UNSETTLED:
+        ok: bool | None = False  # nothing was established: not a pass
+    else:
+        ok = verdict.valid == (case.expect == "valid")
+    if path in case.misses and verdict.status not in UNSETTLED:
+        ok = None
+    return CaseResult(case.name, path, verdict.status.value, ok, verdict.detail[:500])
+
+
+def run_selftest(
+    backend: LocalBackend, cases: list[Case] | None = None, timeout_s: float = 120.0
+) -> SelfTestResult:
+    """Run ``cases`` (default: the shipped ones) on ``backend``'s paths; store the result
+    under the backend's installation key in its workspace."""
+    start = time.monotonic()
+    cases = load_cases() if cases is None else cases
+    results: list[CaseResult] = []
+    for case in cases:
+        request = CheckRequest(case.solution, case.header, timeout_s, case.required, case.challenge)
+        results.append(judged(case, REPL_TEXT, backend.check_repl(request)))
+        kernel = backend.kernel
+        if kernel is not None and case.kind == "theorem":
+            verdict = kernel.check(
+                backend.project, case.header, case.challenge, case.solution,
+                case.required, timeout_s, backend.sandboxed,
+            )  # fmt: skip
+            results.append(judged(case, kernel.label, verdict))
+    passed = bool(results) and all(r.ok is not False for r in results)
+    record = {
+        "passed": passed,
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "sandboxed": backend.sandboxed,
+        "results": [asdict(r) for r in results],
+    }
+    path = save_record(backend.project, backend.installation, record)
+    backend.selftest = passed
+    return SelfTestResult(passed, tuple(results), path, time.monotonic() - start)
+
+
+def selftest_workspace(
+    project: Path, *, allow_unsandboxed: bool = False, timeout_s: float = 120.0
+) -> SelfTestResult:
+    """Open the local backend ``project`` as a run would (sandbox, REPL command and kernel
+    checker choices from the environment), ungated, and run the shipped cases on it;
+    LeanUnavailable when it cannot be opened."""
+    from gapscope.lean.backend import LeanUnavailable
+    from gapscope.lean.factory import open_backend
+    from gapscope.lean.local import LocalBackend
+
+    backend = open_backend(
+        f"local:{project}",
+        allow_unsandboxed=allow_unsandboxed,
+        allow_untested=True,
+        cache=None,
+        progress=False,
+    )
+    with backend:
+        if not isinstance(backend, LocalBackend):
+            raise LeanUnavailable(f"{project} is not a local Lean workspace")
+        return run_selftest(backend, timeout_s=timeout_s)
