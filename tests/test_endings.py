@@ -1,0 +1,157 @@
+"""Truthful endings: ``profile`` and ``run`` decide their exit code from the status of the logs
+they wrote (not from Inspect's success flag), say what finished and what a rerun does, and a
+rerun finishes what was cut off."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai.model import ChatMessage
+from typer.testing import CliRunner
+
+from gapscope.app.main import app
+from gapscope.models.scripted import REQUESTS, script
+
+runner = CliRunner()
+
+
+def _answer(messages: list[ChatMessage]) -> str:
+    last = messages[-1].text
+    return "Answer: same" if "Game " in last or "Sync round" in last else "\\boxed{1}"
+
+
+class CtrlC:
+    """A model the user interrupts: the ``at``-th OracleLadder call raises KeyboardInterrupt,
+    as Ctrl-C does inside a model call."""
+
+    def __init__(self, at: int | None) -> None:
+        self.at = at
+        self.ladder_calls = 0
+
+    def __call__(self, messages: list[ChatMessage]) -> str:
+        reply = _answer(messages)
+        if reply.startswith("Answer"):
+            return reply
+        self.ladder_calls += 1
+        if self.at is not None and self.ladder_calls == self.at:
+            raise KeyboardInterrupt
+        return reply
+
+
+def _profile(model: str, log_dir: Path, *extra: str) -> tuple[int, dict[str, Any], str]:
+    args = ["profile", "--model", model, "--budget", "quick", "--diagnostics", "s2b,ladder"]
+    result = runner.invoke(
+        app, [*args, "--log-dir", str(log_dir), "--retry-attempts", "0", "--json", *extra]
+    )
+    assert result.stdout, result.output
+    return result.exit_code, json.loads(result.stdout), result.output
+
+
+def _headers(log_dir: Path) -> dict[str, str]:
+    from inspect_ai.log import read_eval_log
+
+    return {p.name: read_eval_log(str(p), header_only=True).status for p in log_dir.glob("*.eval")}
+
+
+def test_ctrl_c_during_a_profile_exits_130_and_a_rerun_finishes_it(tmp_path: Path) -> None:
+    stop = CtrlC(at=3)
+    model = script("end-ctrl-c", stop)
+    code, envelope, output = _profile(model, tmp_path)
+    assert code == 130 and envelope["status"] == "interrupted"
+    assert "successfully" not in output  # Inspect's "Completed all tasks ... successfully"
+    error = str(envelope["error"])
+    assert error.startswith("interrupted: ") and "rerun the same command to finish it" in error
+    assert "finished tasks are skipped" in error and "unfinished ones resume" in error
+    ending = envelope["details"]["ending"]
+    assert not ending["complete"] and ending["unfinished"]
+    assert set(ending["unfinished"].values()) <= {"cancelled", "error", "started"}
+    report = (tmp_path / "report.html").read_text(encoding="utf-8")
+    first = report[report.index("<h1>") : report.index("<h2>")]
+    assert "standing unfinished" in first and "interrupted: " in first
+    assert "oracle_ladder on scripted/end-ctrl-c" in first  # the model with no row is named
+
+    stop.at = None  # the user runs the same command again
+    code, envelope, output = _profile(model, tmp_path)
+    assert code == 0, envelope["error"]
+    assert envelope["details"]["ending"]["complete"]
+    assert not envelope["details"]["ending"]["unfinished"]
+    assert len(envelope["details"]["ending"]["finished"]) == 8  # 3 model tasks + 5 references
+    assert "all 8 tasks finished" in (tmp_path / "report.html").read_text(encoding="utf-8")
+
+
+def test_cancelled_logs_are_an_interrupt_whatever_eval_set_returned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a real Ctrl-C ``eval_set`` returned success and printed "Completed all tasks ...
+    successfully" over logs it had left cancelled; the logs decide."""
+    import inspect_ai
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    real = inspect_ai.eval_set
+
+    def cancels_one(*args: Any, **kwargs: Any) -> tuple[bool, list[Any]]:
+        success, logs = real(*args, **kwargs)
+        (ladder,) = Path(kwargs["log_dir"]).glob("*oracle-ladder*.eval")
+        log = read_eval_log(str(ladder))
+        log.status, log.samples, log.results = "cancelled", (log.samples or [])[:3], None
+        write_eval_log(log, str(ladder))
+        return success, logs
+
+    monkeypatch.setattr(inspect_ai, "eval_set", cancels_one)
+    code, envelope, output = _profile(script("end-cancelled", _answer), tmp_path)
+    assert code == 130 and envelope["status"] == "interrupted", envelope["error"]
+    assert "Completed all tasks" not in output
+    assert "7 of 8 tasks finished, 1 did not" in str(envelope["error"])
+    assert "their 3 scored samples are kept" in str(envelope["error"])
+    assert list(envelope["details"]["ending"]["unfinished"].values()) == ["cancelled"]
+
+
+def test_a_task_that_errored_exits_1_with_the_rerun_line(tmp_path: Path) -> None:
+    def broken(messages: list[ChatMessage]) -> str:
+        if _answer(messages).startswith("Answer"):
+            return "Answer: same"
+        raise RuntimeError("server unavailable")
+
+    code, envelope, _ = _profile(script("end-error", broken), tmp_path)
+    assert code == 1 and envelope["status"] == "run_failed"
+    error = str(envelope["error"])
+    assert error.startswith("did not finish: 7 of 8 tasks finished, 1 did not")
+    assert "rerun the same command to finish it" in error
+    assert list(_headers(tmp_path).values()).count("error") == 1
+
+
+def test_profile_with_a_missing_lean_dir_is_one_line_exit_2(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "profile",
+            "--lean",
+            f"local:{tmp_path / 'MISSING'}",
+            "--budget",
+            "quick",
+            "--dry-run",
+            "--log-dir",
+            str(tmp_path / "logs"),
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "MISSING" in errors[0]
+    assert "Traceback" not in result.output
+
+
+def test_a_run_interrupted_exits_130_and_names_what_resumes_it(tmp_path: Path) -> None:
+    stop = CtrlC(at=2)
+    model = script("end-run", stop)
+    result = runner.invoke(
+        app,
+        ["run", "ladder", "--model", model, "--limit", "2", "--log-dir", str(tmp_path), "--json"],
+    )
+    assert result.exit_code == 130, result.output
+    envelope = json.loads(result.stdout)
+    assert envelope["status"] == "interrupted"
+    assert re.search(r"rerun the same command", str(envelope["error"]))
