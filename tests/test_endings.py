@@ -14,7 +14,7 @@ from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
 from gapscope.app.main import app
-from gapscope.models.scripted import REQUESTS, script
+from gapscope.models.scripted import script
 
 runner = CliRunner()
 
