@@ -144,14 +144,45 @@ def test_profile_with_a_missing_lean_dir_is_one_line_exit_2(tmp_path: Path) -> N
     assert "Traceback" not in result.output
 
 
-def test_a_run_interrupted_exits_130_and_names_what_resumes_it(tmp_path: Path) -> None:
-    stop = CtrlC(at=2)
+def _run_ladder(model: str, log_dir: Path) -> tuple[int, dict[str, Any]]:
+    args = ["run", "ladder", "--bundled", "--model", model, "--limit", "2", "-k", "1"]
+    result = runner.invoke(app, [*args, "--log-dir", str(log_dir), "--json"])
+    assert result.stdout, result.output
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_a_run_interrupted_exits_130_and_rerunning_it_resumes(tmp_path: Path) -> None:
+    stop = CtrlC(at=5)
     model = script("end-run", stop)
-    result = runner.invoke(
-        app,
-        ["run", "ladder", "--model", model, "--limit", "2", "--log-dir", str(tmp_path), "--json"],
-    )
-    assert result.exit_code == 130, result.output
-    envelope = json.loads(result.stdout)
-    assert envelope["status"] == "interrupted"
-    assert re.search(r"rerun the same command", str(envelope["error"]))
+    code, envelope = _run_ladder(model, tmp_path)
+    assert code == 130 and envelope["status"] == "interrupted", envelope["error"]
+    error = str(envelope["error"])
+    assert "rerun the same command to resume it" in error
+    (log,) = envelope["logs"]
+    kept = int(re.search(r"its (\d+) scored samples are kept", error).group(1))  # type: ignore[union-attr]
+    stop.at, stop.ladder_calls = None, 0
+    code, envelope = _run_ladder(model, tmp_path)
+    assert code == 0, envelope["error"]
+    total = 16  # 2 bundled families x 8 probes, k = 1
+    assert stop.ladder_calls == total - kept  # the scored samples were not asked again
+    assert envelope["logs"] != [log]
+
+
+def test_a_run_whose_log_errored_exits_1_and_rerunning_it_resumes(tmp_path: Path) -> None:
+    calls = {"n": 0, "fail": True}
+
+    def flaky(messages: list[ChatMessage]) -> str:
+        calls["n"] += 1
+        if calls["fail"] and calls["n"] == 3:
+            raise RuntimeError("server unavailable")
+        return _answer(messages)
+
+    model = script("end-run-error", flaky)
+    code, envelope = _run_ladder(model, tmp_path)
+    assert code == 1 and envelope["status"] == "run_failed"
+    error = str(envelope["error"])
+    assert error.startswith("run error: ") and "rerun the same command to resume it" in error
+    calls.update(n=0, fail=False)
+    code, envelope = _run_ladder(model, tmp_path)
+    assert code == 0, envelope["error"]
+    assert 0 < calls["n"] < 16  # only what the errored run did not score is asked again

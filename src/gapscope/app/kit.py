@@ -1,7 +1,9 @@
 """What every gapscope command shares: one output envelope, exit codes, and the run skeleton.
 
-Exit codes: 0 ok, 1 the run failed (the log says why), 2 bad input, 130 interrupted (the
-message says ``inspect eval-retry LOG`` to resume).
+Exit codes, decided by the status of the log a run wrote (not by what Inspect returned): 0
+it finished, 1 it did not (an error; the message says what rerunning the same command
+resumes), 2 bad input, 130 interrupted (Ctrl-C, or a log left cancelled; rerunning the same
+command resumes it, as does ``inspect eval-retry LOG``).
 
 How a command adopts it (a new ``run X`` or ``X report``)::
 
@@ -223,36 +225,100 @@ def read_or_fail(out: Output, read: Callable[[], T]) -> T:
 
 
 class Interrupted(Exception):
-    """The user stopped a run; ``location`` is its (resumable) log, when one was written."""
+    """The user stopped a run; ``location`` is its (resumable) log, when one was written;
+    ``resumes`` whether rerunning the same command continues it (:func:`run_task`'s
+    ``resume``)."""
 
-    def __init__(self, location: str | None) -> None:
+    def __init__(self, location: str | None, resumes: bool = False) -> None:
         super().__init__(location)
         self.location = location
+        self.resumes = resumes
 
 
 def interrupted(out: Output, stop: Interrupted) -> NoReturn:
-    """Exit 130, naming the log and the command that resumes it."""
-    if stop.location:
-        out.logs.append(stop.location)
-    resume = f"inspect eval-retry {stop.location}" if stop.location else None
-    out.fail(
-        f"interrupted; resume with: {resume}" if resume else "interrupted before any log",
-        EXIT_INTERRUPTED,
-        details={"resume": resume},
+    """Exit 130, naming the log and what resumes it."""
+    if stop.location is None:
+        out.fail("interrupted before any log", EXIT_INTERRUPTED, details={"resume": None})
+    out.logs.append(stop.location)
+    retry = f"inspect eval-retry {stop.location}"
+    scored = _scored(stop.location)
+    how = (
+        f"rerun the same command to resume it (its {scored} scored samples are kept), or {retry}"
+        if stop.resumes
+        else f"resume it with {retry} (its {scored} scored samples are kept)"
     )
+    out.fail(
+        f"interrupted: {stop.location} did not finish; {how}",
+        EXIT_INTERRUPTED,
+        details={"resume": retry},
+    )
+
+
+def _scored(location: str) -> int:
+    from gapscope.analysis.logs import log_path
+    from gapscope.app.endings import read_end
+
+    try:
+        return read_end(log_path(location)).scored
+    except Exception:  # a log cut off before its header was written: nothing was kept
+        return 0
 
 
 def _logs_in(log_dir: Path) -> set[Path]:
     return set(log_dir.glob("*.eval")) if log_dir.is_dir() else set()
 
 
-def run_task(task: Task, model: str | Model, log_dir: Path, **eval_args: Any) -> EvalLog:
+RESUME_KEY = "gapscope_run"
+"""Eval metadata: the fingerprint of the task and model that wrote a log (:func:`run_key`).
+A rerun of the same command finds its unfinished log by it and resumes it."""
+
+
+def run_key(task: Task, model: str) -> str:
+    """What makes two runs the same run: the task's name, its recorded settings (metadata),
+    generation config, epochs, sample ids, and the model. Built before anything is spent."""
+    import hashlib
+
+    epochs = getattr(task.epochs, "epochs", task.epochs)
+    ids = [str(sample.id) for sample in task.dataset]
+    text = json.dumps(
+        [task.name, model, task.metadata, task.config.model_dump(exclude_none=True), epochs, ids],
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def _unfinished_run(log_dir: Path, key: str) -> Path | None:
+    """The newest log in ``log_dir`` written by the command ``key``, when it did not finish."""
+    from inspect_ai.log import read_eval_log
+
+    newest: tuple[str, Path, str] | None = None
+    for path in _logs_in(log_dir):
+        try:
+            header = read_eval_log(str(path), header_only=True)
+        except Exception:  # not a readable log: not one to resume
+            continue
+        if (header.eval.metadata or {}).get(RESUME_KEY) != key:
+            continue
+        if newest is None or newest[0] < header.eval.created:
+            newest = (header.eval.created, path, header.status)
+    return newest[1] if newest is not None and newest[2] != "success" else None
+
+
+def run_task(
+    task: Task, model: str | Model, log_dir: Path, resume: str | None = None, **eval_args: Any
+) -> EvalLog:
     """Run one task; Inspect's progress display goes to stderr, so stdout carries only results.
+
+    With ``resume`` (:func:`run_key`), the log records it, and when the newest log of
+    that command in ``log_dir`` did not finish, this run resumes it (``inspect eval-retry``:
+    its scored samples are kept) instead of starting over.
 
     Raises Interrupted after Ctrl-C: Inspect then returns no log (or a cancelled one), and the
     log it was writing is the newest ``.eval`` that appeared in ``log_dir`` during the run.
     """
     from inspect_ai import eval as inspect_eval
+    from inspect_ai import eval_retry
 
     shown = [str(log_dir), str(getattr(model, "name", model))]
     if "display" not in eval_args and any("[" in t or printable(t) != t for t in shown):
@@ -265,18 +331,31 @@ def run_task(task: Task, model: str | Model, log_dir: Path, **eval_args: Any) ->
             highlight=False,
         )
         eval_args["display"] = "log"
+    previous = _unfinished_run(log_dir, resume) if resume else None
+    if previous is not None:
+        err_console.print(
+            f"resuming {previous} (it did not finish; its scored samples are kept)",
+            markup=False,
+            highlight=False,
+        )
     before = _logs_in(log_dir)
     try:
         with contextlib.redirect_stdout(sys.stderr):
-            logs = inspect_eval(task, model=model, log_dir=str(log_dir), **eval_args)
+            if previous is not None:
+                logs = eval_retry(str(previous), log_dir=str(log_dir), **eval_args)
+            else:
+                metadata = {RESUME_KEY: resume} if resume else None
+                logs = inspect_eval(
+                    task, model=model, log_dir=str(log_dir), metadata=metadata, **eval_args
+                )
     except KeyboardInterrupt:
         logs = []
     if logs and logs[0].status != "cancelled":
         return logs[0]
     if logs:
-        raise Interrupted(logs[0].location)
+        raise Interrupted(logs[0].location, resumes=resume is not None)
     new = sorted(_logs_in(log_dir) - before, key=lambda p: p.stat().st_mtime)
-    raise Interrupted(str(new[-1]) if new else None)
+    raise Interrupted(str(new[-1]) if new else None, resumes=resume is not None)
 
 
 def _plain(message: str) -> str:
@@ -409,20 +488,38 @@ def _run_diagnostic(
         out.fail(exc)
     announce_plan(task, model, out.command.removeprefix("run "))
     try:
-        log = run_task(task, opened, log_dir, **eval_args)
+        log = run_task(task, opened, log_dir, resume=run_key(task, model), **eval_args)
     except Interrupted as stop:
         interrupted(out, stop)
     except Exception as exc:
         if not _is_prerequisite_error(exc):
             raise
         out.fail(exc)  # e.g. a provider's package is not installed: the user's to fix
+    _finish_run(out, log, summarise)
+
+
+def _finish_run(out: Output, log: EvalLog, summarise: Callable[[EvalLog], View]) -> None:
+    """Show the log; its status on disk (not the one Inspect returned) decides the exit code:
+    a log left cancelled is an interrupt (130), any other unfinished one exit 1."""
+    from gapscope.analysis.logs import log_path
+    from gapscope.app.endings import read_end
+
     out.logs.append(log.location)
-    if log.status == "success":
+    end = read_end(log_path(log.location))
+    if end.finished:
         out.finish(summarise(log))
         return
+    if end.status == "cancelled":
+        interrupted(out, Interrupted(log.location, resumes=True))
     reason = log.error.message if log.error else "no error recorded"
     try:
         partial = summarise(log)
     except Exception:  # a failed run may lack what a summary needs; the error says enough
         partial = View()
-    out.finish(partial, EXIT_RUN_FAILED, f"run {log.status}: {reason} (log: {log.location})")
+    out.finish(
+        partial,
+        EXIT_RUN_FAILED,
+        f"run {end.status}: {reason} ({end.scored} of {end.total} samples scored; log: "
+        f"{log.location}); rerun the same command to resume it (its {end.scored} scored "
+        "samples are kept)",
+    )
