@@ -305,6 +305,22 @@ def _unfinished_run(log_dir: Path, key: str) -> Path | None:
     return newest[1] if newest is not None and newest[2] != "success" else None
 
 
+def _resumed(previous: Path, log_dir: Path, eval_args: dict[str, Any]) -> list[EvalLog]:
+    """Continue ``previous`` (``inspect eval-retry``); [] when Inspect cannot rebuild its task
+    from the log (a task not in Inspect's registry): then the run starts over, and says so."""
+    from inspect_ai import eval_retry
+
+    try:
+        return eval_retry(str(previous), log_dir=str(log_dir), **eval_args)
+    except Exception as exc:  # raised while rebuilding the task, before any sample runs
+        err_console.print(
+            f"note: cannot resume {previous} ({_plain(str(exc))}); starting the run over",
+            markup=False,
+            highlight=False,
+        )
+        return []
+
+
 def run_task(
     task: Task, model: str | Model, log_dir: Path, resume: str | None = None, **eval_args: Any
 ) -> EvalLog:
@@ -318,7 +334,6 @@ def run_task(
     log it was writing is the newest ``.eval`` that appeared in ``log_dir`` during the run.
     """
     from inspect_ai import eval as inspect_eval
-    from inspect_ai import eval_retry
 
     shown = [str(log_dir), str(getattr(model, "name", model))]
     if "display" not in eval_args and any("[" in t or printable(t) != t for t in shown):
@@ -341,9 +356,8 @@ def run_task(
     before = _logs_in(log_dir)
     try:
         with contextlib.redirect_stdout(sys.stderr):
-            if previous is not None:
-                logs = eval_retry(str(previous), log_dir=str(log_dir), **eval_args)
-            else:
+            logs = _resumed(previous, log_dir, eval_args) if previous is not None else []
+            if not logs:
                 metadata = {RESUME_KEY: resume} if resume else None
                 logs = inspect_eval(
                     task, model=model, log_dir=str(log_dir), metadata=metadata, **eval_args
