@@ -38,7 +38,7 @@ def _envelope(args: list[str]) -> tuple[int, dict[str, object]]:
 def test_ladder_report_counts_only_the_family_that_ran(one_family_ran: Path) -> None:
     code, envelope = _envelope(["ladder", "report", str(one_family_ran)])
     assert code == 0, envelope["error"]
-    (model,) = envelope["details"]["models"].values()  # type: ignore[attr-defined]
+    (model,) = envelope["details"]["models"].values()  # type: ignore[attr-defined,index]
     assert model["n_families"] == 1 and model["families_not_run"] == 2
     assert sum(model["outcomes"].values()) == 1  # not 3 UNRECOVERED
     assert sum(model["gaps"].values()) <= 1
