@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from gapscope.app.kit import EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED
+EXIT_OK, EXIT_RUN_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+"""Every command's exit codes (``app.kit`` re-exports them): defined here, where how a run
+ended decides between the first, second and last."""
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,11 @@ from rich.text import Text
 
 from gapscope.analysis.literal import LiteralConsole, printable
 from gapscope.analysis.view import View, ViewOptions
+from gapscope.app.endings import EXIT_BAD_INPUT as EXIT_BAD_INPUT  # re-exported: every command's
+from gapscope.app.endings import EXIT_INTERRUPTED as EXIT_INTERRUPTED
+from gapscope.app.endings import EXIT_OK as EXIT_OK
+from gapscope.app.endings import EXIT_RUN_FAILED as EXIT_RUN_FAILED
+from gapscope.app.endings import read_end
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -65,7 +70,6 @@ JsonOut = Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdou
 EMBEDDED_MODEL = "gapscope/embedded"
 """The default ``--model`` of every run command: works offline, out of the box."""
 
-EXIT_OK, EXIT_RUN_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 STATUS = {
     EXIT_OK: "ok",
     EXIT_RUN_FAILED: "run_failed",
@@ -256,7 +260,6 @@ def interrupted(out: Output, stop: Interrupted) -> NoReturn:
 
 def _scored(location: str) -> int:
     from gapscope.analysis.logs import log_path
-    from gapscope.app.endings import read_end
 
     try:
         return read_end(log_path(location)).scored
@@ -516,7 +519,6 @@ def _finish_run(out: Output, log: EvalLog, summarise: Callable[[EvalLog], View])
     """Show the log; its status on disk (not the one Inspect returned) decides the exit code:
     a log left cancelled is an interrupt (130), any other unfinished one exit 1."""
     from gapscope.analysis.logs import log_path
-    from gapscope.app.endings import read_end
 
     out.logs.append(log.location)
     end = read_end(log_path(log.location))
