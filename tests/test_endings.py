@@ -83,11 +83,9 @@ def test_ctrl_c_during_a_profile_exits_130_and_a_rerun_finishes_it(tmp_path: Pat
     assert "all 8 tasks finished" in (tmp_path / "report.html").read_text(encoding="utf-8")
 
 
-def test_cancelled_logs_are_an_interrupt_whatever_eval_set_returned(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """After a real Ctrl-C ``eval_set`` returned success and printed "Completed all tasks ...
-    successfully" over logs it had left cancelled; the logs decide."""
+def _cancel_the_ladder_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make ``eval_set`` do what it did after a real Ctrl-C: return success (and print
+    "Completed all tasks ... successfully") over a log it left cancelled, 3 samples scored."""
     import inspect_ai
     from inspect_ai.log import read_eval_log, write_eval_log
 
@@ -102,12 +100,33 @@ def test_cancelled_logs_are_an_interrupt_whatever_eval_set_returned(
         return success, logs
 
     monkeypatch.setattr(inspect_ai, "eval_set", cancels_one)
+
+
+def test_cancelled_logs_are_an_interrupt_whatever_eval_set_returned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _cancel_the_ladder_log(monkeypatch)
     code, envelope, output = _profile(script("end-cancelled", _answer), tmp_path)
     assert code == 130 and envelope["status"] == "interrupted", envelope["error"]
     assert "Completed all tasks" not in output
     assert "7 of 8 tasks finished, 1 did not" in str(envelope["error"])
     assert "their 3 scored samples are kept" in str(envelope["error"])
     assert list(envelope["details"]["ending"]["unfinished"].values()) == ["cancelled"]
+
+
+def test_the_printed_summary_opens_with_what_did_not_finish(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _cancel_the_ladder_log(monkeypatch)
+    model = script("end-printed", _answer)
+    args = ["profile", "--model", model, "--budget", "quick", "--diagnostics", "s2b,ladder"]
+    result = runner.invoke(app, [*args, "--log-dir", str(tmp_path), "--retry-attempts", "0"])
+    assert result.exit_code == 130
+    lines = result.stdout.splitlines()
+    assert lines[0] == "interrupted: 7 of 8 tasks finished, 1 did not"
+    assert lines[1].startswith(f"not finished: oracle_ladder on {model}: cancelled, 3 of 16")
+    assert lines[2].startswith("rerun the same command to finish it")
+    assert "successfully" not in result.output
 
 
 def test_a_task_that_errored_exits_1_with_the_rerun_line(tmp_path: Path) -> None:

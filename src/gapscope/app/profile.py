@@ -295,10 +295,10 @@ def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_
         "ending": ending.to_dict(),
     }
 
-    def show(console: Console) -> None:
-        print_rows(report.rows, console)
+    def show(console: Console) -> None:  # how the study stands comes first
         for line in ending.lines():
             console.print(line, markup=False, highlight=False, soft_wrap=True)
+        print_rows(report.rows, console)
         console.print(f"report: {report.html}", markup=False, soft_wrap=True)
 
     error = None if ending.complete else f"{ending.headline()}; {ending.rerun}"
