@@ -88,3 +88,16 @@ def test_compare_with_a_side_that_scored_nothing_says_so(
         error = str(envelope["error"])
         assert "no scored items on side A" in error and "status cancelled" in error
         assert "--intersect" not in error and "item sets differ" not in error
+
+
+def test_a_report_over_an_unfinished_run_opens_with_it(
+    one_family_ran: Path, tmp_path: Path
+) -> None:
+    stopped = _stopped(one_family_ran, tmp_path / "logs" / "stopped.eval")
+    out = tmp_path / "r.html"
+    code, envelope = _envelope(["report", str(stopped), str(one_family_ran), "--out", str(out)])
+    assert code == 0, envelope["error"]
+    page = out.read_text(encoding="utf-8")
+    first = page[page.index("<h1>") : page.index("<h2>")]
+    assert "standing unfinished" in first
+    assert f"{stopped}: the run did not finish (status cancelled)" in first
