@@ -57,7 +57,7 @@ from gapscope.app.endings import EXIT_BAD_INPUT as EXIT_BAD_INPUT  # re-exported
 from gapscope.app.endings import EXIT_INTERRUPTED as EXIT_INTERRUPTED
 from gapscope.app.endings import EXIT_OK as EXIT_OK
 from gapscope.app.endings import EXIT_RUN_FAILED as EXIT_RUN_FAILED
-from gapscope.app.endings import read_end
+from gapscope.app.endings import TaskEnd, read_end
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -245,7 +245,7 @@ def interrupted(out: Output, stop: Interrupted) -> NoReturn:
         out.fail("interrupted before any log", EXIT_INTERRUPTED, details={"resume": None})
     out.logs.append(stop.location)
     retry = f"inspect eval-retry {stop.location}"
-    scored = _scored(stop.location)
+    scored = end.scored if (end := _end_on_disk(stop.location)) else 0
     how = (
         f"rerun the same command to resume it (its {scored} scored samples are kept), or {retry}"
         if stop.resumes
@@ -258,13 +258,15 @@ def interrupted(out: Output, stop: Interrupted) -> NoReturn:
     )
 
 
-def _scored(location: str) -> int:
+def _end_on_disk(location: str) -> TaskEnd | None:
+    """How the log at ``location`` says its run ended (None: no readable log there yet, e.g.
+    one cut off before its header was written)."""
     from gapscope.analysis.logs import log_path
 
     try:
-        return read_end(log_path(location)).scored
-    except Exception:  # a log cut off before its header was written: nothing was kept
-        return 0
+        return read_end(log_path(location))
+    except Exception:  # a zip or JSON error of a half-written log
+        return None
 
 
 def _logs_in(log_dir: Path) -> set[Path]:
@@ -333,8 +335,9 @@ def run_task(
     that command in ``log_dir`` did not finish, this run resumes it (``inspect eval-retry``:
     its scored samples are kept) instead of starting over.
 
-    Raises Interrupted after Ctrl-C: Inspect then returns no log (or a cancelled one), and the
-    log it was writing is the newest ``.eval`` that appeared in ``log_dir`` during the run.
+    Raises Interrupted after Ctrl-C: Inspect then returns no log (or a cancelled one: the
+    log's status on disk is read, not only the one returned), and the log it was writing is
+    the newest ``.eval`` that appeared in ``log_dir`` during the run.
     """
     from inspect_ai import eval as inspect_eval
 
@@ -367,7 +370,8 @@ def run_task(
                 )
     except KeyboardInterrupt:
         logs = []
-    if logs and logs[0].status != "cancelled":
+    on_disk = _end_on_disk(logs[0].location) if logs else None
+    if logs and "cancelled" not in (logs[0].status, on_disk and on_disk.status):
         return logs[0]
     if logs:
         raise Interrupted(logs[0].location, resumes=resume is not None)
@@ -517,7 +521,7 @@ def _run_diagnostic(
 
 def _finish_run(out: Output, log: EvalLog, summarise: Callable[[EvalLog], View]) -> None:
     """Show the log; its status on disk (not the one Inspect returned) decides the exit code:
-    a log left cancelled is an interrupt (130), any other unfinished one exit 1."""
+    0 finished, 1 not (a cancelled one never gets here: :func:`run_task` raised Interrupted)."""
     from gapscope.analysis.logs import log_path
 
     out.logs.append(log.location)
@@ -525,8 +529,6 @@ def _finish_run(out: Output, log: EvalLog, summarise: Callable[[EvalLog], View])
     if end.finished:
         out.finish(summarise(log))
         return
-    if end.status == "cancelled":
-        interrupted(out, Interrupted(log.location, resumes=True))
     reason = log.error.message if log.error else "no error recorded"
     try:
         partial = summarise(log)
