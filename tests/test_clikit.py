@@ -70,7 +70,10 @@ def test_ctrl_c_exits_130_with_the_resume_line(tmp_path: Path) -> None:
     assert result.exit_code == 130, result.output
     assert not isinstance(result.exception, IndexError)
     (log,) = tmp_path.glob("*.eval")
-    assert f"interrupted; resume with: inspect eval-retry {log}" in result.output
+    assert (
+        f"interrupted: {log} did not finish; rerun the same command to resume it" in result.output
+    )
+    assert f"or inspect eval-retry {log}" in result.output
 
 
 def test_ctrl_c_json_envelope_names_the_log(tmp_path: Path) -> None:

@@ -39,4 +39,5 @@ def test_ctrl_c_stops_an_embedded_run_and_prints_the_resume_line(tmp_path: Path)
     assert process.returncode == 130, err[-2000:]
     (log,) = tmp_path.glob("*.eval")
     assert "Traceback" not in err
-    assert f"interrupted; resume with: inspect eval-retry {log}" in err
+    assert f"interrupted: {log} did not finish; rerun the same command to resume it" in err
+    assert f"or inspect eval-retry {log}" in err

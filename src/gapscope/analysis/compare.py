@@ -105,9 +105,32 @@ def _label(logs: Sequence[LoadedLog]) -> str:
     return ", ".join(names) or "(no results)"
 
 
+def _no_scored_items(side: str, logs: Sequence[LoadedLog]) -> str:
+    """Why a side cannot be compared: none of its logs has a scored item (a run stopped
+    before its first score, or families never run); it is not a difference of item sets."""
+    unfinished = [
+        f"{x.path} (status {x.info.status})"
+        for x in logs
+        if x.info is not None and not x.info.finished
+    ]
+    why = (
+        f"its runs did not finish: {', '.join(unfinished)}; finish them first (rerun the "
+        "command that wrote them, or inspect eval-retry LOG)"
+        if unfinished
+        else "its logs hold no scored sample"
+    )
+    return f"no scored items on side {side} ({why}); there is nothing to pair"
+
+
 def _paired_items(
     key: Key, a: dict[str, bool], b: dict[str, bool], intersect: bool, notes: list[str]
-) -> list[str]:
+) -> list[str] | None:
+    """The items both sides have (refusing differing sets unless ``intersect``); None when
+    one side scored none (noted: that is not a difference of item sets)."""
+    empty = [side for side, items in (("A", a), ("B", b)) if not items]
+    if empty:
+        notes.append(f"{key[0]} {key[1]}: no scored items on side {empty[0]}, not compared")
+        return None
     only_a, only_b = set(a) - set(b), set(b) - set(a)
     both = sorted(set(a) & set(b))
     if only_a or only_b:
@@ -173,6 +196,9 @@ def compare(
     steered = {"A": len(a) - len(kept_a), "B": len(b) - len(kept_b)}
     a, b = kept_a, kept_b
     out_a, out_b = _outcomes("A", a), _outcomes("B", b)
+    for side, logs, out in (("A", a, out_a), ("B", b, out_b)):
+        if not any(out.values()):
+            raise ComparisonError(_no_scored_items(side, logs))
     common = [key for key in out_a if key in out_b]
     if not common:
         listed = {
@@ -196,6 +222,8 @@ def compare(
     tests: list[tuple[Key, McNemarResult, DifferenceCI]] = []
     for key in common:
         items = _paired_items(key, out_a[key], out_b[key], intersect, notes)
+        if items is None:
+            continue
         if not items:
             notes.append(f"{key[0]} {key[1]}: no items in common, not compared")
             continue

@@ -185,3 +185,20 @@ def load_all(paths: Iterable[Path]) -> LoadedLogs:
         if x.info is not None and newest.get(x.info.task_id, x) is not x
     ]
     return LoadedLogs(current, notes + [n for x in current for n in x.notes()])
+
+
+def load_standing(paths: Iterable[Path]) -> LoadedLogs:
+    """The newest logs of a study as they stand now (``gapscope profile``), unfinished ones
+    included: an unfinished log is reported on what it scored, and one whose reader finds
+    nothing to report yet is left out with a note instead of failing the whole study."""
+    logs: list[LoadedLog] = []
+    notes: list[str] = []
+    for path in paths:
+        try:
+            logs.append(load(path))
+        except LogError as exc:
+            info = run_info(read_log(path))
+            if info.finished:
+                raise
+            notes.append(f"{path} (status {info.status}): nothing to report yet: {exc}")
+    return LoadedLogs(logs, notes + [n for x in logs for n in x.notes()])

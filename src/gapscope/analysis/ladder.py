@@ -84,6 +84,8 @@ class ModelRun:
     notes: list[str] = field(default_factory=list)
     """What the tables leave out or cannot be read without: a run that did not finish (its
     unfinished families), rollouts that mostly gave no ``\\boxed{}`` answer."""
+    not_run: int = 0
+    """Families the log lists with no scored sample: left out of ``tested``, never failures."""
 
     def containment_families(self, stage0_tau: int = 1) -> list[ContainmentFamily]:
         """The families with C1 attempts and every tested milestone's answer in the log."""
@@ -174,8 +176,10 @@ class ModelRun:
 def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
     """Read one OracleLadder log (every epoch of every sample).
 
-    Of a run that did not finish, only the families with every rollout scored count: a
-    family's outcome needs all its conditions, and one never run is not one the model failed.
+    A family with no scored sample (never run: a ``--limit``, a run stopped early) is "not
+    run" and left out, whatever the run's status, with a note saying how many: one never run
+    is not one the model failed. Of a run that did not finish, also the families with a
+    rollout never scored are left out: a family's outcome needs all its conditions.
     """
     require_task(log, TASK)
     rollouts = []
@@ -207,22 +211,40 @@ def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
     tested = {str(k): int(v) for k, v in run["tested_milestones"].items()}
     info = run_info(log)
     notes = [note] if (note := info.note()) else []
-    if not info.finished:
-        unfinished = _unfinished_families(log, samples) | (set(tested) - {r.pid for r in rollouts})
-        left_out = len(set(tested) & unfinished)
-        tested = {pid: n for pid, n in tested.items() if pid not in unfinished}
-        rollouts = [r for r in rollouts if r.pid in tested]
+    not_run = set(tested) - {r.pid for r in rollouts}
+    partial = _unfinished_families(log, samples) & set(tested) - not_run
+    if not info.finished and partial:
         notes.append(
-            f"{info.location}: {left_out} of {left_out + len(tested)} families have a rollout"
-            f" that was never scored and are left out; the tables are over {len(tested)}"
+            f"{info.location}: {len(partial)} of {len(tested)} families have a rollout that "
+            f"was never scored and are left out; the tables are over "
+            f"{len(tested) - len(partial) - len(not_run)}"
         )
+    else:
+        partial = set()
+    if not_run:
+        notes.append(
+            f"{info.location}: {len(not_run)} of {len(tested)} families were not run (no "
+            "scored sample) and are left out, not counted as failures; the tables and tests "
+            f"are over the {len(tested) - len(not_run) - len(partial)} that ran"
+        )
+    tested = {pid: n for pid, n in tested.items() if pid not in not_run | partial}
+    rollouts = [r for r in rollouts if r.pid in tested]
     if samples and unanswered * 2 > len(samples):
         notes.append(
             f"{unanswered} of {len(samples)} rollouts have no \\boxed{{}} answer "
             f"({truncated} hit the token cap): the outcomes measure the format and the "
             "budget more than the reasoning; raise --max-tokens"
         )
-    return ModelRun(name or info.model, info.location, rollouts, tested, texts, info.status, notes)
+    return ModelRun(
+        name or info.model,
+        info.location,
+        rollouts,
+        tested,
+        texts,
+        info.status,
+        notes,
+        not_run=len(not_run),
+    )
 
 
 def _unfinished_families(log: EvalLog, scored: Sequence[EvalSample]) -> set[str]:
@@ -347,6 +369,8 @@ class LadderReport:
     containment: dict[str, Containment] = field(default_factory=dict)
     statuses: dict[str, str] = field(default_factory=dict)
     """Each model's run status (``success`` unless the run did not finish)."""
+    not_run: dict[str, int] = field(default_factory=dict)
+    """Each model's families with no scored sample: in no table, test or ranking."""
 
     def to_dict(self) -> dict[str, Any]:
         def ci(c: BootstrapCI) -> dict[str, float | None]:
@@ -358,6 +382,7 @@ class LadderReport:
                 name: {
                     "status": self.statuses.get(name, "success"),
                     "n_families": p.n_families,
+                    "families_not_run": self.not_run.get(name, 0),
                     "outcomes": {o.value: n for o, n in p.outcomes.items()},
                     "gaps": {g.value: n for g, n in p.gaps.items()},
                     "any_probe": p.any_probe,
@@ -477,6 +502,7 @@ def build_report(
         specificity={r.name: specificity_tests(r, tau) for r in runs},
         containment={r.name: containment(fams) for r in runs if (fams := r.containment_families())},
         statuses={r.name: r.status for r in runs},
+        not_run={r.name: r.not_run for r in runs},
     )
 
 

@@ -298,6 +298,8 @@ th[scope=row],thead th{text-align:left;background:#f4f4f4}
 z-index:1}
 figure{margin:1rem 0}figure img{max-width:100%;height:auto}
 figure.broken::after{content:"figure failed to render";color:#b00}
+.standing{padding:.5rem 1rem;margin:1rem 0;border-left:.4rem solid #2a7}
+.standing.unfinished{border-color:#c00;background:#fee;font-weight:600}
 figcaption{font-size:.85rem;color:#444}
 """
 MARK_BROKEN = (
@@ -308,6 +310,15 @@ MARK_BROKEN = (
     "if(img.complete){check();}else{img.addEventListener('load',check);"
     "img.addEventListener('error',check);}});"
 )
+
+
+def _standing_html(lines: Sequence[str], finished: bool) -> str:
+    """The report's first lines: how the runs stand (all finished, or what did not)."""
+    if not lines:
+        return ""
+    kind = "finished" if finished else "unfinished"
+    items = "".join(f"<li>{_e(line)}</li>" for line in lines)
+    return f'<div class="standing {kind}" id="standing"><ul>{items}</ul></div>'
 
 
 def _plan_html(plan: Mapping[str, Any]) -> str:
@@ -331,10 +342,20 @@ def write_report(
     out: Path,
     extra_figures: Sequence[NamedFigure] = (),
     plan: Mapping[str, Any] | None = None,
+    status: Sequence[str] = (),
+    finished: bool = True,
 ) -> Report:
     """Write ``out`` (HTML) and ``<out stem>_figures/`` (PNG + SVG of every figure); a study's
-    ``plan`` (``gapscope profile``) goes at the top."""
+    ``plan`` (``gapscope profile``) goes at the top.
+
+    The page opens with how the runs stand: ``status`` (a study's own account: what finished,
+    what did not, what a rerun does; ``finished`` whether all did) or else one warning per
+    log that did not finish, so an unfinished run is never read as a complete one.
+    """
     logs = loaded_logs.logs
+    unfinished = [note for x in logs if x.info is not None and (note := x.info.note())]
+    standing = list(status) or unfinished
+    finished = finished and not unfinished
     report = Report(html=out, notes=list(loaded_logs.notes))
     plain = [loaded for loaded in logs if not is_steering_run(loaded)]
     report.rows = [row for loaded in plain for row in loaded.rows()]
@@ -379,7 +400,8 @@ def write_report(
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         "<title>gapscope report</title>"
         f"<style>{STYLE}</style></head><body>"
-        f"<h1>gapscope report</h1><p>{len(logs)} logs, generated {generated}.</p>"
+        f"<h1>gapscope report</h1>{_standing_html(standing, finished)}"
+        f"<p>{len(logs)} logs, generated {generated}.</p>"
         + (_plan_html(plan) if plan is not None else "")
         + "<h2>Gap profile</h2>"
         "<p>Each cell: value (percent) [95% CI], n, and the log it came from (hover for the "

@@ -197,8 +197,11 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
     for name, m in models.items():
         ci = m["any_probe_ci95"]
         interval = "n/a" if ci["low"] is None else f"{ci['low']:.0f}, {ci['high']:.0f}"
+        label = name if m["status"] == "success" else f"{name} (run {m['status']})"
+        if m.get("families_not_run"):
+            label += f" ({m['families_not_run']} families not run)"
         outcomes.add_row(
-            name if m["status"] == "success" else f"{name} (run {m['status']})",
+            label,
             *(str(m["outcomes"][o.value]) for o in OUTCOME_ORDER),
             f"{m['any_probe']}/{m['n_families']} [{interval}]",
             str(m["stage0_pass"]),

@@ -94,9 +94,9 @@ def main() -> None:
     plan = study.plan()
     print_plan(plan, console)
     progress = StudyProgress(study, lambda line: print(line, file=sys.stderr, flush=True))
-    success, logs = run_study(study, log_dir, progress, max_samples=8)
+    ending = run_study(study, log_dir, progress, max_samples=8)
     timings["study (S2B-LM + OracleLadder, both models)"] = time.monotonic() - start
-    done = load_all([log_path(log.location) for log in logs if log.status == "success"])
+    done = load_all([Path(t.log) for t in ending.finished])
     print_rows([row for loaded in done.logs for row in loaded.rows()], console)
     ladders = [cast(ModelRun, x.summary) for x in done.logs if x.diagnostic.task == LADDER_TASK]
     if ladders:
@@ -125,8 +125,10 @@ def main() -> None:
         console.print(f"  {loaded.path}", markup=False)
     _what_next(console, log_dir, report.html)
     console.print(f"\nReport: {report.html}", markup=False)
-    if not success:
-        sys.exit(1)
+    if not ending.complete:
+        for line in ending.lines():
+            console.print(line, markup=False)
+        sys.exit(ending.code)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """What every gapscope command shares: one output envelope, exit codes, and the run skeleton.
 
-Exit codes: 0 ok, 1 the run failed (the log says why), 2 bad input, 130 interrupted (the
-message says ``inspect eval-retry LOG`` to resume).
+Exit codes, decided by the status of the log a run wrote (not by what Inspect returned): 0
+it finished, 1 it did not (an error; the message says what rerunning the same command
+resumes), 2 bad input, 130 interrupted (Ctrl-C, or a log left cancelled; rerunning the same
+command resumes it, as does ``inspect eval-retry LOG``).
 
 How a command adopts it (a new ``run X`` or ``X report``)::
 
@@ -51,6 +53,11 @@ from rich.text import Text
 
 from gapscope.analysis.literal import LiteralConsole, printable
 from gapscope.analysis.view import View, ViewOptions
+from gapscope.app.endings import EXIT_BAD_INPUT as EXIT_BAD_INPUT  # re-exported: every command's
+from gapscope.app.endings import EXIT_INTERRUPTED as EXIT_INTERRUPTED
+from gapscope.app.endings import EXIT_OK as EXIT_OK
+from gapscope.app.endings import EXIT_RUN_FAILED as EXIT_RUN_FAILED
+from gapscope.app.endings import TaskEnd, read_end
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -63,7 +70,6 @@ JsonOut = Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdou
 EMBEDDED_MODEL = "gapscope/embedded"
 """The default ``--model`` of every run command: works offline, out of the box."""
 
-EXIT_OK, EXIT_RUN_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 STATUS = {
     EXIT_OK: "ok",
     EXIT_RUN_FAILED: "run_failed",
@@ -223,34 +229,115 @@ def read_or_fail(out: Output, read: Callable[[], T]) -> T:
 
 
 class Interrupted(Exception):
-    """The user stopped a run; ``location`` is its (resumable) log, when one was written."""
+    """The user stopped a run; ``location`` is its (resumable) log, when one was written;
+    ``resumes`` whether rerunning the same command continues it (:func:`run_task`'s
+    ``resume``)."""
 
-    def __init__(self, location: str | None) -> None:
+    def __init__(self, location: str | None, resumes: bool = False) -> None:
         super().__init__(location)
         self.location = location
+        self.resumes = resumes
 
 
 def interrupted(out: Output, stop: Interrupted) -> NoReturn:
-    """Exit 130, naming the log and the command that resumes it."""
-    if stop.location:
-        out.logs.append(stop.location)
-    resume = f"inspect eval-retry {stop.location}" if stop.location else None
-    out.fail(
-        f"interrupted; resume with: {resume}" if resume else "interrupted before any log",
-        EXIT_INTERRUPTED,
-        details={"resume": resume},
+    """Exit 130, naming the log and what resumes it."""
+    if stop.location is None:
+        out.fail("interrupted before any log", EXIT_INTERRUPTED, details={"resume": None})
+    out.logs.append(stop.location)
+    retry = f"inspect eval-retry {stop.location}"
+    scored = end.scored if (end := _end_on_disk(stop.location)) else 0
+    how = (
+        f"rerun the same command to resume it (its {scored} scored samples are kept), or {retry}"
+        if stop.resumes
+        else f"resume it with {retry} (its {scored} scored samples are kept)"
     )
+    out.fail(
+        f"interrupted: {stop.location} did not finish; {how}",
+        EXIT_INTERRUPTED,
+        details={"resume": retry},
+    )
+
+
+def _end_on_disk(location: str) -> TaskEnd | None:
+    """How the log at ``location`` says its run ended (None: no readable log there yet, e.g.
+    one cut off before its header was written)."""
+    from gapscope.analysis.logs import log_path
+
+    try:
+        return read_end(log_path(location))
+    except Exception:  # a zip or JSON error of a half-written log
+        return None
 
 
 def _logs_in(log_dir: Path) -> set[Path]:
     return set(log_dir.glob("*.eval")) if log_dir.is_dir() else set()
 
 
-def run_task(task: Task, model: str | Model, log_dir: Path, **eval_args: Any) -> EvalLog:
+RESUME_KEY = "gapscope_run"
+"""Eval metadata: the fingerprint of the task and model that wrote a log (:func:`run_key`).
+A rerun of the same command finds its unfinished log by it and resumes it."""
+
+
+def run_key(task: Task, model: str) -> str:
+    """What makes two runs the same run: the task's name, its recorded settings (metadata),
+    generation config, epochs, sample ids, and the model. Built before anything is spent."""
+    import hashlib
+
+    epochs = getattr(task.epochs, "epochs", task.epochs)
+    ids = [str(sample.id) for sample in task.dataset]
+    text = json.dumps(
+        [task.name, model, task.metadata, task.config.model_dump(exclude_none=True), epochs, ids],
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def _unfinished_run(log_dir: Path, key: str) -> Path | None:
+    """The newest log in ``log_dir`` written by the command ``key``, when it did not finish."""
+    from inspect_ai.log import read_eval_log
+
+    newest: tuple[str, Path, str] | None = None
+    for path in _logs_in(log_dir):
+        try:
+            header = read_eval_log(str(path), header_only=True)
+        except Exception:  # not a readable log: not one to resume
+            continue
+        if (header.eval.metadata or {}).get(RESUME_KEY) != key:
+            continue
+        if newest is None or newest[0] < header.eval.created:
+            newest = (header.eval.created, path, header.status)
+    return newest[1] if newest is not None and newest[2] != "success" else None
+
+
+def _resumed(previous: Path, log_dir: Path, eval_args: dict[str, Any]) -> list[EvalLog]:
+    """Continue ``previous`` (``inspect eval-retry``); [] when Inspect cannot rebuild its task
+    from the log (a task not in Inspect's registry): then the run starts over, and says so."""
+    from inspect_ai import eval_retry
+
+    try:
+        return eval_retry(str(previous), log_dir=str(log_dir), **eval_args)
+    except Exception as exc:  # raised while rebuilding the task, before any sample runs
+        err_console.print(
+            f"note: cannot resume {previous} ({_plain(str(exc))}); starting the run over",
+            markup=False,
+            highlight=False,
+        )
+        return []
+
+
+def run_task(
+    task: Task, model: str | Model, log_dir: Path, resume: str | None = None, **eval_args: Any
+) -> EvalLog:
     """Run one task; Inspect's progress display goes to stderr, so stdout carries only results.
 
-    Raises Interrupted after Ctrl-C: Inspect then returns no log (or a cancelled one), and the
-    log it was writing is the newest ``.eval`` that appeared in ``log_dir`` during the run.
+    With ``resume`` (:func:`run_key`), the log records it, and when the newest log of
+    that command in ``log_dir`` did not finish, this run resumes it (``inspect eval-retry``:
+    its scored samples are kept) instead of starting over.
+
+    Raises Interrupted after Ctrl-C: Inspect then returns no log (or a cancelled one: the
+    log's status on disk is read, not only the one returned), and the log it was writing is
+    the newest ``.eval`` that appeared in ``log_dir`` during the run.
     """
     from inspect_ai import eval as inspect_eval
 
@@ -265,18 +352,31 @@ def run_task(task: Task, model: str | Model, log_dir: Path, **eval_args: Any) ->
             highlight=False,
         )
         eval_args["display"] = "log"
+    previous = _unfinished_run(log_dir, resume) if resume else None
+    if previous is not None:
+        err_console.print(
+            f"resuming {previous} (it did not finish; its scored samples are kept)",
+            markup=False,
+            highlight=False,
+        )
     before = _logs_in(log_dir)
     try:
         with contextlib.redirect_stdout(sys.stderr):
-            logs = inspect_eval(task, model=model, log_dir=str(log_dir), **eval_args)
+            logs = _resumed(previous, log_dir, eval_args) if previous is not None else []
+            if not logs:
+                metadata = {RESUME_KEY: resume} if resume else None
+                logs = inspect_eval(
+                    task, model=model, log_dir=str(log_dir), metadata=metadata, **eval_args
+                )
     except KeyboardInterrupt:
         logs = []
-    if logs and logs[0].status != "cancelled":
+    on_disk = _end_on_disk(logs[0].location) if logs else None
+    if logs and "cancelled" not in (logs[0].status, on_disk and on_disk.status):
         return logs[0]
     if logs:
-        raise Interrupted(logs[0].location)
+        raise Interrupted(logs[0].location, resumes=resume is not None)
     new = sorted(_logs_in(log_dir) - before, key=lambda p: p.stat().st_mtime)
-    raise Interrupted(str(new[-1]) if new else None)
+    raise Interrupted(str(new[-1]) if new else None, resumes=resume is not None)
 
 
 def _plain(message: str) -> str:
@@ -409,15 +509,24 @@ def _run_diagnostic(
         out.fail(exc)
     announce_plan(task, model, out.command.removeprefix("run "))
     try:
-        log = run_task(task, opened, log_dir, **eval_args)
+        log = run_task(task, opened, log_dir, resume=run_key(task, model), **eval_args)
     except Interrupted as stop:
         interrupted(out, stop)
     except Exception as exc:
         if not _is_prerequisite_error(exc):
             raise
         out.fail(exc)  # e.g. a provider's package is not installed: the user's to fix
+    _finish_run(out, log, summarise)
+
+
+def _finish_run(out: Output, log: EvalLog, summarise: Callable[[EvalLog], View]) -> None:
+    """Show the log; its status on disk (not the one Inspect returned) decides the exit code:
+    0 finished, 1 not (a cancelled one never gets here: :func:`run_task` raised Interrupted)."""
+    from gapscope.analysis.logs import log_path
+
     out.logs.append(log.location)
-    if log.status == "success":
+    end = read_end(log_path(log.location))
+    if end.finished:
         out.finish(summarise(log))
         return
     reason = log.error.message if log.error else "no error recorded"
@@ -425,4 +534,10 @@ def _run_diagnostic(
         partial = summarise(log)
     except Exception:  # a failed run may lack what a summary needs; the error says enough
         partial = View()
-    out.finish(partial, EXIT_RUN_FAILED, f"run {log.status}: {reason} (log: {log.location})")
+    out.finish(
+        partial,
+        EXIT_RUN_FAILED,
+        f"run {end.status}: {reason} ({end.scored} of {end.total} samples scored; log: "
+        f"{log.location}); rerun the same command to resume it (its {end.scored} scored "
+        "samples are kept)",
+    )

@@ -22,7 +22,6 @@ from rich.console import Console
 from gapscope.analysis.view import View
 from gapscope.app.kit import (
     EMBEDDED_MODEL,
-    EXIT_RUN_FAILED,
     JsonOut,
     Output,
     command_output,
@@ -240,6 +239,7 @@ def profile(
     json_out: JsonOut = False,
 ) -> None:
     """Profile models on every diagnostic: plan, run (resumable), report and comparisons."""
+    from gapscope.lean.backend import LeanUnavailable
     from gapscope.records import SourceError
 
     if budget not in BUDGETS:
@@ -256,7 +256,7 @@ def profile(
                 for name in models:
                     open_model(name)
             study = build_study(models, chosen, BUDGETS[budget], inputs)
-        except (ValueError, SourceError, OSError) as exc:
+        except (ValueError, SourceError, OSError, LeanUnavailable) as exc:
             out.fail(exc)
         plan = study.plan()
         from gapscope.analysis.terminal import print_plan
@@ -269,8 +269,7 @@ def profile(
 
 
 def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_args: Any) -> None:
-    from gapscope.analysis.diagnostics import load_all
-    from gapscope.analysis.logs import log_path
+    from gapscope.analysis.diagnostics import load_standing
     from gapscope.analysis.report import write_report
     from gapscope.analysis.terminal import print_plan, print_rows
     from gapscope.app.kit import err_console
@@ -279,31 +278,28 @@ def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_
     if not out.json_mode:
         print_plan(plan, err_console)
     progress = StudyProgress(study, lambda line: err_console.print(line, markup=False))
-    success, logs = run_study(study, log_dir, progress, **eval_args)
-    out.logs.extend(log.location for log in logs)
+    ending = run_study(study, log_dir, progress, **eval_args)
+    out.logs.extend(t.log for t in ending.tasks)
     loaded = read_or_fail(
-        out, lambda: load_all([log_path(log.location) for log in logs if log.status == "success"])
+        out, lambda: load_standing([Path(t.log) for t in ending.tasks if t.scored])
     )
-    report = write_report(loaded, log_dir / "report.html", plan=plan)
+    report = write_report(
+        loaded, log_dir / "report.html", plan=plan, status=ending.lines(), finished=ending.complete
+    )
     details = {
         "plan": plan,
         "html": str(report.html),
         "comparisons": [c.to_dict() for c in report.comparisons],
         "notes": report.notes,
-        "status": {log.location: log.status for log in logs},
+        "status": {t.log: t.status for t in ending.tasks},
+        "ending": ending.to_dict(),
     }
 
-    def show(console: Console) -> None:
+    def show(console: Console) -> None:  # how the study stands comes first
+        for line in ending.lines():
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
         print_rows(report.rows, console)
         console.print(f"report: {report.html}", markup=False, soft_wrap=True)
 
-    if success:
-        out.finish(View(report.rows, details, show))
-        return
-    failed = [log.location for log in logs if log.status != "success"]
-    out.finish(
-        View(report.rows, details, show),
-        EXIT_RUN_FAILED,
-        f"{len(failed)} tasks did not finish ({', '.join(failed)}); rerun the same command to "
-        "resume them",
-    )
+    error = None if ending.complete else f"{ending.headline()}; {ending.rerun}"
+    out.finish(View(report.rows, details, show), ending.code, error)

@@ -10,17 +10,19 @@ same study finds the finished logs and skips them, and continues a log that was 
 from __future__ import annotations
 
 import contextlib
+import io
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
+
+from gapscope.app.endings import Ending, study_ending
 
 if TYPE_CHECKING:
     from inspect_ai import Task
-    from inspect_ai.log import EvalLog
 
 LEAN_BACKED = ("onng", "prove", "t2")
 """Diagnostics whose every generation is checked by Lean."""
@@ -197,20 +199,64 @@ def tracking(progress: StudyProgress) -> Iterator[StudyProgress]:
         _ACTIVE.remove(progress)
 
 
-def run_study(
-    study: Study, log_dir: Path, progress: StudyProgress, **eval_args: Any
-) -> tuple[bool, list[EvalLog]]:
-    """Run every task of ``study`` through one ``eval_set`` over ``log_dir``.
+def run_study(study: Study, log_dir: Path, progress: StudyProgress, **eval_args: Any) -> Ending:
+    """Run every task of ``study`` through one ``eval_set`` over ``log_dir``; how it ended is
+    read back from the logs there (:func:`gapscope.app.endings.study_ending`).
 
     Finished tasks found there are not run again; a log that was cut off is continued (its
     finished samples are kept). Failed samples are retried (Inspect's ``retry_attempts``)
-    and, past that, recorded as failed: no sample is lost.
+    and, past that, recorded as failed: no sample is lost. A Ctrl-C ends the run, not the
+    command: the ending says it was interrupted.
     """
     from inspect_ai import eval_set, task_with
 
     tasks = [task_with(t.task, model=t.model) for t in study.tasks]
-    with tracking(progress), contextlib.redirect_stdout(sys.stderr):
-        # continue_on_fail: a sample that errors (a server that failed it) does not cancel the
-        # samples still running; its task ends marked failed, so eval_set retries just those
-        # samples now (retry_attempts) or when the same study is run again.
-        return eval_set(tasks, log_dir=str(log_dir), continue_on_fail=True, **eval_args)
+    interrupted = False
+    held = HeldSuccess(sys.stderr)
+    with tracking(progress), contextlib.redirect_stdout(held):  # type: ignore[type-var]
+        try:
+            # continue_on_fail: a sample that errors (a server that failed it) does not cancel
+            # the samples still running; its task ends marked failed, so eval_set retries just
+            # those samples now (retry_attempts) or when the same study is run again.
+            eval_set(tasks, log_dir=str(log_dir), continue_on_fail=True, **eval_args)
+        except KeyboardInterrupt:  # eval_set raises it when a task was cancelled
+            interrupted = True
+    ending = study_ending(log_dir, len(study.tasks), interrupted=interrupted)
+    held.release(ending.complete)
+    return ending
+
+
+class HeldSuccess(io.TextIOBase):
+    """Inspect's display, passed on to ``target``, less its "Completed all tasks ...
+    successfully" until the logs confirm it: after a Ctrl-C ``eval_set`` printed it over
+    cancelled logs."""
+
+    def __init__(self, target: IO[str]) -> None:
+        self.target = target
+        self.held: list[str] = []
+
+    def write(self, text: str) -> int:
+        if "Completed all tasks in" in text:
+            self.held.append(text)
+        else:
+            self.target.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self.target.flush()
+
+    def isatty(self) -> bool:
+        return self.target.isatty()
+
+    def fileno(self) -> int:  # a terminal's size is read through it
+        return self.target.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.target, "encoding", "utf-8")
+
+    def release(self, confirmed: bool) -> None:
+        """Print what was held when the logs say every task finished; drop it otherwise."""
+        if confirmed:
+            self.target.write("".join(self.held))
+        self.held.clear()
