@@ -241,8 +241,12 @@ def _ladder_html(logs: Sequence[LoadedLog], notes: list[str]) -> str:
         for subset, c in m["containment"]["subsets"].items()
     ]
     if contained:
+        matchers = sorted(
+            {m["containment"].get("match", "token") for m in models.values() if m["containment"]}
+        )
         parts.append(
-            "<h3>Milestone answers in unaided (C1) attempts: own problem vs other problems</h3>"
+            "<h3>Milestone answers in unaided (C1) attempts: own problem vs other problems "
+            f"(match: {_e(', '.join(matchers))})</h3>"
             + _table(("model", "subset", "milestones", "own problem", "other problems"), contained)
         )
     anchors = details["kendall_tau_composition_gap_across_anchors"]

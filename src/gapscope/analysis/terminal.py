@@ -246,8 +246,10 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
 
     contained = [(name, m["containment"]) for name, m in models.items() if m["containment"]]
     if contained:
+        matchers = sorted({c.get("match", "token") for _, c in contained})
         table = Table(
-            title="Milestone answers in unaided (C1) attempts: own problem vs other problems"
+            title="Milestone answers in unaided (C1) attempts: own problem vs other problems "
+            f"(match: {', '.join(matchers)})"
         )
         for col in ("model", "subset"):
             table.add_column(col)
