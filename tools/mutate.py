@@ -174,9 +174,22 @@ def _functions(tree: ast.Module, names: tuple[str, ...]) -> Iterator[ast.Functio
             yield node
 
 
-def _apply(node: ast.AST, change: str) -> None:
-    """Mutate ``node`` in place as ``change`` describes (the first matching operator)."""
-    if isinstance(node, ast.Compare):
+class _DropNot(ast.NodeTransformer):
+    """Replaces one ``not x`` node (by identity) with ``x``."""
+
+    def __init__(self, target: ast.AST) -> None:
+        self.target = target
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+        self.generic_visit(node)
+        return node.operand if node is self.target else node
+
+
+def _apply(tree: ast.Module, node: ast.AST, change: str) -> None:
+    """Mutate ``node`` of ``tree`` as ``change`` describes (the first matching operator)."""
+    if isinstance(node, ast.UnaryOp):
+        _DropNot(node).visit(tree)
+    elif isinstance(node, ast.Compare):
         before = change.split(" -> ")[0]
         for i, op in enumerate(node.ops):
             if type(op).__name__ == before:
@@ -216,7 +229,7 @@ def mutated_source(target: Target, mutant: Mutant) -> str:
                 points.append((getattr(node, "lineno", function.lineno), node, change))
     points.sort(key=lambda p: p[0])
     _, node, change = points[mutant.index]
-    _apply(node, change)
+    _apply(tree, node, change)
     return ast.unparse(tree)
 
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from gapscope.t2.metrics import ScoredSample, summarize
+from gapscope.t2.metrics import ScoredSample, summarize, summarize_context
 from gapscope.t2.rules import Rules
 
 
@@ -168,3 +168,25 @@ def test_buckets_use_the_rules_bleu_and_t2_text_metrics_sit_beside_them() -> Non
     for bleu in (ours, released):
         assert bleu["t2_bleu4"] == pytest.approx(((0 + 40) / 2 + 90) / 2)
         assert bleu["t2_exact_match"] == pytest.approx((1 / 2 + 0) / 2)
+
+
+def test_an_empty_context_has_an_empty_hard_subset() -> None:
+    main = summarize_context([], n_resamples=20)
+    assert main["hard"] == {
+        "records": 0,
+        "rows": 0,
+        "compile": None,
+        "ta": None,
+        "compile_precision": None,
+    }
+    assert main["bleu"]["t2_bleu4"] is None and main["compile_precision"] is None
+
+
+def test_t2_text_metrics_need_both_scores_of_a_sample() -> None:
+    """A sample with a BLEU but no exact match (a log cut short) is left out of both means."""
+    samples = [
+        replace(_s("a", True, True), bleu_t2=80.0, exact_match=True),
+        replace(_s("b", True, True), bleu_t2=20.0, exact_match=None),
+    ]
+    bleu = summarize(samples, n_resamples=20)["nl+st"]["bleu"]
+    assert bleu["t2_bleu4"] == 80.0 and bleu["t2_exact_match"] == 1.0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from gapscope.verify import Verifier
-from gapscope.verify.sympy_eq import parse, scalar_eq
+from gapscope.verify.sympy_eq import close, parse, scalar_eq
 
 POSITIVE_ONLY = ["\\sqrt{x^2}", "|x|", "(x^2)^{1/2}", "\\sqrt{x^{2}}", "\\left|x\\right|"]
 EVERYWHERE = [
@@ -37,3 +37,20 @@ def test_identities_that_hold_where_defined_still_pass(
     assert scalar_eq(parse(answer), parse(gold), False, 1e-6) in ("symbolic", "numeric")
     verdict = verifier.check(f"\\boxed{{{answer}}}", gold)
     assert verdict.accepted, verdict
+
+
+def test_a_disagreement_at_positive_points_is_a_refutation() -> None:
+    """``-|x|`` equals ``x`` at every negative point and at no positive one: "no", not the
+    "unknown" that a missed refutation would leave."""
+    assert scalar_eq(parse("-|x|"), parse("x"), False, 1e-6) == "no"
+
+
+def test_the_point_tolerance_is_relative_with_an_absolute_floor_and_inclusive() -> None:
+    assert close(2.0, 1.0, 1.0)  # |2 - 1| = 1 * max(1, 1): on the boundary counts as close
+    assert close(101.0, 100.0, 0.01) and not close(102.0, 100.0, 0.01)  # relative to |b|
+    assert close(0.5, 0.0, 0.5) and not close(0.6, 0.0, 0.5)  # the floor of 1 below |b| = 1
+
+
+def test_an_undefined_side_is_never_equal() -> None:
+    """``12:00`` read as 12/0 must not meet a defined gold as an "unknown" to be decided later."""
+    assert scalar_eq(parse("\\frac{1}{0}"), parse("5"), False, 1e-6) == "no"
