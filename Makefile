@@ -44,3 +44,9 @@ bench: $(STAMP)
 # logs/ holds finished runs (Inspect .eval logs): clean never deletes results.
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+# Mutation job over the scientific core (tools/mutate.py: kill rate and survivors); slow, so
+# never part of `make test`. MUTATE_ARGS="--only bleu" or "--sample 12" narrows it.
+.PHONY: mutate
+mutate: $(STAMP)
+	$(PY) tools/mutate.py $(MUTATE_ARGS)

@@ -23,7 +23,9 @@ def test_mcnemar_exact_by_hand() -> None:
     result = mcnemar_exact(a, b)
     assert (result.b, result.c, result.n) == (1, 5, 7)
     assert result.p_value == pytest.approx(14 / 64)
-    assert mcnemar_exact([True, False], [True, False]).p_value == 1.0
+    none = mcnemar_exact([True, False], [True, False])  # nothing discordant
+    assert (none.n, none.b, none.c, none.p_value) == (2, 0, 0, 1.0)
+    assert mcnemar_exact([True, False], [False, True]).p_value == 1.0  # 2 * 3/4, capped at 1
     with pytest.raises(ValueError, match="equal length"):
         mcnemar_exact([True], [True, False])
 

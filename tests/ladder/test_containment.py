@@ -1,10 +1,13 @@
-"""Milestone answers in the model's own unaided attempts (Appendix Q): the match rule, the
-rates by hand, and the readout of a scripted student's log through ``ladder report``."""
+"""Milestone answers in the model's own unaided attempts (Appendix Q): both match rules (the
+authors' ``present()``, the default, and the stricter token match), the rates by hand, the
+released families' statement counts, and the readout of a scripted student's log through
+``ladder report``."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from inspect_ai import eval as inspect_eval
@@ -12,9 +15,18 @@ from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
 from gapscope.app.main import app
-from gapscope.ladder.containment import ContainmentFamily, containment, contains, tokens
+from gapscope.ladder.containment import (
+    ContainmentFamily,
+    Match,
+    containment,
+    contains,
+    contains_paper,
+    contains_token,
+    tokens,
+)
 from gapscope.ladder.families import load_bundled
 from gapscope.ladder.probes import Condition, build_probes
+from gapscope.ladder.strip_string import MalformedAnswer, strip_string
 from gapscope.ladder.task import oracle_ladder
 from gapscope.models.scripted import script
 
@@ -41,7 +53,8 @@ from gapscope.models.scripted import script
 def test_contains_is_a_token_bounded_match_of_normalised_strings(
     answer: str, text: str, found: bool
 ) -> None:
-    assert contains(answer, text) is found
+    assert contains_token(answer, text) is found
+    assert contains(answer, text, Match.TOKEN) is found
 
 
 def test_tokens_drop_dollars_spacing_and_left_right() -> None:
@@ -64,7 +77,7 @@ def test_own_vs_cross_problem_rates_by_hand() -> None:
         ),
         ContainmentFamily("f3", "What is y?", ("12", "$\\,$"), (False, True), ("y = 112",)),
     ]
-    result = containment(families)
+    result = containment(families, Match.TOKEN)
     assert (result.families, result.attempts, result.skipped) == (3, 6, 1)
     # own pairs: 2 per f1 answer, 3 for f2's, 1 for f3's; control: the other 4, 3, 5 attempts.
     # "3" is in f1's first attempt; "7" in f1's first and f2's third; 1/2 in f2's first;
@@ -81,7 +94,7 @@ def test_own_vs_cross_problem_rates_by_hand() -> None:
     }
     assert got == expected
     assert result.subsets["all"].own.rate == 3 / 8
-    assert containment(families[:1]).subsets["all"].control.rate is None  # no other problem
+    assert containment(families[:1], Match.TOKEN).subsets["all"].control.rate is None
 
 
 LIMIT = 3
@@ -113,27 +126,40 @@ def test_ladder_report_reads_containment_from_the_c1_completions(tmp_path: Path)
     )[0]
     assert log.status == "success", log.error
     runner = CliRunner()
-    result = runner.invoke(app, ["ladder", "report", log.location, "--names", "s", "--json"])
-    assert result.exit_code == 0, result.output
-    found = json.loads(result.stdout)["details"]["models"]["s"]["containment"]
-    assert (found["families"], found["attempts"], found["skipped_milestones"]) == (3, 6, 0)
+
+    def readout(*match: str) -> dict[str, Any]:
+        args = ["ladder", "report", log.location, "--names", "s", "--json", *match]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        found: dict[str, Any] = json.loads(result.stdout)["details"]["models"]["s"]["containment"]
+        return found
+
+    def table(found: dict[str, Any]) -> dict[str, tuple[int, int, int, int]]:
+        return {
+            name: (s["milestones"], s["own"]["hits"], s["own"]["pairs"], s["control"]["hits"])
+            for name, s in found["subsets"].items()
+        }
+
+    token = readout("--match", "token")
+    assert token["match"] == "token"
+    assert (token["families"], token["attempts"], token["skipped_milestones"]) == (3, 6, 0)
     # each answer against its family's 2 attempts and the other 4: every answer but -1 is in
     # its own attempts; only "3" (gs-003) turns up elsewhere, in gs-002's "x-3" twice; "3" is
     # in gs-003's statement "(3, 8)", so 5 of 6 are statement-novel
-    subsets = {
-        name: (s["milestones"], s["own"]["hits"], s["own"]["pairs"], s["control"]["hits"])
-        for name, s in found["subsets"].items()
-    }
-    assert subsets == {
+    assert table(token) == {
         "all": (6, 10, 12, 2),
         "statement-novel": (5, 8, 10, 0),
         "solved alone": (3, 6, 6, 2),
         "not solved alone": (3, 4, 6, 0),
     }
-    assert found["subsets"]["all"]["control"] == {"hits": 2, "pairs": 24, "rate": 2 / 24}
+    assert token["subsets"]["all"]["control"] == {"hits": 2, "pairs": 24, "rate": 2 / 24}
+    # the authors' matcher (the default) also finds "3" inside gs-001's "13", twice
+    paper = readout()
+    assert paper["match"] == "paper"
+    assert table(paper) == {**table(token), "all": (6, 10, 12, 4), "solved alone": (3, 6, 6, 4)}
     human = runner.invoke(app, ["ladder", "report", log.location])
     assert "own problem vs other problems" in human.output
-    assert "10/12 (83.3%)" in human.output
+    assert "10/12 (83.3%)" in human.output and "match: paper" in human.output
 
 
 def test_an_answer_is_not_found_from_its_pieces_apart() -> None:
@@ -142,10 +168,114 @@ def test_an_answer_is_not_found_from_its_pieces_apart() -> None:
         ContainmentFamily("a", "?", ("1, 2, 1",), (True,), ("1, 2 and 2, 1",)),
         ContainmentFamily("b", "?", (), (), ("so 1, 2, 1",)),
     ]
-    rates = containment(families).subsets["all"]
+    rates = containment(families, Match.TOKEN).subsets["all"]
     assert (rates.own.hits, rates.own.pairs, rates.control.hits, rates.control.pairs) == (
         0,
         1,
         1,
         1,
     )
+
+
+@pytest.mark.parametrize(
+    ("answer", "text", "found"),
+    [
+        ("2", "so x = 12", True),  # a raw substring: "2" inside "12"
+        ("24", "see https://x.org/2024/", True),
+        ("12", "112", True),
+        ("0.5", "x = \\frac{1}{2}", True),  # MATH normalisation: 0.5 -> \frac{1}{2}
+        ("\\dfrac{1}{2}", "we get \\frac 1 2", True),  # spaces dropped, \frac12 braced
+        ("x=7", "so the answer is 7", True),  # a short left side: only "7" is compared
+        ("1,000", "total 1000.", True),  # a number equal to a token
+        ("3.0", "(3)", True),
+        ("3", "x = 4", False),
+        ("", "anything", False),
+        ("1" * 61, "1" * 70, False),  # over 60 characters: found nowhere
+        ("X", "x", False),
+    ],
+)
+def test_paper_matcher_is_the_authors_present(answer: str, text: str, found: bool) -> None:
+    assert contains_paper(answer, text) is found
+    assert contains(answer, text) is found  # the default
+
+
+def test_the_two_matchers_differ_where_a_substring_is_not_a_token() -> None:
+    assert contains("2", "x = 12") and not contains("2", "x = 12", Match.TOKEN)
+    assert contains("0.5", "\\frac{1}{2}") and not contains("0.5", "\\frac{1}{2}", Match.TOKEN)
+
+
+def test_strip_string_follows_the_math_normalisation() -> None:
+    assert strip_string("x = \\dfrac12") == "\\frac{1}{2}"
+    assert strip_string("\\left( 3, \\sqrt2 \\right)") == "(3,\\sqrt{2})"
+    assert strip_string("5\\text{ cm}") == "5"
+    assert strip_string("90^\\circ") == "90" and strip_string(".5") == "\\frac{1}{2}"
+    assert strip_string("3/4") == "\\frac{3}{4}" and strip_string("3/x") == "3/x"
+    assert strip_string("ab=cd") == "cd" and strip_string("abc=d") == "abc=d"
+    assert strip_string("\\frac1") == "\\frac1"  # fewer than two characters: left as it was
+    for undefined in ("1\\text{ m} and 2\\text{ m}", "x\\sqrt", "x\\frac"):
+        with pytest.raises(MalformedAnswer):
+            strip_string(undefined)
+
+
+def test_paper_matcher_counts_long_answers_as_misses_not_skips() -> None:
+    long = "a" * 61
+    families = [
+        ContainmentFamily("f1", "?", ("2", long), (True, False), ("x = 12", long)),
+        ContainmentFamily("f2", "?", ("5",), (True,), ("25",)),
+    ]
+    result = containment(families)
+    assert result.match is Match.PAPER and result.skipped == 0
+    assert result.subsets["all"].milestones == 3
+    everything = result.subsets["all"]
+    # "2" is in "x = 12" (own) and "25" (control); the long one nowhere; "5" in "25" (own)
+    assert (everything.own.hits, everything.own.pairs) == (2, 2 + 2 + 1)
+    assert (everything.control.hits, everything.control.pairs) == (1, 1 + 1 + 2)
+    token = containment(families, Match.TOKEN).subsets["all"]
+    assert (token.own.hits, token.control.hits) == (1, 0)  # the long one is a token run
+
+
+RELEASE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "oracleladder"
+
+
+def _released_statement_counts(match: Match) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Milestone answers found in their own parent prompt: on the 50-family audit subset and on
+    all 354 families, through ``containment()``'s statement-novel subset."""
+    rows = [
+        json.loads(line)
+        for line in (RELEASE / "data" / "diagnostic_354_families.jsonl").read_text().splitlines()
+    ]
+    subset = set(
+        json.loads((RELEASE / "data" / "format_audit" / "subset_pids.json").read_text())["pids"]
+    )
+    counts = []
+    for chosen in ([r for r in rows if r["pid"] in subset], rows):
+        families = [
+            ContainmentFamily(
+                r["pid"],
+                r["parent_prompt"],
+                tuple(str(m.get("answer", "")) for m in r["milestones"]),
+                (True,) * len(r["milestones"]),
+                ("",),
+            )
+            for r in chosen
+        ]
+        result = containment(families, match).subsets
+        total = result["all"].milestones
+        counts.append((total - result["statement-novel"].milestones, total))
+    return counts[0], counts[1]
+
+
+@pytest.mark.skipif(
+    not (RELEASE / "trace_recompute.json").is_file(),
+    reason=f"OracleLadder release not at {RELEASE}",
+)
+def test_paper_matcher_reproduces_the_released_statement_share() -> None:
+    """trace_recompute.json's ``stmt_share`` is 6/110 for every model (the 50 audited families),
+    and its ``novel`` pairs 832 = 104 statement-novel milestones x 8; the token match finds 3."""
+    released = json.loads((RELEASE / "trace_recompute.json").read_text())
+    assert {tuple(m["stmt_share"]) for m in released.values()} == {(6, 110)}
+    assert {m["novel"][1] for m in released.values()} == {(110 - 6) * 8}
+    subset, every = _released_statement_counts(Match.PAPER)
+    assert subset == (6, 110)
+    assert every == (41, 792)  # by the released definition (docs/ladder.md: the issue's 31)
+    assert _released_statement_counts(Match.TOKEN) == ((3, 110), (17, 792))

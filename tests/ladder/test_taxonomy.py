@@ -8,6 +8,7 @@ from gapscope.ladder.taxonomy import (
     FamilyCounts,
     Gap,
     LadderOutcome,
+    MilestoneTest,
     gap,
     outcome,
     passes_stage0,
@@ -89,3 +90,11 @@ def test_profile_counts_and_tau_table() -> None:
         LadderOutcome.ANSWERS_NEEDED: 1,
         LadderOutcome.UNRECOVERED: 7,
     }
+
+
+def test_the_half_milestone_test_counts_exactly_half_as_passing() -> None:
+    half = FamilyCounts("h", 0, 0, 0, (1, 0))  # 1 of 2 solved alone
+    third = FamilyCounts("t", 0, 0, 0, (1, 0, 0))  # 1 of 3: less than half
+    assert passes_stage0(half, test=MilestoneTest.HALF)
+    assert not passes_stage0(third, test=MilestoneTest.HALF)
+    assert not passes_stage0(half)  # the strict test wants every one

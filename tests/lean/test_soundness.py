@@ -6,7 +6,7 @@ import pytest
 
 from gapscope.lean.base import split_imports
 from gapscope.lean.protocol import ReplResponse, Sorry
-from gapscope.lean.soundness import judge, parse_axioms, prepare
+from gapscope.lean.soundness import is_sorry_warning, judge, parse_axioms, prepare
 from gapscope.lean.verdict import LeanMessage, Status
 
 STD = "[propext, Classical.choice, Quot.sound]"
@@ -191,3 +191,25 @@ def test_long_chains_of_open_in_are_read_in_linear_time() -> None:
     segments took 24 s; 40 would never finish)."""
     chain = "open A B in " * 40
     assert prepare(chain + "x\n" + chain + "theorem t : True := trivial").names == ("t",)
+
+
+def test_only_a_warning_that_names_sorry_is_a_sorry_warning() -> None:
+    assert is_sorry_warning(LeanMessage("warning", "declaration uses 'sorry'", 1, 0))
+    assert not is_sorry_warning(LeanMessage("info", "declaration uses 'sorry'", 1, 0))
+    assert not is_sorry_warning(LeanMessage("warning", "unused variable `h`", 1, 0))
+
+
+def test_a_sorry_verdict_keeps_the_axioms_lean_reported() -> None:
+    verdict = judge(
+        ReplResponse(
+            env=1,
+            messages=(
+                LeanMessage("warning", "declaration uses 'sorry'", 1, 8),
+                info(f"'foo' depends on axioms: {STD}"),
+            ),
+        ),
+        prepare("theorem foo : True := trivial"),
+        0.1,
+    )
+    assert verdict.status is Status.SORRY
+    assert verdict.axioms == ("Classical.choice", "Quot.sound", "propext")

@@ -22,6 +22,7 @@ from gapscope.s2b.episode import build_episode
 from gapscope.s2b.speaker import ConventionListener, encode, holistic_code, reference_speaker
 from gapscope.s2b.task import s2b_lm
 from gapscope.s2b.verbalizer import Tracker
+from tests.s2b.test_doc_claims import DASH, DOC
 
 
 def _run(tmp_path: Path, model: str, **task_args: object) -> EvalLog:
@@ -124,6 +125,13 @@ def test_reference_speakers_order_every_measure(tmp_path: Path) -> None:
     (note,) = runs["holistic"].notes
     assert "the rule listener answered every query game (216) with different" in note
     assert runs["rule"].label == "rule speaker" and runs["rule"].role == "speaker"
+    # the rule speaker's bosdis is bimodal over seeds: above the others' on the mean only
+    rule, holistic = ([row["bosdis"] for row in runs[s].per_seed] for s in ("rule", "holistic"))
+    assert [round(v, 3) for v in rule] == [0.027, 0.268, 0.270, 0.048]
+    assert rule[0] < holistic[0]
+    shown = ", ".join(f"{v:.3f}" for v in rule)
+    assert f"seeds 0{DASH}3: {shown}; mean {statistics.fmean(rule):.2f}" in DOC
+    assert f"rule speaker's {rule[0]:.4f} is below the holistic speaker's {holistic[0]:.4f}" in DOC
 
 
 def test_a_model_that_extends_its_own_code_reaches_the_ceiling(tmp_path: Path) -> None:

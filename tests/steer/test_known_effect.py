@@ -1,15 +1,22 @@
 """A known effect: the sweep sees a direction that moves the listener's decision, and does not
-see its controls.
+see its controls - with the decision made at a generated token, not at the prompt.
 
-The listener is a tiny Llama whose unembedding knows two answers: the ``same`` row is +u and
-the ``different`` row -u (every other row is 0), so the greedy answer is the sign of u . h at
-the last layer's output h. The embedding of ``assistant``, the last prompt token, carries
-+M along u, so the unsteered model answers "same" everywhere. The planted direction is the
-unembedding difference (``different`` - ``same``) rescaled to norm M, added at the last layer:
-alpha = +2 moves u . h to about -M (every answer "different"), alpha = -2 to +3M. With three
-query games per episode (one "same", two "different"), ZSCT goes 33 -> 33 -> 67 over alpha
--2, 0, +2. A control of the same norm moves u . h by 2M cos(control, u): the orthogonal one
-by nothing, the random one by about 2M / 8 at hidden size 64, too little to flip an answer.
+The listener is a tiny Llama whose unembedding knows three words: the ``same`` row is +u, the
+``different`` row -u and the ``so`` row +w (w orthogonal to u; every other row is 0). The
+embedding of ``assistant``, the last prompt token, carries W = 4M along w and nothing along
+u, so the first generated token is ``so`` whatever the steering; the embedding of ``so`` carries
++M along u, so the second token - the decision - is the sign of u . h at the position of
+``so``, a generated position; ``same`` and ``different`` carry W along w, so the third token is
+``so`` again. Replies read ``so same so``: the decision is the last same/different word. A
+steering hook that acted on the prompt alone would leave every decision "same".
+
+The planted direction is the unembedding difference (``different`` - ``same``) rescaled to norm
+M, added at the last layer at every position: alpha = +2 moves u . h at ``so`` to about -M
+(every answer "different"), alpha = -2 to +3M; at ``assistant`` it moves u . h by 2M < W, so
+``so`` still comes first. With three query games per episode (one "same", two "different"),
+ZSCT goes 33 -> 33 -> 67 over alpha -2, 0, +2. A control of the same norm moves u . h by
+2M cos(control, u): the orthogonal one by nothing, the random one by about 2M / 8 at hidden
+size 64, too little to flip an answer.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from inspect_ai.log import read_eval_log
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
@@ -30,12 +38,15 @@ from gapscope.steer.dosage import Trend
 from tests.models.tiny import CHAT_TEMPLATE, EOS_ID, SPECIAL, WORDS
 
 HIDDEN, LAYERS, MARGIN = 64, 2, 4.0
+FILLER = 4 * MARGIN
+"""W: how far ``so`` leads at the positions that are not the decision."""
+REPLY_TOKENS = 3
 QUERIES = {"query_size": 3, "k_shot": 1}
 """floor(3 / 2) = 1 "same" query game and 2 "different" ones per episode."""
 
 
 def _listener(directory: Path) -> Path:
-    vocab = {token: i for i, token in enumerate([*SPECIAL, *WORDS, "same", "different"])}
+    vocab = {token: i for i, token in enumerate([*SPECIAL, *WORDS, "same", "different", "so"])}
     backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<pad>"))
     backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tokenizer = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
@@ -58,11 +69,18 @@ def _listener(directory: Path) -> Path:
     )
     model = LlamaForCausalLM(config)
     u = torch.nn.functional.normalize(torch.randn(HIDDEN), dim=0)
+    w = torch.randn(HIDDEN)
+    w = torch.nn.functional.normalize(w - (w @ u) * u, dim=0)
     with torch.no_grad():
         model.lm_head.weight.zero_()
         model.lm_head.weight[vocab["same"]] = 50.0 * u
         model.lm_head.weight[vocab["different"]] = -50.0 * u
-        model.model.embed_tokens.weight[vocab["assistant"]] += MARGIN * u
+        model.lm_head.weight[vocab["so"]] = 50.0 * w
+        embed = model.model.embed_tokens.weight
+        embed[vocab["assistant"]] += FILLER * w
+        embed[vocab["so"]] += MARGIN * u
+        for word in ("same", "different"):
+            embed[vocab[word]] += FILLER * w
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
@@ -100,8 +118,13 @@ def _sees_an_effect(result: Trend) -> bool:
 
 
 @pytest.fixture(scope="module")
-def sweep(listener: Path, tmp_path_factory: pytest.TempPathFactory) -> SweepResult:
-    tmp = tmp_path_factory.mktemp("known-effect")
+def sweep_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("known-effect")
+
+
+@pytest.fixture(scope="module")
+def sweep(listener: Path, sweep_dir: Path) -> SweepResult:
+    tmp = sweep_dir
     spec = SweepSpec(
         model=f"gapscope/hf/{listener}",
         out=tmp / "sweep",
@@ -109,7 +132,7 @@ def sweep(listener: Path, tmp_path_factory: pytest.TempPathFactory) -> SweepResu
         steer=_decision_direction(listener, tmp / "planted"),
         preset="demo",
         seeds=4,
-        max_tokens=1,
+        max_tokens=REPLY_TOKENS,
         overrides=QUERIES,
     )
     return run_sweep(spec, lambda task, model: run_task(task, model, tmp / "logs"))
@@ -154,3 +177,28 @@ def test_the_controls_are_two_directions_of_the_planted_norm(sweep: SweepResult)
     cos = float(orthogonal @ random / (orthogonal.norm() * random.norm()))
     assert abs(cos) < 0.5  # two controls, not one drawn twice
     assert abs(float(orthogonal @ planted)) < 1e-5
+
+
+def test_the_decision_is_a_generated_token_after_the_first(
+    sweep: SweepResult, sweep_dir: Path
+) -> None:
+    """Every reply is ``so <decision> so``: the first generated token never moves, the second
+    is steered, so the effect above comes from steering at generated positions."""
+    replies: dict[tuple[str, float], set[str]] = {}
+    logs = sorted((sweep_dir / "logs").rglob("*.eval"))
+    assert logs
+    for path in logs:
+        log = read_eval_log(str(path))
+        args = log.eval.task_args or {}
+        direction = Path(str(args.get("steer") or "baseline")).name
+        condition = (direction, float(args.get("alpha") or 0.0))
+        for sample in log.samples or []:
+            for message in sample.messages:
+                if message.role != "assistant" or "answer:" in message.text.lower():
+                    continue  # an exemplar is the verbalizer's, not the model's
+                words = message.text.split()
+                assert len(words) == REPLY_TOKENS and words[0] == "so", (condition, words)
+                replies.setdefault(condition, set()).add(words[1])
+    assert replies[("baseline", 0.0)] == {"same"}
+    assert replies[("clb", 2.0)] == {"different"}  # the second token moved
+    assert replies[("clb", -2.0)] == {"same"}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from gapscope.t2.metrics import ScoredSample, summarize
+from gapscope.t2.metrics import ScoredSample, summarize, summarize_context
 from gapscope.t2.rules import Rules
 
 
@@ -94,7 +96,13 @@ def test_the_hard_subset_has_its_own_compile_and_ta() -> None:
 
 def test_no_hard_record_leaves_no_hard_rate() -> None:
     main = summarize([_s("a", True, True)], n_resamples=50)["nl+st"]
-    assert main["hard"] == {"records": 0, "rows": 0, "compile": None, "ta": None}
+    assert main["hard"] == {
+        "records": 0,
+        "rows": 0,
+        "compile": None,
+        "ta": None,
+        "compile_precision": None,
+    }
 
 
 def test_released_rules_pass_at_k_rows_and_failures() -> None:
@@ -119,3 +127,66 @@ def test_released_rules_pass_at_k_rows_and_failures() -> None:
     assert by[0]["graded"] is None and by[0]["ta"] == 1.0
     ours = summarize(samples, n_resamples=50)["nl+st"]
     assert ours["rows"] == 3 and ours["ta"]["estimate"] == pytest.approx((0.5 + 0 + 1) / 3)
+
+
+def test_precision_is_reported_for_the_hard_subset_too() -> None:
+    """P(TA | compile) on the full set and on the Hard subset: 3 of 4 compiling answers pass
+    TA overall, 1 of 3 among the theorems (the paper's 6.89 % is read as the Hard one)."""
+    samples = [
+        _s("a", True, True),
+        _s("b", True, True),
+        _s("h1", True, True, hard=True),
+        _s("h2", True, False, hard=True),
+        _s("h3", True, False, hard=True),
+        _s("h4", False, False, hard=True),
+    ]
+    for rules in Rules:
+        main = summarize(samples, rules=rules, n_resamples=50)["nl+st"]
+        assert main["compile_precision"]["estimate"] == pytest.approx(3 / 5)
+        assert main["hard"]["compile_precision"]["estimate"] == pytest.approx(1 / 3)
+
+
+def test_buckets_use_the_rules_bleu_and_t2_text_metrics_sit_beside_them() -> None:
+    """Under the released rules the buckets are made by the released BLEU (here 0 for every
+    sample: one short answer has no 4-gram); T2's bleu_score and em_rate are per-record means
+    of the per-sample means, whatever the rules."""
+    samples = [
+        replace(_s("a", True, True), bleu=100.0, bleu_t2=0.0, exact_match=True),
+        replace(_s("a", True, False), bleu=50.0, bleu_t2=40.0, exact_match=False),
+        replace(_s("b", True, False), bleu=95.0, bleu_t2=90.0, exact_match=False),
+    ]
+    ours = summarize(samples, n_resamples=20)["nl+st"]["bleu"]
+    released = summarize(samples, rules=Rules.T2, n_resamples=20)["nl+st"]["bleu"]
+    assert ours["metric"] == "sacrebleu" and "tok:13a" in ours["signature"]
+    assert released["metric"] == "t2" and "tok:none|smooth:none" in released["signature"]
+    assert [(b["bleu"], b["samples"]) for b in ours["by_bucket"]] == [("50-60", 1), ("90-100", 2)]
+    assert [(b["bleu"], b["samples"]) for b in released["by_bucket"]] == [
+        ("0-10", 1),
+        ("40-50", 1),
+        ("90-100", 1),
+    ]
+    for bleu in (ours, released):
+        assert bleu["t2_bleu4"] == pytest.approx(((0 + 40) / 2 + 90) / 2)
+        assert bleu["t2_exact_match"] == pytest.approx((1 / 2 + 0) / 2)
+
+
+def test_an_empty_context_has_an_empty_hard_subset() -> None:
+    main = summarize_context([], n_resamples=20)
+    assert main["hard"] == {
+        "records": 0,
+        "rows": 0,
+        "compile": None,
+        "ta": None,
+        "compile_precision": None,
+    }
+    assert main["bleu"]["t2_bleu4"] is None and main["compile_precision"] is None
+
+
+def test_t2_text_metrics_need_both_scores_of_a_sample() -> None:
+    """A sample with a BLEU but no exact match (a log cut short) is left out of both means."""
+    samples = [
+        replace(_s("a", True, True), bleu_t2=80.0, exact_match=True),
+        replace(_s("b", True, True), bleu_t2=20.0, exact_match=None),
+    ]
+    bleu = summarize(samples, n_resamples=20)["nl+st"]["bleu"]
+    assert bleu["t2_bleu4"] == 80.0 and bleu["t2_exact_match"] == 1.0

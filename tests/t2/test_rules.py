@@ -135,7 +135,9 @@ def test_each_rule_set_gives_its_hand_computed_numbers(
     label = "st, T2 rules" if rules == "t2" else "st"
     assert rows[f"TA (parity) [{label}]"].value == pytest.approx(100 * expected["ta"])
     top = next(b for b in st["bleu"]["by_bucket"] if b["bleu"] == "90-100")
-    top_row = rows[f"wrong at BLEU 90-100 [{label}]"]
+    metric = "t2" if rules == "t2" else "sacrebleu"  # the released BLEU under the released rules
+    assert st["bleu"]["metric"] == metric
+    top_row = rows[f"wrong at BLEU 90-100 ({metric} BLEU) [{label}]"]
     assert top_row.value == pytest.approx(100 * top["wrong"]) and top_row.n == top["samples"]
     console = Console(record=True, width=250)
     print_t2(report, console)
@@ -147,7 +149,14 @@ def test_each_rule_set_gives_its_hand_computed_numbers(
     assert result.exit_code == 0, result.output
     page = html.read_text(encoding="utf-8")
     assert f"rules {rules}" in page and "Hard TA" in page and "TA by BLEU" in page
-    assert "nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp" in page
+    signature = (
+        "nrefs:1|case:mixed|eff:no|tok:none|smooth:none"
+        if rules == "t2"
+        else "nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp"
+    )
+    assert signature in page and signature in text.replace("\n", "")
+    assert "own per-record BLEU-4" in page and "exact match" in page
+    assert 0 < st["bleu"]["t2_exact_match"] < 1 and 0 < st["bleu"]["t2_bleu4"] < 100
 
 
 def test_released_extraction_follows_the_harness_parser() -> None:

@@ -25,7 +25,13 @@ from gapscope.analysis.logs import (
 from gapscope.analysis.profile import GapRow
 from gapscope.ladder.agreement import agreement
 from gapscope.ladder.anchors import AnchorAgreement, AnchorRule, anchor_agreement
-from gapscope.ladder.containment import Containment, ContainmentFamily, Rate, containment
+from gapscope.ladder.containment import (
+    Containment,
+    ContainmentFamily,
+    Match,
+    Rate,
+    containment,
+)
 from gapscope.ladder.contract import COMPILE_TASK, TASK, CompileStore, ProbeMetadata, RunMetadata
 from gapscope.ladder.probes import CONTROLS, LADDER, Condition, family_of
 from gapscope.ladder.taxonomy import (
@@ -271,6 +277,7 @@ def containment_dict(result: Containment) -> dict[str, Any]:
         return {"hits": r.hits, "pairs": r.pairs, "rate": r.rate}
 
     return {
+        "match": result.match.value,
         "families": result.families,
         "attempts": result.attempts,
         "skipped_milestones": result.skipped,
@@ -440,10 +447,12 @@ def build_report(
     n_resamples: int = 2000,
     seed: int = 0,
     anchor_rule: AnchorRule = AnchorRule.OTHERS,
+    match: Match = Match.PAPER,
 ) -> LadderReport:
     """All tables for ``runs``; with exactly two runs, also their transition matrix.
 
-    ``anchor_rule`` picks the models each anchor pair is compared on (default: the paper's).
+    ``anchor_rule`` picks the models each anchor pair is compared on (default: the paper's);
+    ``match`` the containment matcher (default: the authors').
     Raises ValueError for a run with no family (one stopped before it finished any): its
     tables would be empty rows of zeros.
     """
@@ -500,7 +509,9 @@ def build_report(
         ),
         anchors=anchor_agreement(families, tau, anchor_rule),
         specificity={r.name: specificity_tests(r, tau) for r in runs},
-        containment={r.name: containment(fams) for r in runs if (fams := r.containment_families())},
+        containment={
+            r.name: containment(fams, match) for r in runs if (fams := r.containment_families())
+        },
         statuses={r.name: r.status for r in runs},
         not_run={r.name: r.not_run for r in runs},
     )

@@ -26,7 +26,13 @@ from gapscope.analysis.profile import GapRow
 from gapscope.analysis.s2b import Axes, axes
 from gapscope.analysis.steering import DosageCurve, dosage_curves, is_steering_run
 from gapscope.analysis.t2 import T2Summary
-from gapscope.analysis.terminal import PLAN_COLUMNS, rate_cell, t2_bleu_cells, t2_contexts
+from gapscope.analysis.terminal import (
+    PLAN_COLUMNS,
+    rate_cell,
+    t2_bleu_caption,
+    t2_bleu_cells,
+    t2_contexts,
+)
 from gapscope.s2b.contract import TASK as S2B_TASK
 
 MAX_PAIRS = 10  # comparisons drawn in a report; more models than 5 -> first ten pairs
@@ -235,8 +241,12 @@ def _ladder_html(logs: Sequence[LoadedLog], notes: list[str]) -> str:
         for subset, c in m["containment"]["subsets"].items()
     ]
     if contained:
+        matchers = sorted(
+            {m["containment"].get("match", "token") for m in models.values() if m["containment"]}
+        )
         parts.append(
-            "<h3>Milestone answers in unaided (C1) attempts: own problem vs other problems</h3>"
+            "<h3>Milestone answers in unaided (C1) attempts: own problem vs other problems "
+            f"(match: {_e(', '.join(matchers))})</h3>"
             + _table(("model", "subset", "milestones", "own problem", "other problems"), contained)
         )
     anchors = details["kendall_tau_composition_gap_across_anchors"]
@@ -279,10 +289,15 @@ def _t2_html(logs: Sequence[LoadedLog]) -> str:
             + _table(*t2_contexts(report))
         )
         if buckets:
-            signature = next(iter(report["contexts"].values()))["bleu"]["signature"]
+            captions = "".join(
+                f"<li>{_e(name)}: {_e(t2_bleu_caption(c['bleu']))}</li>"
+                for name, c in report["contexts"].items()
+                if (c.get("bleu") or {}).get("by_bucket")
+            )
             parts.append(
-                f"<p>TA by BLEU of the answer against the ground truth (sacrebleu {_e(signature)})"
-                "</p>" + _table(("context", "BLEU", "samples", "TA %", "wrong %"), buckets)
+                "<p>TA by BLEU of the answer against the ground truth</p>"
+                f"<ul>{captions}</ul>"
+                + _table(("context", "BLEU", "samples", "TA %", "wrong %"), buckets)
             )
     return "".join(parts)
 

@@ -60,6 +60,8 @@ def read_samples(log: EvalLog) -> list[ScoredSample]:
                     hard=bool(meta.get("hard", sample.metadata.get("hard", False))),
                     rows=int(meta.get("rows", sample.metadata.get("rows", 1))),
                     bleu=meta.get("bleu"),
+                    bleu_t2=meta.get("bleu_t2"),
+                    exact_match=meta.get("exact_match"),
                 )
             )
     return out
@@ -79,7 +81,8 @@ class T2Summary:
     def rows(self) -> list[GapRow]:
         """Compile, TA (parity), TA (strict) and graded TA per context, then compile and TA of
         the Hard subset, with bootstrap CIs; and the share of BLEU 90-100 samples that fail
-        TA (no interval: a share of the samples that landed there)."""
+        TA (no interval: a share of the samples that landed there), named with the BLEU that
+        made the bucket."""
         rows: list[GapRow] = []
         released = self.report.get("rules") == Rules.T2.value
         for context, metrics in self.report["contexts"].items():
@@ -91,13 +94,12 @@ class T2Summary:
                 rows.append(self._row(f"{name} [{label}]", metrics.get(key), n))
             for key, name in HARD_METRICS.items():
                 rows.append(self._row(f"{name} [{label}]", hard.get(key), hard_n))
-            top = next(
-                (b for b in (metrics.get("bleu") or {}).get("by_bucket", []) if b["bleu"] == TOP),
-                None,
-            )
+            bleu = metrics.get("bleu") or {}
+            top = next((b for b in bleu.get("by_bucket", []) if b["bleu"] == TOP), None)
             if top is not None:  # the paper's contrast: high BLEU, still wrong
                 wrong = {"estimate": top["wrong"], "low": None, "high": None}
-                rows.append(self._row(f"wrong at BLEU {TOP} [{label}]", wrong, top["samples"]))
+                name = f"wrong at BLEU {TOP} ({bleu.get('metric', 'sacrebleu')} BLEU) [{label}]"
+                rows.append(self._row(name, wrong, top["samples"]))
         return rows
 
     def _row(self, metric: str, ci: dict[str, Any] | None, n: int) -> GapRow:

@@ -249,8 +249,10 @@ def print_ladder(result: dict[str, Any], console: Console) -> None:
 
     contained = [(name, m["containment"]) for name, m in models.items() if m["containment"]]
     if contained:
+        matchers = sorted({c.get("match", "token") for _, c in contained})
         table = Table(
-            title="Milestone answers in unaided (C1) attempts: own problem vs other problems"
+            title="Milestone answers in unaided (C1) attempts: own problem vs other problems "
+            f"(match: {', '.join(matchers)})"
         )
         for col in ("model", "subset"):
             table.add_column(col)
@@ -503,7 +505,8 @@ def t2_contexts(summary: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple
     unit = t2_unit(summary)
     columns: tuple[str, ...] = (
         *("context", unit, "compile", "TA", "TA strict", "graded TA", "P(TA|compile)"),
-        *(f"Hard {unit}", "Hard compile", "Hard TA", *T2_OUTCOMES.values()),
+        *(f"Hard {unit}", "Hard compile", "Hard TA", "Hard P(TA|compile)"),
+        *T2_OUTCOMES.values(),
     )
     rows = []
     for name, c in summary["contexts"].items():
@@ -512,7 +515,7 @@ def t2_contexts(summary: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple
             (name, str(c.get(unit, c["records"])))
             + tuple(t2_pct(c[m]) for m in ("compile", "ta", "ta_strict", "graded"))
             + (t2_pct(c["compile_precision"]), str(hard.get(unit, hard["records"])))
-            + (t2_pct(hard["compile"]), t2_pct(hard["ta"]))
+            + (t2_pct(hard["compile"]), t2_pct(hard["ta"]), t2_pct(hard.get("compile_precision")))
             + tuple(str(c["outcomes"][o]) for o in T2_OUTCOMES)
         )
     return columns, rows
@@ -521,6 +524,21 @@ def t2_contexts(summary: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple
 def t2_bleu_cells(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
     """One BLEU bucket: its label, samples, TA % and wrong %."""
     return row["bleu"], str(row["samples"]), f"{100 * row['ta']:.1f}", f"{100 * row['wrong']:.1f}"
+
+
+def t2_bleu_caption(bleu: Mapping[str, Any]) -> str:
+    """Which BLEU made the buckets (its sacrebleu signature), its mean, and T2's own per-record
+    BLEU-4 and exact match, the numbers its paper reports."""
+    text = (
+        f"buckets by the {bleu.get('metric', 'sacrebleu')} BLEU ({bleu['signature']}): "
+        f"mean {bleu['mean']:.1f} over {bleu['samples']} samples"
+    )
+    if bleu.get("t2_bleu4") is not None:
+        text += (
+            f"; T2's own per-record BLEU-4 {bleu['t2_bleu4']:.2f}, "
+            f"exact match {100 * bleu['t2_exact_match']:.2f} %"
+        )
+    return text
 
 
 def print_t2(summary: dict[str, Any], console: Console) -> None:
@@ -570,9 +588,7 @@ def print_t2_bleu(context: str, bleu: Mapping[str, Any] | None, console: Console
     for row in bleu["by_bucket"]:
         table.add_row(*t2_bleu_cells(row))
     console.print(table)
-    console.print(
-        f"mean BLEU {bleu['mean']:.1f} over {bleu['samples']} samples ({bleu['signature']})"
-    )
+    console.print(t2_bleu_caption(bleu))
 
 
 def print_quadrant(result: QuadrantResult, x_col: str, y_col: str, console: Console) -> None:

@@ -44,6 +44,8 @@ class ViewOptions:
     anchor_rule: str = "others"
     """An :class:`~gapscope.ladder.anchors.AnchorRule` value; a string so that this module
     (imported by every command) loads no diagnostic."""
+    match: str = "paper"
+    """A :class:`~gapscope.ladder.containment.Match` value (containment's matcher)."""
 
 
 def s2b_view(summary: S2BRunSummary, options: ViewOptions = ViewOptions()) -> View:
@@ -56,12 +58,14 @@ def ladder_view(runs: Sequence[ModelRun], options: ViewOptions = ViewOptions()) 
     from gapscope.analysis.ladder import build_report
     from gapscope.analysis.terminal import print_ladder
     from gapscope.ladder.anchors import AnchorRule
+    from gapscope.ladder.containment import Match
 
     details = build_report(
         list(runs),
         tau=options.tau,
         n_resamples=options.n_resamples,
         anchor_rule=AnchorRule(options.anchor_rule),
+        match=Match(options.match),
     ).to_dict()
     return View(
         [row for run in runs for row in run.rows(options.tau)],

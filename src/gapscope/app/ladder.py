@@ -23,6 +23,7 @@ from gapscope.app.kit import (
 )
 from gapscope.app.options import AllowUnsandboxedOption
 from gapscope.ladder.anchors import AnchorRule
+from gapscope.ladder.containment import Match
 from gapscope.ladder.probes import PAPER_MAX_TOKENS
 
 if TYPE_CHECKING:
@@ -305,6 +306,14 @@ def report(
             "the models that are neither anchor) or 'all' (anchors included)."
         ),
     ] = AnchorRule.OTHERS,
+    match: Annotated[
+        Match,
+        typer.Option(
+            help="Containment's matcher: 'paper' (the authors' present(): raw or "
+            "MATH-normalised substring, or an equal number) or 'token' (token-bounded, "
+            "stricter: '2' is not found in '12')."
+        ),
+    ] = Match.PAPER,
     json_out: JsonOut = False,
 ) -> None:
     """Outcome, gap, control, tau-sensitivity and ranking tables over finished runs.
@@ -333,7 +342,9 @@ def report(
             out.fail(exc)
         out.logs.extend(r.log_location for r in runs)
         try:
-            options = ViewOptions(tau=tau, n_resamples=resamples, anchor_rule=anchor_rule)
+            options = ViewOptions(
+                tau=tau, n_resamples=resamples, anchor_rule=anchor_rule, match=match
+            )
             result = ladder_view(runs, options)
         except ValueError as exc:
             out.fail(exc)

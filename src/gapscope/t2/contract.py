@@ -49,7 +49,8 @@ class SampleScoreMetadata(TypedDict, total=False):
     directly or transitively; ``hard``: the target is a theorem (T2 Hard,
     :func:`gapscope.t2.declarations.is_hard`); ``rows``: rows of the data file with the
     record's id (the released rules count each); ``bleu``: sacrebleu's sentence BLEU of the
-    answer against ``target_code`` (:mod:`gapscope.t2.bleu`)."""
+    answer against ``target_code``, ``bleu_t2`` the released evaluator's BLEU-4 and
+    ``exact_match`` its exact match (:mod:`gapscope.t2.bleu`)."""
 
     record: str
     context: str
@@ -63,6 +64,8 @@ class SampleScoreMetadata(TypedDict, total=False):
     hard: bool
     rows: int
     bleu: float
+    bleu_t2: float
+    exact_match: bool
     successors_passed: int
     failing_successors: list[str]
     compile_status: str | None

@@ -10,7 +10,10 @@ are failed answers: they stay in the denominators and are counted separately.
 Under the released evaluator's rules (``Rules.T2``) the unit is a row of the data file (a
 duplicated id counts once per row), a record passes when any of its samples passes, and a
 ``server_error`` is a failure in the denominator (:mod:`gapscope.t2.rules`). Every context
-also carries the BLEU contrast: TA per BLEU bucket (:mod:`gapscope.t2.bleu`).
+also carries the BLEU contrast: TA per BLEU bucket (:mod:`gapscope.t2.bleu`; the rules pick
+the BLEU, :func:`gapscope.t2.rules.bleu_metric`), with T2's own per-record BLEU-4 and exact
+match beside it. P(TA | compile) is reported for the full set and for the Hard subset: the
+paper's 6.89 % cannot be a full-set figure (docs/t2.md, Precision).
 """
 
 from __future__ import annotations
@@ -24,9 +27,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from gapscope.stats.resampling import BootstrapCI, bootstrap_ci
-from gapscope.t2.bleu import SIGNATURE, ta_by_bleu
+from gapscope.t2.bleu import SIGNATURES, BleuMetric, ta_by_bleu
 from gapscope.t2.evaluate import SampleOutcome
-from gapscope.t2.rules import Rules
+from gapscope.t2.rules import Rules, bleu_metric
 
 RATES = ("compile", "ta", "ta_strict", "graded")
 
@@ -47,6 +50,14 @@ class ScoredSample:
     rows: int = 1
     """Rows of the data file with this record's id (counted under the released rules)."""
     bleu: float | None = None
+    """sacrebleu's usual sentence BLEU (:data:`BleuMetric.SACREBLEU`)."""
+    bleu_t2: float | None = None
+    """The released evaluator's BLEU-4 (:data:`BleuMetric.T2`)."""
+    exact_match: bool | None = None
+
+    def bleu_of(self, metric: BleuMetric) -> float | None:
+        """The sample's score under ``metric`` (None when the log has none)."""
+        return self.bleu_t2 if metric is BleuMetric.T2 else self.bleu
 
 
 HARD_RATES = ("compile", "ta")
@@ -111,26 +122,40 @@ def summarize_context(
         "samples": len(counted),
         "outcomes": {o: sum(s.outcome == o for s in samples) for o in SampleOutcome},
         "server_error_records": server_errors,
-        "bleu": _bleu(counted),
+        "bleu": _bleu(counted, bleu_metric(rules)),
     }
     if not units:
         out.update(dict.fromkeys(RATES))
         out.update(compile_precision=None, ta_by_successors=[])
-        out["hard"] = {"records": 0, "rows": 0, **dict.fromkeys(HARD_RATES)}
+        out["hard"] = {
+            "records": 0,
+            "rows": 0,
+            **dict.fromkeys(HARD_RATES),
+            "compile_precision": None,
+        }
         return out
     for rate in RATES:
         out[rate] = _rate_ci(_tested(units) if rate == "graded" else units, rate, rng, n_resamples)
-    compiled = _rows_of(units, lambda u: u.count("compile"))
-    both = _rows_of(units, lambda u: u.count("compile_and_ta"))
-    out["compile_precision"] = _ci(_ratio_ci(both, compiled, rng, n_resamples))
+    out["compile_precision"] = _precision(units, rng, n_resamples)
     out["ta_by_successors"] = _ta_by_successors(units)
     hard = [u for u in units if u.hard]
     out["hard"] = {
         "records": len(hard),
         "rows": sum(u.rows for u in hard),
         **{rate: _rate_ci(hard, rate, rng, n_resamples) for rate in HARD_RATES},
+        "compile_precision": _precision(hard, rng, n_resamples),
     }
     return out
+
+
+def _precision(
+    units: Sequence[_Unit], rng: np.random.Generator, n_resamples: int
+) -> dict[str, float | None] | None:
+    """P(TA | compile): samples (released rules: rows) that compile and pass TA over those
+    that compile; None when nothing compiles."""
+    compiled = _rows_of(units, lambda u: u.count("compile"))
+    both = _rows_of(units, lambda u: u.count("compile_and_ta"))
+    return _ci(_ratio_ci(both, compiled, rng, n_resamples))
 
 
 class _Unit:
@@ -215,14 +240,34 @@ def _ta_by_successors(units: Sequence[_Unit]) -> list[dict[str, Any]]:
     ]
 
 
-def _bleu(samples: Sequence[ScoredSample]) -> dict[str, Any]:
-    """Mean BLEU and TA per BLEU bucket over the samples that have a score."""
-    scored = [(s.bleu, s.ta) for s in samples if s.bleu is not None]
+def _bleu(samples: Sequence[ScoredSample], metric: BleuMetric) -> dict[str, Any]:
+    """Mean BLEU and TA per BLEU bucket under ``metric`` over the samples that have a score,
+    with T2's own summary numbers beside them (:func:`_t2_text_metrics`)."""
+    scored = [(b, s.ta) for s in samples if (b := s.bleu_of(metric)) is not None]
     return {
-        "signature": SIGNATURE,
+        "metric": metric.value,
+        "signature": SIGNATURES[metric],
         "samples": len(scored),
         "mean": float(np.mean([b for b, _ in scored])) if scored else None,
         "by_bucket": ta_by_bleu(scored),
+        **_t2_text_metrics(samples),
+    }
+
+
+def _t2_text_metrics(samples: Sequence[ScoredSample]) -> dict[str, float | None]:
+    """T2's ``bleu_score`` and ``em_rate`` as its evaluator makes them: the released BLEU-4
+    and exact match averaged over each record's samples, then over the records that have a
+    generation (``t2_bleu4`` 0-100, ``t2_exact_match`` a share)."""
+    per_record: defaultdict[str, list[ScoredSample]] = defaultdict(list)
+    for s in samples:
+        if s.bleu_t2 is not None and s.exact_match is not None:
+            per_record[s.record].append(s)
+    if not per_record:
+        return {"t2_bleu4": None, "t2_exact_match": None}
+    groups = per_record.values()
+    return {
+        "t2_bleu4": float(np.mean([np.mean([s.bleu_t2 for s in g]) for g in groups])),
+        "t2_exact_match": float(np.mean([np.mean([s.exact_match for s in g]) for g in groups])),
     }
 
 

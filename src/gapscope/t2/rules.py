@@ -22,6 +22,10 @@ differently from gapscope on the same Lean verdicts:
   when any of its samples passes.
 - **an NL setting without NL**. gapscope: the sample is skipped (``missing_nl``). t2: it is
   ``missing``, a failure (T2 generates only ids its informalization file describes).
+- **BLEU**. gapscope: sacrebleu's usual sentence BLEU (13a tokens, exponential smoothing,
+  effective order). t2: the released BLEU-4 (whitespace tokens, no smoothing), through
+  sacrebleu's configuration that equals it (:mod:`gapscope.t2.bleu`). Every sample keeps
+  both; the rules pick the one that makes the buckets.
 - **the track**. t2 is the existing-track evaluator's counting (``evaluate_server.py``);
   the research evaluator (``evaluate_research.py``: a bare ``lake build``, compile only after
   a failed build) is not reproduced, so ``--rules t2`` refuses ``--repo``.
@@ -37,6 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from gapscope.t2.bleu import BleuMetric
 from gapscope.t2.records import T2Record
 
 
@@ -52,6 +57,11 @@ def parse_rules(value: str) -> Rules:
     except ValueError:
         choices = ", ".join(r.value for r in Rules)
         raise ValueError(f"rules must be one of {choices}, got {value!r}") from None
+
+
+def bleu_metric(rules: Rules) -> BleuMetric:
+    """The BLEU that makes a run's buckets: the released one under the released rules."""
+    return BleuMetric.T2 if rules is Rules.T2 else BleuMetric.SACREBLEU
 
 
 @dataclass(frozen=True)

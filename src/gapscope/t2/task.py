@@ -32,7 +32,7 @@ from gapscope.log_metadata import plain
 from gapscope.models.solvers import system_first
 from gapscope.params import generations, real, whole
 from gapscope.t2.audit import Defect, SuccessorsOf, audit
-from gapscope.t2.bleu import sentence_bleu
+from gapscope.t2.bleu import BleuMetric, exact_match, sentence_bleu
 from gapscope.t2.contract import TASK, RunMetadata
 from gapscope.t2.declarations import is_hard
 from gapscope.t2.evaluate import SampleOutcome, SampleResult, evaluate_answer
@@ -344,7 +344,9 @@ def t2_scorer(evaluate: Evaluate, rules: Rules = Rules.GAPSCOPE) -> Scorer:
                 "dependents": state.metadata["dependents"],
                 "hard": state.metadata["hard"],
                 "rows": state.metadata["rows"],
-                "bleu": sentence_bleu(answer.code, record.target_code),
+                "bleu": sentence_bleu(answer.code, record.target_code, BleuMetric.SACREBLEU),
+                "bleu_t2": sentence_bleu(answer.code, record.target_code, BleuMetric.T2),
+                "exact_match": exact_match(answer.code, record.target_code),
             },
         )
 

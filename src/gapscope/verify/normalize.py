@@ -44,6 +44,13 @@ _SIMPLE = [
     (re.compile(r"π"), r"\\pi "),
     (re.compile(r"∞"), r"\\infty "),
 ]
+_GROUP = r"\{(?:[^{}]|\{[^{}]*\})*\}"  # a brace group, one level of nesting inside
+# Colour changes only the look (``\\color{red}{7}`` is 7; the group after it stays a group); a
+# phantom is blank space the size of its content (``3\\phantom{4}`` reads 3).
+_INVISIBLE = re.compile(r"\\(?:color|textcolor)\s*\{[^{}]*\}|\\[hv]?phantom\s*" + _GROUP)
+_SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁽⁾"
+_SUPERSCRIPT_RUN = re.compile(f"[{_SUPERSCRIPTS}]+")
+_FROM_SUPERSCRIPT = str.maketrans(_SUPERSCRIPTS, "0123456789+-()")
 _CASES = re.compile(r"\\begin\{cases\}(.*?)\\end\{cases\}", re.DOTALL)
 _TEXT_WRAPPER = re.compile(
     r"\\(?:text|textnormal|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|rm|bf|operatorname\*?)\s*\{([^{}]*)\}"
@@ -121,11 +128,19 @@ def _system(match: re.Match[str]) -> str:
     return match.group(0)
 
 
+def superscripts(text: str) -> str:
+    """``x²`` -> ``x^{2}``, ``10⁻³`` -> ``10^{-3}``: Unicode superscripts as LaTeX powers."""
+    return _SUPERSCRIPT_RUN.sub(
+        lambda m: "^{" + m.group(0).translate(_FROM_SUPERSCRIPT) + "}", text
+    )
+
+
 def clean(text: str) -> str:
     """Schema-independent typesetting cleanup; the result is a canonical LaTeX string."""
     text = text.strip()
     if (m := _DELIMITERS.match(text)) is not None:
         text = m.group(2)
+    text = superscripts(_INVISIBLE.sub("", text))
     text = _CASES.sub(_system, text)
     for pattern, repl in _SIMPLE:
         text = pattern.sub(repl, text)

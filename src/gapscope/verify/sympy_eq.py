@@ -9,6 +9,7 @@ like ``sqrt(x^2) = x`` hold on positives alone.
 
 from __future__ import annotations
 
+import math
 import random
 from functools import lru_cache
 
@@ -70,10 +71,41 @@ def has_decimal(latex: str) -> bool:
     )
 
 
+def evaluated(expr: sympy.Basic) -> sympy.Basic:
+    """``expr`` with every sum, product and power built anew, i.e. evaluated.
+
+    The LaTeX parser returns unevaluated ``Mul``/``Pow`` nodes, and ``sympy.N`` on a chain of
+    them (``\\frac{1}{\\frac{1}{...}}`` nested 20 deep) takes time exponential in the depth:
+    60 levels, well inside the nesting cap, ran into the deadline. Rebuilt bottom-up, the
+    same chain is the number 2 in microseconds. Nothing else is evaluated (no ``doit``: a
+    sum or integral keeps its own numeric evaluation).
+    """
+    if not isinstance(expr, sympy.Add | sympy.Mul | sympy.Pow) or not expr.args:
+        return expr
+    args = [evaluated(arg) for arg in expr.args]
+    if isinstance(expr, sympy.Pow) and _huge_power(args[0], args[1]):
+        return sympy.Pow(*args, evaluate=False)  # ``2^{2^{30}}``: left for N's floats
+    return expr.func(*args)
+
+
+_MAX_EXACT_DIGITS = 10_000
+
+
+def _huge_power(base: sympy.Basic, exponent: sympy.Basic) -> bool:
+    """Whether ``base^exponent`` of two numbers has more digits than is worth building."""
+    if not (base.is_Number and exponent.is_Number):
+        return False
+    try:
+        size = abs(float(exponent)) * math.log10(max(abs(float(base)), 2.0))
+    except (OverflowError, TypeError, ValueError):
+        return True
+    return size > _MAX_EXACT_DIGITS
+
+
 def number(expr: sympy.Basic, digits: int = 30) -> complex | None:
     """The complex value of a closed expression, None when it has symbols or is not finite."""
     try:
-        value = sympy.N(expr, digits)
+        value = sympy.N(evaluated(expr), digits)
         if not value.is_number:
             return None
         result = complex(value)

@@ -13,7 +13,7 @@ from typing import Literal
 Label = Literal["ACCEPT", "NOT_ACCEPT"]
 
 # Bump whenever a change can alter a verdict: it is part of every on-disk cache key.
-VERIFIER_VERSION = "4"
+VERIFIER_VERSION = "5"
 
 NO_BOXED = "no_boxed"  # no answer found at all (the name predates unboxed extraction)
 STRING_MATCH = "string_match"

@@ -23,7 +23,7 @@ from types import TracebackType
 from typing import cast
 
 from gapscope.verify.disk_cache import DiskCache, cache_key
-from gapscope.verify.extract import BOXED, BOXES, NONE, Extracted, find_answer, read_gold
+from gapscope.verify.extract import BARE, BOXED, BOXES, NONE, Extracted, find_answer, read_gold
 from gapscope.verify.fast import fast_check
 from gapscope.verify.infer import infer_schema
 from gapscope.verify.limits import screen_pair, screen_response
@@ -31,7 +31,16 @@ from gapscope.verify.normalize import clean, squeeze
 from gapscope.verify.pool import TaskPool
 from gapscope.verify.schema import AnswerSchema
 from gapscope.verify.split import split_top, wrapped
-from gapscope.verify.verdict import HEDGED, NO_BOXED, TIMEOUT, Label, Verdict, reject
+from gapscope.verify.verdict import (
+    HEDGED,
+    NO_BOXED,
+    STRING_MATCH,
+    TIMEOUT,
+    Label,
+    Verdict,
+    accept,
+    reject,
+)
 from gapscope.verify.worker import Result, deep_check
 
 SchemaLike = AnswerSchema | str | None
@@ -40,6 +49,8 @@ Key = tuple[str, str, AnswerSchema]
 _TIMEOUT: Result = ("NOT_ACCEPT", TIMEOUT, "pool")
 MAX_TIMEOUT_S = 3600.0
 _MAX_PENDING = 4096
+IDENTICAL = "identical"
+"""The stage that accepts a response that is the gold text itself (found whole: ``BARE``)."""
 _MULTI_ANSWER = (AnswerSchema.SET, AnswerSchema.TUPLE_LIST, AnswerSchema.EQUATION)
 _ELEMENT_SEPARATORS = (",", ";", " or ", " and ")
 
@@ -260,6 +271,10 @@ class Verifier:
         schema = as_schema(given, gold.answer)
         if (too_big := screen_response(response)) is not None:
             return _Planned(replace(too_big, extraction=NONE))
+        if response.strip() in (item[1].strip(), gold.answer.strip()):
+            # the gold itself, whatever its form: a sentence such as ``$z=0$ is a pole of the
+            # fourth order`` has no single math span to extract, yet it is the answer
+            return _Planned(accept(STRING_MATCH, IDENTICAL, BARE))
         found = find_answer(response)
         if found is None:
             return _Planned(reject(NO_BOXED, "extract", NONE))
