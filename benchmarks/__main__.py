@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Sequence
+
 from benchmarks import (
     bench_device,
+    bench_engine_cpu,
     bench_executor,
     bench_harness,
     bench_interrupt,
@@ -16,10 +20,14 @@ from benchmarks import (
     bench_t2_successors,
     bench_verifier,
 )
+from benchmarks.targets import Target, missed
+
+Bench = Callable[[], Sequence[Target] | None]
 
 
 def main() -> None:
-    for name, bench in (
+    """Run every benchmark; exit 1 when one of them missed a required target."""
+    benches: tuple[tuple[str, Bench], ...] = (
         ("S2B rule listener throughput", bench_s2b.main),
         (
             "harness overhead per generation (instant model) vs a bare Inspect task",
@@ -35,9 +43,21 @@ def main() -> None:
         ("command screen: 56 KB hostile vs benign replies", bench_screen.main),
         ("T2 project-wide successors: name index vs a scan per record", bench_t2_successors.main),
         ("device (CUDA): engine vs HF generate, steering, extraction at 7B", bench_device.main),
-    ):
+        (
+            "CPU engine: embedded models vs HF generate, llama.cpp and the bandwidth bound",
+            bench_engine_cpu.main,
+        ),
+    )
+    targets: list[Target] = []
+    for name, bench in benches:
         print(f"\n== {name} ==")
-        bench()
+        targets.extend(bench() or ())
+    if targets:
+        print("\n== targets ==")
+        for target in targets:
+            print(target.line())
+    if missed(targets):
+        sys.exit(1)
 
 
 if __name__ == "__main__":
