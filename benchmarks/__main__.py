@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from benchmarks import (
     bench_device,
@@ -22,7 +22,14 @@ from benchmarks import (
 )
 from benchmarks.targets import Target, missed
 
-Bench = Callable[[], Sequence[Target] | None]
+Bench = Callable[[], object]
+"""A benchmark's ``main``: it may return the ``Target``s it measured."""
+
+
+def _targets(result: object) -> list[Target]:
+    if isinstance(result, list | tuple):
+        return [item for item in result if isinstance(item, Target)]
+    return []
 
 
 def main() -> None:
@@ -51,7 +58,7 @@ def main() -> None:
     targets: list[Target] = []
     for name, bench in benches:
         print(f"\n== {name} ==")
-        targets.extend(bench() or ())
+        targets.extend(_targets(bench()))
     if targets:
         print("\n== targets ==")
         for target in targets:

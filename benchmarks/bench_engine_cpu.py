@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -180,7 +181,8 @@ def run_model(model: EmbeddedModel, bandwidth: float, scratch: Path) -> list[Tar
     engine = Engine.from_pretrained(
         checkpoint, device="cpu", config=EngineConfig(kv_reuse=False, batch_size=max(BATCHES))
     )
-    hf: Any = AutoModelForCausalLM.from_pretrained(checkpoint, local_files_only=True).eval()
+    hf: Any = AutoModelForCausalLM.from_pretrained(checkpoint, local_files_only=True)
+    hf.eval()
     prompts = [engine.render(messages) for messages in _messages(max(BATCHES))]
     pad = engine.tokenizer.pad_token_id
     pad = int(pad if pad is not None else engine.tokenizer.eos_token_id)
@@ -188,12 +190,12 @@ def run_model(model: EmbeddedModel, bandwidth: float, scratch: Path) -> list[Tar
     arms: dict[str, Callable[[], float]] = {}
     for batch in BATCHES:
         engine_arm, hf_arm = _engine_arm(engine, batch), _hf_arm(hf, prompts[:batch], pad)
-        arms[f"engine b{batch}"] = lambda arm=engine_arm: _timed(arm)  # type: ignore[misc]
-        arms[f"hf b{batch}"] = lambda arm=hf_arm: _timed(arm)  # type: ignore[misc]
+        arms[f"engine b{batch}"] = partial(_timed, engine_arm)
+        arms[f"hf b{batch}"] = partial(_timed, hf_arm)
     if llama is not None:
-        arms["llama.cpp b1"] = lambda: llama.rate(prompts[:1])
-    for arm in (_engine_arm(engine, 1), _hf_arm(hf, prompts[:1], pad)):
-        arm()  # warm-up: allocator, kernels
+        arms["llama.cpp b1"] = partial(llama.rate, prompts[:1])
+    _engine_arm(engine, 1)()  # warm-up: allocator, kernels
+    _hf_arm(hf, prompts[:1], pad)()
     best = dict.fromkeys(arms, 0.0)
     for _ in range(REPEATS):
         for name, arm in arms.items():
@@ -203,7 +205,7 @@ def run_model(model: EmbeddedModel, bandwidth: float, scratch: Path) -> list[Tar
     weight_bytes = decode_bytes(engine.model)
     bound = bandwidth / weight_bytes
     print(
-        f"{label}: engine weights {getattr(engine, 'weight_format', 'fp32')}, "
+        f"{label}: engine weights {engine.weight_format}, "
         f"{weight_bytes / 1e6:.0f} MB read per token; batch-1 bound {bound:.1f} tok/s"
     )
     for name, rate in best.items():

@@ -42,6 +42,9 @@ CHOICES_FILE = "weight-formats.json"
 class Int8Linear(nn.Module):
     """A linear layer with int8 weights (per output channel) and int8 activations (per row)."""
 
+    weight_t: Tensor
+    weight_scale: Tensor
+
     def __init__(self, linear: nn.Linear) -> None:
         super().__init__()
         weight = linear.weight.detach().float()
