@@ -1,8 +1,8 @@
-"""The int8 weight format: close to fp32, batch-invariant, chosen by measuring, remembered."""
+"""The int8 weight format: close to fp32 per layer, batch-invariant, chosen by measuring
+(``dtype=fastest``) and remembered."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -10,7 +10,6 @@ import torch
 from torch import nn
 
 from gapscope.models.checkpoints import load_checkpoint
-from gapscope.models.model_cache import MANIFEST
 from gapscope.models.weight_format import (
     Int8Linear,
     apply_cpu_format,
@@ -68,20 +67,9 @@ def test_choose_format_keeps_the_faster_and_fp32_layers_come_back(tiny_checkpoin
     assert any(isinstance(m, Int8Linear) for m in model.modules())
 
 
-def _as_gguf_copy(checkpoint: Path, tmp_path: Path) -> Path:
-    """A copy of ``checkpoint`` whose manifest says it was converted from a GGUF."""
-    copy = tmp_path / "copy"
-    copy.mkdir()
-    for file in checkpoint.iterdir():
-        (copy / file.name).write_bytes(file.read_bytes())
-    (copy / MANIFEST).write_text(json.dumps({"source": {"gguf": "x.gguf"}}))
-    return copy
-
-
-def test_auto_measures_a_gguf_copy_once_then_remembers(
+def test_fastest_measures_once_then_remembers(
     tiny_checkpoint: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    copy = _as_gguf_copy(tiny_checkpoint, tmp_path)
     calls: list[int] = []
 
     def chosen(model: nn.Module) -> str:
@@ -91,13 +79,13 @@ def test_auto_measures_a_gguf_copy_once_then_remembers(
 
     monkeypatch.setattr("gapscope.models.weight_format.choose_format", chosen)
     for _ in range(2):
-        model = load_checkpoint(copy, device="cpu", dtype="float32").model
-        assert apply_cpu_format(model, str(copy), "auto", tmp_path / "cache") == "int8"
+        model = load_checkpoint(tiny_checkpoint, device="cpu", dtype="float32").model
+        assert apply_cpu_format(model, str(tiny_checkpoint), "fastest", tmp_path) == "int8"
         assert any(isinstance(m, Int8Linear) for m in model.modules())
     assert len(calls) == 1  # the second load read the remembered choice
 
 
-def test_auto_keeps_a_users_checkpoint_in_fp32(tiny_checkpoint: Path, tmp_path: Path) -> None:
+def test_auto_stays_fp32_and_measures_nothing(tiny_checkpoint: Path, tmp_path: Path) -> None:
     model = load_checkpoint(tiny_checkpoint, device="cpu", dtype="float32").model
     assert apply_cpu_format(model, str(tiny_checkpoint), "auto", tmp_path) == "float32"
     assert not any(isinstance(m, Int8Linear) for m in model.modules())
@@ -107,5 +95,6 @@ def test_auto_keeps_a_users_checkpoint_in_fp32(tiny_checkpoint: Path, tmp_path: 
 def test_int8_is_refused_off_the_cpu(tiny_checkpoint: Path, tmp_path: Path) -> None:
     model = load_checkpoint(tiny_checkpoint, device="cpu", dtype="float32").model
     model.to("meta")
-    with pytest.raises(ValueError, match="dtype=int8 is for the CPU only"):
-        apply_cpu_format(model, str(tiny_checkpoint), "int8", tmp_path)
+    for dtype in ("int8", "fastest"):
+        with pytest.raises(ValueError, match=f"dtype={dtype} is for the CPU only"):
+            apply_cpu_format(model, str(tiny_checkpoint), dtype, tmp_path)

@@ -177,10 +177,11 @@ class Engine:
     ) -> Engine:
         """Load a checkpoint (offline unless `allow_download`) and wrap it.
 
-        On the CPU, `dtype` ``auto`` picks fp32 or int8 weights by timing both once per
-        checkpoint and machine (`gapscope.models.weight_format`); ``int8`` asks for int8.
+        On the CPU, `dtype` ``int8`` asks for int8 weights and ``fastest`` for fp32 or int8,
+        whichever decodes faster, timed once per checkpoint and machine and remembered
+        (`gapscope.models.weight_format`); ``auto`` is fp32 there.
         """
-        load_dtype = "float32" if dtype in ("auto", "int8") else dtype
+        load_dtype = "float32" if dtype in ("int8", "fastest") else dtype
         loaded = load_checkpoint(
             source, device=device, dtype=load_dtype, allow_download=allow_download
         )
