@@ -11,7 +11,8 @@ memory-bandwidth bound, all measured in one run.
   decodes the same number of steps on every side.
 * **HF generate**: the fp32 checkpoint through ``model.generate`` (greedy, left-padded
   batches, ``min_new_tokens`` = ``max_new_tokens``), on the same token ids.
-* **llama.cpp**: the very GGUF the embedded package ships, batch 1, as many threads as cores,
+* **llama.cpp**: the very GGUF the embedded package ships, batch 1, as many threads as torch
+  (``OMP_NUM_THREADS`` where set, else one per core),
   on the same token ids, where ``llama_cpp`` is importable here or ``GAPSCOPE_LLAMACPP_PYTHON``
   names an interpreter that has it (``pip install llama-cpp-python``, a ~11-minute build);
   skipped with the reason otherwise.

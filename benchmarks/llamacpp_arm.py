@@ -24,12 +24,13 @@ from typing import Any
 
 
 class LlamaCppArm:
-    """One GGUF loaded in llama.cpp with as many threads as the machine has cores."""
+    """One GGUF loaded in llama.cpp with as many threads as torch uses: ``OMP_NUM_THREADS``
+    where set, else one per core."""
 
     def __init__(self, gguf: str, context: int = 1024) -> None:
         from llama_cpp import Llama
 
-        threads = os.cpu_count() or 1
+        threads = int(os.environ.get("OMP_NUM_THREADS") or os.cpu_count() or 1)
         self.model: Any = Llama(
             model_path=gguf, n_ctx=context, n_threads=threads, n_batch=512, verbose=False
         )
