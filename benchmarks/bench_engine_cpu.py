@@ -217,6 +217,7 @@ def run_model(model: EmbeddedModel, bandwidth: float, scratch: Path) -> list[Tar
         arms[f"hf b{batch}"] = partial(_timed, _hf_arm(hf, prompts[:batch], pad))
     if llama is not None:
         arms["llama.cpp b1"] = partial(llama.rate, prompts[:1])
+        llama.rate(prompts[:1])  # warm-up: the GGUF's pages are mapped in on first use
     for engine in engines.values():
         _engine_arm(engine, 1)()  # warm-up: allocator, kernels
     _hf_arm(hf, prompts[:1], pad)()
