@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+
 from benchmarks import (
     bench_code_sandbox,
     bench_device,
+    bench_engine_cpu,
     bench_executor,
     bench_harness,
     bench_interrupt,
@@ -18,10 +22,21 @@ from benchmarks import (
     bench_t2_successors,
     bench_verifier,
 )
+from benchmarks.targets import Target, missed
+
+Bench = Callable[[], object]
+"""A benchmark's ``main``: it may return the ``Target``s it measured."""
+
+
+def _targets(result: object) -> list[Target]:
+    if isinstance(result, list | tuple):
+        return [item for item in result if isinstance(item, Target)]
+    return []
 
 
 def main() -> None:
-    for name, bench in (
+    """Run every benchmark; exit 1 when one of them missed a required target."""
+    benches: tuple[tuple[str, Bench], ...] = (
         ("S2B rule listener throughput", bench_s2b.main),
         (
             "harness overhead per generation (instant model) vs a bare Inspect task",
@@ -42,9 +57,21 @@ def main() -> None:
             bench_code_sandbox.main,
         ),
         ("device (CUDA): engine vs HF generate, steering, extraction at 7B", bench_device.main),
-    ):
+        (
+            "CPU engine: embedded models vs HF generate, llama.cpp and the bandwidth bound",
+            bench_engine_cpu.main,
+        ),
+    )
+    targets: list[Target] = []
+    for name, bench in benches:
         print(f"\n== {name} ==")
-        bench()
+        targets.extend(_targets(bench()))
+    if targets:
+        print("\n== targets ==")
+        for target in targets:
+            print(target.line())
+    if missed(targets):
+        sys.exit(1)
 
 
 if __name__ == "__main__":

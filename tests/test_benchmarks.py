@@ -10,6 +10,9 @@ import importlib
 import inspect
 from pathlib import Path
 
+import pytest
+from benchmarks.targets import Target, missed
+
 BENCHMARKS = Path(__file__).parent.parent / "benchmarks"
 
 
@@ -22,3 +25,19 @@ def test_every_benchmark_imports_and_is_run_by_make_bench() -> None:
         module = importlib.import_module(f"benchmarks.{name}")
         assert callable(getattr(module, "main", None)), f"{name} has no main()"
         assert f"{name}.main" in listed, f"{name} is not run by make bench"
+
+
+def test_a_missed_required_target_fails_make_bench(monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = importlib.import_module("benchmarks.__main__")
+    goal = Target("goal", 0.5, 1.0, required=False)
+    for name in dir(runner):
+        module = getattr(runner, name)
+        if name.startswith("bench_") and hasattr(module, "main"):
+            monkeypatch.setattr(module, "main", lambda: None)
+    monkeypatch.setattr(runner.bench_engine_cpu, "main", lambda: [goal, Target("met", 2, 1)])
+    runner.main()  # a missed goal is reported, not failed on
+    monkeypatch.setattr(runner.bench_engine_cpu, "main", lambda: [Target("speed", 0.9, 1.0)])
+    with pytest.raises(SystemExit) as exit_info:
+        runner.main()
+    assert exit_info.value.code == 1
+    assert missed([goal, Target("speed", 0.9, 1.0)]) == [Target("speed", 0.9, 1.0)]

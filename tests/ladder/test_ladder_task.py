@@ -221,3 +221,24 @@ def test_the_verifier_pool_is_closed_when_the_task_is_done(
     del task, log
     gc.collect()
     assert closed == [True]
+
+
+def test_the_scorer_reuses_the_warm_shared_verifier_at_the_default_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A verifier of its own starts a second worker pool (seconds) per task; the shared one
+    is already warm from building the probes."""
+    import gapscope.ladder.task as ladder_task
+
+    made: list[float] = []
+
+    class Counting(ladder_task.Verifier):
+        def __init__(self, timeout_s: float = 5.0) -> None:
+            made.append(timeout_s)
+            super().__init__(timeout_s=timeout_s)
+
+    monkeypatch.setattr(ladder_task, "Verifier", Counting)
+    ladder_task.ladder_verifier()
+    assert made == []
+    ladder_task.ladder_verifier(2.0)
+    assert made == [2.0]

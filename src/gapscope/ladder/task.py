@@ -8,7 +8,9 @@ epochs give the k rollouts. The scorer is the deterministic verifier cascade; th
 from __future__ import annotations
 
 import asyncio
+import inspect
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
@@ -40,7 +42,10 @@ from gapscope.ladder.probes import (
 from gapscope.log_metadata import plain
 from gapscope.models.solvers import system_first
 from gapscope.params import choices, generations, real, whole
-from gapscope.verify import Verifier, extract_boxed
+from gapscope.verify import Verdict, Verifier, extract_boxed, verify
+
+_SHARED_TIMEOUT_S = inspect.signature(Verifier).parameters["timeout_s"].default
+"""The check timeout of the process-wide verifier behind ``gapscope.verify.verify``."""
 
 
 def parse_conditions(spec: str) -> tuple[Condition, ...]:
@@ -135,10 +140,18 @@ def ladder_verifier(timeout_s: float = 5.0) -> Scorer:
 
     The score's ``answer`` is the extracted final answer, so the viewer shows what was graded;
     a rollout without a ``\\boxed{}`` answer scores NOANSWER (a format failure, countable
-    apart from a wrong answer, and never correct). The verifier's worker pool is closed when
-    the task lets go of the scorer.
+    apart from a wrong answer, and never correct).
+
+    At the default timeout it grades with the process-wide verifier (``verify``): building
+    the probes already started that one's worker pool (the leak check compares answers), and
+    a second pool costs a start-up of seconds per task (3.1-3.2 s measured on the shared
+    2-core machine, against a bare-Inspect run of about 30 s in ``bench_harness``).
+    Another timeout gets a verifier of its own, closed when the task lets go of the scorer.
     """
-    verifier = Verifier(timeout_s=timeout_s)
+    check: Callable[[str, str, Any], Verdict] = verify
+    own = None if timeout_s == _SHARED_TIMEOUT_S else Verifier(timeout_s=timeout_s)
+    if own is not None:
+        check = own.check
 
     async def score(state: TaskState, target: Target) -> Score:
         completion = state.output.completion
@@ -150,7 +163,7 @@ def ladder_verifier(timeout_s: float = 5.0) -> Scorer:
                 metadata=plain(VerdictMetadata(reason="no_boxed", stage="extract")),
             )
         schema: Any = state.metadata.get("schema")
-        verdict = await asyncio.to_thread(verifier.check, completion, target.text, schema)
+        verdict = await asyncio.to_thread(check, completion, target.text, schema)
         return Score(
             value=CORRECT if verdict.accepted else INCORRECT,
             answer=answer,
@@ -158,5 +171,6 @@ def ladder_verifier(timeout_s: float = 5.0) -> Scorer:
             metadata=plain(VerdictMetadata(reason=verdict.reason, stage=verdict.stage)),
         )
 
-    weakref.finalize(score, verifier.close)
+    if own is not None:
+        weakref.finalize(score, own.close)
     return score

@@ -29,7 +29,7 @@ import torch
 from torch import Tensor, nn
 
 from gapscope.models.batching import BatchQueue
-from gapscope.models.checkpoints import load_checkpoint
+from gapscope.models.checkpoints import cache_root, load_checkpoint
 from gapscope.models.hooks import HookSet, attached, current_hooks
 from gapscope.models.kvcache import (
     KVEntry,
@@ -38,6 +38,7 @@ from gapscope.models.kvcache import (
     batch_cache,
     extract_row,
 )
+from gapscope.models.weight_format import Int8Linear, apply_cpu_format
 
 StopReason = Literal["stop", "max_tokens", "model_length"]
 
@@ -152,6 +153,8 @@ class Engine:
             self.generate, config.batch_size
         )
         self._layers: list[nn.Module] = list(_find_decoder_layers(model))
+        self.weight_format = _weight_format(model)
+        """``int8`` (see ``gapscope.models.weight_format``) or the weights' torch dtype."""
         self._eos = _eos_ids(model, tokenizer)
         self._pad = _pad_id(tokenizer, self._eos)
         self._max_positions: int | None = getattr(model.config, "max_position_embeddings", None)
@@ -172,8 +175,17 @@ class Engine:
         allow_download: bool = False,
         config: EngineConfig = EngineConfig(),
     ) -> Engine:
-        """Load a checkpoint (offline unless `allow_download`) and wrap it."""
-        loaded = load_checkpoint(source, device=device, dtype=dtype, allow_download=allow_download)
+        """Load a checkpoint (offline unless `allow_download`) and wrap it.
+
+        On the CPU, `dtype` ``int8`` asks for int8 weights and ``fastest`` for fp32 or int8,
+        whichever decodes faster, timed once per checkpoint and machine and remembered
+        (`gapscope.models.weight_format`); ``auto`` is fp32 there.
+        """
+        load_dtype = "float32" if dtype in ("int8", "fastest") else dtype
+        loaded = load_checkpoint(
+            source, device=device, dtype=load_dtype, allow_download=allow_download
+        )
+        apply_cpu_format(loaded.model, loaded.source, dtype, cache_root())
         return cls(loaded.model, loaded.tokenizer, config)
 
     @property
@@ -486,6 +498,12 @@ def _sample(logits: Tensor, params: SamplingParams, generator: torch.Generator |
         sorted_probs = sorted_probs.masked_fill(before >= params.top_p, 0.0)
         probs = torch.zeros_like(probs).scatter(0, order, sorted_probs)
     return int(torch.multinomial(probs, 1, generator=generator))
+
+
+def _weight_format(model: nn.Module) -> str:
+    if any(isinstance(module, Int8Linear) for module in model.modules()):
+        return "int8"
+    return str(next(model.parameters()).dtype).removeprefix("torch.")
 
 
 def _find_decoder_layers(model: nn.Module) -> nn.ModuleList:

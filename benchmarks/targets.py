@@ -1,0 +1,37 @@
+"""Speed targets a benchmark states, and the exit status of ``make bench`` that they decide.
+
+A benchmark's ``main`` may return the targets it measured (a ratio against a same-run
+baseline and the least value it must reach). The runner prints every target once more at
+the end and exits non-zero when a required one was missed, so a regression fails
+``make bench`` rather than scrolling past. A goal (``required=False``) is reported, never
+failed on: for aims the project states but does not gate on yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Target:
+    """``value`` (a same-run ratio) must be at least ``minimum``."""
+
+    name: str
+    value: float
+    minimum: float
+    required: bool = True
+
+    @property
+    def met(self) -> bool:
+        return self.value >= self.minimum
+
+    def line(self) -> str:
+        verdict = "met" if self.met else ("MISSED" if self.required else "missed (goal)")
+        kind = "target" if self.required else "goal"
+        return f"{kind} {self.name}: {self.value:.2f} >= {self.minimum:.2f}: {verdict}"
+
+
+def missed(targets: Iterable[Target]) -> list[Target]:
+    """The required targets that were not met."""
+    return [target for target in targets if target.required and not target.met]
