@@ -28,15 +28,16 @@ demo: $(STAMP)
 	$(PY) -m gapscope.app.demo
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks tools
+	$(VENV)/bin/ruff format --check src tests benchmarks tools
 	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy tools
 
 test: lint
-	$(VENV)/bin/pytest -q -m "not slow"
+	$(VENV)/bin/pytest -q -rs -m "not slow"
 
 test-all: lint
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -rs
 
 bench: $(STAMP)
 	$(PY) -m benchmarks

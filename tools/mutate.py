@@ -160,7 +160,8 @@ def _points(function: ast.AST) -> Iterator[tuple[ast.AST, str]]:
             yield node, f"{node.value!r} -> {_moved(node.value)!r}"
 
 
-def _moved(value: object) -> object:
+def _moved(value: object) -> bool | int | float:
+    """A constant moved: a flag flipped, a number moved by one."""
     if isinstance(value, bool):
         return not value
     assert isinstance(value, int | float)
