@@ -68,3 +68,44 @@ def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:
                 f"{key} expects {types[key].__name__}, got {value!r}", param_hint="--set"
             ) from None
     return out
+
+
+DEFAULT_TIMEOUT_S = 900
+DEFAULT_ATTEMPT_TIMEOUT_S = 300
+DEFAULT_MAX_RETRIES = 3
+"""The bounds on a served model's requests (Inspect's ``timeout``, ``attempt_timeout`` and
+``max_retries``; Inspect's own default is to retry forever). A server that refuses or fails
+every request ends each one after 4 attempts, about 30 s of Inspect's exponential backoff
+(3, 6, 12 s with up to 3 s jitter each); one that stops answering mid-reply ends an attempt
+after 300 s and a request after 900 s. gapscope's own engine (``gapscope/…``) and other
+in-process models get none: they cannot be down, and a long CPU generation is not a stall."""
+
+TimeoutOption = Annotated[
+    int,
+    typer.Option(
+        "--timeout",
+        min=1,
+        help="Seconds one request to a served model may take, retries included.",
+    ),
+]
+AttemptTimeoutOption = Annotated[
+    int,
+    typer.Option(
+        "--attempt-timeout",
+        min=1,
+        help="Seconds one attempt of a request may take before it is abandoned and retried.",
+    ),
+]
+MaxRetriesOption = Annotated[
+    int,
+    typer.Option(
+        "--max-retries",
+        min=0,
+        help="Retries of a request the server failed (HTTP 5xx, 429, a dropped connection).",
+    ),
+]
+
+
+def generation_limits(timeout: int, attempt_timeout: int, max_retries: int) -> dict[str, int]:
+    """The Inspect ``GenerateConfig`` fields the three options set."""
+    return {"timeout": timeout, "attempt_timeout": attempt_timeout, "max_retries": max_retries}

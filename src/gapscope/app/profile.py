@@ -26,11 +26,19 @@ from gapscope.app.kit import (
     JsonOut,
     Output,
     command_output,
-    open_model,
     read_or_fail,
     require_directory,
 )
-from gapscope.app.options import AllowUnsandboxedOption
+from gapscope.app.options import (
+    DEFAULT_ATTEMPT_TIMEOUT_S,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    AllowUnsandboxedOption,
+    AttemptTimeoutOption,
+    MaxRetriesOption,
+    TimeoutOption,
+    generation_limits,
+)
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -237,9 +245,14 @@ def profile(
         int | None,
         typer.Option(min=1, help="Requests in flight per model (Inspect's; default: its own)."),
     ] = None,
+    timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
+    attempt_timeout: AttemptTimeoutOption = DEFAULT_ATTEMPT_TIMEOUT_S,
+    max_retries: MaxRetriesOption = DEFAULT_MAX_RETRIES,
     json_out: JsonOut = False,
 ) -> None:
     """Profile models on every diagnostic: plan, run (resumable), report and comparisons."""
+    from gapscope.app.preflight import open_and_check, plan_time
+    from gapscope.models.endpoint import EndpointError
     from gapscope.records import SourceError
 
     if budget not in BUDGETS:
@@ -252,20 +265,22 @@ def profile(
     with command_output("profile", json_out) as out:
         require_directory(log_dir, "--log-dir")
         try:
-            if not dry_run:
-                for name in models:
-                    open_model(name)
+            # served models answer one request first (also in a dry run); local ones open
+            # only when the study runs
+            opened, rates = open_and_check(models, dry_run)
             study = build_study(models, chosen, BUDGETS[budget], inputs)
-        except (ValueError, SourceError, OSError) as exc:
+        except (ValueError, SourceError, OSError, EndpointError) as exc:
             out.fail(exc)
-        plan = study.plan()
+        plan = study.plan() | {"time": plan_time((t.row for t in study.tasks), rates)}
         from gapscope.analysis.terminal import print_plan
 
         if dry_run:
             out.finish(View(details={"plan": plan}, show=lambda c: print_plan(plan, c)))
             return
         limits = {"max_connections": max_connections} if max_connections else {}
-        _run(out, study, plan, log_dir, retry_attempts=retry_attempts, **limits)
+        generation = generation_limits(timeout, attempt_timeout, max_retries)
+        run_args = {"models": opened, "generation": generation, "retry_attempts": retry_attempts}
+        _run(out, study, plan, log_dir, **run_args, **limits)
 
 
 def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_args: Any) -> None:

@@ -139,7 +139,7 @@ def ladder_code(
     ]
     return Task(
         dataset=MemoryDataset(samples, name=f"ladder-code-{problems}"),
-        solver=generate(),
+        solver=generate(tool_calls="none"),  # no tools offered: a tool call ends the turn
         scorer=code_tests({p.pid: p for p in chosen}, limits, workers or os.cpu_count() or 1),
         epochs=Epochs(k),
         config=GenerateConfig(max_tokens=max_tokens, temperature=temperature, top_p=1.0),
