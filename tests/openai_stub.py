@@ -40,44 +40,58 @@ class StubServer:
     api_key: str | None = None
     delay: float = 0.0
     completion_tokens: int = 3
+    after: int = 0
+    """``mode`` applies from request ``after + 1`` on (the first ones are answered)."""
     requests: int = 0
     failures: int = 0
     answered: int = 0
     url: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def reply(self, body: dict[str, Any], key: str = "") -> tuple[int, dict[str, Any]]:
+    def acting(self) -> str:
+        """The mode of the request being answered."""
+        return self.mode if self.requests > self.after else "ok"
+
+    def reply(self, body: dict[str, Any], key: str = "") -> tuple[int, dict[str, Any], str]:
+        """The status, the body and the mode of one request."""
         with self.lock:
             self.requests += 1
+            mode = self.acting()
             if self.api_key is not None and key != f"Bearer {self.api_key}":
-                return 401, {"error": {"message": "Incorrect API key provided: stub-refused"}}
+                refused = {"message": "Incorrect API key provided: stub-refused"}
+                return 401, {"error": refused}, mode
             if self.served is not None and body.get("model") != self.served:
                 words = f"The model `{body.get('model')}` does not exist (served: {self.served})"
-                return 404, {"error": {"message": words, "type": "NotFoundError"}}
+                return 404, {"error": {"message": words, "type": "NotFoundError"}}, mode
             status = self.fail(self.requests, body)
             if status is not None:
                 self.failures += 1
-                return status, {"error": {"message": "stub failure", "type": "server_error"}}
+                failure = {"message": "stub failure", "type": "server_error"}
+                return status, {"error": failure}, mode
             self.answered += 1
-        if self.mode == "error-under-200":
-            return 200, {"error": {"message": "stub overloaded: no capacity", "code": 503}}
+        if mode == "error-under-200":
+            overloaded = {"message": "stub overloaded: no capacity", "code": 503}
+            return 200, {"error": overloaded}, mode
+        return 200, self._completion(body, mode), mode
+
+    def _completion(self, body: dict[str, Any], mode: str) -> dict[str, Any]:
         last = str(body["messages"][-1].get("content", ""))
         text = "Answer: same" if "Game " in last or "Sync round" in last else "\\boxed{1}"
         message: dict[str, Any] = {"role": "assistant", "content": text}
-        if self.mode == "tool-call":
+        if mode == "tool-call":
             call = {"id": f"call-{self.requests}", "type": "function"}
             call["function"] = {"name": "python", "arguments": '{"code": "print(1)"}'}
             message = {"role": "assistant", "content": None, "tool_calls": [call]}
-        if self.mode == "slow":
+        if mode == "slow":
             time.sleep(self.delay)
         choices = [{"index": 0, "message": message, "finish_reason": "stop"}]
         tokens = self.completion_tokens
-        return 200, {
+        return {
             "id": f"stub-{self.requests}",
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model", "stub"),
-            "choices": [] if self.mode == "empty-choices" else choices,
+            "choices": [] if mode == "empty-choices" else choices,
             "usage": {"prompt_tokens": 1, "completion_tokens": tokens, "total_tokens": tokens + 1},
         }
 
@@ -87,23 +101,23 @@ def _handler(stub: StubServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
             body = json.loads(self.rfile.read(length) or b"{}")
-            status, payload = stub.reply(body, self.headers.get("Authorization", ""))
+            status, payload, mode = stub.reply(body, self.headers.get("Authorization", ""))
             data = json.dumps(payload).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
-            size = OVERSIZED_BYTES if stub.mode == "oversized" else len(data)
+            size = OVERSIZED_BYTES if mode == "oversized" else len(data)
             self.send_header("Content-Length", str(size))
             self.end_headers()
             with contextlib.suppress(OSError):  # the client gave up (as it should)
-                self._send(data)
+                self._send(data, mode)
 
-        def _send(self, data: bytes) -> None:
-            if stub.mode == "trickle":
+        def _send(self, data: bytes, mode: str) -> None:
+            if mode == "trickle":
                 for i in range(len(data)):
                     self.wfile.write(data[i : i + 1])
                     self.wfile.flush()
                     time.sleep(1.0)
-            elif stub.mode == "oversized":
+            elif mode == "oversized":
                 chunk = b" " * (1024 * 1024)
                 for _ in range(OVERSIZED_BYTES // len(chunk)):
                     self.wfile.write(chunk)

@@ -140,8 +140,8 @@ def test_a_study_against_an_openai_compatible_server_retries_transient_errors(
         planned = sum(row["generations"] for row in plan["tasks"] if row["model"] == model)
         envelope = _profile(model, tmp_path)
     assert envelope["exit_code"] == 0, envelope["error"]
-    # and one preflight request per command (the dry run's and the run's)
-    assert stub.failures > 0 and stub.answered == planned + 2
+    # and two preflight requests per command (the dry run's and the run's)
+    assert stub.failures > 0 and stub.answered == planned + 4
 
 
 def test_a_server_that_refuses_some_samples_records_them_and_a_rerun_completes_them(
@@ -168,8 +168,8 @@ def test_a_server_that_refuses_some_samples_records_them_and_a_rerun_completes_t
         stub.fail, answered = (lambda n, body: None), stub.answered  # the server is fixed
         done = _profile(model, tmp_path)
     assert done["exit_code"] == 0, done["error"]
-    # only the refused samples are asked again (and the preflight request)
-    assert stub.answered - answered == len(errors) + 1
+    # only the refused samples are asked again (and the two preflight requests)
+    assert stub.answered - answered == len(errors) + 2
 
 
 def test_a_run_says_what_it_will_spend_and_warns_a_cpu_model_of_a_paper_budget(

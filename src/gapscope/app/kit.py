@@ -415,15 +415,15 @@ def _run_diagnostic(
     from gapscope.app.preflight import check_endpoints
     from gapscope.models.endpoint import EndpointError, is_served
 
+    limits = GENERATION.get() or generation_limits(
+        DEFAULT_TIMEOUT_S, DEFAULT_ATTEMPT_TIMEOUT_S, DEFAULT_MAX_RETRIES
+    )
     try:
-        rates = check_endpoints({model: opened})
+        rates = check_endpoints({model: opened}, limits["attempt_timeout"])
     except EndpointError as exc:  # down, wrong served name, refused key: nothing started
         out.fail(exc)
     announce_plan(task, model, out.command.removeprefix("run "), rates.get(model))
     if is_served(model):
-        limits = GENERATION.get() or generation_limits(
-            DEFAULT_TIMEOUT_S, DEFAULT_ATTEMPT_TIMEOUT_S, DEFAULT_MAX_RETRIES
-        )
         eval_args = limits | eval_args
     try:
         with _piped_progress(task, model, out.command.removeprefix("run ")):

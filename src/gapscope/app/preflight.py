@@ -25,7 +25,10 @@ if TYPE_CHECKING:
     from gapscope.app.study import PlanRow
 
 PREFLIGHT_TIMEOUT_S = 60
-"""The preflight request's whole budget (no retry): a cold server loading its model fits."""
+"""The most one preflight request may take (no retry; ``--attempt-timeout`` when lower): a
+server that accepts connections but does not answer (or trickles) is reported within it, and
+one that refuses connections at once. ``transformers serve`` loading SmolLM2 on first use took
+30 s here; a server still loading a large model should be waited for (its ``/health``)."""
 WALL_WARNING_S = 3600.0
 """A model whose estimated wall time passes this gets a warning before the run."""
 ASSUMED_CPU_TOKENS_PER_S = 50.0
@@ -43,17 +46,21 @@ class Rate:
         return {"tokens_per_s": round(self.tokens_per_s, 2), "source": self.source}
 
 
-def check_endpoints(models: Mapping[str, str | Model]) -> dict[str, Rate]:
+def check_endpoints(
+    models: Mapping[str, str | Model], timeout: int = PREFLIGHT_TIMEOUT_S
+) -> dict[str, Rate]:
     """Probe every served model of ``models`` (name -> opened model); their measured rates.
 
-    Raises EndpointError with one line per model that failed (all of them are tried).
+    Each request gets ``timeout`` seconds, at most :data:`PREFLIGHT_TIMEOUT_S`. Raises
+    EndpointError with one line per model that failed (all of them are tried).
     """
+    timeout = min(timeout, PREFLIGHT_TIMEOUT_S)
     served = {name: m for name, m in models.items() if is_served(name) and not isinstance(m, str)}
     if not served:
         return {}
 
     async def all_probes() -> list[Probe | BaseException]:
-        jobs = [probe(m, name, PREFLIGHT_TIMEOUT_S) for name, m in served.items()]
+        jobs = [probe(m, name, timeout) for name, m in served.items()]
         return await asyncio.gather(*jobs, return_exceptions=True)
 
     results = asyncio.run(all_probes())
@@ -71,7 +78,7 @@ def check_endpoints(models: Mapping[str, str | Model]) -> dict[str, Rate]:
 
 
 def open_and_check(
-    models: Iterable[str], dry_run: bool = False
+    models: Iterable[str], dry_run: bool = False, timeout: int = PREFLIGHT_TIMEOUT_S
 ) -> tuple[dict[str, str | Model], dict[str, Rate]]:
     """Open ``models`` (only the served ones for a dry run) and probe the served ones: the
     opened models and every rate known (measured, or assumed for gapscope's engine).
@@ -83,7 +90,7 @@ def open_and_check(
 
     models = list(models)
     opened = {name: open_model(name) for name in models if not dry_run or is_served(name)}
-    rates = check_endpoints(opened)
+    rates = check_endpoints(opened, timeout)
     for name in models:
         if name.startswith("gapscope/"):
             assumed = assumed_rate(name, _has_gpu())
@@ -131,8 +138,8 @@ def estimate_lines(rows: Iterable[PlanRow], rates: Mapping[str, Rate]) -> list[s
         if seconds[model] > WALL_WARNING_S:
             warnings.append(
                 f"warning: {model} may take up to {_duration(seconds[model])}. For a first look"
-                " lower the budget (--max-tokens, -k/-n, --limit) or run `gapscope profile"
-                " --budget quick`."
+                " lower the budget (`gapscope profile --budget quick`; for a run --max-tokens,"
+                " -k/-n, --limit)."
             )
     return lines + warnings
 

@@ -267,7 +267,7 @@ def profile(
         try:
             # served models answer one request first (also in a dry run); local ones open
             # only when the study runs
-            opened, rates = open_and_check(models, dry_run)
+            opened, rates = open_and_check(models, dry_run, attempt_timeout)
             study = build_study(models, chosen, BUDGETS[budget], inputs)
         except (ValueError, SourceError, OSError, EndpointError) as exc:
             out.fail(exc)

@@ -37,7 +37,7 @@ GUARD = "gapscope_guard"
 
 PROBE_PROMPT = "Count from 1 to 40, separated by spaces."
 PROBE_TOKENS = 32
-"""The preflight's generation: long enough to time decoding, short enough to cost nothing."""
+"""The preflight's generations: long enough to time decoding, short enough to cost nothing."""
 
 
 def provider_of(model: str) -> str:
@@ -116,17 +116,22 @@ def describe_error(model: str, exc: BaseException) -> str:
         if isinstance(cause, openai.APIConnectionError):
             reason = next((str(c) for c in _chain(cause) if c is not cause and str(c)), "")
             return f"{model}: cannot reach {cause.request.url}: {reason or cause.message}"
-    if type(exc).__name__ == "AttemptTimeoutError":
-        return f"{model}: no reply within the attempt timeout ({exc}); see --attempt-timeout"
+    for cause in _chain(exc):
+        if type(cause).__name__ == "AttemptTimeoutError":
+            return f"{model}: no reply within the attempt timeout ({cause}); see --attempt-timeout"
     return f"{model}: {type(exc).__name__}: {excerpt(str(exc))}"
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what caused it, through tenacity's RetryError (Inspect's retry loop raises
+    one when an attempt timed out past the last retry)."""
     seen: list[BaseException] = []
     current: BaseException | None = exc
     while current is not None and current not in seen:
         seen.append(current)
-        current = current.__cause__ or current.__context__
+        last = getattr(current, "last_attempt", None)  # tenacity.RetryError
+        inner = last.exception() if last is not None and last.failed else None
+        current = inner or current.__cause__ or current.__context__
     return seen
 
 
@@ -148,9 +153,11 @@ class EndpointError(Exception):
 
 
 async def probe(model: Model, name: str, timeout: int) -> Probe:
-    """Send the preflight generation to ``model`` (no retry, ``timeout`` seconds at most).
+    """Send the preflight generation to ``model`` twice (no retry, ``timeout`` seconds each).
 
-    Raises EndpointError naming ``name`` and quoting the server when it fails.
+    The first request may wait for the server to load its model (``transformers serve``
+    loads on first use: 30 s on a CPU here), so the second one is timed. Raises EndpointError
+    naming ``name`` and quoting the server when either fails.
     """
     from inspect_ai.model import GenerateConfig
 
@@ -161,14 +168,15 @@ async def probe(model: Model, name: str, timeout: int) -> Probe:
         timeout=timeout,
         attempt_timeout=timeout,
     )
-    start = time.monotonic()
-    try:
-        output = await model.generate(PROBE_PROMPT, config=config)
-    except Exception as exc:
-        raise EndpointError(describe_error(name, exc)) from None
+    for _ in range(2):
+        start = time.monotonic()
+        try:
+            output = await model.generate(PROBE_PROMPT, config=config)
+        except Exception as exc:
+            raise EndpointError(describe_error(name, exc)) from None
+        if output.error:
+            raise EndpointError(f"{name}: {output.error}")
     seconds = time.monotonic() - start
-    if output.error:
-        raise EndpointError(f"{name}: {output.error}")
     tokens = output.usage.output_tokens if output.usage else 0
     if not tokens:  # a server that reports no usage: count words, about one token each
         tokens = max(1, len(output.completion.split()))
