@@ -51,12 +51,7 @@ from rich.text import Text
 
 from gapscope.analysis.literal import LiteralConsole, printable
 from gapscope.analysis.view import View, ViewOptions
-from gapscope.app.options import (
-    DEFAULT_ATTEMPT_TIMEOUT_S,
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_TIMEOUT_S,
-    generation_limits,
-)
+from gapscope.app.options import generation_limits
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -412,21 +407,22 @@ def _run_diagnostic(
         out.fail(exc)
     except bad_input as exc:
         out.fail(exc)
-    from gapscope.app.preflight import check_endpoints
-    from gapscope.models.endpoint import EndpointError, is_served
+    from gapscope.app.preflight import PREFLIGHT_TIMEOUT_S, check_endpoints, request_bounds
+    from gapscope.app.study import plan_of
+    from gapscope.models.endpoint import EndpointError
 
-    limits = GENERATION.get() or generation_limits(
-        DEFAULT_TIMEOUT_S, DEFAULT_ATTEMPT_TIMEOUT_S, DEFAULT_MAX_RETRIES
-    )
+    given = GENERATION.get() or generation_limits()
     try:
-        rates = check_endpoints({model: opened}, limits["attempt_timeout"])
+        rates = check_endpoints({model: opened}, given.get("attempt_timeout", PREFLIGHT_TIMEOUT_S))
     except EndpointError as exc:  # down, wrong served name, refused key: nothing started
         out.fail(exc)
-    announce_plan(task, model, out.command.removeprefix("run "), rates.get(model))
-    if is_served(model):
-        eval_args = limits | eval_args
+    diagnostic = out.command.removeprefix("run ")
+    announce_plan(task, model, diagnostic, rates.get(model))
+    row = plan_of(task, model, diagnostic, diagnostic)
+    bounds = request_bounds(row, rates.get(model), given, eval_args.get("max_connections"))
+    eval_args = bounds | eval_args
     try:
-        with _piped_progress(task, model, out.command.removeprefix("run ")):
+        with _piped_progress(task, model, diagnostic):
             log = run_task(task, opened, log_dir, **eval_args)
     except Interrupted as stop:
         interrupted(out, stop)

@@ -16,7 +16,6 @@ from gapscope.app.ladder import ladder_app, run_ladder, run_ladder_code
 from gapscope.app.lean import lean_app
 from gapscope.app.onng import onng_app, run_onng
 from gapscope.app.options import (
-    DEFAULT_ATTEMPT_TIMEOUT_S,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT_S,
     AttemptTimeoutOption,
@@ -68,7 +67,7 @@ def _settings(
 @run_app.callback()
 def _run_settings(
     timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
-    attempt_timeout: AttemptTimeoutOption = DEFAULT_ATTEMPT_TIMEOUT_S,
+    attempt_timeout: AttemptTimeoutOption = None,
     max_retries: MaxRetriesOption = DEFAULT_MAX_RETRIES,
 ) -> None:
     """Run a diagnostic as an Inspect evaluation (logs open with `inspect view`).

@@ -13,10 +13,12 @@ no estimate (the plan says so).
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gapscope.app.options import ATTEMPT_SLACK, MIN_ATTEMPT_TIMEOUT_S
 from gapscope.models.endpoint import EndpointError, Probe, is_served, probe
 
 if TYPE_CHECKING:
@@ -24,11 +26,12 @@ if TYPE_CHECKING:
 
     from gapscope.app.study import PlanRow
 
-PREFLIGHT_TIMEOUT_S = 60
+PREFLIGHT_TIMEOUT_S = 120
 """The most one preflight request may take (no retry; ``--attempt-timeout`` when lower): a
 server that accepts connections but does not answer (or trickles) is reported within it, and
-one that refuses connections at once. ``transformers serve`` loading SmolLM2 on first use took
-30 s here; a server still loading a large model should be waited for (its ``/health``)."""
+one that refuses connections at once. ``transformers serve`` on SmolLM2 took 30 s for its
+first request (it loads the model then) and 25 to over 60 s for 32 tokens on this loaded
+2-core machine; a server still loading a large model should be waited for (its ``/health``)."""
 WALL_WARNING_S = 3600.0
 """A model whose estimated wall time passes this gets a warning before the run."""
 ASSUMED_CPU_TOKENS_PER_S = 50.0
@@ -97,6 +100,29 @@ def open_and_check(
             if assumed is not None:
                 rates[name] = assumed
     return opened, rates
+
+
+DEFAULT_CONNECTIONS = 10
+"""Inspect's requests in flight per model when ``--max-connections`` is not given."""
+
+
+def request_bounds(
+    row: PlanRow, rate: Rate | None, given: Mapping[str, int], connections: int | None = None
+) -> dict[str, int]:
+    """The bounds on ``row``'s requests: none for a model in this process; for a served one
+    the options ``given``, and an attempt timeout when none was given: ``ATTEMPT_SLACK``
+    times the token cap at ``rate`` with every connection busy, at least
+    ``MIN_ATTEMPT_TIMEOUT_S`` (see ``app.options``)."""
+    if not is_served(row.model):
+        return {}
+    bounds = dict(given)
+    if "attempt_timeout" not in bounds:
+        needed = 0.0
+        if rate is not None and rate.tokens_per_s > 0:
+            busy = connections or DEFAULT_CONNECTIONS
+            needed = ATTEMPT_SLACK * busy * row.max_tokens / rate.tokens_per_s
+        bounds["attempt_timeout"] = max(MIN_ATTEMPT_TIMEOUT_S, math.ceil(needed))
+    return bounds
 
 
 def assumed_rate(model: str, has_gpu: bool) -> Rate | None:

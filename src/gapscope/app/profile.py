@@ -30,7 +30,6 @@ from gapscope.app.kit import (
     require_directory,
 )
 from gapscope.app.options import (
-    DEFAULT_ATTEMPT_TIMEOUT_S,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT_S,
     AllowUnsandboxedOption,
@@ -43,7 +42,7 @@ from gapscope.app.options import (
 if TYPE_CHECKING:
     from inspect_ai import Task
 
-    from gapscope.app.study import Study
+    from gapscope.app.study import PlanRow, Study
 
 DIAGNOSTICS = ("s2b", "ladder", "onng", "prove", "t2")
 MODEL_SEATS = (("listener", "lm"), ("speaker", "lm"))
@@ -246,12 +245,17 @@ def profile(
         typer.Option(min=1, help="Requests in flight per model (Inspect's; default: its own)."),
     ] = None,
     timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
-    attempt_timeout: AttemptTimeoutOption = DEFAULT_ATTEMPT_TIMEOUT_S,
+    attempt_timeout: AttemptTimeoutOption = None,
     max_retries: MaxRetriesOption = DEFAULT_MAX_RETRIES,
     json_out: JsonOut = False,
 ) -> None:
     """Profile models on every diagnostic: plan, run (resumable), report and comparisons."""
-    from gapscope.app.preflight import open_and_check, plan_time
+    from gapscope.app.preflight import (
+        PREFLIGHT_TIMEOUT_S,
+        open_and_check,
+        plan_time,
+        request_bounds,
+    )
     from gapscope.models.endpoint import EndpointError
     from gapscope.records import SourceError
 
@@ -267,7 +271,7 @@ def profile(
         try:
             # served models answer one request first (also in a dry run); local ones open
             # only when the study runs
-            opened, rates = open_and_check(models, dry_run, attempt_timeout)
+            opened, rates = open_and_check(models, dry_run, attempt_timeout or PREFLIGHT_TIMEOUT_S)
             study = build_study(models, chosen, BUDGETS[budget], inputs)
         except (ValueError, SourceError, OSError, EndpointError) as exc:
             out.fail(exc)
@@ -278,7 +282,11 @@ def profile(
             out.finish(View(details={"plan": plan}, show=lambda c: print_plan(plan, c)))
             return
         limits = {"max_connections": max_connections} if max_connections else {}
-        generation = generation_limits(timeout, attempt_timeout, max_retries)
+        given = generation_limits(timeout, attempt_timeout, max_retries)
+
+        def generation(row: PlanRow) -> dict[str, int]:
+            return request_bounds(row, rates.get(row.model), given, max_connections)
+
         run_args = {"models": opened, "generation": generation, "retry_attempts": retry_attempts}
         _run(out, study, plan, log_dir, **run_args, **limits)
 

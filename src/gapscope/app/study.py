@@ -234,7 +234,7 @@ def run_study(
     log_dir: Path,
     progress: StudyProgress,
     models: Mapping[str, str | Model] | None = None,
-    generation: Mapping[str, int] | None = None,
+    generation: Callable[[PlanRow], Mapping[str, int]] | None = None,
     **eval_args: Any,
 ) -> tuple[bool, list[EvalLog]]:
     """Run every task of ``study`` through one ``eval_set`` over ``log_dir``.
@@ -242,22 +242,19 @@ def run_study(
     Finished tasks found there are not run again; a log that was cut off is continued (its
     finished samples are kept). Failed samples are retried (Inspect's ``retry_attempts``)
     and, past that, recorded as failed: no sample is lost. ``models`` are the opened models
-    by name (a name not in it is opened by Inspect); ``generation`` bounds the requests to
-    served models (``timeout``, ``attempt_timeout``, ``max_retries``), not to models in this
-    process, whose long CPU generations are not stalls.
+    by name (a name not in it is opened by Inspect); ``generation`` gives each task's bounds
+    on its requests (``timeout``, ``attempt_timeout``, ``max_retries``: Inspect leaves them
+    out of a task's identity, so a rerun with other bounds still resumes).
     """
     from inspect_ai import eval_set, task_with
     from inspect_ai.model import GenerateConfig
 
-    from gapscope.models.endpoint import is_served
-
     opened = models or {}
-    bounds = GenerateConfig(**(generation or {}))  # type: ignore[arg-type]
     tasks = [
         task_with(
             t.task,
             model=opened.get(t.model, t.model),
-            config=t.task.config.merge(bounds) if is_served(t.model) else t.task.config,
+            config=t.task.config.merge(GenerateConfig(**(generation(t.row) if generation else {}))),
         )
         for t in study.tasks
     ]
