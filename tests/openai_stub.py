@@ -79,7 +79,7 @@ class StubServer:
         text = "Answer: same" if "Game " in last or "Sync round" in last else "\\boxed{1}"
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if mode == "tool-call":
-            call = {"id": f"call-{self.requests}", "type": "function"}
+            call: dict[str, Any] = {"id": f"call-{self.requests}", "type": "function"}
             call["function"] = {"name": "python", "arguments": '{"code": "print(1)"}'}
             message = {"role": "assistant", "content": None, "tool_calls": [call]}
         if mode == "slow":

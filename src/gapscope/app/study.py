@@ -254,7 +254,9 @@ def run_study(
         task_with(
             t.task,
             model=opened.get(t.model, t.model),
-            config=t.task.config.merge(GenerateConfig(**(generation(t.row) if generation else {}))),
+            config=t.task.config.merge(
+                GenerateConfig.model_validate(dict(generation(t.row)) if generation else {})
+            ),
         )
         for t in study.tasks
     ]
