@@ -10,7 +10,6 @@ finished samples in the log.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +30,9 @@ def _model(monkeypatch: pytest.MonkeyPatch, url: str, name: str) -> str:
 
 
 def _run(model: str, log_dir: Path, *args: str, bounds: tuple[str, ...] = ()) -> Any:
-    start = time.monotonic()
     result = runner.invoke(
         app, ["run", *bounds, *args, "--model", model, "--log-dir", str(log_dir)]
     )
-    result.seconds = time.monotonic() - start
     return result
 
 
@@ -62,7 +59,7 @@ def test_a_malformed_reply_is_one_line_before_any_sample(
     assert model in line and words in line
     assert stub.requests == 1  # the preflight's first request, not retried
     assert not list(tmp_path.glob("*.eval"))  # no sample started
-    assert "Traceback" not in result.output and result.seconds < 120
+    assert "Traceback" not in result.output
 
 
 @pytest.mark.parametrize(
@@ -87,7 +84,7 @@ def test_a_refusing_server_is_one_line_quoting_it_before_any_sample(
     (line,) = _error_lines(result)
     assert line.startswith(f"error: {model}: the server refused the request") and words in line
     assert stub.requests == 1 and not list(tmp_path.glob("*.eval"))
-    assert "eval-retry" not in result.output and result.seconds < 120
+    assert "eval-retry" not in result.output
 
 
 def test_a_server_that_is_down_is_named_before_any_sample(
@@ -98,7 +95,7 @@ def test_a_server_that_is_down_is_named_before_any_sample(
     assert result.exit_code == 2, result.output
     (line,) = _error_lines(result)
     assert f"{model}: cannot reach http://127.0.0.1:" in line
-    assert not list(tmp_path.glob("*.eval")) and result.seconds < 120
+    assert not list(tmp_path.glob("*.eval"))
 
 
 def test_a_trickling_server_is_abandoned_at_the_attempt_timeout(
@@ -110,7 +107,6 @@ def test_a_trickling_server_is_abandoned_at_the_attempt_timeout(
     assert result.exit_code == 2, result.output
     (line,) = _error_lines(result)
     assert model in line and "attempt timeout" in line
-    assert result.seconds < 120
 
 
 def test_a_model_that_only_calls_tools_gets_one_request_per_sample(
@@ -151,7 +147,6 @@ def test_a_server_that_fails_mid_run_ends_in_one_line_and_keeps_finished_samples
     (log,) = tmp_path.glob("*.eval")
     finished = [s for s in read_eval_log(str(log)).samples or [] if s.error is None]
     assert len(finished) == 3  # requests 3-5 (after the preflight's two) are kept
-    assert result.seconds < 180
 
 
 def test_a_piped_run_shows_output_tokens_before_its_samples_end(

@@ -80,28 +80,6 @@ def check_endpoints(
     }
 
 
-def open_and_check(
-    models: Iterable[str], dry_run: bool = False, timeout: int = PREFLIGHT_TIMEOUT_S
-) -> tuple[dict[str, str | Model], dict[str, Rate]]:
-    """Open ``models`` (only the served ones for a dry run) and probe the served ones: the
-    opened models and every rate known (measured, or assumed for gapscope's engine).
-
-    Raises ModelOpenError for a model the provider cannot open, EndpointError for a served
-    one that does not answer.
-    """
-    from gapscope.app.kit import _has_gpu, open_model
-
-    models = list(models)
-    opened = {name: open_model(name) for name in models if not dry_run or is_served(name)}
-    rates = check_endpoints(opened, timeout)
-    for name in models:
-        if name.startswith("gapscope/"):
-            assumed = assumed_rate(name, _has_gpu())
-            if assumed is not None:
-                rates[name] = assumed
-    return opened, rates
-
-
 DEFAULT_CONNECTIONS = 10
 """Inspect's requests in flight per model when ``--max-connections`` is not given."""
 
@@ -136,7 +114,9 @@ def estimated_seconds(rows: Iterable[PlanRow], rates: Mapping[str, Rate]) -> dic
     """Per model with a rate, the seconds its token budget takes at that rate.
 
     Every generation is assumed to run to its token cap, one after another (as a single
-    local server decodes them): an upper bound where replies stop early or a server batches.
+    local server decodes them), at the speed of the preflight's short prompt. It leaves out
+    the time a server spends reading long prompts: an S2B-LM episode (a growing transcript)
+    took 3.5x its estimate on ``transformers serve`` on a loaded CPU here.
     """
     out: dict[str, float] = {}
     for row in rows:

@@ -11,7 +11,7 @@ direction and is an intervention on a model, not a property of it (``gapscope ru
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -41,7 +41,9 @@ from gapscope.app.options import (
 
 if TYPE_CHECKING:
     from inspect_ai import Task
+    from inspect_ai.model import Model
 
+    from gapscope.app.preflight import Rate
     from gapscope.app.study import PlanRow, Study
 
 DIAGNOSTICS = ("s2b", "ladder", "onng", "prove", "t2")
@@ -250,12 +252,7 @@ def profile(
     json_out: JsonOut = False,
 ) -> None:
     """Profile models on every diagnostic: plan, run (resumable), report and comparisons."""
-    from gapscope.app.preflight import (
-        PREFLIGHT_TIMEOUT_S,
-        open_and_check,
-        plan_time,
-        request_bounds,
-    )
+    from gapscope.app.preflight import PREFLIGHT_TIMEOUT_S, plan_time, request_bounds
     from gapscope.models.endpoint import EndpointError
     from gapscope.records import SourceError
 
@@ -330,3 +327,27 @@ def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_
         f"{len(failed)} tasks did not finish ({', '.join(failed)}); rerun the same command to "
         "resume them",
     )
+
+
+def open_and_check(
+    models: Iterable[str], dry_run: bool, timeout: int
+) -> tuple[dict[str, str | Model], dict[str, Rate]]:
+    """Open ``models`` (only the served ones for a dry run) and probe the served ones: the
+    opened models and every rate known (measured, or assumed for gapscope's engine).
+
+    Raises ModelOpenError for a model the provider cannot open, EndpointError for a served
+    one that does not answer.
+    """
+    from gapscope.app.kit import _has_gpu, open_model
+    from gapscope.app.preflight import assumed_rate, check_endpoints
+    from gapscope.models.endpoint import is_served
+
+    models = list(models)
+    opened = {name: open_model(name) for name in models if not dry_run or is_served(name)}
+    rates = check_endpoints(opened, timeout)
+    for name in models:
+        if name.startswith("gapscope/"):
+            assumed = assumed_rate(name, _has_gpu())
+            if assumed is not None:
+                rates[name] = assumed
+    return opened, rates

@@ -15,10 +15,11 @@ measures the endpoint's output tokens per second for the plan's time estimate.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from gapscope.models.replies import GUARD, excerpt, server_words
 
 if TYPE_CHECKING:
     from inspect_ai.model import Model
@@ -31,9 +32,6 @@ HTTP_PROVIDERS = ("openai-api", "openai")
 
 LOCAL_PROVIDERS = ("gapscope", "scripted", "mockllm", "hf", "llama-cpp-python", "none")
 """Providers that run in this process: no endpoint to probe."""
-
-GUARD = "gapscope_guard"
-"""The error type of a reply the guarded transport refused (see ``http_guard``)."""
 
 PROBE_PROMPT = "Count from 1 to 40, separated by spaces."
 PROBE_TOKENS = 32
@@ -66,25 +64,6 @@ def guarded_model_args(model: str, max_bytes: int | None = None) -> dict[str, An
     kwargs = default_client_kwargs()  # Inspect's own client defaults (limits, keepalive)
     kwargs["transport"] = GuardedTransport(kwargs["transport"], max_bytes or MAX_REPLY_BYTES)
     return {"http_client": DefaultAsyncHttpxClient(**kwargs), "max_retries": 0}
-
-
-def excerpt(content: bytes | str, limit: int = 300) -> str:
-    text = content.decode("utf-8", "replace") if isinstance(content, bytes) else content
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def server_words(body: object) -> str:
-    """The message in an error body, in the shapes servers use (OpenAI's ``error.message``,
-    FastAPI's ``detail``, a bare ``message`` or string)."""
-    if isinstance(body, dict):
-        for key in ("error", "detail", "message"):
-            if key in body:
-                return server_words(body[key])
-        return excerpt(json.dumps(body))
-    if isinstance(body, list) and body:
-        return server_words(body[0])
-    return excerpt(str(body))
 
 
 HINTS = {

@@ -1,7 +1,7 @@
 """The ``httpx`` transport under a served model's client: replies are capped and checked.
 
 Imported only for the ``openai``-based providers (``httpx2`` comes with the ``openai`` extra);
-see :mod:`gapscope.models.endpoint` for why it exists.
+see ``gapscope.models.endpoint`` for why it exists.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import json
 
 import httpx2
 
-from gapscope.models.endpoint import GUARD, excerpt, server_words
+from gapscope.models.replies import GUARD, excerpt, server_words
 
 
 class GuardedTransport(httpx2.AsyncBaseTransport):
