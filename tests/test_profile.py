@@ -132,7 +132,7 @@ def test_a_study_against_an_openai_compatible_server_retries_transient_errors(
     """Two requests first fail with HTTP 500: the client retries them, nothing is lost."""
 
     def fail(n: int, body: dict[str, Any]) -> int | None:
-        return 500 if n in (3, 30) else None
+        return 500 if n in (7, 30) else None  # after both preflights (requests 1-4)
 
     with serve(StubServer(fail=fail)) as stub:
         model = _stub_model(monkeypatch, stub, "transient")
