@@ -444,7 +444,7 @@ def _run_diagnostic(
 
 def one_line(message: str) -> str:
     """A log's error message on one line (a provider's message may carry the whole reply)."""
-    from gapscope.models.endpoint import excerpt
+    from gapscope.models.replies import excerpt
 
     return excerpt(message, 500)
 
