@@ -1,8 +1,12 @@
-"""Suite-wide: the Lean self-test gate is opened for tests that drive a fake REPL.
+"""What every test shares.
 
-The fake REPL is not Lean, so it cannot pass the shipped known-answer cases; every test that
-opens a local backend through ``open_backend`` runs "untested" (its verdicts say
-``selftest=False``). The gate's own tests (tests/lean/test_selftest.py) remove this.
+- The Lean self-test gate is opened for tests that drive a fake REPL: the fake REPL is not
+  Lean, so it cannot pass the shipped known-answer cases; every test that opens a local backend
+  through ``open_backend`` runs "untested" (its verdicts say ``selftest=False``). The gate's
+  own tests (tests/lean/test_selftest.py) remove this.
+- Inspect's generate cache lives in the test's own directory: S2B-LM episodes against a served
+  model use Inspect's cache (``s2b.task.episode_cache``); a cache in the user's home would let
+  one test (or an earlier session) answer another's requests.
 """
 
 from __future__ import annotations
@@ -15,3 +19,10 @@ from gapscope.lean.selftest.record import ENV_ALLOW_UNTESTED
 @pytest.fixture(autouse=True)
 def _untested_lean_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV_ALLOW_UNTESTED, "1")
+
+
+@pytest.fixture(autouse=True)
+def _own_generate_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path_factory.mktemp("inspect-cache")))

@@ -3,18 +3,31 @@ real ``openai`` client talk to it over HTTP on 127.0.0.1, and it fails the reque
 to fail.
 
 It answers S2B-LM games "Answer: same" and everything else ``\\boxed{1}``; ``fail`` decides per
-request (numbered from 1) whether to answer with an HTTP error status instead.
+request (numbered from 1) whether to answer with an HTTP error status instead. ``mode`` makes it
+misbehave as real servers do (see :data:`MODES`); ``served`` and ``api_key`` make it refuse
+another model name (404) or key (401) with the server's own words, as vLLM and
+``transformers serve`` do.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+MODES = ("ok", "tool-call", "error-under-200", "empty-choices", "trickle", "oversized", "slow")
+"""``ok``: answers; ``tool-call``: every reply is a tool call; ``error-under-200``: an error body
+with status 200; ``empty-choices``: a completion with ``choices: []``; ``trickle``: a reply sent
+one byte a second; ``oversized``: a reply that declares (and streams) 200 MB; ``slow``: answers
+after ``delay`` seconds."""
+OVERSIZED_BYTES = 200 * 1024 * 1024
 
 
 @dataclass
@@ -22,35 +35,64 @@ class StubServer:
     """What the server saw, and its failure policy: ``fail(n, body) -> status or None``."""
 
     fail: Callable[[int, dict[str, Any]], int | None] = lambda n, body: None
+    mode: str = "ok"
+    served: str | None = None
+    api_key: str | None = None
+    delay: float = 0.0
+    completion_tokens: int = 3
+    after: int = 0
+    """``mode`` applies from request ``after + 1`` on (the first ones are answered)."""
     requests: int = 0
     failures: int = 0
     answered: int = 0
     url: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def acting(self) -> str:
+        """The mode of the request being answered."""
+        return self.mode if self.requests > self.after else "ok"
+
+    def reply(self, body: dict[str, Any], key: str = "") -> tuple[int, dict[str, Any], str]:
+        """The status, the body and the mode of one request."""
         with self.lock:
             self.requests += 1
+            mode = self.acting()
+            if self.api_key is not None and key != f"Bearer {self.api_key}":
+                refused = {"message": "Incorrect API key provided: stub-refused"}
+                return 401, {"error": refused}, mode
+            if self.served is not None and body.get("model") != self.served:
+                words = f"The model `{body.get('model')}` does not exist (served: {self.served})"
+                return 404, {"error": {"message": words, "type": "NotFoundError"}}, mode
             status = self.fail(self.requests, body)
             if status is not None:
                 self.failures += 1
-                return status, {"error": {"message": "stub failure", "type": "server_error"}}
+                failure = {"message": "stub failure", "type": "server_error"}
+                return status, {"error": failure}, mode
             self.answered += 1
+        if mode == "error-under-200":
+            overloaded = {"message": "stub overloaded: no capacity", "code": 503}
+            return 200, {"error": overloaded}, mode
+        return 200, self._completion(body, mode), mode
+
+    def _completion(self, body: dict[str, Any], mode: str) -> dict[str, Any]:
         last = str(body["messages"][-1].get("content", ""))
         text = "Answer: same" if "Game " in last or "Sync round" in last else "\\boxed{1}"
-        return 200, {
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        if mode == "tool-call":
+            call: dict[str, Any] = {"id": f"call-{self.requests}", "type": "function"}
+            call["function"] = {"name": "python", "arguments": '{"code": "print(1)"}'}
+            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        if mode == "slow":
+            time.sleep(self.delay)
+        choices = [{"index": 0, "message": message, "finish_reason": "stop"}]
+        tokens = self.completion_tokens
+        return {
             "id": f"stub-{self.requests}",
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model", "stub"),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
+            "choices": [] if mode == "empty-choices" else choices,
+            "usage": {"prompt_tokens": 1, "completion_tokens": tokens, "total_tokens": tokens + 1},
         }
 
 
@@ -59,13 +101,28 @@ def _handler(stub: StubServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
             body = json.loads(self.rfile.read(length) or b"{}")
-            status, payload = stub.reply(body)
+            status, payload, mode = stub.reply(body, self.headers.get("Authorization", ""))
             data = json.dumps(payload).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
+            size = OVERSIZED_BYTES if mode == "oversized" else len(data)
+            self.send_header("Content-Length", str(size))
             self.end_headers()
-            self.wfile.write(data)
+            with contextlib.suppress(OSError):  # the client gave up (as it should)
+                self._send(data, mode)
+
+        def _send(self, data: bytes, mode: str) -> None:
+            if mode == "trickle":
+                for i in range(len(data)):
+                    self.wfile.write(data[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(1.0)
+            elif mode == "oversized":
+                chunk = b" " * (1024 * 1024)
+                for _ in range(OVERSIZED_BYTES // len(chunk)):
+                    self.wfile.write(chunk)
+            else:
+                self.wfile.write(data)
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet in test output
             pass
@@ -86,3 +143,11 @@ def serve(stub: StubServer) -> Iterator[StubServer]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+def closed_port_url() -> str:
+    """The base URL of a port on 127.0.0.1 that nothing listens on (a server that is down)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"

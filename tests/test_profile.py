@@ -132,7 +132,7 @@ def test_a_study_against_an_openai_compatible_server_retries_transient_errors(
     """Two requests first fail with HTTP 500: the client retries them, nothing is lost."""
 
     def fail(n: int, body: dict[str, Any]) -> int | None:
-        return 500 if n in (3, 30) else None
+        return 500 if n in (7, 30) else None  # after both preflights (requests 1-4)
 
     with serve(StubServer(fail=fail)) as stub:
         model = _stub_model(monkeypatch, stub, "transient")
@@ -140,7 +140,8 @@ def test_a_study_against_an_openai_compatible_server_retries_transient_errors(
         planned = sum(row["generations"] for row in plan["tasks"] if row["model"] == model)
         envelope = _profile(model, tmp_path)
     assert envelope["exit_code"] == 0, envelope["error"]
-    assert stub.failures > 0 and stub.answered == planned
+    # and two preflight requests per command (the dry run's and the run's)
+    assert stub.failures > 0 and stub.answered == planned + 4
 
 
 def test_a_server_that_refuses_some_samples_records_them_and_a_rerun_completes_them(
@@ -167,13 +168,15 @@ def test_a_server_that_refuses_some_samples_records_them_and_a_rerun_completes_t
         stub.fail, answered = (lambda n, body: None), stub.answered  # the server is fixed
         done = _profile(model, tmp_path)
     assert done["exit_code"] == 0, done["error"]
-    assert stub.answered - answered == len(errors)  # only the refused samples are asked again
+    # only the refused samples are asked again (and the two preflight requests)
+    assert stub.answered - answered == len(errors) + 2
 
 
 def test_a_run_says_what_it_will_spend_and_warns_a_cpu_model_of_a_paper_budget(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from gapscope.app import kit
+    from gapscope.app.preflight import Rate
     from gapscope.ladder.task import oracle_ladder
 
     monkeypatch.setattr(kit, "_has_gpu", lambda: False)
@@ -183,9 +186,16 @@ def test_a_run_says_what_it_will_spend_and_warns_a_cpu_model_of_a_paper_budget(
     generations = len(task.dataset) * 2
     assert f"{generations:,} generations x up to 16,384 tokens" in err
     assert f"= {generations * 16384:,} output tokens" in err
-    assert "warning: gapscope/embedded runs on this CPU" in err and "--budget quick" in err
-    kit.announce_plan(task, "openai-api/vllm/m", "ladder")  # served elsewhere: no warning
+    assert "at 50.0 tokens/s (assumed for gapscope's engine on a CPU)" in err
+    assert "warning: gapscope/embedded may take up to" in err and "--budget quick" in err
+    kit.announce_plan(task, "openai-api/vllm/m", "ladder")  # not probed: no estimate
+    assert "warning" not in (err := capsys.readouterr().err) and "no estimate" in err
+    fast = Rate(1e6, "measured")  # a fast server: the same budget needs no warning
+    kit.announce_plan(task, "openai-api/vllm/m", "ladder", fast)
     assert "warning" not in capsys.readouterr().err
+    slow = Rate(20.0, "measured: 32 tokens in 1.6 s by the preflight request")
+    kit.announce_plan(task, "openai-api/vllm/m", "ladder", slow)  # any model, not only ours
+    assert "warning: openai-api/vllm/m may take up to" in capsys.readouterr().err
 
 
 def test_the_report_says_when_answers_are_degenerate(tmp_path: Path) -> None:

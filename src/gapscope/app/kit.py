@@ -58,11 +58,14 @@ from gapscope.app.endings import EXIT_INTERRUPTED as EXIT_INTERRUPTED
 from gapscope.app.endings import EXIT_OK as EXIT_OK
 from gapscope.app.endings import EXIT_RUN_FAILED as EXIT_RUN_FAILED
 from gapscope.app.endings import TaskEnd, read_end
+from gapscope.app.options import generation_limits
 
 if TYPE_CHECKING:
     from inspect_ai import Task
     from inspect_ai.log import EvalLog
     from inspect_ai.model import Model
+
+    from gapscope.app.preflight import Rate
 
 JsonOut = Annotated[bool, typer.Option("--json", help="Envelope as JSON on stdout.")]
 """The ``--json`` flag of every command (see the module docstring for the envelope)."""
@@ -85,6 +88,9 @@ WIDTH_ENV = "GAPSCOPE_WIDTH"
 """Width of printed tables, when ``gapscope --width N`` does not give one."""
 TABLE_WIDTH: ContextVar[int | None] = ContextVar("table_width", default=None)
 """``gapscope --width N``: set by the root command for every invocation (None when not given)."""
+GENERATION: ContextVar[dict[str, int] | None] = ContextVar("generation", default=None)
+"""``gapscope run --timeout/--attempt-timeout/--max-retries``: the bounds on a served model's
+requests, set by the ``run`` group for every ``run`` command (None: ``app.options``' defaults)."""
 PIPED_WIDTH = 1000
 """Tables written to a pipe or a file are not cut to a terminal's width (rich's default of 80
 columns turned names into ``gapsc…``): they take the width their cells need, up to this."""
@@ -399,28 +405,27 @@ def open_model(model: str) -> str | Model:
 
     Whatever fails while a provider opens a model (a missing checkpoint, a missing package, a
     malformed name) is the user's ``--model`` argument; the message names it. ``none`` (no
-    model, for the reference listeners) is passed through.
+    model, for the reference listeners) is passed through. A model served over HTTP gets a
+    client whose replies are capped and checked (``models.endpoint``).
     """
     from inspect_ai.model import get_model
+
+    from gapscope.models.endpoint import guarded_model_args
 
     if model == "none":
         return model
     try:
         with contextlib.redirect_stdout(sys.stderr):
-            return get_model(model)
+            return get_model(model, **guarded_model_args(model))
     except Exception as exc:  # any provider error: the message is what the user needs
         raise ModelOpenError(f"--model {model}: cannot open it: {_plain(str(exc))}") from None
 
 
-CPU_TOKEN_WARNING = 200_000
-"""A local model on a CPU past this many output tokens gets a warning before the run."""
-ASSUMED_CPU_TOKENS_PER_S = 50
-"""For that warning's estimate: roughly what a ~100M-parameter model decodes on a CPU."""
-
-
-def announce_plan(task: Task, model: str, diagnostic: str) -> None:
-    """Say on stderr what the run will spend (as ``gapscope profile --dry-run`` does), and warn
-    when a model that runs on this machine's CPU meets a paper-scale budget."""
+def announce_plan(task: Task, model: str, diagnostic: str, rate: Rate | None = None) -> None:
+    """Say on stderr what the run will spend (as ``gapscope profile --dry-run`` does) and how
+    long it may take at ``rate`` (the preflight's measurement; for gapscope's own engine on a
+    CPU an assumed rate), with a warning past ``preflight.WALL_WARNING_S``."""
+    from gapscope.app.preflight import assumed_rate, estimate_lines
     from gapscope.app.study import plan_of
 
     row = plan_of(task, model, diagnostic, diagnostic)
@@ -433,15 +438,10 @@ def announce_plan(task: Task, model: str, diagnostic: str) -> None:
         markup=False,
         highlight=False,
     )
-    if model.startswith("gapscope/") and row.token_budget > CPU_TOKEN_WARNING and not _has_gpu():
-        hours = row.token_budget / ASSUMED_CPU_TOKENS_PER_S / 3600
-        err_console.print(
-            f"warning: {model} runs on this CPU; at about {ASSUMED_CPU_TOKENS_PER_S} tokens/s "
-            f"this budget could take up to {hours:.1f} h. For a first look lower the budget "
-            "(--max-tokens, -k/-n, --limit) or run `gapscope profile --budget quick`.",
-            markup=False,
-            highlight=False,
-        )
+    if rate is None and model.startswith("gapscope/"):
+        rate = assumed_rate(model, _has_gpu())
+    for line in estimate_lines([row], {model: rate} if rate else {}):
+        err_console.print(line, markup=False, highlight=False)
 
 
 def _has_gpu() -> bool:
@@ -507,9 +507,23 @@ def _run_diagnostic(
         out.fail(exc)
     except bad_input as exc:
         out.fail(exc)
-    announce_plan(task, model, out.command.removeprefix("run "))
+    from gapscope.app.preflight import PREFLIGHT_TIMEOUT_S, check_endpoints, request_bounds
+    from gapscope.app.study import plan_of
+    from gapscope.models.endpoint import EndpointError
+
+    given = GENERATION.get() or generation_limits()
     try:
-        log = run_task(task, opened, log_dir, resume=run_key(task, model), **eval_args)
+        rates = check_endpoints({model: opened}, given.get("attempt_timeout", PREFLIGHT_TIMEOUT_S))
+    except EndpointError as exc:  # down, wrong served name, refused key: nothing started
+        out.fail(exc)
+    diagnostic = out.command.removeprefix("run ")
+    announce_plan(task, model, diagnostic, rates.get(model))
+    row = plan_of(task, model, diagnostic, diagnostic)
+    bounds = request_bounds(row, rates.get(model), given, eval_args.get("max_connections"))
+    eval_args = bounds | eval_args
+    try:
+        with _piped_progress(task, model, diagnostic):
+            log = run_task(task, opened, log_dir, resume=run_key(task, model), **eval_args)
     except Interrupted as stop:
         interrupted(out, stop)
     except Exception as exc:
@@ -529,7 +543,7 @@ def _finish_run(out: Output, log: EvalLog, summarise: Callable[[EvalLog], View])
     if end.finished:
         out.finish(summarise(log))
         return
-    reason = log.error.message if log.error else "no error recorded"
+    reason = one_line(log.error.message) if log.error else "no error recorded"
     try:
         partial = summarise(log)
     except Exception:  # a failed run may lack what a summary needs; the error says enough
@@ -541,3 +555,26 @@ def _finish_run(out: Output, log: EvalLog, summarise: Callable[[EvalLog], View])
         f"{log.location}); rerun the same command to resume it (its {end.scored} scored "
         "samples are kept)",
     )
+
+
+def one_line(message: str) -> str:
+    """A log's error message on one line (a provider's message may carry the whole reply)."""
+    from gapscope.models.replies import excerpt
+
+    return excerpt(message, 500)
+
+
+@contextlib.contextmanager
+def _piped_progress(task: Task, model: str, diagnostic: str) -> Iterator[None]:
+    """A progress line every 30 s when stderr is not a terminal (Inspect's own display shows
+    nothing there until the run ends)."""
+    if err_console.file.isatty():
+        yield
+        return
+    from gapscope.app.study import Study, StudyProgress, StudyTask, plan_of, tracking
+
+    row = plan_of(task, model, diagnostic, diagnostic)
+    study = Study(tasks=[StudyTask(row, task, model)])
+    progress = StudyProgress(study, lambda line: err_console.print(line, markup=False))
+    with tracking(progress):
+        yield

@@ -12,10 +12,18 @@ from typing import Annotated
 import typer
 
 from gapscope.app.doctor import doctor
-from gapscope.app.kit import EMBEDDED_MODEL, TABLE_WIDTH
+from gapscope.app.kit import EMBEDDED_MODEL, GENERATION, TABLE_WIDTH
 from gapscope.app.ladder import ladder_app, run_ladder, run_ladder_code
 from gapscope.app.lean import lean_app
 from gapscope.app.onng import onng_app, run_onng
+from gapscope.app.options import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    AttemptTimeoutOption,
+    MaxRetriesOption,
+    TimeoutOption,
+    generation_limits,
+)
 from gapscope.app.profile import profile
 from gapscope.app.prove import prove_app, run_prove
 from gapscope.app.report import compare_command, report_command
@@ -55,6 +63,20 @@ def _settings(
     ``--width`` is read where tables are printed (:func:`gapscope.app.kit.table_console`).
     """
     TABLE_WIDTH.set(width)
+
+
+@run_app.callback()
+def _run_settings(
+    timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
+    attempt_timeout: AttemptTimeoutOption = None,
+    max_retries: MaxRetriesOption = DEFAULT_MAX_RETRIES,
+) -> None:
+    """Run a diagnostic as an Inspect evaluation (logs open with `inspect view`).
+
+    The bounds on a served model's requests go before the diagnostic:
+    ``gapscope run --attempt-timeout 60 s2b ...`` (read by :func:`gapscope.app.kit.run_diagnostic`).
+    """
+    GENERATION.set(generation_limits(timeout, attempt_timeout, max_retries))
 
 
 app.add_typer(run_app, name="run")

@@ -70,3 +70,56 @@ def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:
                 f"{key} expects {types[key].__name__}, got {value!r}", param_hint="--set"
             ) from None
     return out
+
+
+DEFAULT_TIMEOUT_S = 900
+DEFAULT_MAX_RETRIES = 3
+MIN_ATTEMPT_TIMEOUT_S = 300
+ATTEMPT_SLACK = 4
+"""The bounds on a served model's requests (Inspect's ``timeout``, ``attempt_timeout`` and
+``max_retries``; Inspect's own default is to retry forever). A server that refuses or fails
+every request ends each one after 4 attempts, about 30 s of Inspect's exponential backoff
+(3, 6, 12 s with up to 3 s jitter each), and the preflight reports it before any sample. An
+attempt is abandoned after ``ATTEMPT_SLACK`` times what the task's token cap takes at the
+preflight's measured speed with every connection busy, and never before
+``MIN_ATTEMPT_TIMEOUT_S`` (``preflight.request_bounds``): a slow local server is not mistaken
+for a stalled one, and one that stops answering mid-reply is. gapscope's own engine
+(``gapscope/…``) and other in-process models get none of these: they cannot be down, and a
+long CPU generation is not a stall."""
+
+TimeoutOption = Annotated[
+    int,
+    typer.Option(
+        "--timeout",
+        min=1,
+        help="Seconds one request to a served model may take, retries included.",
+    ),
+]
+AttemptTimeoutOption = Annotated[
+    int | None,
+    typer.Option(
+        "--attempt-timeout",
+        min=1,
+        help="Seconds one attempt of a request may take before it is abandoned and retried "
+        "(default: 4x the token cap at the preflight's measured speed, at least 300).",
+    ),
+]
+MaxRetriesOption = Annotated[
+    int,
+    typer.Option(
+        "--max-retries",
+        min=0,
+        help="Retries of a request the server failed (HTTP 5xx, 429, a dropped connection).",
+    ),
+]
+
+
+def generation_limits(
+    timeout: int = DEFAULT_TIMEOUT_S,
+    attempt_timeout: int | None = None,
+    max_retries: int = DEFAULT_MAX_RETRIES,
+) -> dict[str, int]:
+    """The Inspect ``GenerateConfig`` fields the three options set (an attempt timeout not
+    given is computed per task: ``preflight.request_bounds``)."""
+    limits = {"timeout": timeout, "max_retries": max_retries}
+    return limits | ({"attempt_timeout": attempt_timeout} if attempt_timeout else {})

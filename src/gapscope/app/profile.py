@@ -11,7 +11,7 @@ direction and is an intervention on a model, not a property of it (``gapscope ru
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -25,16 +25,25 @@ from gapscope.app.kit import (
     JsonOut,
     Output,
     command_output,
-    open_model,
     read_or_fail,
     require_directory,
 )
-from gapscope.app.options import AllowUnsandboxedOption
+from gapscope.app.options import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    AllowUnsandboxedOption,
+    AttemptTimeoutOption,
+    MaxRetriesOption,
+    TimeoutOption,
+    generation_limits,
+)
 
 if TYPE_CHECKING:
     from inspect_ai import Task
+    from inspect_ai.model import Model
 
-    from gapscope.app.study import Study
+    from gapscope.app.preflight import Rate
+    from gapscope.app.study import PlanRow, Study
 
 DIAGNOSTICS = ("s2b", "ladder", "onng", "prove", "t2")
 MODEL_SEATS = (("listener", "lm"), ("speaker", "lm"))
@@ -236,10 +245,15 @@ def profile(
         int | None,
         typer.Option(min=1, help="Requests in flight per model (Inspect's; default: its own)."),
     ] = None,
+    timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
+    attempt_timeout: AttemptTimeoutOption = None,
+    max_retries: MaxRetriesOption = DEFAULT_MAX_RETRIES,
     json_out: JsonOut = False,
 ) -> None:
     """Profile models on every diagnostic: plan, run (resumable), report and comparisons."""
+    from gapscope.app.preflight import PREFLIGHT_TIMEOUT_S, plan_time, request_bounds
     from gapscope.lean.backend import LeanUnavailable
+    from gapscope.models.endpoint import EndpointError
     from gapscope.records import SourceError
 
     if budget not in BUDGETS:
@@ -252,20 +266,26 @@ def profile(
     with command_output("profile", json_out) as out:
         require_directory(log_dir, "--log-dir")
         try:
-            if not dry_run:
-                for name in models:
-                    open_model(name)
+            # served models answer one request first (also in a dry run); local ones open
+            # only when the study runs
+            opened, rates = open_and_check(models, dry_run, attempt_timeout or PREFLIGHT_TIMEOUT_S)
             study = build_study(models, chosen, BUDGETS[budget], inputs)
-        except (ValueError, SourceError, OSError, LeanUnavailable) as exc:
+        except (ValueError, SourceError, OSError, LeanUnavailable, EndpointError) as exc:
             out.fail(exc)
-        plan = study.plan()
+        plan = study.plan() | {"time": plan_time((t.row for t in study.tasks), rates)}
         from gapscope.analysis.terminal import print_plan
 
         if dry_run:
             out.finish(View(details={"plan": plan}, show=lambda c: print_plan(plan, c)))
             return
         limits = {"max_connections": max_connections} if max_connections else {}
-        _run(out, study, plan, log_dir, retry_attempts=retry_attempts, **limits)
+        given = generation_limits(timeout, attempt_timeout, max_retries)
+
+        def generation(row: PlanRow) -> dict[str, int]:
+            return request_bounds(row, rates.get(row.model), given, max_connections)
+
+        run_args = {"models": opened, "generation": generation, "retry_attempts": retry_attempts}
+        _run(out, study, plan, log_dir, **run_args, **limits)
 
 
 def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_args: Any) -> None:
@@ -303,3 +323,27 @@ def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_
 
     error = None if ending.complete else f"{ending.headline()}; {ending.rerun}"
     out.finish(View(report.rows, details, show), ending.code, error)
+
+
+def open_and_check(
+    models: Iterable[str], dry_run: bool, timeout: int
+) -> tuple[dict[str, str | Model], dict[str, Rate]]:
+    """Open ``models`` (only the served ones for a dry run) and probe the served ones: the
+    opened models and every rate known (measured, or assumed for gapscope's engine).
+
+    Raises ModelOpenError for a model the provider cannot open, EndpointError for a served
+    one that does not answer.
+    """
+    from gapscope.app.kit import _has_gpu, open_model
+    from gapscope.app.preflight import assumed_rate, check_endpoints
+    from gapscope.models.endpoint import is_served
+
+    models = list(models)
+    opened = {name: open_model(name) for name in models if not dry_run or is_served(name)}
+    rates = check_endpoints(opened, timeout)
+    for name in models:
+        if name.startswith("gapscope/"):
+            assumed = assumed_rate(name, _has_gpu())
+            if assumed is not None:
+                rates[name] = assumed
+    return opened, rates

@@ -14,7 +14,7 @@ import io
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -23,6 +23,7 @@ from gapscope.app.endings import Ending, study_ending
 
 if TYPE_CHECKING:
     from inspect_ai import Task
+    from inspect_ai.model import Model
 
 LEAN_BACKED = ("onng", "prove", "t2")
 """Diagnostics whose every generation is checked by Lean."""
@@ -119,45 +120,63 @@ class StudyProgress:
     """One line on stderr for the whole study: tasks done / total, samples, tokens, time.
 
     Fed by Inspect's hooks (:class:`_ProgressHooks`), which see every sample of every task
-    that ``eval_set`` runs, whatever its own display shows.
+    that ``eval_set`` runs, whatever its own display shows: output tokens are counted as each
+    model call returns (not when its sample ends: an S2B-LM episode is a dozen calls), and
+    while :func:`tracking` runs a ticker shows the line every ``every_s`` seconds (default:
+    :data:`TERMINAL_EVERY_S` on a terminal, :data:`PIPED_EVERY_S` in a pipe or a file), so a
+    run that is slow, or stuck, still shows that it is alive.
     """
 
-    def __init__(self, study: Study, out: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        study: Study,
+        out: Callable[[str], None],
+        every_s: float | None = None,
+    ) -> None:
         self.total_tasks = len(study.tasks)
         self.total_samples = sum(t.row.samples * (t.task.epochs or 1) for t in study.tasks)
         self.tasks = 0
         self.samples = 0
         self.tokens = 0
+        self.calls = 0
         self.start = time.monotonic()
         self.out = out
+        self.every_s = every_s if every_s is not None else default_every_s()
         self._lock = threading.Lock()
-        self._shown = -self.EVERY_S
 
-    EVERY_S = 5.0
-    """A sample's line is shown at most this often; a finished task's always."""
+    def call_done(self, tokens: int) -> None:
+        with self._lock:
+            self.calls += 1
+            self.tokens += tokens
 
-    def sample_done(self, tokens: int) -> None:
+    def sample_done(self) -> None:
         with self._lock:
             self.samples += 1
-            self.tokens += tokens
-            if time.monotonic() - self._shown >= self.EVERY_S:
-                self._show()
 
     def task_done(self) -> None:
         with self._lock:
             self.tasks += 1
-            self._show()
+            self.show()
 
     def line(self) -> str:
         elapsed = time.monotonic() - self.start
         return (
             f"study: tasks {self.tasks}/{self.total_tasks}, samples {self.samples}/"
-            f"{self.total_samples}, output tokens {self.tokens:,}, {elapsed:.0f} s"
+            f"{self.total_samples}, model calls {self.calls:,}, output tokens {self.tokens:,},"
+            f" {elapsed:.0f} s"
         )
 
-    def _show(self) -> None:
-        self._shown = time.monotonic()
+    def show(self) -> None:
         self.out(self.line())
+
+
+TERMINAL_EVERY_S = 5.0
+PIPED_EVERY_S = 30.0
+"""How often the progress line is shown: on a terminal, and as plain lines in a pipe or file."""
+
+
+def default_every_s() -> float:
+    return TERMINAL_EVERY_S if sys.stderr.isatty() else PIPED_EVERY_S
 
 
 _ACTIVE: list[StudyProgress] = []
@@ -165,18 +184,20 @@ _ACTIVE: list[StudyProgress] = []
 
 def _install_hooks() -> None:
     """Register the study's Inspect hooks once per process (Inspect keeps them for good)."""
-    from inspect_ai.hooks import Hooks, SampleEnd, TaskEnd, hooks
+    from inspect_ai.hooks import Hooks, ModelUsageData, SampleEnd, TaskEnd, hooks
 
     @hooks(name="gapscope_study", description="gapscope profile: one progress line")
     class _ProgressHooks(Hooks):
         def enabled(self) -> bool:
             return bool(_ACTIVE)
 
-        async def on_sample_end(self, data: SampleEnd) -> None:
-            usage = data.sample.model_usage or {}
-            tokens = sum(u.output_tokens for u in usage.values())
+        async def on_model_usage(self, data: ModelUsageData) -> None:
             for progress in _ACTIVE:
-                progress.sample_done(tokens)
+                progress.call_done(data.usage.output_tokens)
+
+        async def on_sample_end(self, data: SampleEnd) -> None:
+            for progress in _ACTIVE:
+                progress.sample_done()
 
         async def on_task_end(self, data: TaskEnd) -> None:
             for progress in _ACTIVE:
@@ -188,29 +209,61 @@ _hooks_installed = threading.Event()
 
 @contextlib.contextmanager
 def tracking(progress: StudyProgress) -> Iterator[StudyProgress]:
-    """Feed ``progress`` from Inspect's hooks while the body runs."""
+    """Feed ``progress`` from Inspect's hooks, and show it every ``every_s``, while the body
+    runs."""
     if not _hooks_installed.is_set():
         _install_hooks()
         _hooks_installed.set()
     _ACTIVE.append(progress)
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(progress.every_s):
+            progress.show()
+
+    ticker = threading.Thread(target=tick, name="gapscope-progress", daemon=True)
+    ticker.start()
     try:
         yield progress
     finally:
+        stop.set()
+        ticker.join()
         _ACTIVE.remove(progress)
 
 
-def run_study(study: Study, log_dir: Path, progress: StudyProgress, **eval_args: Any) -> Ending:
+def run_study(
+    study: Study,
+    log_dir: Path,
+    progress: StudyProgress,
+    models: Mapping[str, str | Model] | None = None,
+    generation: Callable[[PlanRow], Mapping[str, int]] | None = None,
+    **eval_args: Any,
+) -> Ending:
     """Run every task of ``study`` through one ``eval_set`` over ``log_dir``; how it ended is
     read back from the logs there (:func:`gapscope.app.endings.study_ending`).
 
     Finished tasks found there are not run again; a log that was cut off is continued (its
     finished samples are kept). Failed samples are retried (Inspect's ``retry_attempts``)
     and, past that, recorded as failed: no sample is lost. A Ctrl-C ends the run, not the
-    command: the ending says it was interrupted.
+    command: the ending says it was interrupted. ``models`` are the opened models by name (a
+    name not in it is opened by Inspect); ``generation`` gives each task's bounds on its
+    requests (``timeout``, ``attempt_timeout``, ``max_retries``: Inspect leaves them out of a
+    task's identity, so a rerun with other bounds still resumes).
     """
     from inspect_ai import eval_set, task_with
+    from inspect_ai.model import GenerateConfig
 
-    tasks = [task_with(t.task, model=t.model) for t in study.tasks]
+    opened = models or {}
+    tasks = [
+        task_with(
+            t.task,
+            model=opened.get(t.model, t.model),
+            config=t.task.config.merge(
+                GenerateConfig.model_validate(dict(generation(t.row)) if generation else {})
+            ),
+        )
+        for t in study.tasks
+    ]
     interrupted = False
     held = HeldSuccess(sys.stderr)
     with tracking(progress), contextlib.redirect_stdout(held):  # type: ignore[type-var]

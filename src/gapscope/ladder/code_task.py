@@ -170,7 +170,7 @@ def ladder_code(
     ]
     return Task(
         dataset=MemoryDataset(samples, name=f"ladder-code-{problems}"),
-        solver=generate(),
+        solver=generate(tool_calls="none"),  # no tools offered: a tool call ends the turn
         scorer=code_tests(
             {p.pid: p for p in chosen}, limits, workers or os.cpu_count() or 1, layer, remote
         ),

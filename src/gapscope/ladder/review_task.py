@@ -61,7 +61,7 @@ def ladder_review(
             [review_sample(c, max_attempts, max_attempt_chars) for c in review_set.cases],
             name="ladder-review",
         ),
-        solver=generate(),
+        solver=generate(tool_calls="none"),  # no tools offered: a tool call ends the turn
         scorer=rubric_label(),
         # A review is a reading, not a sample of opinions: the judge answers greedily.
         config=GenerateConfig(max_tokens=max_tokens, temperature=0.0),

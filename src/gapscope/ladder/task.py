@@ -117,7 +117,7 @@ def oracle_ladder(
     generations(len(probes) * k, f"{len(probes)} probes x k={k}")
     return Task(
         dataset=MemoryDataset([probe_sample(p) for p in probes], name=f"ladder-{families}"),
-        solver=[system_first(template("system")), generate()],
+        solver=[system_first(template("system")), generate(tool_calls="none")],
         scorer=ladder_verifier(verify_timeout),
         epochs=Epochs(k),
         # The paper gives k = 8 sampled rollouts but no top-p: send 1.0 (no truncation)

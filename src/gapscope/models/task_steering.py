@@ -150,7 +150,7 @@ def steered_generate(steer: str | None = None, alpha: float = 0.0) -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         with task_steering(steer, alpha):
-            return await generate(state)
+            return await generate(state, tool_calls="none")  # no tools: one call
 
     return solve
 

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import (
+    CachePolicy,
     ChatMessage,
     ChatMessageAssistant,
     ChatMessageSystem,
@@ -48,6 +49,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import display_counter
 
 from gapscope.log_metadata import plain
+from gapscope.models.endpoint import is_served
 from gapscope.models.task_steering import check_options, task_steering
 from gapscope.params import real, whole
 from gapscope.s2b.answers import extract
@@ -161,6 +163,26 @@ def s2b_lm(
     )
 
 
+EPISODE_CACHE_EXPIRY = "1W"
+"""How long a finished model call of an episode is kept for a rerun to replay."""
+
+
+def episode_cache(model: str, steer: str | None = None, alpha: float = 0.0) -> CachePolicy | bool:
+    """Inspect's cache for the model calls of an episode with a served ``model``, so that an
+    interrupted episode (one sample of a dozen calls) replays the calls the server finished
+    instead of asking again. Models in this process (gapscope's engine, ``scripted/``, ``hf/``)
+    are not cached: their name does not pin what answers (a test's script, a local checkpoint).
+
+    The key is Inspect's: model, base URL, every message, the generate config and the epoch,
+    so only the same request replays; decisions are greedy (temperature 0), so a replayed
+    reply is what the server would send again. Not under steering: the key cannot see the
+    forward hook, and a steered call must not replay an unsteered one (or another alpha's).
+    """
+    if not is_served(model) or (steer is not None and alpha != 0):
+        return False
+    return CachePolicy(expiry=EPISODE_CACHE_EXPIRY, scopes={"gapscope": "s2b-episode"})
+
+
 def _check_seats(role: str, listener: str, speaker: str) -> None:
     """Each role tests one seat; a choice for the other seat is a mistake, said by name."""
     if role not in ROLES:
@@ -229,7 +251,9 @@ def play_episode(
                 reply = f"Answer: {'same' if coin.random() < 0.5 else 'different'}"
             else:
                 with task_steering(steer, alpha):
-                    output = await get_model().generate(messages, config=generate_config)
+                    model = get_model()
+                    cache = episode_cache(str(model), steer, alpha)
+                    output = await model.generate(messages, config=generate_config, cache=cache)
                 reply, stop_reason = output.completion, output.stop_reason
             messages.append(ChatMessageAssistant(content=reply))
             records.append(
@@ -389,7 +413,9 @@ def play_speaker_episode(config: S2BConfig, speaker: str, max_tokens: int) -> So
             elif reference is not None:
                 reply = message_line(reference(game))
             else:
-                output = await get_model().generate(messages, config=generate_config)
+                model = get_model()
+                cache = episode_cache(str(model))
+                output = await model.generate(messages, config=generate_config, cache=cache)
                 reply, stop_reason = output.completion, output.stop_reason
             messages.append(ChatMessageAssistant(content=reply))
             read = read_message(reply, config.n_dim, config.vocab_size)

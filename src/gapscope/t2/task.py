@@ -237,7 +237,7 @@ def t2(
         dataset=MemoryDataset(samples, name="t2"),
         solver=ground_truth_answer()
         if ground_truth
-        else [system_first(system_prompt()), generate()],
+        else [system_first(system_prompt()), generate(tool_calls="none")],
         scorer=t2_scorer(evaluate, counting),
         epochs=Epochs(1 if ground_truth else k),
         config=GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens),

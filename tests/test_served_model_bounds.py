@@ -1,0 +1,190 @@
+"""A served model that misbehaves ends a run in bounded time with one line naming the model and
+quoting the server, and what finished is kept.
+
+Each case runs the real ``gapscope run`` against :mod:`tests.openai_stub` over HTTP (Inspect's
+``openai-api`` provider and the ``openai`` client, as a user's vLLM or ``transformers serve``).
+A server that fails from the first request is caught by the preflight (exit 2, no sample
+started, no log written); one that fails mid-run ends the run with the server's words, the
+finished samples in the log.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from gapscope.app.main import app
+from tests.openai_stub import StubServer, closed_port_url, serve
+
+runner = CliRunner()
+LADDER = ["ladder", "--families", "bundled", "--limit", "2", "-k", "1", "--max-tokens", "64"]
+
+
+def _model(monkeypatch: pytest.MonkeyPatch, url: str, name: str) -> str:
+    monkeypatch.setenv("STUB_BASE_URL", url)
+    monkeypatch.setenv("STUB_API_KEY", "test-key")
+    return f"openai-api/stub/{name}"
+
+
+def _run(model: str, log_dir: Path, *args: str, bounds: tuple[str, ...] = ()) -> Any:
+    result = runner.invoke(
+        app, ["run", *bounds, *args, "--model", model, "--log-dir", str(log_dir)]
+    )
+    return result
+
+
+def _error_lines(result: Any) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.startswith("error:")]
+
+
+@pytest.mark.parametrize(
+    ("mode", "words"),
+    [
+        ("error-under-200", "the server answered HTTP 200 with an error: stub overloaded"),
+        ("empty-choices", "the server answered HTTP 200 without choices"),
+        ("oversized", "declares 209,715,200 bytes, over gapscope's cap"),
+    ],
+)
+def test_a_malformed_reply_is_one_line_before_any_sample(
+    mode: str, words: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with serve(StubServer(mode=mode)) as stub:
+        model = _model(monkeypatch, stub.url, f"malformed-{mode}")
+        result = _run(model, tmp_path, *LADDER)
+    assert result.exit_code == 2, result.output
+    (line,) = _error_lines(result)
+    assert model in line and words in line
+    assert stub.requests == 1  # the preflight's first request, not retried
+    assert not list(tmp_path.glob("*.eval"))  # no sample started
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("stub_args", "name", "words"),
+    [
+        ({"served": "served-name"}, "wrong-name", "(HTTP 404): The model `wrong-name` does not"),
+        ({"api_key": "the-right-key"}, "bad-key", "(HTTP 401): Incorrect API key provided"),
+        ({"fail": lambda n, body: 500}, "always-500", "(HTTP 500): stub failure"),
+    ],
+)
+def test_a_refusing_server_is_one_line_quoting_it_before_any_sample(
+    stub_args: dict[str, Any],
+    name: str,
+    words: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with serve(StubServer(**stub_args)) as stub:
+        model = _model(monkeypatch, stub.url, name)
+        result = _run(model, tmp_path, *LADDER)
+    assert result.exit_code == 2, result.output
+    (line,) = _error_lines(result)
+    assert line.startswith(f"error: {model}: the server refused the request") and words in line
+    assert stub.requests == 1 and not list(tmp_path.glob("*.eval"))
+    assert "eval-retry" not in result.output
+
+
+def test_a_server_that_is_down_is_named_before_any_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = _model(monkeypatch, closed_port_url(), "down")
+    result = _run(model, tmp_path, *LADDER)
+    assert result.exit_code == 2, result.output
+    (line,) = _error_lines(result)
+    assert f"{model}: cannot reach http://127.0.0.1:" in line
+    assert not list(tmp_path.glob("*.eval"))
+
+
+def test_a_trickling_server_is_abandoned_at_the_attempt_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with serve(StubServer(mode="trickle")) as stub:
+        model = _model(monkeypatch, stub.url, "trickle")
+        result = _run(model, tmp_path, *LADDER, bounds=("--attempt-timeout", "2"))
+    assert result.exit_code == 2, result.output
+    (line,) = _error_lines(result)
+    assert model in line and "attempt timeout" in line
+
+
+def test_a_model_that_only_calls_tools_gets_one_request_per_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inspect's ``generate()`` loops on tool calls by default (772 requests in 200 s against
+    such a server); no gapscope task offers tools, so a tool call ends the sample. The stub
+    refuses past 50 requests so that a loop ends in a failure rather than running on."""
+
+    def refuse_a_loop(n: int, body: dict[str, Any]) -> int | None:
+        return 400 if n > 50 else None
+
+    with serve(StubServer(mode="tool-call", fail=refuse_a_loop)) as stub:
+        model = _model(monkeypatch, stub.url, "tool-caller")
+        result = _run(model, tmp_path, *LADDER)
+        assert result.exit_code == 0, result.output
+        (log,) = tmp_path.glob("*.eval")
+        from inspect_ai.log import read_eval_log
+
+        samples = read_eval_log(str(log)).samples or []
+        assert samples and stub.requests == 2 + len(samples)  # the preflight's two, then one each
+
+
+def test_a_server_that_fails_mid_run_ends_in_one_line_and_keeps_finished_samples(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The preflight and the first samples are answered; then every reply is an error body
+    under HTTP 200. Each request is retried ``--max-retries`` times, then the run stops."""
+    from inspect_ai.log import read_eval_log
+
+    with serve(StubServer(mode="error-under-200", after=5)) as stub:
+        model = _model(monkeypatch, stub.url, "mid-run")
+        bounds = ("--max-retries", "1", "--timeout", "20")
+        result = _run(model, tmp_path, *LADDER, bounds=bounds)
+    assert result.exit_code == 1, result.output
+    (line,) = _error_lines(result)
+    assert "stub overloaded: no capacity" in line and "\n" not in line
+    (log,) = tmp_path.glob("*.eval")
+    finished = [s for s in read_eval_log(str(log)).samples or [] if s.error is None]
+    assert len(finished) == 3  # requests 3-5 (after the preflight's two) are kept
+
+
+def test_a_piped_run_shows_output_tokens_before_its_samples_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An S2B-LM episode is one sample of many calls: the progress line counts each call's
+    tokens as it returns, and is shown on a timer in a pipe, where Inspect shows nothing."""
+    from gapscope.app import study
+
+    monkeypatch.setattr(study, "PIPED_EVERY_S", 0.5)
+    with serve(StubServer(mode="slow", delay=0.3, completion_tokens=7, after=2)) as stub:
+        model = _model(monkeypatch, stub.url, "slow")
+        args = ["s2b", "--preset", "demo", "--seeds", "1", "--max-tokens", "16"]
+        result = _run(model, tmp_path, *args)
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.startswith("study:")]
+    mid_episode = [
+        line for line in lines if "samples 0/1" in line and "output tokens 0," not in line
+    ]
+    assert mid_episode, lines
+
+
+def test_a_rerun_of_an_interrupted_episode_replays_the_calls_it_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An S2B-LM episode is one sample of many calls: the server fails from its 6th request
+    (the episode's 4th call) on, so the episode is lost; run again, the three finished calls
+    come from Inspect's cache and only the rest reach the server."""
+    from gapscope.s2b.task import s2b_lm
+
+    args = ["s2b", "--preset", "demo", "--seeds", "1", "--max-tokens", "16"]
+    calls = sum((s2b_lm(preset="demo", seeds=1).metadata or {})["model_calls"].values())
+    with serve(StubServer(fail=lambda n, body: 500 if n > 5 else None)) as stub:
+        model = _model(monkeypatch, stub.url, "episode")
+        cut = _run(model, tmp_path, *args, bounds=("--max-retries", "0"))
+        assert cut.exit_code == 1, cut.output
+        assert stub.answered == 5  # the preflight's two and three calls of the episode
+        stub.fail, before = (lambda n, body: None), stub.answered
+        again = _run(model, tmp_path, *args)
+    assert again.exit_code == 0, again.output
+    assert stub.answered - before == 2 + calls - 3  # the preflight, then the missing calls
