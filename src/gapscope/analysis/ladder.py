@@ -182,7 +182,7 @@ class ModelRun:
 def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
     """Read one OracleLadder log (every epoch of every sample).
 
-    A family with no scored sample (never run: a ``--limit``, a run stopped early) is "not
+    A family with no sample in the log (never run: a ``--limit``, a run stopped early) is "not
     run" and left out, whatever the run's status, with a note saying how many: one never run
     is not one the model failed. Of a run that did not finish, also the families with a
     rollout never scored are left out: a family's outcome needs all its conditions. A
