@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from inspect_ai import eval as inspect_eval
-from inspect_ai.log import read_eval_log, write_eval_log
+from inspect_ai.log import EvalError, read_eval_log, write_eval_log
 from typer.testing import CliRunner
 
 from gapscope.app.main import app
@@ -101,3 +101,34 @@ def test_a_report_over_an_unfinished_run_opens_with_it(
     first = page[page.index("<h1>") : page.index("<h2>")]
     assert "standing unfinished" in first
     assert f"{stopped}: the run did not finish (status cancelled)" in first
+
+
+def _errored(source: Path, out: Path, status: str) -> Path:
+    """``source`` with every sample of its one family errored unscored (the scorer raised on
+    the model's output), the run ending with ``status``."""
+    log = read_eval_log(str(source))
+    for sample in log.samples or []:
+        sample.scores = None
+        sample.error = EvalError(
+            message="ValueError: scorer choked", traceback="", traceback_ansi=""
+        )
+    log.status = status  # type: ignore[assignment]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_eval_log(log, str(out))
+    return out
+
+
+@pytest.mark.parametrize("status", ["error", "success"])
+def test_a_family_whose_rollouts_errored_is_a_failure_not_a_family_not_run(
+    one_family_ran: Path, tmp_path: Path, status: str
+) -> None:
+    errored = _errored(one_family_ran, tmp_path / "logs" / f"{status}.eval", status)
+    code, envelope = _envelope(["ladder", "report", str(errored)])
+    assert code == 0, envelope["error"]
+    (model,) = envelope["details"]["models"].values()  # type: ignore[attr-defined,index]
+    assert model["n_families"] == 1 and model["families_not_run"] == 2
+    assert model["outcomes"]["UNRECOVERED"] == 1, model["outcomes"]
+    notes = [str(n) for n in envelope["notes"]]  # type: ignore[attr-defined]
+    assert any("8 rollouts of 1 families errored" in n and "scorer choked" in n for n in notes), (
+        notes
+    )

@@ -381,7 +381,7 @@ def test_the_attempt_sees_no_problem_file_package_secret_or_home() -> None:
 import os
 print([p for p in {hidden!r} if os.path.exists(p)])
 print(sorted(os.listdir({str(home)!r})) if os.path.isdir({str(home)!r}) else [])
-print([f for f in {sandbox._site_packages()!r} if os.listdir(f)])
+print([f for f in {sorted(sandbox._readable_elsewhere())!r} if os.path.isdir(f) and os.listdir(f)])
 print(sorted(os.listdir('/proc'))[:2], os.getppid())
 """
     # the answer is what an attempt that can reach none of them prints

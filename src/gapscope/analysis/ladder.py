@@ -182,16 +182,20 @@ class ModelRun:
 def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
     """Read one OracleLadder log (every epoch of every sample).
 
-    A family with no scored sample (never run: a ``--limit``, a run stopped early) is "not
+    A family with no sample in the log (never run: a ``--limit``, a run stopped early) is "not
     run" and left out, whatever the run's status, with a note saying how many: one never run
     is not one the model failed. Of a run that did not finish, also the families with a
-    rollout never scored are left out: a family's outcome needs all its conditions.
+    rollout never scored are left out: a family's outcome needs all its conditions. A
+    rollout that ran and errored (its ``error`` set, no score: the scorer raised on the
+    model's output, say) is a failure, whatever the run's status, with a note: were it left
+    out, output that makes the scorer raise would take its family out of the denominator.
     """
     require_task(log, TASK)
     rollouts = []
     texts = RunTexts()
     unanswered = truncated = 0
     samples = counted_samples(log)
+    errored = [s for s in samples if s.error is not None and sample_score(s) is None]
     for sample in samples:
         with malformed_sample(log, sample):
             score = sample_score(sample)
@@ -227,6 +231,13 @@ def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
         )
     else:
         partial = set()
+    if errored:
+        message = (errored[0].error.message if errored[0].error else "").splitlines()
+        notes.append(
+            f"{info.location}: {len(errored)} rollouts of "
+            f"{len({family_of(str(e.id)) for e in errored})} families errored (first: "
+            f"{message[0][:200] if message else 'no message'}) and count as failures"
+        )
     if not_run:
         notes.append(
             f"{info.location}: {len(not_run)} of {len(tested)} families were not run (no "

@@ -186,11 +186,13 @@ def counted_samples(log: EvalLog) -> list[EvalSample]:
     """The samples every count is over.
 
     Of a finished run, all: a sample that failed is a result (recorded as failed). Of a run
-    that was cancelled, errored or is still being written, only the scored ones: the others
-    were stopped by the run's end, not by the model, and counting them as failures made a
-    run stopped at once look like a model that solves nothing.
+    that was cancelled, errored or is still being written, only the scored ones and the
+    ones that errored: the others were stopped by the run's end, not by the model, and
+    counting them as failures made a run stopped at once look like a model that solves
+    nothing; but a sample that raised (a scorer choking on the model's output) is a
+    failure, and leaving it out would let such output leave the denominator.
     """
     samples = log.samples or []
     if log.status == "success":
         return list(samples)
-    return [s for s in samples if sample_score(s) is not None]
+    return [s for s in samples if sample_score(s) is not None or s.error is not None]

@@ -18,6 +18,7 @@ import os
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
+from pathlib import Path
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -149,7 +150,12 @@ def ladder_code(
         raise ValueError(f"k must be >= 1, got {k}")
     chosen_conditions = parse_code_conditions(conditions)
     loaded = load_bundled_code() if problems == "bundled" else load_code_problems(problems)
-    limits = Limits(time_s=time_limit, cpu_s=max(1, int(time_limit)), memory_mb=memory_mb)
+    # a local problems file is covered in the sandbox wherever a mount would show it
+    local = problems != "bundled" and Path(problems).exists()
+    hidden = (str(Path(problems).resolve()),) if local else ()
+    limits = Limits(
+        time_s=time_limit, cpu_s=max(1, int(time_limit)), memory_mb=memory_mb, hidden=hidden
+    )
     candidates = loaded.problems[:limit] if limit is not None else loaded.problems
     layer, remote = placement(sandbox, allow_unsandboxed, chosen_conditions)
     chosen, skipped = usable_problems(candidates, chosen_conditions, limits, layer)

@@ -142,6 +142,12 @@ class Judge:
         return self._decide(status, str(frame.get("detail", ""))[:DETAIL_CHARS])
 
     def _matches(self, frame: dict[str, Any], test: CodeTest) -> bool:
+        """Stdin tests: the output's stripped lines. Call tests: the returned value, as
+        JSON carries it, ``==`` the expected one, which is LiveCodeBench's own comparison
+        (``prediction == gt_out`` in its ``grade_call_based``, tuples as lists): so a bool
+        equals the number it is in Python (``True == 1``) there and here, and pass rates on
+        its problems stay comparable to its own. JSON keeps the live-object tricks ``==``
+        would allow in-process (an ``__eq__`` that always says yes) out of the judge."""
         if self.entry is None:
             out = frame.get("out")
             return isinstance(out, str) and lines(out) == lines(str(test.output))

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+import gapscope
 from gapscope.ladder.judge import CodeTest, Judge, Status, Verdict, child_job
 from gapscope.lean.sandbox import SandboxStatus, require_sandbox
 
@@ -92,6 +93,9 @@ class Limits:
     """The most the parent reads back from one attempt (every test's output together)."""
     allow_processes: bool = False
     """Let the attempt start processes (only for tests of the kill path; never for models)."""
+    hidden: tuple[str, ...] = ()
+    """Files or folders holding the expected outputs (the ``--problems`` file) that the
+    sandbox covers where one of its mounts would show them."""
 
     def rlimits(self) -> dict[str, int]:
         mb = 1024 * 1024
@@ -127,38 +131,87 @@ def _interpreter() -> str:
     return os.path.realpath(sys.executable)
 
 
-def _runtime_mounts() -> list[str]:
+def _runtime_mounts(hidden: Sequence[str] = ()) -> list[str]:
     """The system folders and the interpreter's installation, read-only: what
-    ``python -I -S`` needs, and nothing of the user's (no home, no /tmp, no /work)."""
+    ``python -I -S`` needs, and nothing of the user's (no home, no /tmp, no /work); then,
+    over whatever of those mounts holds them, the places the answers can be read from
+    (:func:`_hidden_mounts`)."""
     args: list[str] = []
     for path in SYSTEM_FOLDERS:
         if os.path.islink(path):
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
-    covered = [p for p in SYSTEM_FOLDERS if os.path.isdir(p) and not os.path.islink(p)]
+    bound = [p for p in SYSTEM_FOLDERS if os.path.isdir(p) and not os.path.islink(p)]
     interpreter = Path(_interpreter())
     for folder in dict.fromkeys((os.path.realpath(sys.base_prefix), str(interpreter.parents[1]))):
-        if not any(folder == c or folder.startswith(c + os.sep) for c in covered):
+        if not _under(folder, bound):
             args += ["--ro-bind", folder, folder]
+            bound.append(folder)
     for file in SYSTEM_FILES:
         if os.path.isfile(file):
             args += ["--ro-bind", file, file]
-    for folder in _site_packages():  # installed packages (gapscope, its data) stay out
-        args += ["--tmpfs", folder, "--remount-ro", folder]
-    return args
+    return args + _hidden_mounts(bound, hidden)
 
 
-def _site_packages() -> list[str]:
-    """The site- and dist-packages folders of the interpreter's installation and the system's:
-    ``python -I -S`` imports nothing from them, and gapscope (with the bundled problems) may
-    be installed there."""
+def _under(path: str, folders: Sequence[str]) -> bool:
+    return any(path == f or path.startswith(f.rstrip(os.sep) + os.sep) for f in folders)
+
+
+def _stdlib() -> set[str]:
+    """The folders of the standard library, the one thing on ``sys.path`` the child needs
+    (``python -I -S`` imports nothing else)."""
     base = os.path.realpath(sys.base_prefix)
-    scheme = sysconfig.get_paths(vars={"base": base, "platbase": base})
-    found = {scheme["purelib"], scheme["platlib"]}
+    scheme = sysconfig.get_paths(
+        vars={"base": base, "platbase": base, "installed_base": base, "installed_platbase": base}
+    )
+    found = {scheme["stdlib"], scheme["platstdlib"]}
+    found |= {os.path.join(f, "lib-dynload") for f in found}
+    return {os.path.realpath(f) for f in found}
+
+
+def _readable_elsewhere() -> set[str]:
+    """Every folder of Python code or data this process can import from but the child does
+    not need: the site- and dist-packages of every prefix (a venv made with ``--copies`` is
+    bound whole, with its site-packages), every ``sys.path`` entry that is not the standard
+    library (a checkout on ``PYTHONPATH``), and gapscope's own package, whose ``data`` holds
+    every bundled test's input and output."""
+    found: set[str] = set()
+    for prefix in {sys.base_prefix, sys.prefix, sys.exec_prefix}:
+        base = os.path.realpath(prefix)
+        scheme = sysconfig.get_paths(vars={"base": base, "platbase": base})
+        found |= {scheme["purelib"], scheme["platlib"]}
     for pattern in ("/usr/lib/python3*/*-packages", "/usr/local/lib/python3*/*-packages"):
         found.update(glob.glob(pattern))
-    return sorted(os.path.realpath(f) for f in found if os.path.isdir(f))
+    found.update(entry or os.curdir for entry in sys.path)
+    found.add(str(Path(gapscope.__file__).parent))
+    return {os.path.realpath(f) for f in found if os.path.isdir(f)} - _stdlib()
+
+
+def _hidden_mounts(bound: Sequence[str], hidden: Sequence[str]) -> list[str]:
+    """Empty read-only folders over :func:`_readable_elsewhere` and over each folder in
+    ``hidden`` (the problems file's), where a bound mount makes them visible. A folder the
+    sandbox needs (an ancestor of the interpreter, the standard library or a system folder)
+    is never covered; a hidden file in one is covered alone, by ``/dev/null``."""
+    needed = [_interpreter(), *_stdlib(), *SYSTEM_FOLDERS, *SYSTEM_FILES]
+    folders = set(_readable_elsewhere())
+    files: set[str] = set()
+    for path in (os.path.realpath(h) for h in hidden):
+        folder = path if os.path.isdir(path) else os.path.dirname(path)
+        if any(_under(n, [folder]) for n in needed):
+            files |= {path} if os.path.isfile(path) else set()
+        else:
+            folders.add(folder)
+    args: list[str] = []
+    covered: list[str] = []
+    for folder in sorted(f for f in folders if _under(f, bound)):
+        if _under(folder, covered) or any(_under(n, [folder]) for n in needed):
+            continue  # already empty, or the sandbox needs it
+        args += ["--tmpfs", folder, "--remount-ro", folder]
+        covered.append(folder)
+    for file in sorted(f for f in files if _under(f, bound) and not _under(f, covered)):
+        args += ["--ro-bind", os.devnull, file]
+    return args
 
 
 def bwrap_argv(bwrap: str, limits: Limits, info_fd: int | None = None) -> list[str]:
@@ -172,7 +225,7 @@ def bwrap_argv(bwrap: str, limits: Limits, info_fd: int | None = None) -> list[s
         "--setenv", "HOME", ATTEMPT_DIR,
         "--setenv", "TMPDIR", ATTEMPT_DIR,
         "--setenv", "LANG", "C.UTF-8",
-        *_runtime_mounts(),
+        *_runtime_mounts(limits.hidden),
         "--ro-bind", str(CHILD), CHILD_IN_SANDBOX,
         "--dev", "/dev",
         "--proc", "/proc",
