@@ -71,7 +71,9 @@ class FakeRay:
             raise ref.error
         return ref.value
 
-    def wait(self, refs: list[Any], num_returns: int, timeout: float) -> tuple[list[Any], list]:
+    def wait(
+        self, refs: list[Any], num_returns: int, timeout: float
+    ) -> tuple[list[Any], list[Any]]:
         return refs[:num_returns], refs[num_returns:]
 
     def kill(self, actor: _Handle) -> None:
@@ -108,14 +110,16 @@ def test_actors_that_judge_differently_are_refused(judges: list[str]) -> None:
 
 def test_actors_that_agree_give_their_judge(judges: list[str]) -> None:
     judges.extend(["comparator:tested", "comparator:tested"])
-    with _open(actors=2) as checker:
+    checker = _open(actors=2)
+    with checker:
         assert checker.judge == "comparator:tested"
 
 
 @pytest.mark.parametrize("replacement", ["repl-text:tested", "comparator:tested"])
 def test_a_restarted_actor_is_checked_again(judges: list[str], replacement: str) -> None:
     judges.extend(["comparator:tested", replacement])
-    with _open(actors=1, max_retries=1, max_restarts=1) as checker:
+    checker = _open(actors=1, max_retries=1, max_restarts=1)
+    with checker:
         checker.actors[0].dead = True  # the node goes; its replacement lands elsewhere
         (verdict,) = checker.check_many([CheckRequest("theorem t : True := trivial")])
         assert checker.stats.restarts == 1

@@ -317,7 +317,7 @@ class ResumeFailed(Exception):
     but the one it resumed, ``previous``)."""
 
     def __init__(self, previous: Path, location: str | None, cause: Exception) -> None:
-        super().__init__(f"{_plain(str(cause))}")
+        super().__init__(_plain(str(cause)))
         self.previous = previous
         self.location = location
 
@@ -532,13 +532,13 @@ def _run_diagnostic(
     except Interrupted as stop:
         interrupted(out, stop)
     except ResumeFailed as failed:
-        log = failed.location or str(failed.previous)
-        out.logs.append(log)
+        where = failed.location or str(failed.previous)
+        out.logs.append(where)
         out.fail(
-            f"run error: resuming {failed.previous} failed partway: {failed} (log: {log});"
+            f"run error: resuming {failed.previous} failed partway: {failed} (log: {where});"
             " rerun the same command to resume it (its scored samples are kept)",
             EXIT_RUN_FAILED,
-            details={"resume": f"inspect eval-retry {log}"},
+            details={"resume": f"inspect eval-retry {where}"},
         )
     except Exception as exc:
         if not _is_prerequisite_error(exc):
