@@ -205,3 +205,58 @@ def test_a_run_whose_log_errored_exits_1_and_rerunning_it_resumes(tmp_path: Path
     code, envelope = _run_ladder(model, tmp_path)
     assert code == 0, envelope["error"]
     assert 0 < calls["n"] < 16  # only what the errored run did not score is asked again
+
+
+def test_a_resume_that_fails_partway_ends_unfinished_and_does_not_start_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failure inside ``eval_retry`` after its log exists is the run's failure, not a task
+    that cannot be rebuilt: the run must not start over (a second log, samples asked again)."""
+    import inspect_ai
+
+    stop = CtrlC(at=5)
+    model = script("end-retry-fails", stop)
+    code, envelope = _run_ladder(model, tmp_path)
+    assert code == 130
+    kept = int(re.search(r"its (\d+) scored samples are kept", str(envelope["error"])).group(1))  # type: ignore[union-attr]
+    real = inspect_ai.eval_retry
+
+    def fails_partway(*args: Any, **kwargs: Any) -> Any:
+        real(*args, **kwargs)  # writes the continued log, then the run breaks
+        raise RuntimeError("log store went away")
+
+    monkeypatch.setattr(inspect_ai, "eval_retry", fails_partway)
+    stop.at, stop.ladder_calls = None, 0
+    code, envelope = _run_ladder(model, tmp_path)
+    assert code == 1 and envelope["status"] == "run_failed", envelope["error"]
+    error = str(envelope["error"])
+    assert error.startswith("run error: ") and "log store went away" in error
+    assert "rerun the same command to resume it" in error
+    assert len(list(tmp_path.glob("*.eval"))) == 2  # the interrupted log and its retry only
+    assert stop.ladder_calls == 16 - kept  # the retry's asks only: no start over
+
+
+def test_a_log_whose_task_cannot_be_rebuilt_starts_the_run_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """eval_retry failing before it writes anything (the task is not in Inspect's registry)
+    is the one failure that starts over, and the user is told."""
+    import inspect_ai
+
+    stop = CtrlC(at=5)
+    model = script("end-retry-rebuild", stop)
+    assert _run_ladder(model, tmp_path)[0] == 130
+
+    def cannot_rebuild(*args: Any, **kwargs: Any) -> Any:
+        raise ValueError("task oracle_ladder not found in the registry")
+
+    monkeypatch.setattr(inspect_ai, "eval_retry", cannot_rebuild)
+    stop.at, stop.ladder_calls = None, 0
+    result = runner.invoke(
+        app,
+        ["run", "ladder", "--bundled", "--model", model, "--limit", "2", "-k", "1"]
+        + ["--log-dir", str(tmp_path), "--json"],
+    )
+    assert result.exit_code == 0, result.output
+    assert "cannot resume" in result.output and "starting the run over" in result.output
+    assert stop.ladder_calls == 16 and len(list(tmp_path.glob("*.eval"))) == 2

@@ -137,3 +137,39 @@ def test_each_check_gets_a_project_laid_out_as_comparators_runner_lays_one_out(
         assert f'name = "{lib}"' in lakefile
     assert files["GapscopeSolution.lean"].startswith("import GapscopeNNG\n\ntheorem t : True")
     assert package_lean_path(ws) == str(built.resolve())
+
+
+def test_another_landrun_binary_voids_the_self_test_pass(
+    tmp_path: Path, lake_on_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """landrun is comparator's sandbox: the bytes run are part of what a pass certifies."""
+    from gapscope.lean.selftest.record import InstallationKey, passed, save_record
+
+    ws = tmp_path / "ws"
+    write_workspace(ws)
+    _build_comparator(ws)
+
+    def key() -> InstallationKey:
+        checker = find_kernel_checker(ws)
+        assert checker is not None
+        return InstallationKey("v4", "repl", ("repl-text", checker.identity), "src")
+
+    save_record(ws, key(), {"passed": True})
+    assert passed(ws, key())
+    (lake_on_path / "landrun").write_text("#!/bin/sh\nexit 0 # rebuilt\n")
+    assert not passed(ws, key())  # same path, other bytes
+    save_record(ws, key(), {"passed": True})
+    other = tmp_path / "elsewhere-landrun"
+    other.write_bytes((lake_on_path / "landrun").read_bytes())
+    monkeypatch.setenv("COMPARATOR_LANDRUN", str(other))
+    assert not passed(ws, key())  # same bytes, another file named by the environment
+    checker = find_kernel_checker(ws)
+    assert checker is not None and checker.env["COMPARATOR_LANDRUN"] == str(other.resolve())
+
+
+def test_setup_pins_landrun_to_a_release_commit() -> None:
+    from gapscope.lean.kernel import LANDRUN_REV
+
+    (step,) = [s for s in next_steps(Path("/ws"), have_elan=True) if "landrun" in s]
+    assert step.startswith(f"go install github.com/zouuup/landrun/cmd/landrun@{LANDRUN_REV} ")
+    assert len(LANDRUN_REV) == 40 and "@main" not in step

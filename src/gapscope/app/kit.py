@@ -316,14 +316,33 @@ def _unfinished_run(log_dir: Path, key: str) -> Path | None:
     return newest[1] if newest is not None and newest[2] != "success" else None
 
 
+class ResumeFailed(Exception):
+    """A resumed run (``inspect eval-retry``) failed after it had started its log: starting
+    over then would leave two logs and ask its scored samples again, so the run ends
+    unfinished instead; ``location`` is the log the retry was writing (None: it left none
+    but the one it resumed, ``previous``)."""
+
+    def __init__(self, previous: Path, location: str | None, cause: Exception) -> None:
+        super().__init__(_plain(str(cause)))
+        self.previous = previous
+        self.location = location
+
+
 def _resumed(previous: Path, log_dir: Path, eval_args: dict[str, Any]) -> list[EvalLog]:
     """Continue ``previous`` (``inspect eval-retry``); [] when Inspect cannot rebuild its task
-    from the log (a task not in Inspect's registry): then the run starts over, and says so."""
+    from the log (a task not in Inspect's registry), which fails before any log is written:
+    then the run starts over, and says so. A failure after the retry wrote or touched a log
+    raises :class:`ResumeFailed`."""
     from inspect_ai import eval_retry
 
+    before = {path: path.stat().st_mtime_ns for path in _logs_in(log_dir)}
     try:
         return eval_retry(str(previous), log_dir=str(log_dir), **eval_args)
-    except Exception as exc:  # raised while rebuilding the task, before any sample runs
+    except Exception as exc:
+        after = {path: path.stat().st_mtime_ns for path in _logs_in(log_dir)}
+        if after != before:  # the retry had begun its log: a run failure, not a rebuild one
+            new = sorted(set(after) - set(before), key=lambda p: after[p])
+            raise ResumeFailed(previous, str(new[-1]) if new else None, exc) from exc
         err_console.print(
             f"note: cannot resume {previous} ({_plain(str(exc))}); starting the run over",
             markup=False,
@@ -526,6 +545,15 @@ def _run_diagnostic(
             log = run_task(task, opened, log_dir, resume=run_key(task, model), **eval_args)
     except Interrupted as stop:
         interrupted(out, stop)
+    except ResumeFailed as failed:
+        where = failed.location or str(failed.previous)
+        out.logs.append(where)
+        out.fail(
+            f"run error: resuming {failed.previous} failed partway: {failed} (log: {where});"
+            " rerun the same command to resume it (its scored samples are kept)",
+            EXIT_RUN_FAILED,
+            details={"resume": f"inspect eval-retry {where}"},
+        )
     except Exception as exc:
         if not _is_prerequisite_error(exc):
             raise

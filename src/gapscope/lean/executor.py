@@ -9,11 +9,14 @@ checks. Both are ``LeanBackend``s: verdicts come back in submission order, with 
 the verdict cache handled once on the driver (``CachedBackend``).
 
 A check whose actor dies is retried on another actor, at most ``max_retries`` times; the dead
-actor is replaced while the restart budget lasts. A check that runs out of retries, or of
-actors, comes back as ``server_error`` - never lost, never reported as a proof. Every check
-also has a wall-clock deadline on the driver (its own timeout plus ``deadline_slack_s``): an
-actor that stops answering (stalled, SIGSTOPped, partitioned) costs that check a ``timeout``
-verdict and is killed and replaced, instead of stalling the batch.
+actor is replaced while the restart budget lasts. Every actor, a replacement too, must open a
+backend with the same toolchain and judge (the verdict cache's key): a checker whose actors
+differ is refused, and a replacement that differs is dropped. A check that runs out of
+retries, or of actors, comes back as ``server_error`` - never lost, never reported as a proof.
+Every check also has a wall-clock deadline on the driver (its own timeout plus
+``deadline_slack_s``): an actor that stops answering (stalled, SIGSTOPped, partitioned)
+costs that check a ``timeout`` verdict and is killed and replaced, instead of stalling the
+batch.
 """
 
 from __future__ import annotations
@@ -127,12 +130,14 @@ def _import_ray() -> Any:
 @dataclass
 class RayStats:
     """Observable behaviour: retried checks, actors replaced, checks given up on, checks
-    that passed their deadline."""
+    that passed their deadline, replacements dropped (they did not start, or would judge
+    differently from the actors the checker opened with)."""
 
     retries: int = 0
     restarts: int = 0
     abandoned: int = 0
     deadlines: int = 0
+    refused: int = 0
 
 
 class RayBackend(CachedBackend):
@@ -165,11 +170,7 @@ class RayBackend(CachedBackend):
         self._lock = threading.Lock()
         self.actors: list[Any] = [self._start_actor() for _ in range(count)]
         try:
-            first = self.actors[0]
-            self._toolchain = str(
-                self._ray.get(first.toolchain.remote(), timeout=options.start_timeout_s)
-            )
-            self._judge = str(self._ray.get(first.judge.remote(), timeout=options.start_timeout_s))
+            identities = self._identities(self.actors)
         except self._ray.exceptions.GetTimeoutError:
             self.close()
             raise LeanUnavailable(
@@ -179,6 +180,22 @@ class RayBackend(CachedBackend):
         except self._ray.exceptions.RayActorError as exc:
             self.close()
             raise LeanUnavailable(f"the Lean backend did not start on a Ray actor: {exc}") from None
+        if len(set(identities)) > 1:
+            self.close()
+            seen = "; ".join(sorted({f"{t} judged by {j}" for t, j in identities}))
+            raise LeanUnavailable(
+                f"the Ray actors' Lean backends differ ({seen}): a verdict from one would be "
+                "cached under another's judge; give every node the same workspace (toolchain, "
+                "comparator, landrun, self-test)"
+            )
+        self._toolchain, self._judge = identities[0]
+
+    def _identities(self, actors: Sequence[Any]) -> list[tuple[str, str]]:
+        """Each actor's (toolchain, judge), waited for together up to ``start_timeout_s``:
+        the cache keys every verdict by the judge, so every actor must have the same one."""
+        refs = [ref for a in actors for ref in (a.toolchain.remote(), a.judge.remote())]
+        got = [str(v) for v in self._ray.get(refs, timeout=self.options.start_timeout_s)]
+        return list(zip(got[::2], got[1::2], strict=True))
 
     def _start_actor(self) -> Any:
         return self._actor_class.remote(self._spec, self._backend_options)
@@ -292,8 +309,22 @@ class RayBackend(CachedBackend):
             self._restarts_left -= 1
             self.stats.restarts += 1
             fresh = self._start_actor()
+            if not self._same_judge(fresh):
+                self.stats.refused += 1
+                self._ray.kill(fresh)
+                return
             self.actors.append(fresh)
             load[id(fresh)] = 0
+
+    def _same_judge(self, fresh: Any) -> bool:
+        """Whether a replacement actor opened a backend with this checker's judge (a node
+        without comparator or landrun, or untested, would judge by other rules)."""
+        ray = self._ray
+        try:
+            (identity,) = self._identities([fresh])
+        except (ray.exceptions.GetTimeoutError, ray.exceptions.RayActorError):
+            return False
+        return identity == (self._toolchain, self._judge)
 
     def close(self) -> None:
         for actor in self.actors:

@@ -31,6 +31,7 @@ SafeVerify has no revision for v4.33 (its newest branch targets v4.29), so it is
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -52,6 +53,10 @@ COMPARATOR_REV = "5d21b8939e541cb4982c73fe79be125ae8fbd2eb"
 ``lean-toolchain`` is ``leanprover/lean4:v4.33.0-rc2`` (the next commit moves to v4.33.0)."""
 LEAN4EXPORT_REV = "9fb131bb100eb32ccf6836f14e4f8328d13b6792"
 """The lean4export commit comparator's own ``lake-manifest.json`` pins at :data:`COMPARATOR_REV`."""
+LANDRUN_REV = "62823c05e58ec22c1f91b4c8468318c1f97f2d32"
+"""zouuup/landrun at tag v0.1.17 ("feat: upgrade to go-landlock v0.9.0 (Landlock ABI v9)",
+2026-07-22), the newest release; its ``go.mod`` asks for Go 1.24.0 or newer. The binary run is
+what counts (:attr:`KernelChecker.identity` holds its sha256), the pin is what setup installs."""
 CHALLENGE_MODULE = "GapscopeChallenge"
 SOLUTION_MODULE = "GapscopeSolution"
 COMPARATOR_BINARY = ".lake/packages/Comparator/.lake/build/bin/comparator"
@@ -88,6 +93,15 @@ def find_landrun() -> str | None:
     if named:
         return named if Path(named).is_file() else None
     return shutil.which("landrun")
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of ``path``'s bytes: what a program is, whatever its name or path."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(2**20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -222,13 +236,15 @@ class KernelChecker:
 
     ``run``: the command prefix (``lake env <comparator>``) that takes the config file;
     ``env``: what it needs in its environment (``COMPARATOR_LEAN4EXPORT``,
-    ``COMPARATOR_LANDRUN``); ``revision``: the commit it was built from (part of every cached
-    verdict's key and of the self-test's)."""
+    ``COMPARATOR_LANDRUN``); ``revision``: the commit it was built from; ``sandbox``: the
+    landrun it runs the builds in, as ``<path>#<sha256>`` (both in every cached verdict's key
+    and in the self-test's: another landrun, or the same path rebuilt, voids a pass)."""
 
     name: Checker
     run: tuple[str, ...]
     revision: str
     env: Mapping[str, str] = field(default_factory=dict)
+    sandbox: str = ""
 
     @property
     def label(self) -> str:
@@ -237,7 +253,9 @@ class KernelChecker:
 
     @property
     def identity(self) -> str:
-        return f"{self.label}@{self.revision}"
+        return f"{self.label}@{self.revision}" + (
+            f"+landrun:{self.sandbox}" if self.sandbox else ""
+        )
 
     def check(
         self,
@@ -292,10 +310,12 @@ def find_kernel_checker(project: Path) -> KernelChecker | None:
     landrun = find_landrun()
     if shutil.which("lake") is None or comparator is None or export is None or landrun is None:
         return None
-    env = {"COMPARATOR_LEAN4EXPORT": str(export.resolve()), ENV_LANDRUN: landrun}
+    sandbox = Path(landrun).resolve()
+    env = {"COMPARATOR_LEAN4EXPORT": str(export.resolve()), ENV_LANDRUN: str(sandbox)}
     revision = manifest_revision(project, "Comparator") or f"unknown (not {COMPARATOR_REV})"
+    run = ("lake", "env", str(comparator.resolve()))
     return KernelChecker(
-        Checker.COMPARATOR, ("lake", "env", str(comparator.resolve())), revision, env
+        Checker.COMPARATOR, run, revision, env, f"{sandbox}#{file_sha256(sandbox)}"
     )
 
 

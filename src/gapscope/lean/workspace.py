@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
-from gapscope.lean.kernel import COMPARATOR_REV, LEAN4EXPORT_REV
+from gapscope.lean.kernel import COMPARATOR_REV, LANDRUN_REV, LEAN4EXPORT_REV
 
 DEFAULT_TOOLCHAIN = "leanprover/lean4:v4.33.0-rc2"
 DEFAULT_REPL_REV = "8948401"
@@ -156,7 +156,8 @@ def next_steps(directory: Path, have_elan: bool, checker: str = "comparator") ->
     build_checker = {
         "comparator": [
             "lake build Comparator/comparator lean4export/lean4export",
-            "go install github.com/zouuup/landrun/cmd/landrun@main  # comparator's sandbox",
+            f"go install github.com/zouuup/landrun/cmd/landrun@{LANDRUN_REV}"
+            "  # comparator's sandbox, v0.1.17 (Go >= 1.24)",
         ],
         "none": [],
     }[checker]
