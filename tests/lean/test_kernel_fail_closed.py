@@ -15,12 +15,20 @@ import pytest
 
 from gapscope.lean.backend import CheckRequest
 from gapscope.lean.cache import VerdictCache
+from gapscope.lean.childenv import ENV_PASS
 from gapscope.lean.kernel import Run, rejection
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.verdict import Status
 from tests.lean.test_acceptance import CHALLENGE, HEADER, HONEST, NAMES, fake_kernel
 
 Make = Callable[..., LocalBackend]
+
+
+@pytest.fixture(autouse=True)
+def _pass_the_fake_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fake comparator reads its mode from the environment, which children get only
+    through the allow-list."""
+    monkeypatch.setenv(ENV_PASS, "FAKE_COMPARATOR")
 
 
 def _check(project: Path, solution: str = HONEST) -> Status:

@@ -14,6 +14,7 @@ import pytest
 
 from gapscope.lean.backend import CheckRequest
 from gapscope.lean.cache import VerdictCache
+from gapscope.lean.childenv import ENV_PASS
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.verdict import Checker, Status
 from tests.lean.conftest import FAKE_REPL, read_log
@@ -261,7 +262,12 @@ def test_a_busy_repl_dies_with_its_owner(repl_log: Path) -> None:
     owner = subprocess.Popen(
         [sys.executable, "-c", OWNER, str(FAKE_REPL)],
         stdout=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "FAKE_REPL_LOG": str(repl_log)},
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(sys.path),
+            "FAKE_REPL_LOG": str(repl_log),
+            ENV_PASS: "FAKE_REPL_LOG",
+        },
         text=True,
     )
     assert owner.stdout is not None

@@ -43,6 +43,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gapscope.lean.childenv import child_environment
 from gapscope.lean.process import die_with_parent
 from gapscope.lean.sandbox import sandbox_argv
 from gapscope.lean.verdict import STANDARD_AXIOMS, Checker, LeanMessage, LeanVerdict, Status
@@ -108,7 +109,7 @@ def run_bounded(
         with subprocess.Popen(
             list(argv),
             cwd=cwd,
-            env=None if env is None else {**os.environ, **env},
+            env=child_environment(env),
             stdin=subprocess.DEVNULL,
             stdout=sink,
             stderr=subprocess.STDOUT,
@@ -261,10 +262,10 @@ class KernelChecker:
                 (scratch / name).parent.mkdir(parents=True, exist_ok=True)
                 (scratch / name).write_text(text, encoding="utf-8")
             argv = [*self.run, str(scratch / "config.json")]
-            if sandboxed:
-                argv = sandbox_argv(argv, scratch, writable=(scratch,))
             inherited = [p for p in (package_lean_path(project), os.environ.get("LEAN_PATH")) if p]
             env = {**self.env, "LEAN_PATH": os.pathsep.join(inherited)} if inherited else self.env
+            if sandboxed:
+                argv = sandbox_argv(argv, scratch, writable=(scratch,), env=env)
             done = run_bounded(argv, scratch, timeout_s, env)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
