@@ -286,6 +286,20 @@ class KernelChecker:
         )
 
 
+def kernel_checker_missing(project: Path) -> list[str]:
+    """What comparator needs in ``project`` and is not there (empty: it can run)."""
+    return [
+        what
+        for what, there in (
+            ("lake on PATH", shutil.which("lake") is not None),
+            (f"comparator ({COMPARATOR_BINARY})", find_comparator(project) is not None),
+            (f"lean4export ({LEAN4EXPORT_BINARY})", find_lean4export(project) is not None),
+            (f"landrun (PATH or ${ENV_LANDRUN})", find_landrun() is not None),
+        )
+        if not there
+    ]
+
+
 def find_kernel_checker(project: Path) -> KernelChecker | None:
     """comparator where the workspace built it and lean4export, ``lake`` and landrun exist;
     None otherwise (``lean doctor`` says which is missing)."""

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from gapscope.lean.backend import LeanUnavailable
 from gapscope.lean.childenv import child_environment
+from gapscope.lean.flags import env_flag
 
 BWRAP = "bwrap"
 INSTALL_HINT = "apt-get install bubblewrap (Debian/Ubuntu) to run model-written code sandboxed"
@@ -62,7 +63,7 @@ def sandbox_choice() -> bool | None:
 
 def unsandboxed_allowed(explicit: bool = False) -> bool:
     """Whether the user allowed unsandboxed runs: the option or the environment variable."""
-    return explicit or os.environ.get(ENV_ALLOW_UNSANDBOXED, "").strip().lower() in {"1", "true"}
+    return explicit or env_flag(ENV_ALLOW_UNSANDBOXED)
 
 
 class SandboxUnavailable(LeanUnavailable):
