@@ -49,7 +49,7 @@ def alive(pid: int) -> bool:
         ("hidden_sorry", Status.SORRY, "sorryAx"),
         ("user_axiom", Status.SORRY, "gapscope_fake_axiom"),
         ("native_decide", Status.SORRY, "Lean.ofReduceBool"),
-        ("unknown_constant", Status.SERVER_ERROR, "not reported"),
+        ("unknown_constant", Status.LEAN_ERROR, "could not be queried"),
         ("repl_error", Status.SERVER_ERROR, "Unknown environment"),
     ],
 )

@@ -6,13 +6,15 @@ come back in a message that lands in the evaluation log. The evaluating process 
 in its environment, so those children start from this allow-list - what elan, Lake and Lean
 need to find the toolchain and the packages - plus what the caller adds explicitly (the
 kernel checker's ``COMPARATOR_*`` paths, a built ``LEAN_PATH``). ``$GAPSCOPE_LEAN_PASS_ENV``
-(names, comma-separated) passes more names through for an unusual toolchain set-up.
+(names or shell patterns such as ``MY_TOOL_*``, comma-separated) passes more through for an
+unusual toolchain set-up.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from fnmatch import fnmatchcase
 
 ENV_PASS = "GAPSCOPE_LEAN_PASS_ENV"
 
@@ -46,14 +48,12 @@ ALLOWED_NAMES = frozenset(
 """Names a Lean toolchain reads (elan, Lake, Lean, comparator) and nothing secret."""
 
 
-def passed_names() -> frozenset[str]:
-    """The allow-list plus the names ``$GAPSCOPE_LEAN_PASS_ENV`` adds."""
-    extra = os.environ.get(ENV_PASS, "")
-    return ALLOWED_NAMES | {name.strip() for name in extra.split(",") if name.strip()}
+def _passed(name: str, patterns: list[str]) -> bool:
+    return name in ALLOWED_NAMES or any(fnmatchcase(name, p) for p in patterns)
 
 
 def child_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for a child that runs model-written code: the allowed names of ours,
-    then ``extra`` (which wins)."""
-    names = passed_names()
-    return {**{k: v for k, v in os.environ.items() if k in names}, **(extra or {})}
+    """The environment for a child that runs model-written code: the allowed names of ours
+    (with those ``$GAPSCOPE_LEAN_PASS_ENV`` adds), then ``extra`` (which wins)."""
+    patterns = [p.strip() for p in os.environ.get(ENV_PASS, "").split(",") if p.strip()]
+    return {**{k: v for k, v in os.environ.items() if _passed(k, patterns)}, **(extra or {})}

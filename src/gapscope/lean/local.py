@@ -144,7 +144,7 @@ class LocalBackend(CachedBackend):
         )
         self.sandboxed = decide_sandbox(sandbox, allow_unsandboxed, "model-written Lean")
         if self.sandboxed:
-            command = tuple(sandbox_argv(command, project))
+            command = tuple(sandbox_argv(command, project, env=env))
         self.project = project
         if isinstance(kernel_checker, str) and kernel_checker != "auto":
             raise ValueError(
