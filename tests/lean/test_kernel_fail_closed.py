@@ -13,14 +13,25 @@ from pathlib import Path
 
 import pytest
 
+from gapscope.analysis.prove import ProblemCounts
 from gapscope.lean.backend import CheckRequest
 from gapscope.lean.cache import VerdictCache
+from gapscope.lean.childenv import ENV_PASS
 from gapscope.lean.kernel import Run, rejection
 from gapscope.lean.local import LocalBackend
-from gapscope.lean.verdict import Status
+from gapscope.lean.verdict import LeanVerdict, Status
+from gapscope.prove.coherence import Coherence, classify
+from gapscope.prove.extract import ExtractionStatus
 from tests.lean.test_acceptance import CHALLENGE, HEADER, HONEST, NAMES, fake_kernel
 
 Make = Callable[..., LocalBackend]
+
+
+@pytest.fixture(autouse=True)
+def _pass_the_fake_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fake comparator reads its mode from the environment, which children get only
+    through the allow-list."""
+    monkeypatch.setenv(ENV_PASS, "FAKE_COMPARATOR")
 
 
 def _check(project: Path, solution: str = HONEST) -> Status:
@@ -103,3 +114,30 @@ def test_the_judges_identity_includes_the_checkers_revision(make_backend: Make) 
     one = make_backend(kernel_checker=fake_kernel())
     other = KernelChecker(Checker.COMPARATOR, (sys.executable, "x"), "another-rev")
     assert make_backend(kernel_checker=other).judge != one.judge
+
+
+@pytest.mark.parametrize("mode", ["sigkill", "child_killed"])
+def test_a_check_the_model_s_build_kills_counts_against_the_attempt(
+    make_backend: Make, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    # The REPL accepted the code; then its kernel build died (code that exhausts memory gets
+    # the build SIGKILLed). That is no verdict, but it must not drop out of prove's
+    # fractions: the attempt is counted, unproven, under its own class.
+    backend = make_backend(max_workers=1, kernel_checker=fake_kernel())
+    monkeypatch.setenv("FAKE_COMPARATOR", mode)
+    verdict = backend.check_many([CheckRequest(HONEST, HEADER, 10.0, NAMES, CHALLENGE)])[0]
+    coherence = classify(ExtractionStatus.BLOCK, verdict)
+    assert coherence is Coherence.UNSETTLED
+    counts = ProblemCounts("p", {c: int(c is coherence) for c in Coherence})
+    assert counts.n == 1 and counts.c == 0
+
+
+def test_a_replay_the_code_breaks_counts_against_the_attempt(make_backend: Make) -> None:
+    verdict = make_backend(max_workers=1).check_many(
+        [CheckRequest(HONEST + "\n-- fake:kernel_reject", HEADER, 10.0, NAMES, CHALLENGE)]
+    )[0]
+    assert verdict.status is Status.SERVER_ERROR and "restore" in verdict.detail
+    assert classify(ExtractionStatus.BLOCK, verdict) is Coherence.UNSETTLED
+    # a check that failed before Lean accepted anything is still left out
+    failed = LeanVerdict(Status.SERVER_ERROR, detail="the header did not load")
+    assert classify(ExtractionStatus.BLOCK, failed) is Coherence.SERVER_ERROR

@@ -14,6 +14,7 @@ import pytest
 
 from gapscope.lean.backend import CheckRequest
 from gapscope.lean.cache import VerdictCache
+from gapscope.lean.childenv import ENV_PASS
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.verdict import Checker, Status
 from tests.lean.conftest import FAKE_REPL, read_log
@@ -48,7 +49,7 @@ def alive(pid: int) -> bool:
         ("hidden_sorry", Status.SORRY, "sorryAx"),
         ("user_axiom", Status.SORRY, "gapscope_fake_axiom"),
         ("native_decide", Status.SORRY, "Lean.ofReduceBool"),
-        ("unknown_constant", Status.SERVER_ERROR, "not reported"),
+        ("unknown_constant", Status.LEAN_ERROR, "could not be queried"),
         ("repl_error", Status.SERVER_ERROR, "Unknown environment"),
     ],
 )
@@ -261,7 +262,12 @@ def test_a_busy_repl_dies_with_its_owner(repl_log: Path) -> None:
     owner = subprocess.Popen(
         [sys.executable, "-c", OWNER, str(FAKE_REPL)],
         stdout=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "FAKE_REPL_LOG": str(repl_log)},
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(sys.path),
+            "FAKE_REPL_LOG": str(repl_log),
+            ENV_PASS: "FAKE_REPL_LOG",
+        },
         text=True,
     )
     assert owner.stdout is not None

@@ -116,8 +116,37 @@ def test_error_beats_everything() -> None:
 
 def test_missing_axiom_report_is_never_valid() -> None:
     status, detail = run([LeanMessage("error", "unknown constant 'foo'", 3, 0)])
-    assert status is Status.SERVER_ERROR and "foo" in detail
-    assert run([])[0] is Status.SERVER_ERROR
+    assert status is Status.LEAN_ERROR and "could not be queried" in detail  # counted
+    assert run([])[0] is Status.SERVER_ERROR  # no reply at all: nothing established
+
+
+CHEAT = "axiom cheat : False\ntheorem t : 1 = 2 := cheat.elim\ndef f := fun lemma bar => bar"
+
+
+def test_an_unqueryable_name_does_not_hide_a_non_standard_axiom() -> None:
+    # Without Mathlib `lemma` is no keyword, but the heads read `lemma bar` as a declaration:
+    # its query fails, and that must not turn a proof from `cheat` into an uncounted error.
+    status, detail = run(
+        [
+            info("'cheat' depends on axioms: [cheat]", 5),
+            info("'t' depends on axioms: [cheat]", 6),
+            info("'f' does not depend on any axioms", 7),
+            LeanMessage("error", "unknown constant 'bar'", 8, 0),
+        ],
+        code=CHEAT,
+    )
+    assert status is Status.SORRY and "cheat" in detail
+
+
+def test_a_query_the_code_breaks_is_a_counted_failure() -> None:
+    status, detail = run(
+        [
+            info("'f' does not depend on any axioms", 5),
+            LeanMessage("error", "unknown constant 'bar'", 6, 0),
+        ],
+        code="def f := fun lemma bar => bar",
+    )
+    assert status is Status.LEAN_ERROR and "axioms of bar could not be queried" in detail
 
 
 def test_repl_level_error_is_server_error() -> None:

@@ -17,6 +17,7 @@ import gapscope.onng.task as onng_task
 import gapscope.prove.task as prove_task
 import gapscope.t2.task as t2_task
 from gapscope.lean import sandbox
+from gapscope.lean.childenv import ENV_PASS
 from gapscope.lean.sandbox import SandboxStatus, SandboxUnavailable
 from gapscope.lean.verdict import Checker, Status
 from gapscope.models.scripted import REQUESTS, script
@@ -43,6 +44,7 @@ def bwrap_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     log = tmp_path / "bwrap.jsonl"
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_BWRAP_LOG", str(log))
+    monkeypatch.setenv(ENV_PASS, "FAKE_BWRAP_LOG,FAKE_COMPARATOR")
     monkeypatch.setattr(sandbox, "sandbox_status", lambda: WORKING)
     return log
 

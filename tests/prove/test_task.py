@@ -172,6 +172,7 @@ def test_task_end_to_end(tmp_path: Path, fake_lean: FakeLean) -> None:
         "empty": 1,
         "changed": 1,
         "forbidden": 0,
+        "unsettled": 0,
         "server_error": 1,
     }
     assert summary["coherent_fraction"] == pytest.approx(8 / 11)

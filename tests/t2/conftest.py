@@ -9,7 +9,16 @@ from typing import Any
 
 import pytest
 
+from gapscope.lean.childenv import ENV_PASS
+
 FAKE_LEAN = Path(__file__).parent / "fake_lean.py"
+
+
+@pytest.fixture(autouse=True)
+def _pass_the_fakes_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fake lake and REPL read their modes from the environment, which the children that
+    run model-written code get only through the allow-list."""
+    monkeypatch.setenv(ENV_PASS, "FAKE_*")
 
 
 @pytest.fixture

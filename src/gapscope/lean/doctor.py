@@ -11,15 +11,7 @@ from pathlib import Path
 
 from gapscope.lean.backend import LeanUnavailable
 from gapscope.lean.factory import ENV_REPL_COMMAND, kernel_checker_choice
-from gapscope.lean.kernel import (
-    COMPARATOR_BINARY,
-    ENV_LANDRUN,
-    LEAN4EXPORT_BINARY,
-    find_comparator,
-    find_kernel_checker,
-    find_landrun,
-    find_lean4export,
-)
+from gapscope.lean.kernel import find_kernel_checker, kernel_checker_missing
 from gapscope.lean.kimina import KiminaBackend
 from gapscope.lean.local import (
     REPL_BINARY_CANDIDATES,
@@ -79,16 +71,7 @@ def sandbox_finding() -> Finding:
 
 def kernel_checker_finding(project: Path) -> Finding:
     """Whether comparator can judge in ``project``: its binary, lean4export, landrun, lake."""
-    missing = [
-        what
-        for what, there in (
-            ("lake on PATH", shutil.which("lake") is not None),
-            (f"comparator ({COMPARATOR_BINARY})", find_comparator(project) is not None),
-            (f"lean4export ({LEAN4EXPORT_BINARY})", find_lean4export(project) is not None),
-            (f"landrun (PATH or ${ENV_LANDRUN})", find_landrun() is not None),
-        )
-        if not there
-    ]
+    missing = kernel_checker_missing(project)
     if missing:
         return Finding(
             "kernel checker",

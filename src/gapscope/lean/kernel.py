@@ -44,6 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gapscope.lean.childenv import child_environment
 from gapscope.lean.process import die_with_parent
 from gapscope.lean.sandbox import sandbox_argv
 from gapscope.lean.verdict import STANDARD_AXIOMS, Checker, LeanMessage, LeanVerdict, Status
@@ -122,7 +123,7 @@ def run_bounded(
         with subprocess.Popen(
             list(argv),
             cwd=cwd,
-            env=None if env is None else {**os.environ, **env},
+            env=child_environment(env),
             stdin=subprocess.DEVNULL,
             stdout=sink,
             stderr=subprocess.STDOUT,
@@ -279,10 +280,10 @@ class KernelChecker:
                 (scratch / name).parent.mkdir(parents=True, exist_ok=True)
                 (scratch / name).write_text(text, encoding="utf-8")
             argv = [*self.run, str(scratch / "config.json")]
-            if sandboxed:
-                argv = sandbox_argv(argv, scratch, writable=(scratch,))
             inherited = [p for p in (package_lean_path(project), os.environ.get("LEAN_PATH")) if p]
             env = {**self.env, "LEAN_PATH": os.pathsep.join(inherited)} if inherited else self.env
+            if sandboxed:
+                argv = sandbox_argv(argv, scratch, writable=(scratch,), env=env)
             done = run_bounded(argv, scratch, timeout_s, env)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -301,6 +302,20 @@ class KernelChecker:
             checker=self.name,
             checks=("repl-text", self.label),
         )
+
+
+def kernel_checker_missing(project: Path) -> list[str]:
+    """What comparator needs in ``project`` and is not there (empty: it can run)."""
+    return [
+        what
+        for what, there in (
+            ("lake on PATH", shutil.which("lake") is not None),
+            (f"comparator ({COMPARATOR_BINARY})", find_comparator(project) is not None),
+            (f"lean4export ({LEAN4EXPORT_BINARY})", find_lean4export(project) is not None),
+            (f"landrun (PATH or ${ENV_LANDRUN})", find_landrun() is not None),
+        )
+        if not there
+    ]
 
 
 def find_kernel_checker(project: Path) -> KernelChecker | None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import shutil
 import threading
 import time
@@ -36,7 +37,12 @@ from typing import Any
 from gapscope.lean.backend import CheckRequest, LeanUnavailable
 from gapscope.lean.base import CachedBackend, split_imports
 from gapscope.lean.cache import VerdictCache
-from gapscope.lean.kernel import KernelChecker, find_kernel_checker, manifest_revision
+from gapscope.lean.kernel import (
+    KernelChecker,
+    find_kernel_checker,
+    kernel_checker_missing,
+    manifest_revision,
+)
 from gapscope.lean.pool import PoolConfig, PoolError, ReplPool
 from gapscope.lean.process import DEFAULT_MAX_REPLY_BYTES, ReplCrashed, ReplProcess, ReplTimeout
 from gapscope.lean.protocol import ProtocolError, encode_command, encode_request, parse_response
@@ -138,7 +144,7 @@ class LocalBackend(CachedBackend):
         )
         self.sandboxed = decide_sandbox(sandbox, allow_unsandboxed, "model-written Lean")
         if self.sandboxed:
-            command = tuple(sandbox_argv(command, project))
+            command = tuple(sandbox_argv(command, project, env=env))
         self.project = project
         if isinstance(kernel_checker, str) and kernel_checker != "auto":
             raise ValueError(
@@ -147,6 +153,14 @@ class LocalBackend(CachedBackend):
         self.kernel: KernelChecker | None = (
             find_kernel_checker(project) if isinstance(kernel_checker, str) else kernel_checker
         )
+        if isinstance(kernel_checker, str) and self.kernel is None:
+            logging.getLogger(__name__).warning(
+                "no kernel judge in %s (missing: %s): official theorems are judged by the REPL"
+                " alone (repl-text); `gapscope lean doctor %s` says how to build comparator",
+                project,
+                ", ".join(kernel_checker_missing(project)),
+                project,
+            )
         self._toolchain = read_toolchain(project)
         judges = ("repl-text",) + ((self.kernel.identity,) if self.kernel else ())
         self.installation = InstallationKey(self._toolchain, repl, judges, source_hash())

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gapscope.lean.childenv import child_environment
 from gapscope.lean.protocol import ProtocolError, decode_block, expected_env
 
 
@@ -105,7 +106,7 @@ class ReplProcess:
             self._proc = subprocess.Popen(
                 list(command),
                 cwd=cwd,
-                env=None if env is None else {**os.environ, **env},
+                env=child_environment(env),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._stderr,

@@ -35,7 +35,14 @@ from dataclasses import dataclass
 
 from gapscope.lean.protocol import ReplResponse
 from gapscope.lean.soundness import is_sorry_warning, parse_axioms
-from gapscope.lean.verdict import STANDARD_AXIOMS, Checker, LeanMessage, LeanVerdict, Status
+from gapscope.lean.verdict import (
+    REPLAY_CHECK,
+    STANDARD_AXIOMS,
+    Checker,
+    LeanMessage,
+    LeanVerdict,
+    Status,
+)
 
 _UNKNOWN = re.compile(r"unknown (?:identifier|constant)", re.IGNORECASE)
 
@@ -127,12 +134,15 @@ def unpickle_failure(
     error: str, messages: tuple[LeanMessage, ...], elapsed_s: float
 ) -> LeanVerdict:
     """The verdict when the REPL could not rebuild the solution's environment. The pinned
-    REPL's unpickle runs no kernel check, so its failure says nothing about the proof."""
+    REPL's unpickle runs no kernel check, so its failure proves nothing either way; it comes
+    after the REPL accepted the code, and the code can cause it (the replay drops ``partial``
+    constants), so it is labelled :data:`REPLAY_CHECK` for the reports to count as a failure."""
     return LeanVerdict(
         Status.SERVER_ERROR,
         messages,
         elapsed_s,
         detail=f"the REPL could not restore the solution's environment: {error}",
+        checks=(Checker.REPL_TEXT.value, REPLAY_CHECK),
     )
 
 
@@ -176,9 +186,16 @@ def acceptance_verdict(
                 f"the solution's {name} states `{got.text}` where the challenge states "
                 f"`{wanted.text}`: not the theorem asked for",
             )
-    missing = [n for n in names if n not in reported]
     axioms = tuple(sorted({a for found in reported.values() for a in found}))
-    if missing:
+    bad = {n: sorted(set(a) - STANDARD_AXIOMS) for n, a in reported.items()}
+    bad = {n: a for n, a in bad.items() if a}
+    if bad:  # settled whatever else is unknown
+        detail = "; ".join(
+            f"'{n}' depends on non-standard axioms: {', '.join(a)}" for n, a in bad.items()
+        )
+        return verdict(Status.SORRY, detail, axioms)
+    missing = [n for n in names if n not in reported]
+    if missing:  # its signature printed, so the constant exists: the REPL failed, not the code
         return LeanVerdict(
             Status.SERVER_ERROR,
             messages,
@@ -186,11 +203,4 @@ def acceptance_verdict(
             axioms or None,
             f"axioms of {', '.join(missing)} not reported; validity not established",
         )
-    bad = {n: sorted(set(a) - STANDARD_AXIOMS) for n, a in reported.items()}
-    bad = {n: a for n, a in bad.items() if a}
-    if bad:
-        detail = "; ".join(
-            f"'{n}' depends on non-standard axioms: {', '.join(a)}" for n, a in bad.items()
-        )
-        return verdict(Status.SORRY, detail, axioms)
     return verdict(Status.VALID, "", axioms)

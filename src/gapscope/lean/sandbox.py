@@ -26,12 +26,14 @@ import logging
 import os
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from gapscope.lean.backend import LeanUnavailable
+from gapscope.lean.childenv import child_environment
+from gapscope.lean.flags import env_flag
 
 BWRAP = "bwrap"
 INSTALL_HINT = "apt-get install bubblewrap (Debian/Ubuntu) to run model-written code sandboxed"
@@ -61,7 +63,7 @@ def sandbox_choice() -> bool | None:
 
 def unsandboxed_allowed(explicit: bool = False) -> bool:
     """Whether the user allowed unsandboxed runs: the option or the environment variable."""
-    return explicit or os.environ.get(ENV_ALLOW_UNSANDBOXED, "").strip().lower() in {"1", "true"}
+    return explicit or env_flag(ENV_ALLOW_UNSANDBOXED)
 
 
 class SandboxUnavailable(LeanUnavailable):
@@ -90,16 +92,22 @@ def sandbox_argv(
     project: Path,
     bwrap: str = BWRAP,
     writable: Sequence[Path] = (),
+    env: Mapping[str, str] | None = None,
 ) -> list[str]:
     """``command`` wrapped to run sandboxed with ``project`` as its working directory;
     ``writable`` folders (a build's output, a check's scratch folder) are bound read-write,
-    after every read-only mount, so nothing else becomes writable."""
+    after every read-only mount, so nothing else becomes writable. Its environment is cleared
+    and rebuilt from :func:`child_environment` (with ``env`` added), whatever bwrap itself
+    was started with."""
     root = str(Path(project).resolve())
     tops = _under_tmp(command, root)
     visible = [arg for path in (*tops, root) for arg in ("--ro-bind", path, path)]
     for folder in writable:
         path = str(Path(folder).resolve())
         visible += ["--bind", path, path]
+    setenv = [
+        arg for name, value in child_environment(env).items() for arg in ("--setenv", name, value)
+    ]
     return [
         bwrap,
         "--ro-bind", "/", "/",
@@ -110,6 +118,8 @@ def sandbox_argv(
         "--unshare-all",
         "--cap-drop", "ALL",
         "--die-with-parent",
+        "--clearenv",
+        *setenv,
         "--setenv", "TMPDIR", "/tmp",
         "--chdir", root,
         "--",

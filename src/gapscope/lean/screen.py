@@ -105,6 +105,7 @@ FORBIDDEN_KEYWORDS: dict[str, str] = {
     "attribute": "changes attributes of existing declarations",
     "export": "adds aliases that can change how the statement's names resolve",
     "unsafe": "unsafe code escapes the kernel's checks",
+    "include_str": "reads a file on the checking host into the proof (an API key, say)",
     "import": "imports belong to the header",
     **dict.fromkeys(("throwError", "throwErrorAt", "dbg_trace"), _NOT_A_PROOF),
     **dict.fromkeys(

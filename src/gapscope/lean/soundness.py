@@ -170,6 +170,15 @@ def _judge(response: ReplResponse, prepared: Prepared, elapsed_s: float) -> Lean
         )
     if response.sorries or any(is_sorry_warning(m) for m in messages):
         return LeanVerdict(Status.SORRY, messages, elapsed_s, axioms or None, "the code uses sorry")
+    # a non-standard axiom settles the verdict whatever else is unknown: decided before any
+    # missing report, which the model can provoke (a declaration the heads misread)
+    bad = {n: sorted(set(a) - STANDARD_AXIOMS) for n, a in reported.items()}
+    bad = {n: a for n, a in bad.items() if a}
+    if bad:
+        detail = "; ".join(
+            f"'{n}' depends on non-standard axioms: {', '.join(a)}" for n, a in bad.items()
+        )
+        return LeanVerdict(Status.SORRY, messages, elapsed_s, axioms, detail)
     if prepared.unread is not None:
         return LeanVerdict(
             Status.SERVER_ERROR,
@@ -190,21 +199,23 @@ def _judge(response: ReplResponse, prepared: Prepared, elapsed_s: float) -> Lean
             f"the code does not declare {', '.join(absent)}: the theorem asked for was not checked",
         )
     missing = [n for n in prepared.names if n not in reported]
+    if missing and query_errors:
+        # Lean answered our query with an error: the code made a name we read as declared
+        # unqueryable; a counted failure, never an excuse to leave the attempt out
+        return LeanVerdict(
+            Status.LEAN_ERROR,
+            messages,
+            elapsed_s,
+            axioms or None,
+            f"axioms of {', '.join(missing)} could not be queried "
+            f"({'; '.join(m.data for m in query_errors)}); validity not established",
+        )
     if missing:
-        errors = "; ".join(m.data for m in query_errors)
         return LeanVerdict(
             Status.SERVER_ERROR,
             messages,
             elapsed_s,
             axioms or None,
-            f"axioms of {', '.join(missing)} not reported ({errors or 'no reply'});"
-            " validity not established",
+            f"axioms of {', '.join(missing)} not reported (no reply); validity not established",
         )
-    bad = {n: sorted(set(a) - STANDARD_AXIOMS) for n, a in reported.items()}
-    bad = {n: a for n, a in bad.items() if a}
-    if bad:
-        detail = "; ".join(
-            f"'{n}' depends on non-standard axioms: {', '.join(a)}" for n, a in bad.items()
-        )
-        return LeanVerdict(Status.SORRY, messages, elapsed_s, axioms, detail)
     return LeanVerdict(Status.VALID, messages, elapsed_s, axioms)

@@ -94,6 +94,21 @@ class LeanVerdict:
         return self.status is Status.VALID
 
 
+REPLAY_CHECK = "replay"
+"""The label of the acceptance check's replay of the solution's environment, listed when that
+replay failed after the REPL had accepted the code."""
+
+
+def failed_after_acceptance(verdict: LeanVerdict) -> bool:
+    """Whether a ``server_error`` came after the REPL accepted the model's code: the replay or
+    a kernel check (``kernel:...``) failed on it. Model output can provoke those (a build that
+    exhausts memory, a constant the replay drops), so callers that leave server errors out of
+    a fraction must count these attempts as failures instead."""
+    return verdict.status is Status.SERVER_ERROR and any(
+        c == REPLAY_CHECK or c.startswith("kernel:") for c in verdict.checks
+    )
+
+
 def with_text_label(verdict: LeanVerdict) -> LeanVerdict:
     """``verdict`` with ``checks`` = (``repl-text``,) when the REPL's text settled it and no
     check is listed yet (the soundness rule and the acceptance check set only ``checker``)."""

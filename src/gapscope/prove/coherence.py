@@ -17,8 +17,12 @@ so that a drop in solve rate can be told apart from garbled generations. Precise
   so it is not coherent either.
 - ``forbidden``: the code holds a command a proof never needs (``#eval``, ``macro``, ...; see
   ``gapscope.lean.screen``) and was not checked.
-- ``server_error``: the checker failed; nothing is known, so these attempts are reported
-  separately and left out of every fraction and of pass@k.
+- ``unsettled``: the REPL accepted the code, then the acceptance replay or the kernel check
+  failed without a verdict (comparator killed, a build it ran failed; see
+  :func:`gapscope.lean.verdict.failed_after_acceptance`). The model's code can cause that (a
+  build that exhausts memory), so these count as failures: coherent, in every fraction.
+- ``server_error``: the checker failed before the code was accepted; nothing is known, so
+  these attempts are reported separately and left out of every fraction and of pass@k.
 
 An error message that matches no pattern counts as a proof failure: tactic failures are an
 open-ended family ("linarith failed", "omega could not prove the goal", "simp made no
@@ -30,7 +34,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
-from gapscope.lean.verdict import LeanVerdict, Status
+from gapscope.lean.verdict import LeanVerdict, Status, failed_after_acceptance
 from gapscope.prove.extract import ExtractionStatus
 
 
@@ -43,10 +47,13 @@ class Coherence(StrEnum):
     EMPTY = "empty"
     CHANGED = "changed"
     FORBIDDEN = "forbidden"
+    UNSETTLED = "unsettled"
     SERVER_ERROR = "server_error"
 
 
-COHERENT: frozenset[Coherence] = frozenset({Coherence.PROVEN, Coherence.UNPROVEN})
+COHERENT: frozenset[Coherence] = frozenset(
+    {Coherence.PROVEN, Coherence.UNPROVEN, Coherence.UNSETTLED}
+)
 
 MALFORMED_PATTERNS: tuple[str, ...] = (
     r"^unexpected (token|identifier|end of input)",
@@ -82,6 +89,8 @@ def classify(extraction: ExtractionStatus, verdict: LeanVerdict | None) -> Coher
         raise ValueError(f"an attempt extracted as {extraction.value!r} must have a verdict")
     if verdict.status is Status.VALID:
         return Coherence.PROVEN
+    if failed_after_acceptance(verdict):
+        return Coherence.UNSETTLED
     if verdict.status is Status.SERVER_ERROR:
         return Coherence.SERVER_ERROR
     if verdict.status is Status.MISSING_DECLARATION:

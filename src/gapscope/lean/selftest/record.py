@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from gapscope.lean.backend import LeanUnavailable
+from gapscope.lean.flags import env_flag
 
 RECORD = Path(".gapscope") / "selftest.json"
 ENV_ALLOW_UNTESTED = "GAPSCOPE_LEAN_ALLOW_UNTESTED"
@@ -73,7 +73,8 @@ def passed(project: Path, key: InstallationKey) -> bool:
 
 
 def untested_allowed(allow: bool = False) -> bool:
-    return allow or os.environ.get(ENV_ALLOW_UNTESTED, "") == "1"
+    """Whether the user allowed an untested judge: the option or the environment variable."""
+    return allow or env_flag(ENV_ALLOW_UNTESTED)
 
 
 def refusal(project: Path, key: InstallationKey) -> str:
