@@ -19,8 +19,9 @@ from gapscope.app.main import app
 from gapscope.lean.doctor import selftest_finding
 from gapscope.lean.factory import open_backend
 from gapscope.lean.local import LocalBackend
-from gapscope.lean.selftest import ENV_ALLOW_UNTESTED, SelfTestRequired, load_cases
+from gapscope.lean.selftest import ENV_ALLOW_UNTESTED, SelfTestRequired, load_cases, programs
 from gapscope.lean.selftest.cases import Case
+from gapscope.lean.selftest.programs import COMPILE_PATH, shipped_programs
 from gapscope.lean.selftest.runner import run_selftest
 from gapscope.models.scripted import REQUESTS, script
 from tests.lean.conftest import FAKE_REPL
@@ -40,9 +41,29 @@ FAKE_CASES = [
 ]  # fmt: skip
 
 
+FAKE_LAKE = """#!/bin/sh
+# `lake env lean FILE`: every program compiles with a warning; FAILING names one that does not
+[ "$1 $2" = "env lean" ] || exit 2
+echo "$3:1:0: warning: declaration uses 'sorry'"
+case "$3" in *"$FAILING") echo "$3:12:4: error: unknown constant 'MyNat.foo'"; exit 1;; esac
+"""
+
+
+def fake_lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str = "") -> None:
+    """Put a fake ``lake`` first on PATH; a program whose path ends with ``failing`` fails."""
+    bin_dir = tmp_path / "fake-lake-bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "lake").write_text(FAKE_LAKE)
+    (bin_dir / "lake").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("FAILING", failing or "no such program")
+
+
 @pytest.fixture
-def gated(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The gate as a user meets it: no opt-out; the fake REPL stands in for the REPL."""
+def gated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The gate as a user meets it: no opt-out; the fake REPL stands in for the REPL and a
+    fake ``lake`` compiles every shipped program."""
+    fake_lake(tmp_path, monkeypatch)
     monkeypatch.delenv(ENV_ALLOW_UNTESTED)
     monkeypatch.setenv("GAPSCOPE_LEAN_REPL_CMD", f"{sys.executable} {FAKE_REPL}")
     monkeypatch.setenv("GAPSCOPE_LEAN_SANDBOX", "off")
@@ -71,7 +92,7 @@ def test_a_run_is_refused_until_the_selftest_passed_here(project: Path, gated: N
         open_backend(f"local:{project}")
     with _backend(project, kernel_checker=None) as backend:
         result = run_selftest(backend, FAKE_CASES, timeout_s=10.0)
-    assert result.passed and [r.ok for r in result.results] == [True, True, True]
+    assert result.passed and [r.ok for r in result.results] == [True] * (2 + 3)
     record = json.loads(result.record.read_text(encoding="utf-8"))
     assert [r["passed"] for r in record.values()] == [True]
     with open_backend(f"local:{project}") as opened:
@@ -99,8 +120,53 @@ def test_a_pass_certifies_only_its_own_checker(project: Path, gated: None) -> No
     with _backend(project, kernel_checker=fake_kernel()) as judged:
         assert not judged.selftest  # another judge: its own self-test has not run
         result = run_selftest(judged, FAKE_CASES, timeout_s=10.0)
-    assert {r.path for r in result.results} == {"repl-text", "kernel:comparator"}
+    assert {r.path for r in result.results} == {COMPILE_PATH, "repl-text", "kernel:comparator"}
     assert result.passed
+
+
+def test_the_selftest_compiles_every_shipped_lean_program(project: Path, gated: None) -> None:
+    shipped = shipped_programs()
+    assert {"onng/problems/library.lean", "t2/mining/GapscopeMine.lean"} <= set(shipped)
+    with _backend(project, kernel_checker=None) as backend:
+        result = run_selftest(backend, FAKE_CASES[:1], timeout_s=10.0)
+    compiled = [(r.case, r.status, r.ok) for r in result.results if r.path == COMPILE_PATH]
+    assert compiled == [(name, "compiled", True) for name in shipped]  # warnings are fine
+    assert result.passed
+
+
+def test_a_shipped_program_that_does_not_compile_fails_the_selftest(
+    project: Path, gated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_lake(tmp_path, monkeypatch, failing="library.lean")
+    with _backend(project, kernel_checker=None) as backend:
+        result = run_selftest(backend, FAKE_CASES[:1], timeout_s=10.0)
+    assert not result.passed
+    [failure] = result.failures
+    assert (failure.case, failure.path, failure.status) == (
+        "onng/problems/library.lean",
+        COMPILE_PATH,
+        "lean_error",
+    )
+    assert failure.detail.startswith("onng/problems/library.lean: ")
+    assert failure.detail.endswith(":12:4: error: unknown constant 'MyNat.foo'")
+    with pytest.raises(SelfTestRequired, match="failed"):
+        open_backend(f"local:{project}")
+
+
+def test_a_changed_shipped_program_changes_the_installation_key(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    program = tmp_path / "Tracer.lean"
+    monkeypatch.setattr(programs, "shipped_programs", lambda: {"Tracer.lean": program})
+
+    def key() -> str:
+        with _backend(project, kernel_checker=None) as backend:
+            return backend.installation.source
+
+    program.write_text("def x := 1\n", encoding="utf-8")
+    before = key()
+    program.write_text("def x := 2\n", encoding="utf-8")
+    assert key() != before  # a pass for the old program certifies nothing about the new one
 
 
 def _minif2f(tmp_path: Path) -> Path:

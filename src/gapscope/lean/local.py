@@ -55,7 +55,7 @@ from gapscope.lean.replay import (
     solution_command,
 )
 from gapscope.lean.sandbox import decide_sandbox, sandbox_argv
-from gapscope.lean.selftest.cases import source_hash
+from gapscope.lean.selftest.programs import key_source
 from gapscope.lean.selftest.record import InstallationKey, passed
 from gapscope.lean.soundness import judge, prepare
 from gapscope.lean.verdict import LeanVerdict, Status, with_text_label
@@ -163,7 +163,7 @@ class LocalBackend(CachedBackend):
             )
         self._toolchain = read_toolchain(project)
         judges = ("repl-text",) + ((self.kernel.identity,) if self.kernel else ())
-        self.installation = InstallationKey(self._toolchain, repl, judges, source_hash())
+        self.installation = InstallationKey(self._toolchain, repl, judges, key_source())
         self.selftest = passed(project, self.installation)
         self.pool = ReplPool(
             PoolConfig(

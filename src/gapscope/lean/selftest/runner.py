@@ -3,7 +3,9 @@
 Every case goes through the REPL path (``repl-text``: what ``LocalBackend`` concludes before
 any kernel checker) and every theorem case also straight through the kernel checker, when the
 backend has one - so that each judge is tested on every case, not only on those the REPL
-passed on. Nothing is cached: the point is to see this installation answer.
+passed on. First, every Lean program gapscope ships is compiled in the workspace
+(``programs``): one that does not compile fails the self-test, named with Lean's first error.
+Nothing is cached: the point is to see this installation answer.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from gapscope.lean.backend import CheckRequest
 from gapscope.lean.selftest.cases import Case, load_cases
+from gapscope.lean.selftest.programs import COMPILE_PATH, compile_program, shipped_programs
 from gapscope.lean.selftest.record import save_record
 from gapscope.lean.verdict import LeanVerdict, Status
 
@@ -64,11 +67,16 @@ def judged(case: Case, path: str, verdict: LeanVerdict) -> CaseResult:
 def run_selftest(
     backend: LocalBackend, cases: list[Case] | None = None, timeout_s: float = 120.0
 ) -> SelfTestResult:
-    """Run ``cases`` (default: the shipped ones) on ``backend``'s paths; store the result
-    under the backend's installation key in its workspace."""
+    """Compile the shipped Lean programs in ``backend``'s workspace and run ``cases``
+    (default: the shipped ones) on its paths; store the result under the backend's
+    installation key in its workspace."""
     start = time.monotonic()
     cases = load_cases() if cases is None else cases
     results: list[CaseResult] = []
+    for name, program in shipped_programs().items():
+        done = compile_program(program, backend.project, backend.sandboxed, timeout_s)
+        detail = done.detail if done.ok else f"{name}: {done.detail}"
+        results.append(CaseResult(name, COMPILE_PATH, done.status, done.ok, detail[:500]))
     for case in cases:
         request = CheckRequest(case.solution, case.header, timeout_s, case.required, case.challenge)
         results.append(judged(case, REPL_TEXT, backend.check_repl(request)))
