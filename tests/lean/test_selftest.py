@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gapscope.app.main import app
+from gapscope.lean.childenv import ENV_PASS
 from gapscope.lean.doctor import selftest_finding
 from gapscope.lean.factory import open_backend
 from gapscope.lean.local import LocalBackend
@@ -57,6 +58,7 @@ def fake_lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str = ""
     (bin_dir / "lake").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     monkeypatch.setenv("FAILING", failing or "no such program")
+    monkeypatch.setenv(ENV_PASS, "FAILING")  # Lean's children see only allow-listed variables
 
 
 @pytest.fixture
