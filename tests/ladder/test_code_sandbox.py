@@ -15,7 +15,6 @@ import subprocess
 import sys
 import time
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,6 +27,7 @@ from gapscope.ladder.code import load_bundled_code
 from gapscope.ladder.sandbox import CodeTest, Isolation, Limits, Status, bwrap_status, run_tests
 from gapscope.lean.sandbox import SandboxStatus
 from gapscope.models.scripted import REQUESTS, script
+from tests.ladder.test_code import _processes_running
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 ADD = [CodeTest([1, 2], 3), CodeTest([2, 2], 4)]
@@ -114,16 +114,6 @@ def test_the_child_is_told_no_expected_output(layer: Isolation) -> None:
     assert run_tests("print('ok')", [CodeTest("", "ok\n")], None, layer=layer).solved
 
 
-def _live(marker: str) -> Iterator[int]:
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
-        except OSError:
-            continue
-        if marker.encode() in cmdline:
-            yield int(pid)
-
-
 def _fork_exec(shell: str) -> str:
     """A program that starts ``sh -c shell`` in a new session through ``_posixsubprocess``
     loaded under another name (the audit hook knows only the real name), then loops."""
@@ -156,7 +146,8 @@ def test_a_renamed_fork_exec_and_its_setsid_children_die_with_the_attempt(tmp_pa
     )
     result = run_tests(_fork_exec(shell), [CodeTest("", "")], None, Limits(time_s=1.5))
     assert result.status is Status.TIMEOUT, result
-    assert list(_live(f"sleep {marker}")) == []  # nothing outlives the attempt's report
+    # nothing outlives the attempt's report
+    assert list(_processes_running(f"sleep {marker}")) == []
     time.sleep(0.2)
     assert not outside.exists()
 

@@ -466,20 +466,13 @@ def test_ray_batches_still_queued_are_cancelled_when_the_run_stops(
 
 @pytest.mark.lean
 def test_mining_a_real_lean_project(tmp_path: Path) -> None:
-    if shutil.which("lake") is None:
-        pytest.skip("lake is not installed (install Lean 4 with elan to run this test)")
-    project = tmp_path / "Real"
-    (project / "Real").mkdir(parents=True)
-    (project / "lakefile.toml").write_text(
-        'name = "Real"\ndefaultTargets = ["Real"]\n\n[[lean_lib]]\nname = "Real"\n'
-    )
-    (project / "Real" / "Basic.lean").write_text(
+    project = _real_project(
+        tmp_path,
         "def double (n : Nat) : Nat := n + n\n\n"
         "theorem double_eq (n : Nat) : double n = n + n := rfl\n\n"
         "theorem double_zero : double 0 = 0 := by rw [double_eq]\n\n"
-        "theorem double_zero' : double 0 + 0 = 0 := by rw [double_zero]\n"
+        "theorem double_zero' : double 0 + 0 = 0 := by rw [double_zero]\n",
     )
-    (project / "Real.lean").write_text("import Real.Basic\n")
     out = tmp_path / "records.jsonl"
     command = ["t2", "mine", str(project), "--out", str(out), "--json", "--tracer", "gapscope"]
     details = envelope(runner.invoke(app, [*command, "--allow-unsandboxed"]))["details"]
@@ -727,6 +720,23 @@ def test_a_definition_keeps_the_kind_its_source_writes() -> None:
 def test_a_shared_matcher_and_a_reducible_def_as_lean_traces_them(tmp_path: Path) -> None:
     """Lean reuses ``foo.match_1`` for ``bar``'s identical ``match``: ``bar`` does not use
     ``foo``. ``@[reducible] def`` is traced as a ``def``."""
+    project = _real_project(
+        tmp_path,
+        "def foo (n : Nat) : Nat := match n with\n  | 0 => 1\n  | _ + 1 => 2\n\n"
+        "def bar (n : Nat) : Nat := match n with\n  | 0 => 1\n  | _ + 1 => 2\n\n"
+        "@[reducible] def r (n : Nat) : Nat := foo n\n",
+    )
+    config = TraceConfig(project, sandboxed=False)
+    trace = trace_project(config, tmp_path / "trace.json")
+    assert trace.failed == {}
+    found = {d.name: d for d in trace.declarations}
+    assert found["bar"].uses == ()
+    assert (found["r"].kind, found["r"].uses) == ("def", ("foo",))
+
+
+def _real_project(tmp_path: Path, basic: str) -> Path:
+    """A one-module Lake project ``Real`` whose ``Real/Basic.lean`` is ``basic``; skips the
+    test where Lean is not installed."""
     if shutil.which("lake") is None:
         pytest.skip("lake is not installed (install Lean 4 with elan to run this test)")
     project = tmp_path / "Real"
@@ -734,15 +744,6 @@ def test_a_shared_matcher_and_a_reducible_def_as_lean_traces_them(tmp_path: Path
     (project / "lakefile.toml").write_text(
         'name = "Real"\ndefaultTargets = ["Real"]\n\n[[lean_lib]]\nname = "Real"\n'
     )
-    (project / "Real" / "Basic.lean").write_text(
-        "def foo (n : Nat) : Nat := match n with\n  | 0 => 1\n  | _ + 1 => 2\n\n"
-        "def bar (n : Nat) : Nat := match n with\n  | 0 => 1\n  | _ + 1 => 2\n\n"
-        "@[reducible] def r (n : Nat) : Nat := foo n\n"
-    )
+    (project / "Real" / "Basic.lean").write_text(basic)
     (project / "Real.lean").write_text("import Real.Basic\n")
-    config = TraceConfig(project, sandboxed=False)
-    trace = trace_project(config, tmp_path / "trace.json")
-    assert trace.failed == {}
-    found = {d.name: d for d in trace.declarations}
-    assert found["bar"].uses == ()
-    assert (found["r"].kind, found["r"].uses) == ("def", ("foo",))
+    return project
