@@ -178,3 +178,22 @@ def test_server_model_errors_stay_off_stdout_and_lose_their_markup(tmp_path: Pat
     assert envelope["status"] == "bad_input"
     assert envelope["error"].startswith("--model openai-api/vllm/some-model: cannot open it:")
     assert "[bold]" not in envelope["error"]
+
+
+def test_a_run_ended_by_inspects_retry_loop_names_what_the_server_said() -> None:
+    """Inspect records ``RetryError(<Future ...>)`` when its retries give up: the line shown to
+    the user is the wrapped exception, with the server's words."""
+    from gapscope.app.kit import run_error_text
+
+    traceback = (
+        "Traceback (most recent call last):\n"
+        '  File "x.py", line 1, in f\n'
+        "openai.InternalServerError: stub overloaded: no capacity\n\n"
+        "The above exception was the direct cause of the following exception:\n\n"
+        "Traceback (most recent call last):\n"
+        '  File "y.py", line 2, in g\n'
+        "tenacity.RetryError: RetryError[<Future at 0x1 state=finished raised X>]\n"
+    )
+    text = run_error_text("RetryError(<Future at 0x1 state=finished raised X>)", traceback)
+    assert text == "openai.InternalServerError: stub overloaded: no capacity"
+    assert run_error_text("plain failure", traceback) == "plain failure"

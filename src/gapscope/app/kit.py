@@ -571,7 +571,9 @@ def _finish_run(out: Output, log: EvalLog, summarise: Callable[[EvalLog], View])
     if end.finished:
         out.finish(summarise(log))
         return
-    reason = one_line(log.error.message) if log.error else "no error recorded"
+    reason = (
+        run_error_text(log.error.message, log.error.traceback) if log.error else "no error recorded"
+    )
     try:
         partial = summarise(log)
     except Exception:  # a failed run may lack what a summary needs; the error says enough
@@ -583,6 +585,22 @@ def _finish_run(out: Output, log: EvalLog, summarise: Callable[[EvalLog], View])
         f"{log.location}); rerun the same command to resume it (its {end.scored} scored "
         "samples are kept)",
     )
+
+
+def run_error_text(message: str, traceback: str) -> str:
+    """What ended a run, on one line. When Inspect's retry loop gave up it records tenacity's
+    ``RetryError(<Future ... raised X>)``, which hides the server's words; the exception it
+    wrapped is then read from the last exception line of the traceback that is not the
+    RetryError itself."""
+    if message.startswith("RetryError("):
+        raised = [
+            line
+            for line in traceback.splitlines()
+            if line and not line[0].isspace() and ": " in line and "RetryError" not in line
+        ]
+        if raised:
+            message = raised[-1]
+    return one_line(message)
 
 
 def one_line(message: str) -> str:
