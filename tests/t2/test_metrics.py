@@ -94,15 +94,13 @@ def test_the_hard_subset_has_its_own_compile_and_ta() -> None:
     assert main["ta"]["estimate"] == pytest.approx((0.5 + 0.0 + 1.0) / 3)
 
 
+NO_HARD_SUBSET = {"records": 0, "rows": 0, "compile": None, "ta": None, "compile_precision": None}
+"""The Hard block of a context without a Hard record: counts of 0, every rate None."""
+
+
 def test_no_hard_record_leaves_no_hard_rate() -> None:
     main = summarize([_s("a", True, True)], n_resamples=50)["nl+st"]
-    assert main["hard"] == {
-        "records": 0,
-        "rows": 0,
-        "compile": None,
-        "ta": None,
-        "compile_precision": None,
-    }
+    assert main["hard"] == NO_HARD_SUBSET
 
 
 def test_released_rules_pass_at_k_rows_and_failures() -> None:
@@ -172,13 +170,7 @@ def test_buckets_use_the_rules_bleu_and_t2_text_metrics_sit_beside_them() -> Non
 
 def test_an_empty_context_has_an_empty_hard_subset() -> None:
     main = summarize_context([], n_resamples=20)
-    assert main["hard"] == {
-        "records": 0,
-        "rows": 0,
-        "compile": None,
-        "ta": None,
-        "compile_precision": None,
-    }
+    assert main["hard"] == NO_HARD_SUBSET
     assert main["bleu"]["t2_bleu4"] is None and main["compile_precision"] is None
 
 
