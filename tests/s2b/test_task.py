@@ -140,7 +140,7 @@ def test_games_past_the_model_context_are_named_not_silently_wrong(tmp_path: Pat
     from inspect_ai.model import ModelOutput
     from rich.console import Console
 
-    from gapscope.analysis.terminal import print_s2b
+    from gapscope.analysis.s2b_tables import print_s2b
 
     calls = itertools.count()
 

@@ -18,7 +18,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from gapscope.analysis.t2 import summarize_log
-from gapscope.analysis.terminal import print_t2
+from gapscope.analysis.t2_tables import print_t2
 from gapscope.app.main import app
 from gapscope.models.scripted import script
 from gapscope.t2.extract import Answer, AnswerStatus, released_answer
@@ -140,7 +140,7 @@ def test_each_rule_set_gives_its_hand_computed_numbers(
     top_row = rows[f"wrong at BLEU 90-100 ({metric} BLEU) [{label}]"]
     assert top_row.value == pytest.approx(100 * top["wrong"]) and top_row.n == top["samples"]
     console = Console(record=True, width=250)
-    print_t2(report, console)
+    print_t2(summary, console)
     text = console.export_text()
     assert f"rules: {rules}" in text and "TA by BLEU" in text
     assert top["samples"] >= 2  # `a` and `j` answer with the target itself

@@ -16,7 +16,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from gapscope.analysis.t2 import summarize_log
-from gapscope.analysis.terminal import print_t2
+from gapscope.analysis.t2_tables import print_t2
 from gapscope.app.main import app
 from gapscope.models.scripted import REQUESTS, script
 from gapscope.t2.task import t2
@@ -45,7 +45,8 @@ def test_every_context_is_run_and_reported(fake_lean: str, tmp_path: Path) -> No
     model = script("t2-contexts", _answer)
     log = _run({"data": str(FIXTURE), "lean": fake_lean}, model, tmp_path)
     assert log.status == "success"
-    summary = summarize_log(log, n_resamples=100).to_dict()
+    t2_summary = summarize_log(log, n_resamples=100)
+    summary = t2_summary.to_dict()
     contexts = summary["contexts"]
     assert list(contexts) == ["nl+st", "nl", "st", "none"]
     # fixture-2 has no NL, so only its two NL-free settings run.
@@ -67,7 +68,7 @@ def test_every_context_is_run_and_reported(fake_lean: str, tmp_path: Path) -> No
     assert contexts["st"]["hard"]["records"] == 2
     assert contexts["st"]["hard"]["ta"]["estimate"] == 0.5
     console = Console(record=True, width=300)
-    print_t2(summary, console)
+    print_t2(t2_summary, console)
     text = console.export_text()
     assert "Hard TA" in text and "50.0 [" in text
 

@@ -10,8 +10,11 @@
   ``--json``, the HTML report and ``compare`` all use.
 * :mod:`.diagnostics` maps an Inspect task name to its diagnostic (reader and view);
   :func:`~.diagnostics.present` is what ``run X`` shows of the log it just wrote.
-* :mod:`.view` pairs a summary with its rows, ``--json`` details and printer; :mod:`.terminal`
-  holds every table the terminal prints; :mod:`.steering` regroups steered runs into dosage
+* :mod:`.view` pairs a summary with its rows, ``--json`` details and printer. Each diagnostic's
+  terminal tables sit beside its summary (:mod:`.s2b_tables`, :mod:`.ladder_tables`,
+  :mod:`.onng_tables`, :mod:`.prove_tables`, :mod:`.t2_tables`) and take it typed;
+  :mod:`.terminal` holds the tables of no one diagnostic (gap profile, plan, funnels, quadrant,
+  dosage) and the cell formats they share; :mod:`.steering` regroups steered runs into dosage
   curves; :mod:`.compare` pairs two models; :mod:`.figures` and :mod:`.report` write HTML.
 
 The commands that call all this live in :mod:`gapscope.app`; nothing here imports them.

@@ -23,7 +23,7 @@ from gapscope.analysis.logs import (
     sample_score,
 )
 from gapscope.analysis.profile import GapRow
-from gapscope.ladder.agreement import agreement
+from gapscope.ladder.agreement import Agreement, agreement
 from gapscope.ladder.anchors import AnchorAgreement, AnchorRule, anchor_agreement
 from gapscope.ladder.containment import (
     Containment,
@@ -46,7 +46,12 @@ from gapscope.ladder.taxonomy import (
 )
 from gapscope.stats.paired import McNemarResult, holm, mcnemar_exact
 from gapscope.stats.rank import kendall_tau
-from gapscope.stats.resampling import BootstrapCI, bootstrap_ci, ranking_stability
+from gapscope.stats.resampling import (
+    BootstrapCI,
+    PairwiseStability,
+    bootstrap_ci,
+    ranking_stability,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -191,32 +196,9 @@ def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
     out, output that makes the scorer raise would take its family out of the denominator.
     """
     require_task(log, TASK)
-    rollouts = []
-    texts = RunTexts()
-    unanswered = truncated = 0
     samples = counted_samples(log)
     errored = [s for s in samples if s.error is not None and sample_score(s) is None]
-    for sample in samples:
-        with malformed_sample(log, sample):
-            score = sample_score(sample)
-            meta = cast(ProbeMetadata, sample.metadata)
-            if score is not None and score.value == NOANSWER:
-                unanswered += 1
-                truncated += sample.output.stop_reason == "max_tokens"
-            rollout = Rollout(
-                pid=str(meta["pid"]),
-                condition=Condition(meta["condition"]),
-                milestone_index=meta.get("milestone_index"),
-                correct=score is not None and score.value == CORRECT,
-            )
-            rollouts.append(rollout)
-            if rollout.condition is Condition.C1:
-                texts.attempts.setdefault(rollout.pid, []).append(sample.output.completion)
-                prompt = sample.input if isinstance(sample.input, str) else sample.input[-1].text
-                texts.statements[rollout.pid] = prompt
-            elif rollout.condition is Condition.S0 and rollout.milestone_index is not None:
-                gold = sample.target if isinstance(sample.target, str) else sample.target[0]
-                texts.answers.setdefault(rollout.pid, {})[rollout.milestone_index] = gold
+    rollouts, texts, unanswered, truncated = _read_rollouts(log, samples)
     run = cast(RunMetadata, log.eval.metadata or {})
     tested = {str(k): int(v) for k, v in run["tested_milestones"].items()}
     info = run_info(log)
@@ -262,6 +244,38 @@ def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
         notes,
         not_run=len(not_run),
     )
+
+
+def _read_rollouts(
+    log: EvalLog, samples: Sequence[EvalSample]
+) -> tuple[list[Rollout], RunTexts, int, int]:
+    """Each sample's rollout and the texts containment reads, with how many rollouts gave no
+    answer and how many of those hit the token cap."""
+    rollouts = []
+    texts = RunTexts()
+    unanswered = truncated = 0
+    for sample in samples:
+        with malformed_sample(log, sample):
+            score = sample_score(sample)
+            meta = cast(ProbeMetadata, sample.metadata)
+            if score is not None and score.value == NOANSWER:
+                unanswered += 1
+                truncated += sample.output.stop_reason == "max_tokens"
+            rollout = Rollout(
+                pid=str(meta["pid"]),
+                condition=Condition(meta["condition"]),
+                milestone_index=meta.get("milestone_index"),
+                correct=score is not None and score.value == CORRECT,
+            )
+            rollouts.append(rollout)
+            if rollout.condition is Condition.C1:
+                texts.attempts.setdefault(rollout.pid, []).append(sample.output.completion)
+                prompt = sample.input if isinstance(sample.input, str) else sample.input[-1].text
+                texts.statements[rollout.pid] = prompt
+            elif rollout.condition is Condition.S0 and rollout.milestone_index is not None:
+                gold = sample.target if isinstance(sample.target, str) else sample.target[0]
+                texts.answers.setdefault(rollout.pid, {})[rollout.milestone_index] = gold
+    return rollouts, texts, unanswered, truncated
 
 
 def _unfinished_families(log: EvalLog, scored: Sequence[EvalSample]) -> set[str]:
@@ -379,7 +393,7 @@ class LadderReport:
     solved_by_condition: dict[str, dict[Condition, int]]
     tau_table: dict[str, dict[int, dict[LadderOutcome, int]]]
     direct_accuracy: dict[str, float]
-    stability: list[dict[str, Any]]
+    stability: list[PairwiseStability]
     kendall_accuracy_vs_any_probe: float | None
     transitions: dict[LadderOutcome, dict[LadderOutcome, int]] | None
     anchors: AnchorAgreement | None = None
@@ -424,7 +438,10 @@ class LadderReport:
                 }
                 for name, p in self.models.items()
             },
-            "ranking_stability": self.stability,
+            "ranking_stability": [
+                {"a": s.a, "b": s.b, "a_beats_b": s.a_beats_b, "ties": s.ties}
+                for s in self.stability
+            ],
             "kendall_tau_direct_accuracy_vs_any_probe": self.kendall_accuracy_vs_any_probe,
             "kendall_tau_composition_gap_across_anchors": (
                 {
@@ -486,10 +503,7 @@ def build_report(
         for name in families
     }
     stability = (
-        [
-            {"a": s.a, "b": s.b, "a_beats_b": s.a_beats_b, "ties": s.ties}
-            for s in ranking_stability(aligned, n_resamples=n_resamples, rng=rng)
-        ]
+        ranking_stability(aligned, n_resamples=n_resamples, rng=rng)
         if len(runs) >= 2 and common
         else []
     )
@@ -528,66 +542,80 @@ def build_report(
     )
 
 
-def agreement_report(a: ModelRun, b: ModelRun, tau: int = 1) -> dict[str, Any]:
-    """``gapscope ladder agree``: one model on two family sets of the same problems (the
-    ``--json`` details; rules in :mod:`gapscope.ladder.agreement`)."""
-    result = agreement(a.families(), b.families(), tau)
+def share(k: int, n: int) -> float | None:
+    """``k`` of ``n`` as a share; None for none of none."""
+    return k / n if n else None
 
-    def share(k: int, n: int) -> float | None:
-        return k / n if n else None
 
-    return {
-        "a": a.name,
-        "b": b.name,
-        "tau": result.tau,
-        "matched_families": len(result.families),
-        "only_a": list(result.only_a),
-        "only_b": list(result.only_b),
-        "outcome_agreement": [
-            {
-                "condition": o.condition.value,
-                "families": o.families,
-                "agree": o.agree,
-                "share": share(o.agree, o.families),
-                "both": o.both,
-                "only_a": o.only_a,
-                "only_b": o.only_b,
-                "neither": o.neither,
-            }
-            for o in result.outcomes
-        ],
-        "label_agreement": [
-            {
-                "milestone_test": la.test.value,
-                "labelled": la.labelled,
-                "agree": la.agree,
-                "share": share(la.agree, la.labelled),
-                "disagree_same_outcome": la.same_outcome,
-            }
-            for la in result.labels
-        ],
-        "milestones": {
-            name: {
-                "tested": m.tested,
-                "passed": m.passed,
-                "fraction_passed": m.fraction_passed,
-                "mean_tested_per_family": m.mean_per_family,
-                "mean_fraction_passed_per_family": m.mean_fraction_passed,
-            }
-            for name, m in zip((a.name, b.name), result.milestones, strict=True)
-        },
-        "families": [
-            {
-                "pid": f.pid,
-                "tested": list(f.tested),
-                "passed": list(f.passed),
-                "outcome": [o.value for o in f.outcome],
-                "label_strict": [g.value for g in f.strict],
-                "label_half": [g.value for g in f.half],
-            }
-            for f in result.families
-        ],
-    }
+@dataclass(frozen=True)
+class AgreementReport:
+    """``gapscope ladder agree``: one model on two family sets (``a`` and ``b``, the runs'
+    names) of the same problems; rules in :mod:`gapscope.ladder.agreement`."""
+
+    a: str
+    b: str
+    result: Agreement
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` details."""
+        result = self.result
+        return {
+            "a": self.a,
+            "b": self.b,
+            "tau": result.tau,
+            "matched_families": len(result.families),
+            "only_a": list(result.only_a),
+            "only_b": list(result.only_b),
+            "outcome_agreement": [
+                {
+                    "condition": o.condition.value,
+                    "families": o.families,
+                    "agree": o.agree,
+                    "share": share(o.agree, o.families),
+                    "both": o.both,
+                    "only_a": o.only_a,
+                    "only_b": o.only_b,
+                    "neither": o.neither,
+                }
+                for o in result.outcomes
+            ],
+            "label_agreement": [
+                {
+                    "milestone_test": la.test.value,
+                    "labelled": la.labelled,
+                    "agree": la.agree,
+                    "share": share(la.agree, la.labelled),
+                    "disagree_same_outcome": la.same_outcome,
+                }
+                for la in result.labels
+            ],
+            "milestones": {
+                name: {
+                    "tested": m.tested,
+                    "passed": m.passed,
+                    "fraction_passed": m.fraction_passed,
+                    "mean_tested_per_family": m.mean_per_family,
+                    "mean_fraction_passed_per_family": m.mean_fraction_passed,
+                }
+                for name, m in zip((self.a, self.b), result.milestones, strict=True)
+            },
+            "families": [
+                {
+                    "pid": f.pid,
+                    "tested": list(f.tested),
+                    "passed": list(f.passed),
+                    "outcome": [o.value for o in f.outcome],
+                    "label_strict": [g.value for g in f.strict],
+                    "label_half": [g.value for g in f.half],
+                }
+                for f in result.families
+            ],
+        }
+
+
+def agreement_report(a: ModelRun, b: ModelRun, tau: int = 1) -> AgreementReport:
+    """``gapscope ladder agree``: one model on two family sets of the same problems."""
+    return AgreementReport(a.name, b.name, agreement(a.families(), b.families(), tau))
 
 
 @dataclass(frozen=True)

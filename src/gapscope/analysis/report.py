@@ -26,13 +26,8 @@ from gapscope.analysis.profile import GapRow
 from gapscope.analysis.s2b import Axes, axes
 from gapscope.analysis.steering import DosageCurve, dosage_curves, is_steering_run
 from gapscope.analysis.t2 import T2Summary
-from gapscope.analysis.terminal import (
-    PLAN_COLUMNS,
-    rate_cell,
-    t2_bleu_caption,
-    t2_bleu_cells,
-    t2_contexts,
-)
+from gapscope.analysis.t2_tables import t2_bleu_caption, t2_bleu_cells, t2_contexts
+from gapscope.analysis.terminal import PLAN_COLUMNS, rate_cell
 from gapscope.s2b.contract import TASK as S2B_TASK
 
 MAX_PAIRS = 10  # comparisons drawn in a report; more models than 5 -> first ten pairs
@@ -286,7 +281,7 @@ def _t2_html(logs: Sequence[LoadedLog]) -> str:
         parts.append(
             f"<h3>{_e(report['model'])}: rules {_e(rules)}</h3>"
             f"<p>Counting rules: <b>{_e(rules)}</b> (docs/t2.md, Rules). Log: {_e(loaded.path)}</p>"
-            + _table(*t2_contexts(report))
+            + _table(*t2_contexts(loaded.summary))
         )
         if buckets:
             captions = "".join(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from gapscope.analysis.logs import counted_samples, malformed_sample, require_task, sample_score
 from gapscope.analysis.profile import GapRow
@@ -34,6 +34,76 @@ HARD_METRICS = {"compile": "compile (Hard)", "ta": "TA (parity) (Hard)"}
 """The Hard subset's metrics (theorem targets), rows of their own as in the paper."""
 TOP = BUCKETS[-1]
 """The BLEU bucket of the paper's contrast (over 70 % of its samples fail TA)."""
+
+
+class Interval(TypedDict):
+    """A share with its bootstrap interval (``low``/``high`` None over a single record)."""
+
+    estimate: float
+    low: float | None
+    high: float | None
+
+
+class SuccessorCount(TypedDict):
+    """TA over the records with ``successors`` successors (dependents)."""
+
+    successors: int
+    samples: int
+    records: int
+    ta: float
+    graded: float | None
+
+
+class BleuBucket(TypedDict):
+    """One BLEU bucket: its label, the samples in it, their TA rate and the share failing TA."""
+
+    bleu: str
+    samples: int
+    ta: float
+    wrong: float
+
+
+class BleuContrast(TypedDict):
+    """TA per BLEU bucket under ``metric`` (:mod:`gapscope.t2.bleu`), with T2's own BLEU-4 and
+    exact match beside it."""
+
+    metric: str
+    signature: str
+    samples: int
+    mean: float | None
+    by_bucket: list[BleuBucket]
+    t2_bleu4: float | None
+    t2_exact_match: float | None
+
+
+class HardSubset(TypedDict):
+    """The Hard subset's (theorem targets') compile, TA and P(TA | compile)."""
+
+    records: int
+    rows: int
+    compile: Interval | None
+    ta: Interval | None
+    compile_precision: Interval | None
+
+
+class ContextReport(TypedDict):
+    """One context setting's metrics, as :func:`gapscope.t2.metrics.summarize_context` makes
+    them (``records``/``rows``: the denominators of gapscope's and of the released rules)."""
+
+    rules: str
+    records: int
+    rows: int
+    samples: int
+    outcomes: dict[str, int]
+    server_error_records: list[str]
+    bleu: BleuContrast
+    compile: Interval | None
+    ta: Interval | None
+    ta_strict: Interval | None
+    graded: Interval | None
+    compile_precision: Interval | None
+    ta_by_successors: list[SuccessorCount]
+    hard: HardSubset
 
 
 def read_samples(log: EvalLog) -> list[ScoredSample]:
@@ -77,6 +147,48 @@ class T2Summary:
 
     def to_dict(self) -> dict[str, Any]:
         return self.report
+
+    @property
+    def model(self) -> str:
+        return str(self.report["model"])
+
+    @property
+    def log(self) -> str:
+        return str(self.report["log"])
+
+    @property
+    def rules(self) -> Rules:
+        """The counting rules the numbers were made with (:mod:`gapscope.t2.rules`)."""
+        return parse_rules(self.report["rules"])
+
+    @property
+    def unit(self) -> str:
+        """What the denominators count: file rows under the released rules, else records."""
+        return "rows" if self.rules is Rules.T2 else "records"
+
+    @property
+    def contexts(self) -> dict[str, ContextReport]:
+        """Each context setting's metrics, in the run's order."""
+        return cast(dict[str, ContextReport], self.report["contexts"])
+
+    @property
+    def records(self) -> int | None:
+        """The records of the data file (None in a log that does not say)."""
+        return cast(int | None, self.report["records"])
+
+    @property
+    def evaluated_records(self) -> int | None:
+        return cast(int | None, self.report["evaluated_records"])
+
+    @property
+    def skipped(self) -> dict[str, int]:
+        """Records skipped before the run, per reason."""
+        return cast(dict[str, int], self.report["skipped"])
+
+    @property
+    def ground_truth_invalid(self) -> list[str] | None:
+        """Of a ground-truth run, the records whose own target fails TA (else None)."""
+        return cast(list[str] | None, self.report.get("ground_truth_invalid"))
 
     def rows(self) -> list[GapRow]:
         """Compile, TA (parity), TA (strict) and graded TA per context, then compile and TA of

@@ -49,40 +49,40 @@ class ViewOptions:
 
 
 def s2b_view(summary: S2BRunSummary, options: ViewOptions = ViewOptions()) -> View:
-    from gapscope.analysis.terminal import print_s2b
+    from gapscope.analysis.s2b_tables import print_s2b
 
     return View(summary.rows(), summary.to_dict(), lambda console: print_s2b(summary, console))
 
 
 def ladder_view(runs: Sequence[ModelRun], options: ViewOptions = ViewOptions()) -> View:
     from gapscope.analysis.ladder import build_report
-    from gapscope.analysis.terminal import print_ladder
+    from gapscope.analysis.ladder_tables import print_ladder
     from gapscope.ladder.anchors import AnchorRule
     from gapscope.ladder.containment import Match
 
-    details = build_report(
+    report = build_report(
         list(runs),
         tau=options.tau,
         n_resamples=options.n_resamples,
         anchor_rule=AnchorRule(options.anchor_rule),
         match=Match(options.match),
-    ).to_dict()
+    )
     return View(
         [row for run in runs for row in run.rows(options.tau)],
-        details,
-        lambda console: print_ladder(details, console),
+        report.to_dict(),
+        lambda console: print_ladder(report, console),
         [note for run in runs for note in run.notes],
     )
 
 
 def onng_view(summary: ONNGSummary, options: ViewOptions = ViewOptions()) -> View:
-    from gapscope.analysis.terminal import print_onng
+    from gapscope.analysis.onng_tables import print_onng
 
     return View(summary.rows(), summary.to_dict(), lambda console: print_onng(summary, console))
 
 
 def prove_view(summaries: Sequence[ProveSummary], options: ViewOptions = ViewOptions()) -> View:
-    from gapscope.analysis.terminal import print_prove
+    from gapscope.analysis.prove_tables import print_prove
 
     return View(
         [row for s in summaries for row in s.rows()],
@@ -92,9 +92,11 @@ def prove_view(summaries: Sequence[ProveSummary], options: ViewOptions = ViewOpt
 
 
 def t2_view(summary: T2Summary, options: ViewOptions = ViewOptions()) -> View:
-    from gapscope.analysis.terminal import print_t2
+    from gapscope.analysis.t2_tables import print_t2
 
-    report = summary.to_dict()
     return View(
-        summary.rows(), report, lambda console: print_t2(report, console), list(summary.notes)
+        summary.rows(),
+        summary.to_dict(),
+        lambda console: print_t2(summary, console),
+        list(summary.notes),
     )

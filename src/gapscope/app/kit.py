@@ -25,9 +25,9 @@ How a command adopts it (a new ``run X`` or ``X report``)::
 
 A new diagnostic's reader goes in ``gapscope/analysis/<x>.py`` (through
 ``analysis.logs.read_log``; see ``analysis/diagnostics.py``), its view in
-``analysis/view.py``, its printer in ``analysis/terminal.py``. Bad input raised inside
-``build`` (``typer.BadParameter`` or one of ``bad_input``) and a ``--model`` the provider
-cannot open become exit 2 with the envelope.
+``analysis/view.py``, its printer beside its reader in ``analysis/<x>_tables.py``. Bad input
+raised inside ``build`` (``typer.BadParameter`` or one of ``bad_input``) and a ``--model`` the
+provider cannot open become exit 2 with the envelope.
 
 With ``--json`` everything a command or Inspect prints goes to stderr while the command runs,
 and stdout gets exactly one JSON object: ``{"command", "status", "logs", "summary": [gap-profile

@@ -475,7 +475,7 @@ def agree(
     and the at-least-half milestone test, and each set's milestone counts and pass fraction.
     """
     from gapscope.analysis import ladder
-    from gapscope.analysis.terminal import print_agreement
+    from gapscope.analysis.ladder_tables import print_agreement
 
     labels = names.split(",") if names else ["A", "B"]
     if len(labels) != 2 or labels[0] == labels[1]:
@@ -485,5 +485,5 @@ def agree(
             out, lambda: [ladder.read(p, n) for p, n in zip((log_a, log_b), labels, strict=True)]
         )
         out.logs.extend((a.log_location, b.log_location))
-        details = ladder.agreement_report(a, b, tau)
-        out.finish(View((), details, lambda console: print_agreement(details, console)))
+        report = ladder.agreement_report(a, b, tau)
+        out.finish(View((), report.to_dict(), lambda console: print_agreement(report, console)))

@@ -42,7 +42,7 @@ def audit_command(
     json_out: JsonOut = False,
 ) -> None:
     """Count the records of each defect class, list the offending ids, show the funnel."""
-    from gapscope.analysis.terminal import print_t2_audit
+    from gapscope.analysis.t2_tables import print_t2_audit
     from gapscope.records import SourceError
     from gapscope.t2.audit import audit
     from gapscope.t2.records import load_records
