@@ -16,6 +16,7 @@ import asyncio
 import json
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -31,13 +32,19 @@ from gapscope.lean.executor import RayOptions, open_checker
 from gapscope.log_metadata import plain
 from gapscope.models.solvers import system_first
 from gapscope.params import generations, real, whole
-from gapscope.t2.audit import Defect, SuccessorsOf, audit
+from gapscope.t2.audit import Audit, Defect, SuccessorsOf, audit
 from gapscope.t2.bleu import BleuMetric, exact_match, sentence_bleu
 from gapscope.t2.contract import TASK, RunMetadata
 from gapscope.t2.declarations import is_hard
 from gapscope.t2.evaluate import SampleOutcome, SampleResult, evaluate_answer
 from gapscope.t2.extract import Answer, extract_answer, released_answer
-from gapscope.t2.prompting import load_nl_files, parse_contexts, system_prompt, user_prompt
+from gapscope.t2.prompting import (
+    Context,
+    load_nl_files,
+    parse_contexts,
+    system_prompt,
+    user_prompt,
+)
 from gapscope.t2.records import FIELDS, T2Record, load_records
 from gapscope.t2.repo import (
     RepoConfig,
@@ -69,6 +76,9 @@ def read_id_list(path: Path) -> set[str]:
 
 
 def _metadata(record: T2Record, context: str, rows: int, dependents: int) -> dict[str, Any]:
+    """A sample's metadata. ``successors`` are the test units (the contract's word); the check
+    counts them (the repository track adds the dependent modules), and until it has run the
+    record's ``dependents`` stand for them, as they are in the file track."""
     data: dict[str, Any] = {field: getattr(record, field) for field in FIELDS}
     data.update(
         line=record.line,
@@ -137,9 +147,9 @@ def t2(
         split: the Hub split, for a Hub dataset id.
         allow_unsandboxed: run the generated Lean (REPLs, ``lake``) without the bubblewrap
             sandbox where it is missing; by default the task refuses to start there.
-        min_successors: skip records with fewer successors (declarations that use the
-            target, directly or through one another; paper: 2): after it in its file, and in
-            the repository track also in every module importing its module.
+        min_successors: skip records with fewer dependents (declarations that use the target,
+            directly or through one another: the paper's successors, 2): after it in its file,
+            and in the repository track also in every module importing its module.
         rules: ``gapscope`` (default: audited records, renamed answers and backend failures
             reported apart) or ``t2``, the released evaluator's counting (every row, the last
             duplicate wins, its answer extraction, failures in the denominator, pass@k), for a
@@ -147,21 +157,61 @@ def t2(
     """
     k = whole("k", k, 1)
     limit = None if limit is None else whole("limit", limit, 1)
-    temperature = real("temperature", temperature, 0)
-    top_p = real("top_p", top_p, 0, 1, above=True)
-    max_tokens = whole("max_tokens", max_tokens, 1)
-    check_timeout = real("check_timeout", check_timeout, 0, above=True)
+    config = _generate_config(temperature, top_p, max_tokens)
+    checking = _checking(
+        lean,
+        check_timeout,
+        executor,
+        RayOptions(address=ray_address, actors=ray_actors),
+        repo,
+        build_timeout,
+        workers,
+        allow_unsandboxed,
+    )
+    contexts, counting = parse_contexts(context), _counting(rules, repo)
+    selection = _select(data, split, checking.repo, counting, min_successors, exclude, limit)
+    plan = _plan(selection, contexts, nl, ground_truth)
+    return _task(plan, checking, config, k)
+
+
+def _generate_config(temperature: float, top_p: float, max_tokens: int) -> GenerateConfig:
+    """The sampling settings, each checked against its range."""
+    return GenerateConfig(
+        temperature=real("temperature", temperature, 0),
+        top_p=real("top_p", top_p, 0, 1, above=True),
+        max_tokens=whole("max_tokens", max_tokens, 1),
+    )
+
+
+@dataclass(frozen=True)
+class _Checking:
+    """How answers are checked: a Lean backend (``lean``, run by ``executor``), or with
+    ``repo`` ``lake build`` in copies of a project; ``repo_spec`` is the argument as given."""
+
+    lean: str | None
+    timeout_s: float
+    executor: str
+    ray: RayOptions
+    repo: RepoConfig | None
+    repo_spec: str | None
+    allow_unsandboxed: bool = False
+
+
+def _checking(
+    lean: str | None,
+    check_timeout: float,
+    executor: str,
+    ray: RayOptions,
+    repo: str | None,
+    build_timeout: float,
+    workers: int,
+    allow_unsandboxed: bool,
+) -> _Checking:
+    """The checking settings, the timeouts and the project copies checked against their
+    ranges (also without ``repo``: a bad value is an error whatever the track)."""
+    timeout_s = real("check_timeout", check_timeout, 0, above=True)
     build_timeout = real("build_timeout", build_timeout, 0, above=True)
     workers = whole("workers", workers, 1)
-    contexts = parse_contexts(context)
-    counting = parse_rules(rules)
-    if counting is Rules.T2 and repo:
-        raise ValueError(
-            "rules t2 is the released existing-track evaluator's counting; its research-track"
-            " evaluator (a bare lake build, compile only after a failed build) is not"
-            " reproduced: use rules gapscope with repo"
-        )
-    loaded = load_records(data, split=split)
     repo_config = (
         RepoConfig(
             Path(repo),
@@ -172,13 +222,58 @@ def t2(
         if repo
         else None
     )
-    counted: SuccessorsOf = RepoSuccessors(repo_config.root) if repo_config else successors
+    return _Checking(lean, timeout_s, executor, ray, repo_config, repo, allow_unsandboxed)
+
+
+def _counting(rules: str, repo: str | None) -> Rules:
+    """The counting rules; the released ones exist for the file track only."""
+    counting = parse_rules(rules)
+    if counting is Rules.T2 and repo:
+        raise ValueError(
+            "rules t2 is the released existing-track evaluator's counting; its research-track"
+            " evaluator (a bare lake build, compile only after a failed build) is not"
+            " reproduced: use rules gapscope with repo"
+        )
+    return counting
+
+
+@dataclass(frozen=True)
+class _Selection:
+    """The records a run evaluates (``chosen``: each with its rows in the data file) and why
+    the others were skipped. ``dependents``: per chosen record, the declarations that use its
+    target, directly or through one another (the audit's count, which ``min_successors``
+    filters on)."""
+
+    data: str
+    audit: Audit
+    min_successors: int
+    counting: Rules
+    chosen: list[tuple[T2Record, int]]
+    dependents: dict[str, int]
+    skipped: dict[str, list[str]]
+
+
+def _select(
+    data: str,
+    split: str,
+    repo: RepoConfig | None,
+    counting: Rules,
+    min_successors: int,
+    exclude: str | None,
+    limit: int | None,
+) -> _Selection:
+    """Load and audit the records, then keep what the rules count (gapscope's: the audited
+    records; the released: every row, a duplicated id's last), less ``exclude``, up to
+    ``limit``."""
+    loaded = load_records(data, split=split)
+    # The audit's "successors" are the target's dependents (docs/t2.md, Successors).
+    dependents_of: SuccessorsOf = RepoSuccessors(repo.root) if repo else successors
     report = audit(
         loaded.records,
         loaded.problems,
-        partial(file_text_of, repo_config.root) if repo_config else None,
+        partial(file_text_of, repo.root) if repo else None,
         min_successors=min_successors,
-        successors_of=counted,
+        successors_of=dependents_of,
     )
     if counting is Rules.T2:  # every row; a duplicated id's last row, counted per row
         invalid = Defect.INVALID_RECORD.value
@@ -193,16 +288,42 @@ def t2(
     if excluded:
         skipped["ground_truth_fails"] = [r.id for r, _ in candidates if r.id in excluded]
     chosen = chosen[:limit] if limit is not None else chosen
+    dependents = {r.id: len(dependents_of(r)) for r, _ in chosen}
+    return _Selection(data, report, min_successors, counting, chosen, dependents, skipped)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The samples of a run: per chosen record one per context setting (one ground-truth
+    sample with ``ground_truth``), the NL files used and the records whose NL fell back to
+    their ``natural_language`` field; ``skipped`` adds the samples left without NL."""
+
+    selection: _Selection
+    contexts: tuple[Context, ...]
+    ground_truth: bool
+    nl_paths: list[str]
+    samples: list[Sample]
+    nl_fallback: list[str]
+    skipped: dict[str, list[str]]
+
+
+def _plan(
+    selection: _Selection,
+    contexts: tuple[Context, ...],
+    nl: str | list[str] | None,
+    ground_truth: bool,
+) -> _Plan:
+    """The samples of every chosen record; raises ValueError when there is none to run."""
     nl_paths = [nl] if isinstance(nl, str) else list(nl or [])
     nl_texts = load_nl_files([Path(p) for p in nl_paths])
     samples: list[Sample] = []
     missing_nl: list[str] = []
     nl_fallback: list[str] = []
-    dependents = {r.id: len(counted(r)) for r, _ in chosen}
-    for record, rows in chosen:
+    for record, rows in selection.chosen:
         target = target_identity(record)
+        dependents = selection.dependents[record.id]
         if ground_truth:
-            meta = _metadata(record, GROUND_TRUTH, rows, dependents[record.id])
+            meta = _metadata(record, GROUND_TRUTH, rows, dependents)
             samples.append(Sample(id=f"{record.id}@{GROUND_TRUTH}", input="-", metadata=meta))
             continue
         text = nl_texts.get(record.id)
@@ -217,85 +338,95 @@ def t2(
                 Sample(
                     id=f"{record.id}@{setting.name}",
                     input=user_prompt(record, target, setting, text),
-                    metadata=_metadata(record, setting.name, rows, dependents[record.id]),
+                    metadata=_metadata(record, setting.name, rows, dependents),
                 )
             )
-    if missing_nl:
-        skipped["missing_nl"] = missing_nl
+    skipped = selection.skipped | ({"missing_nl": missing_nl} if missing_nl else {})
     if not samples:
-        raise ValueError(
-            f"no sample to run from {data!r}: {report.skipped()} of {report.total} records have"
-            f" defects or fewer than {min_successors} successors"
-            f" (see `gapscope t2 audit {data}`)"
-            + (f", {len(missing_nl)} samples lack NL (give --nl FILE)" if missing_nl else "")
-        )
-    generations(len(samples) * (1 if ground_truth else k), f"{len(samples)} samples x k={k}")
-    evaluate = _evaluator(
-        lean, check_timeout, executor, ray_address, ray_actors, repo_config, allow_unsandboxed
+        raise _no_sample(selection, missing_nl)
+    return _Plan(selection, contexts, ground_truth, nl_paths, samples, nl_fallback, skipped)
+
+
+def _no_sample(selection: _Selection, missing_nl: list[str]) -> ValueError:
+    """Why a run has nothing to ask: the records' defects and filter, the samples without NL."""
+    report, data = selection.audit, selection.data
+    return ValueError(
+        f"no sample to run from {data!r}: {report.skipped()} of {report.total} records have"
+        f" defects or fewer than {selection.min_successors} successors"
+        f" (see `gapscope t2 audit {data}`)"
+        + (f", {len(missing_nl)} samples lack NL (give --nl FILE)" if missing_nl else "")
     )
+
+
+def _task(plan: _Plan, checking: _Checking, config: GenerateConfig, k: int) -> Task:
+    """The Inspect task: the plan's samples, a model (or the ground truth) answering, the
+    checker opened now (a missing backend stops the run before any model call)."""
+    samples, truth = plan.samples, plan.ground_truth
+    generations(len(samples) * (1 if truth else k), f"{len(samples)} samples x k={k}")
+    evaluate = _evaluator(checking)
     return Task(
         dataset=MemoryDataset(samples, name="t2"),
         solver=ground_truth_answer()
-        if ground_truth
+        if truth
         else [system_first(system_prompt()), generate(tool_calls="none")],
-        scorer=t2_scorer(evaluate, counting),
-        epochs=Epochs(1 if ground_truth else k),
-        config=GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens),
-        metadata=plain(
-            RunMetadata(
-                data=data,
-                contexts=[GROUND_TRUTH] if ground_truth else [c.name for c in contexts],
-                ground_truth=ground_truth,
-                k=k,
-                records=report.total,
-                evaluated_records=len(chosen),
-                min_successors=min_successors,
-                rules=counting.value,
-                nl_file=", ".join(nl_paths) or None,
-                nl_fallback=nl_fallback,
-                planned=[
-                    {
-                        "id": r.id,
-                        "rows": rows,
-                        "successors": dependents[r.id],
-                        "hard": is_hard(r.target_code),
-                    }
-                    for r, rows in chosen
-                ],
-                skipped=skipped,
-                executor=executor,
-                repo=repo,
-            )
-        ),
+        scorer=t2_scorer(evaluate, plan.selection.counting),
+        epochs=Epochs(1 if truth else k),
+        config=config,
+        metadata=plain(_run_metadata(plan, checking, k)),
+    )
+
+
+def _run_metadata(plan: _Plan, checking: _Checking, k: int) -> RunMetadata:
+    """What the log records of the run: the data, the contexts, the record funnel, and every
+    planned record with its rows, its dependents (as ``successors``, the test units a missing
+    sample is counted with, as in :func:`_metadata`) and whether it is Hard."""
+    selection = plan.selection
+    return RunMetadata(
+        data=selection.data,
+        contexts=[GROUND_TRUTH] if plan.ground_truth else [c.name for c in plan.contexts],
+        ground_truth=plan.ground_truth,
+        k=k,
+        records=selection.audit.total,
+        evaluated_records=len(selection.chosen),
+        min_successors=selection.min_successors,
+        rules=selection.counting.value,
+        nl_file=", ".join(plan.nl_paths) or None,
+        nl_fallback=plan.nl_fallback,
+        planned=[
+            {
+                "id": r.id,
+                "rows": rows,
+                "successors": selection.dependents[r.id],
+                "hard": is_hard(r.target_code),
+            }
+            for r, rows in selection.chosen
+        ],
+        skipped=plan.skipped,
+        executor=checking.executor,
+        repo=checking.repo_spec,
     )
 
 
 Evaluate = Callable[[T2Record, Answer], SampleResult]
 
 
-def _evaluator(
-    lean: str | None,
-    timeout_s: float,
-    executor: str,
-    ray_address: str | None,
-    ray_actors: int | None,
-    repo: RepoConfig | None,
-    allow_unsandboxed: bool = False,
-) -> Evaluate:
+def _evaluator(checking: _Checking) -> Evaluate:
     """Open what checks (a Lean checker, or project copies) and close it with the scorer."""
-    if repo is not None:
-        workspaces = Workspaces(repo)
+    if checking.repo is not None:
+        workspaces = Workspaces(checking.repo)
         in_repo: Evaluate = partial(evaluate_in_repo, workspaces=workspaces)
         weakref.finalize(in_repo, workspaces.close)
         return in_repo
     checker = open_checker(
-        lean,
-        executor=executor,
-        ray=RayOptions(address=ray_address, actors=ray_actors),
+        checking.lean,
+        executor=checking.executor,
+        ray=checking.ray,
         cache=VerdictCache(),
-        allow_unsandboxed=allow_unsandboxed,
+        allow_unsandboxed=checking.allow_unsandboxed,
     )
-    in_lean: Evaluate = partial(evaluate_answer, check=checker.check_many, timeout_s=timeout_s)
+    in_lean: Evaluate = partial(
+        evaluate_answer, check=checker.check_many, timeout_s=checking.timeout_s
+    )
     weakref.finalize(in_lean, checker.close)
     return in_lean
 
