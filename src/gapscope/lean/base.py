@@ -11,8 +11,10 @@ memory, output that kills the REPL). After such a verdict the same backend check
 the same header - the request's challenge (the statement with ``sorry``) or a trivial example;
 when the control gets a verdict, the backend was healthy and the error is the code's: the
 verdict lists :data:`~gapscope.lean.verdict.CONTROL_CHECK` and every diagnostic counts it as a
-failure (:func:`~gapscope.lean.verdict.broken_by_code`). One control per header and batch, and
-only when a server error occurred.
+failure (:func:`~gapscope.lean.verdict.broken_by_code`). The header is the request's, before
+the backend moves the code's own ``import`` lines into it, so an import the model wrote that
+breaks the header is the code's doing too. One control per header and batch, and only when a
+server error occurred that reached the code (not :data:`~gapscope.lean.verdict.UNREACHED_CHECK`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,13 @@ from dataclasses import replace
 from gapscope.lean.backend import CheckRequest, LeanBackend
 from gapscope.lean.cache import VerdictCache
 from gapscope.lean.progress import progress_bar
-from gapscope.lean.verdict import CONTROL_CHECK, LeanVerdict, Status, broken_by_code
+from gapscope.lean.verdict import (
+    CONTROL_CHECK,
+    UNREACHED_CHECK,
+    LeanVerdict,
+    Status,
+    broken_by_code,
+)
 
 TRIVIAL_CONTROL = "example : True := trivial"
 """The control checked after a ``server_error`` on a request without a challenge."""
@@ -135,7 +143,9 @@ class CachedBackend(ABC):
         suspects = [
             i
             for i, v in enumerate(verdicts)
-            if v.status is Status.SERVER_ERROR and not broken_by_code(v)
+            if v.status is Status.SERVER_ERROR
+            and not broken_by_code(v)
+            and UNREACHED_CHECK not in v.checks
         ]
         controls: dict[tuple[str, str], CheckRequest] = {}
         for i in suspects:

@@ -105,6 +105,12 @@ right after to check a control in the same header (the request's challenge, or a
 example), answered it - the backend was healthy, so the model's code broke its own check."""
 
 
+UNREACHED_CHECK = "unreached"
+"""The label of a ``server_error`` that never reached the code: the backend could not be asked
+(a batch with no answer, no live worker left). No control decides anything about such a
+check, so none is run (:mod:`gapscope.lean.base`)."""
+
+
 def broken_by_code(verdict: LeanVerdict) -> bool:
     """Whether a ``server_error`` is the model code's doing: it came after the REPL accepted the
     code (the replay or a kernel check, ``kernel:...``, failed on it), or the backend answered a
