@@ -16,7 +16,7 @@ import pytest
 
 from gapscope.lean.backend import CheckRequest, LeanUnavailable
 from gapscope.lean.kimina import KiminaBackend
-from gapscope.lean.verdict import Status
+from gapscope.lean.verdict import CONTROL_CHECK, UNREACHED_CHECK, Status
 
 STD = "[propext, Classical.choice, Quot.sound]"
 
@@ -88,7 +88,10 @@ def test_batches_and_maps_verdicts_in_order() -> None:
         Status.SERVER_ERROR,
     ]
     assert "sorryAx" in verdicts[2].detail and verdicts[0].elapsed_s == 0.5
-    assert [len(b["snippets"]) for b in seen] == [2, 2, 1]
+    # the REPL-level error is followed by one control, which the server answers: the code's doing
+    assert [len(b["snippets"]) for b in seen] == [2, 2, 1, 1]
+    assert ": True := trivial" in seen[3]["snippets"][0]["code"]
+    assert verdicts[4].checks == (CONTROL_CHECK,)
     assert seen[0]["timeout"] == 8 and seen[0]["snippets"][0]["code"].startswith("import Mathlib\n")
     assert "#print axioms t0" in seen[0]["snippets"][0]["code"]
     assert sleeps == []
@@ -127,6 +130,7 @@ def test_client_errors_are_not_retried() -> None:
     with backend(transport, sleeps) as kimina:
         verdict = kimina.check(thm())
     assert verdict.status is Status.SERVER_ERROR and "401" in verdict.detail and len(seen) == 1
+    assert verdict.checks == (UNREACHED_CHECK,)  # a batch with no answer never reached the code
 
 
 def test_unreachable_server() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gapscope.lean.verdict import LeanMessage, LeanVerdict, Status
+from gapscope.lean.verdict import CONTROL_CHECK, LeanMessage, LeanVerdict, Status
 from gapscope.prove.coherence import Coherence, classify, is_malformed_message
 from gapscope.prove.extract import ExtractionStatus
 
@@ -83,6 +83,11 @@ def test_only_error_severity_counts() -> None:
         ),
         (LeanVerdict(Status.TIMEOUT, detail="killed after 60 s"), Coherence.UNPROVEN),
         (LeanVerdict(Status.SERVER_ERROR, detail="REPL crashed"), Coherence.SERVER_ERROR),
+        # the backend answered a control right after: the attempt crashed it, a failure in n
+        (
+            LeanVerdict(Status.SERVER_ERROR, detail="REPL crashed", checks=(CONTROL_CHECK,)),
+            Coherence.UNSETTLED,
+        ),
         (LeanVerdict(Status.LEAN_ERROR), Coherence.UNPROVEN),
     ],
 )

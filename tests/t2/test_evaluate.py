@@ -13,9 +13,9 @@ import pytest
 from gapscope.lean.backend import CheckRequest
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.screen import attributes_in
-from gapscope.lean.verdict import LeanVerdict, Status
-from gapscope.t2.evaluate import SampleOutcome, evaluate_answer
-from gapscope.t2.extract import extract_answer
+from gapscope.lean.verdict import CONTROL_CHECK, LeanVerdict, Status
+from gapscope.t2.evaluate import SampleOutcome, SampleResult, evaluate_answer, settle
+from gapscope.t2.extract import Answer, AnswerStatus, extract_answer
 from gapscope.t2.programs import build_programs
 from gapscope.t2.records import T2Record, load_records
 from gapscope.t2.successors import target_identity
@@ -152,6 +152,39 @@ def test_a_backend_failure_is_a_server_error_not_a_verdict(record: T2Record) -> 
     result = evaluate_answer(record, answer, broken, timeout_s=10)
     assert result.outcome == SampleOutcome.SERVER_ERROR and result.detail == "REPL died"
     assert not result.ta
+
+
+def test_a_check_the_answer_broke_on_a_healthy_backend_is_a_failed_answer(
+    record: T2Record,
+) -> None:
+    def crashed(requests: Sequence[CheckRequest]) -> list[LeanVerdict]:
+        return [
+            LeanVerdict(Status.VALID),
+            LeanVerdict(Status.SERVER_ERROR, detail="REPL died", checks=(CONTROL_CHECK,)),
+        ]
+
+    answer = extract_answer(_reply(GOOD), target_identity(record))
+    result = evaluate_answer(record, answer, crashed, timeout_s=10)
+    assert result.outcome == SampleOutcome.BROKE_CHECK and not result.ta
+
+
+def test_an_evaluation_that_raises_on_the_answer_alone_is_a_failed_answer(
+    record: T2Record,
+) -> None:
+    answer = Answer(AnswerStatus.OK, record.target_code + "\n-- a comment the checker trips on")
+
+    def picky(r: T2Record, a: Answer) -> SampleResult:
+        if a.code != r.target_code:
+            raise RecursionError("maximum recursion depth exceeded")
+        return SampleResult(SampleOutcome.CHECKED, compiles=True, ta=True)
+
+    def broken(r: T2Record, a: Answer) -> SampleResult:
+        raise OSError("lake is gone")
+
+    blamed = settle(picky, record, answer)
+    assert blamed.outcome == SampleOutcome.BROKE_CHECK and "RecursionError" in blamed.detail
+    machine = settle(broken, record, answer)
+    assert machine.outcome == SampleOutcome.SERVER_ERROR and "lake is gone" in machine.detail
 
 
 def test_a_timeout_fails_every_verdict(record: T2Record) -> None:

@@ -13,7 +13,7 @@ import pytest
 from gapscope.lean.backend import CheckRequest, LeanUnavailable
 from gapscope.lean.executor import RayBackend, RayOptions, open_checker
 from gapscope.lean.local import LocalBackend
-from gapscope.lean.verdict import Status
+from gapscope.lean.verdict import Status, broken_by_code
 from tests.t2.conftest import fake_options
 
 BEHAVIOURS = ("valid", "error", "sorry", "hidden_sorry", "native_decide", "user_axiom", "noaxioms")
@@ -111,7 +111,9 @@ def test_a_check_out_of_actors_is_a_server_error_not_a_proof(
     # Checks finished before the kill are proofs; every later one is an error, none lost.
     assert statuses == [Status.VALID] * valid + [Status.SERVER_ERROR] * (8 - valid)
     assert "died" in verdicts[-1].detail or "no live Ray actor" in verdicts[-1].detail
-    assert backend.stats.abandoned == 8 - valid
+    # ... and the control check after the check the actor died on, with no actor left to run it
+    assert backend.stats.abandoned == 8 - valid + 1
+    assert not any(broken_by_code(v) for v in verdicts)
 
 
 @pytest.mark.parametrize("command", ["prove", "onng"])

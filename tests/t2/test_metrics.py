@@ -74,6 +74,14 @@ def test_no_compiled_sample_has_no_precision() -> None:
     assert main["compile_precision"] is None and main["compile"]["estimate"] == 0.0
 
 
+def test_an_answer_that_broke_its_check_stays_in_every_denominator() -> None:
+    samples = [_s("a", True, True), _s("b", False, False, outcome="broke_check")]
+    main = summarize_context(samples, n_resamples=20)
+    assert main["records"] == 2 and main["server_error_records"] == []
+    assert main["ta"]["estimate"] == pytest.approx(1 / 2)
+    assert main["outcomes"]["broke_check"] == 1
+
+
 def test_only_server_errors_leave_no_rate() -> None:
     main = summarize([_s("a", False, False, outcome="server_error")])["nl+st"]
     assert main["ta"] is None and main["records"] == 0

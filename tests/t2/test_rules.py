@@ -86,11 +86,12 @@ REPLIES = {
 
 # By hand, per rule set, (compiles, TA) of each unit of the denominator:
 #   gapscope: a (1,1) b (1,0) c (1,1) d renamed (0,0) e imports dropped (1,1) h first row (1,1);
-#     g is a server error (out), the second h a duplicate, i and j are filtered -> 6 units.
+#     g crashed the checker, which then answered a control: broke_check, a failure (0,0); the
+#     second h a duplicate, i and j are filtered -> 7 units.
 #   t2: a (1,1) b (1,0) c lean4 tag -> the reply is checked whole (0,0) d checked (1,0)
 #     e import kept (0,0) g failure (0,0) h: its last row evaluated (1,0), its other row has no
 #     result of its own (0,0), i (1,1) j (1,1) -> 10 rows.
-GAPSCOPE = {"units": 6, "compile": 5 / 6, "ta": 4 / 6, "precision": 4 / 5}
+GAPSCOPE = {"units": 7, "compile": 5 / 7, "ta": 4 / 7, "precision": 4 / 5}
 RELEASED = {"units": 10, "compile": 6 / 10, "ta": 3 / 10, "precision": 3 / 6}
 
 
@@ -119,12 +120,12 @@ def test_each_rule_set_gives_its_hand_computed_numbers(
     assert st["compile"]["estimate"] == pytest.approx(expected["compile"])
     assert st["ta"]["estimate"] == pytest.approx(expected["ta"])
     assert st["compile_precision"]["estimate"] == pytest.approx(expected["precision"])
-    assert st["server_error_records"] == ["p.g"]
+    assert st["server_error_records"] == [] and st["outcomes"]["broke_check"] == 1
     if rules == "t2":
         assert st["records"] == 9 and report["skipped"] == {}
         assert "--rules t2" in summary.notes[0]
     else:
-        assert st["records"] == 6 and st["outcomes"]["renamed"] == 1
+        assert st["records"] == 7 and st["outcomes"]["renamed"] == 1
         assert report["skipped"] == {
             "duplicate_id": 1,
             "no_mentioning_successor": 1,

@@ -29,6 +29,7 @@ T2_OUTCOMES = {
     "no_answer": "no answer",
     "forbidden_command": "forbidden",
     "server_error": "server err",
+    "broke_check": "broke check",
     "missing": "missing",
 }
 """The outcomes counted per context, with their column names."""

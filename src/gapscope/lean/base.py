@@ -1,18 +1,41 @@
-"""What every concrete backend shares: cache look-ups, progress, the ``check`` shortcut.
+"""What every concrete backend shares: cache look-ups, progress, blame, the ``check`` shortcut.
 
-Subclasses implement only ``_check_uncached``; the cache, progress bar and request order are
-handled once here so that the local and server backends cannot disagree on them.
+Subclasses implement only ``_check_uncached``; the cache, progress bar, request order and the
+control check behind a ``server_error`` are handled once here so that the local, server and Ray
+backends cannot disagree on them.
+
+The control check decides who a ``server_error`` belongs to. Diagnostics leave an attempt whose
+check failed on the machine out of their fractions (nothing is known of it), so a model that
+cannot solve a problem would gain by crashing the checker instead (an elaboration that exhausts
+memory, output that kills the REPL). After such a verdict the same backend checks a control in
+the same header - the request's challenge (the statement with ``sorry``) or a trivial example;
+when the control gets a verdict, the backend was healthy and the error is the code's: the
+verdict lists :data:`~gapscope.lean.verdict.CONTROL_CHECK` and every diagnostic counts it as a
+failure (:func:`~gapscope.lean.verdict.broken_by_code`). The header is the request's, before
+the backend moves the code's own ``import`` lines into it, so an import the model wrote that
+breaks the header is the code's doing too. One control per header and batch, and only when a
+server error occurred that reached the code (not :data:`~gapscope.lean.verdict.UNREACHED_CHECK`).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from gapscope.lean.backend import CheckRequest, LeanBackend
 from gapscope.lean.cache import VerdictCache
 from gapscope.lean.progress import progress_bar
-from gapscope.lean.verdict import LeanVerdict
+from gapscope.lean.verdict import (
+    CONTROL_CHECK,
+    UNREACHED_CHECK,
+    LeanVerdict,
+    Status,
+    broken_by_code,
+)
+
+TRIVIAL_CONTROL = "example : True := trivial"
+"""The control checked after a ``server_error`` on a request without a challenge."""
 
 
 def is_import_line(line: str) -> bool:
@@ -93,7 +116,10 @@ class CachedBackend(ABC):
         todo = [i for i, v in enumerate(verdicts) if v is None]
         with progress_bar(len(requests), self.progress) as advance:
             advance(len(requests) - len(todo))
-            fresh = self._check_uncached([requests[i] for i in todo], advance)
+            fresh = self._blamed(
+                [requests[i] for i in todo],
+                self._check_uncached([requests[i] for i in todo], advance),
+            )
         for i, verdict in zip(todo, fresh, strict=True):
             verdicts[i] = verdict
             if self.cache is not None:
@@ -108,6 +134,40 @@ class CachedBackend(ABC):
                     self.judge,
                 )
         return [v for v in verdicts if v is not None]
+
+    def _blamed(
+        self, requests: Sequence[CheckRequest], verdicts: list[LeanVerdict]
+    ) -> list[LeanVerdict]:
+        """``verdicts`` with :data:`CONTROL_CHECK` listed on each ``server_error`` whose header's
+        control the backend then answered (module docstring)."""
+        suspects = [
+            i
+            for i, v in enumerate(verdicts)
+            if v.status is Status.SERVER_ERROR
+            and not broken_by_code(v)
+            and UNREACHED_CHECK not in v.checks
+        ]
+        controls: dict[tuple[str, str], CheckRequest] = {}
+        for i in suspects:
+            request = requests[i]
+            code = request.challenge or TRIVIAL_CONTROL
+            controls.setdefault(
+                (request.header, code), CheckRequest(code, request.header, request.timeout_s)
+            )
+        if not controls:
+            return verdicts
+        answers = self._check_uncached(list(controls.values()), lambda _n: None)
+        healthy = {
+            key
+            for key, answer in zip(controls, answers, strict=True)
+            if answer.status is not Status.SERVER_ERROR
+        }
+        out = list(verdicts)
+        for i in suspects:
+            request = requests[i]
+            if (request.header, request.challenge or TRIVIAL_CONTROL) in healthy:
+                out[i] = replace(out[i], checks=(*out[i].checks, CONTROL_CHECK))
+        return out
 
     def __enter__(self) -> CachedBackend:
         return self

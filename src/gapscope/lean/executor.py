@@ -33,7 +33,7 @@ from gapscope.lean.base import CachedBackend
 from gapscope.lean.cache import VerdictCache
 from gapscope.lean.factory import open_backend
 from gapscope.lean.selftest.record import untested_allowed
-from gapscope.lean.verdict import LeanVerdict, Status
+from gapscope.lean.verdict import UNREACHED_CHECK, LeanVerdict, Status
 
 EXECUTORS = ("local", "ray")
 RAY_INSTALL = "Ray is not installed; install the extra with: pip install 'gapscope[ray]'"
@@ -242,7 +242,9 @@ class RayBackend(CachedBackend):
             if not running:  # no actor is left to take the remaining checks
                 for index in todo:
                     self.stats.abandoned += 1
-                    settle(index, _lost(attempts[index], "no live Ray actor is left"))
+                    settle(
+                        index, _lost(attempts[index], "no live Ray actor is left", reached=False)
+                    )
                 todo.clear()
                 break
             wait_s = max(0.0, min(deadlines.values()) - time.monotonic())
@@ -332,8 +334,11 @@ class RayBackend(CachedBackend):
         self.actors = []
 
 
-def _lost(attempts: int, why: str) -> LeanVerdict:
+def _lost(attempts: int, why: str, reached: bool = True) -> LeanVerdict:
+    """A check no actor settled; ``reached``: an actor died running it (the code may have
+    killed it, so a control decides), else no actor was left to ask."""
     return LeanVerdict(
         Status.SERVER_ERROR,
         detail=f"the Ray actor checking this died {attempts} time(s) ({why}); not checked",
+        checks=() if reached else (UNREACHED_CHECK,),
     )

@@ -41,7 +41,7 @@ from gapscope.lean.cache import VerdictCache
 from gapscope.lean.process import DEFAULT_MAX_REPLY_BYTES, ReplyTooLarge
 from gapscope.lean.protocol import ProtocolError, parse_response
 from gapscope.lean.soundness import Prepared, judge, prepare
-from gapscope.lean.verdict import LeanVerdict, Status, with_text_label
+from gapscope.lean.verdict import UNREACHED_CHECK, LeanVerdict, Status, with_text_label
 
 CHECK_PATH = "/api/check"
 HEALTH_PATH = "/health"
@@ -256,9 +256,10 @@ class KiminaBackend(CachedBackend):
                 raise _BatchFailed(f"the reply has no 'results' list: {body!r:.200}")
         except _BatchFailed as exc:
             elapsed = time.monotonic() - start
-            return [LeanVerdict(Status.SERVER_ERROR, elapsed_s=elapsed, detail=str(exc))] * len(
-                snippets
+            failed = LeanVerdict(
+                Status.SERVER_ERROR, elapsed_s=elapsed, detail=str(exc), checks=(UNREACHED_CHECK,)
             )
+            return [failed] * len(snippets)
         by_id = {str(r.get("id")): r for r in results if isinstance(r, dict)}
         return [
             _verdict(by_id[s.id], s)

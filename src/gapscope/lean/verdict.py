@@ -99,13 +99,27 @@ REPLAY_CHECK = "replay"
 replay failed after the REPL had accepted the code."""
 
 
-def failed_after_acceptance(verdict: LeanVerdict) -> bool:
-    """Whether a ``server_error`` came after the REPL accepted the model's code: the replay or
-    a kernel check (``kernel:...``) failed on it. Model output can provoke those (a build that
-    exhausts memory, a constant the replay drops), so callers that leave server errors out of
-    a fraction must count these attempts as failures instead."""
+CONTROL_CHECK = "control"
+"""The label of the control check: listed on a ``server_error`` when the same backend, asked
+right after to check a control in the same header (the request's challenge, or a trivial
+example), answered it - the backend was healthy, so the model's code broke its own check."""
+
+
+UNREACHED_CHECK = "unreached"
+"""The label of a ``server_error`` that never reached the code: the backend could not be asked
+(a batch with no answer, no live worker left). No control decides anything about such a
+check, so none is run (:mod:`gapscope.lean.base`)."""
+
+
+def broken_by_code(verdict: LeanVerdict) -> bool:
+    """Whether a ``server_error`` is the model code's doing: it came after the REPL accepted the
+    code (the replay or a kernel check, ``kernel:...``, failed on it), or the backend answered a
+    control right after (:data:`CONTROL_CHECK`). Model output can provoke both (a build or an
+    elaboration that exhausts memory, a REPL crash, a constant the replay drops), so callers that
+    leave server errors out of a fraction must count these attempts as failures instead: else
+    a model shrinks its own n by crashing the checker on the problems it cannot solve."""
     return verdict.status is Status.SERVER_ERROR and any(
-        c == REPLAY_CHECK or c.startswith("kernel:") for c in verdict.checks
+        c in (REPLAY_CHECK, CONTROL_CHECK) or c.startswith("kernel:") for c in verdict.checks
     )
 
 

@@ -17,12 +17,15 @@ so that a drop in solve rate can be told apart from garbled generations. Precise
   so it is not coherent either.
 - ``forbidden``: the code holds a command a proof never needs (``#eval``, ``macro``, ...; see
   ``gapscope.lean.screen``) and was not checked.
-- ``unsettled``: the REPL accepted the code, then the acceptance replay or the kernel check
-  failed without a verdict (comparator killed, a build it ran failed; see
-  :func:`gapscope.lean.verdict.failed_after_acceptance`). The model's code can cause that (a
-  build that exhausts memory), so these count as failures: coherent, in every fraction.
-- ``server_error``: the checker failed before the code was accepted; nothing is known, so
-  these attempts are reported separately and left out of every fraction and of pass@k.
+- ``unsettled``: the check failed without a verdict, and it was the code's doing: the REPL
+  accepted the code, then the acceptance replay or the kernel check failed (comparator killed,
+  a build it ran failed), or the REPL failed on the code and answered a control right after
+  (see :func:`gapscope.lean.verdict.broken_by_code` and :mod:`gapscope.lean.base`). The model's
+  code can cause that (a build or elaboration that exhausts memory, a crash), so these count
+  as failures: coherent, in every fraction.
+- ``server_error``: the checker failed and failed the control too (the machine, not the
+  code); nothing is known, so these attempts are reported separately and left out of every
+  fraction and of pass@k.
 
 An error message that matches no pattern counts as a proof failure: tactic failures are an
 open-ended family ("linarith failed", "omega could not prove the goal", "simp made no
@@ -34,7 +37,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
-from gapscope.lean.verdict import LeanVerdict, Status, failed_after_acceptance
+from gapscope.lean.verdict import LeanVerdict, Status, broken_by_code
 from gapscope.prove.extract import ExtractionStatus
 
 
@@ -89,7 +92,7 @@ def classify(extraction: ExtractionStatus, verdict: LeanVerdict | None) -> Coher
         raise ValueError(f"an attempt extracted as {extraction.value!r} must have a verdict")
     if verdict.status is Status.VALID:
         return Coherence.PROVEN
-    if failed_after_acceptance(verdict):
+    if broken_by_code(verdict):
         return Coherence.UNSETTLED
     if verdict.status is Status.SERVER_ERROR:
         return Coherence.SERVER_ERROR

@@ -23,7 +23,7 @@ from typing import Any
 from gapscope.lean.backend import CheckRequest
 from gapscope.lean.screen import attributes_in, screen
 from gapscope.lean.soundness import is_sorry_warning
-from gapscope.lean.verdict import STANDARD_AXIOMS, LeanVerdict, Status
+from gapscope.lean.verdict import STANDARD_AXIOMS, LeanVerdict, Status, broken_by_code
 from gapscope.t2.declarations import split_declarations
 from gapscope.t2.extract import Answer, AnswerStatus
 from gapscope.t2.programs import Programs, attribute, build_programs
@@ -56,6 +56,12 @@ class SampleOutcome(StrEnum):
     NO_ANSWER = AnswerStatus.NO_ANSWER.value
     FORBIDDEN = Status.FORBIDDEN.value
     SERVER_ERROR = "server_error"
+    BROKE_CHECK = "broke_check"
+    """The check failed on the machine, but it was the answer's doing: the backend answered a
+    control right after, or the failure came after Lean accepted the code
+    (:func:`gapscope.lean.verdict.broken_by_code`), or the evaluation raised on this answer and
+    not on the record's ground truth. A failed answer, in every denominator: else a model
+    would shrink its own n by crashing the checker on the targets it cannot prove."""
     MISSING = "missing"
     """No sample in the log (the run stopped first): a failure under the released rules,
     as the released evaluator counts an id without a result; not counted under gapscope's."""
@@ -145,8 +151,9 @@ def evaluate_answer(
     compiled, full = check([programs.compile, programs.full])
     broken = [v for v in (compiled, full) if v.status is Status.SERVER_ERROR]
     if broken:
+        blamed = any(broken_by_code(v) for v in broken)
         return SampleResult(
-            SampleOutcome.SERVER_ERROR,
+            SampleOutcome.BROKE_CHECK if blamed else SampleOutcome.SERVER_ERROR,
             compile_status=compiled.status.value,
             full_status=full.status.value,
             detail=broken[0].detail,
@@ -186,4 +193,29 @@ def evaluate_answer(
         compile_status=compiled.status.value,
         full_status=full.status.value,
         errors=errors,
+    )
+
+
+Evaluate = Callable[[T2Record, Answer], SampleResult]
+"""How a sample is settled: in a Lean REPL (:func:`evaluate_answer`) or in the repository."""
+
+
+def settle(evaluate: Evaluate, record: T2Record, answer: Answer) -> SampleResult:
+    """``evaluate(record, answer)``, where an exception costs one sample, not the run.
+
+    Whose sample it costs is decided by a control: the record's ground truth is evaluated the
+    same way. When that goes through, the evaluation broke on this answer alone
+    (``broke_check``, a failure); when it raises too, the checker is broken for the record
+    (``server_error``, left out of gapscope's denominators).
+    """
+    try:
+        return evaluate(record, answer)
+    except Exception as err:
+        detail = f"{type(err).__name__}: {err}"
+    try:
+        evaluate(record, Answer(AnswerStatus.OK, record.target_code))
+    except Exception:
+        return SampleResult(SampleOutcome.SERVER_ERROR, detail=detail)
+    return SampleResult(
+        SampleOutcome.BROKE_CHECK, detail=f"{detail} (the ground truth was checked without one)"
     )

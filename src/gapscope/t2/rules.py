@@ -15,7 +15,8 @@ differently from gapscope on the same Lean verdicts:
   generation harness's parser (:func:`gapscope.t2.extract.released_answer`), fences
   stripped, imports kept, the name never checked; an empty result is checked as it is (the
   target's slot left empty: compile then checks the code before alone).
-- **backend failures**. gapscope: ``server_error``, out of every denominator. t2: a failure.
+- **backend failures**. gapscope: ``server_error``, out of every denominator (a failure the
+  answer caused, ``broke_check``, stays in). t2: a failure.
 - **a record with no sample in the log** (the run stopped first). gapscope: not counted.
   t2: ``missing``, a failure (the released evaluator's denominator is the data file).
 - **k samples**. gapscope: the mean over a record's samples. t2: pass@k, the record passes

@@ -36,7 +36,7 @@ from gapscope.t2.audit import Audit, Defect, SuccessorsOf, audit
 from gapscope.t2.bleu import BleuMetric, exact_match, sentence_bleu
 from gapscope.t2.contract import TASK, RunMetadata
 from gapscope.t2.declarations import is_hard
-from gapscope.t2.evaluate import SampleOutcome, SampleResult, evaluate_answer
+from gapscope.t2.evaluate import Evaluate, evaluate_answer, settle
 from gapscope.t2.extract import Answer, extract_answer, released_answer
 from gapscope.t2.prompting import (
     Context,
@@ -407,9 +407,6 @@ def _run_metadata(plan: _Plan, checking: _Checking, k: int) -> RunMetadata:
     )
 
 
-Evaluate = Callable[[T2Record, Answer], SampleResult]
-
-
 def _evaluator(checking: _Checking) -> Evaluate:
     """Open what checks (a Lean checker, or project copies) and close it with the scorer."""
     if checking.repo is not None:
@@ -459,10 +456,7 @@ def t2_scorer(evaluate: Evaluate, rules: Rules = Rules.GAPSCOPE) -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         record = _record(state.metadata)
         answer = extract(state.output.completion, target_identity(record))
-        try:
-            result = await asyncio.to_thread(evaluate, record, answer)
-        except Exception as err:  # a checker bug costs one sample, not the run
-            result = SampleResult(SampleOutcome.SERVER_ERROR, detail=f"{type(err).__name__}: {err}")
+        result = await asyncio.to_thread(settle, evaluate, record, answer)
         return Score(
             value=CORRECT if result.ta else INCORRECT,
             answer=answer.code,
