@@ -46,7 +46,7 @@ from gapscope.steer.dosage import (
 from gapscope.steer.protocol import Extraction, seed_overlap
 
 if TYPE_CHECKING:
-    from gapscope.analysis.diagnostics import LoadedLog
+    from gapscope.analysis.spec import LoadedLog
     from gapscope.analysis.logs import RunInfo
 
 STEERING_ARGS = ("steer", "alpha")
