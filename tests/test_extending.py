@@ -68,6 +68,11 @@ def _right(messages: list[ChatMessage]) -> str:
     return "even" if number % 2 == 0 else "odd"
 
 
+def _words(output: str) -> str:
+    """Printed output as one line of words (an error box wraps and frames its message)."""
+    return " ".join(output.replace("│", " ").split())
+
+
 def _json(args: list[str]) -> tuple[int, dict[str, Any]]:
     result = runner.invoke(app, [*args, "--json"])
     assert result.stdout, result.output
@@ -123,7 +128,7 @@ def test_an_installed_diagnostic_reaches_report_and_compare(
     html = tmp_path / "report.html"
     code, out = _json(["report", *map(str, parity_logs.values()), "--out", str(html)])
     assert code == 0, out
-    rows = {r["model"]: r["value"] for r in out["rows"] if r["diagnostic"] == "parity"}
+    rows = {r["model"]: r["value"] for r in out["summary"] if r["diagnostic"] == "parity"}
     assert rows == {"scripted/parity-right": 100.0, "scripted/parity-even": 50.0}
     assert '<th colspan="1">parity</th>' in html.read_text()
     code, out = _json(["compare", str(parity_logs["right"]), str(parity_logs["even"])])
@@ -151,8 +156,8 @@ def test_a_broken_entry_point_is_one_line_naming_it_and_the_builtins_still_load(
     assert result.exit_code == 0, result.output
     assert f"warning: {problem}" in result.output and "Traceback" not in result.output
     result = runner.invoke(app, [*args, "--diagnostics", "broken", "--log-dir", str(tmp_path)])
-    assert result.exit_code == 2 and "unknown diagnostic 'broken'" in result.output
-    assert "entry point broken" in result.output
+    assert result.exit_code == 2 and "unknown diagnostic 'broken'" in _words(result.output)
+    assert "entry point broken = gapscope_parity.missing:SPEC" in _words(result.output)
 
 
 def test_an_unknown_diagnostic_names_the_known_ones(tmp_path: Path) -> None:
@@ -160,7 +165,8 @@ def test_an_unknown_diagnostic_names_the_known_ones(tmp_path: Path) -> None:
         app, ["profile", "--diagnostics", "s2b,steer", "--dry-run", "--log-dir", str(tmp_path)]
     )
     assert result.exit_code == 2
-    assert "unknown diagnostic 'steer'; choose from s2b, ladder, onng, prove, t2" in result.output
+    message = "unknown diagnostic 'steer'; choose from s2b, ladder, onng, prove, t2"
+    assert message in _words(result.output)
 
 
 def add_parity_in_tree(repo: Path) -> None:
@@ -247,7 +253,7 @@ def test_the_example_added_in_tree_touches_five_files_and_reaches_every_command(
     code, plan = out["dry_run"]
     assert code == 0 and [t["diagnostic"] for t in plan["details"]["plan"]["tasks"]] == ["parity"]
     code, report = out["report"]
-    assert code == 0 and {r["diagnostic"] for r in report["rows"]} == {"parity"}
+    assert code == 0 and {r["diagnostic"] for r in report["summary"]} == {"parity"}
     code, compared = out["compare"]
     assert code == 0 and [m["metric"] for m in compared["details"]["metrics"]] == ["accuracy"]
     assert out["layers"] == []
