@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from gapscope.analysis.compare import ComparisonError, compare
 from gapscope.analysis.diagnostics import LoadedLog, load
-from gapscope.analysis.table import reader
 from gapscope.analysis.s2b import S2BRunSummary
+from gapscope.analysis.table import reader
 from gapscope.stats.paired import holm, mcnemar_exact, paired_bootstrap_difference
 
 

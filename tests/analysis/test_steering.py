@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from gapscope.analysis.diagnostics import LoadedLog
-from gapscope.analysis.table import reader
 from gapscope.analysis.logs import RunInfo
 from gapscope.analysis.prove import ProblemCounts, ProveRun, summarize
 from gapscope.analysis.s2b import S2BRunSummary
 from gapscope.analysis.steering import SOLVE_RATE, dosage_curves, is_steering_run, steering_of
+from gapscope.analysis.table import reader
 from gapscope.prove.coherence import Coherence
 
 SETTINGS = {"preset": "demo", "seeds": 2, "first_seed": 0, "listener": "lm", "max_tokens": 8}

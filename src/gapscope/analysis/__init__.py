@@ -8,11 +8,15 @@
   :mod:`.ladder_panel` reads the OracleLadder authors' released results into the same summary.
 * :mod:`.profile` is the one row shape (:class:`~.profile.GapRow`) that terminal tables,
   ``--json``, the HTML report and ``compare`` all use.
-* :mod:`.diagnostics` maps an Inspect task name to its diagnostic (reader and view);
+* :mod:`.spec` is what a diagnostic is to gapscope (:class:`~.spec.DiagnosticSpec`: tasks,
+  budgets, readers, figures, report sections); :mod:`.table` is the table of them (the
+  built-ins and the ``gapscope.diagnostics`` entry points), the one place a diagnostic is
+  declared. :mod:`.diagnostics` finds a log's reader there;
   :func:`~.diagnostics.present` is what ``run X`` shows of the log it just wrote.
 * :mod:`.view` pairs a summary with its rows, ``--json`` details and printer; :mod:`.terminal`
   holds every table the terminal prints; :mod:`.steering` regroups steered runs into dosage
-  curves; :mod:`.compare` pairs two models; :mod:`.figures` and :mod:`.report` write HTML.
+  curves; :mod:`.compare` pairs two models; :mod:`.figures`, :mod:`.report_sections` and
+  :mod:`.report` write HTML.
 
 The commands that call all this live in :mod:`gapscope.app`; nothing here imports them.
 """
