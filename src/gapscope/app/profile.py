@@ -146,8 +146,7 @@ def profile(
     chosen = _parse_diagnostics(diagnostics)
     models = model or [EMBEDDED_MODEL]
     given = {"families": families, "minif2f": minif2f, "t2_data": t2_data}
-    data = {name: value for name, value in given.items() if value is not None}
-    inputs = Inputs(lean, data, allow_unsandboxed)
+    inputs = Inputs(lean, {k: v for k, v in given.items() if v is not None}, allow_unsandboxed)
     _say_load_problems()
     with command_output("profile", json_out) as out:
         require_directory(log_dir, "--log-dir")
