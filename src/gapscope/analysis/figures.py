@@ -1,5 +1,6 @@
 """The report's figures, drawn with matplotlib: one function per figure, each returning a
-``Figure`` (or None when its logs are absent).
+``Figure`` (or None when its logs are absent); each diagnostic's spec lists its own
+(``figures`` in :mod:`gapscope.analysis.table`), in the order the report draws them.
 
 matplotlib because it writes vector SVG and high-resolution PNG from one drawing, offline,
 with no browser or JavaScript runtime in the loop, and it is what paper figures are usually
