@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tomllib
 from collections.abc import Iterator
+from dataclasses import replace
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
 from gapscope.analysis import table
+from gapscope.analysis.spec import Inputs, SpecError
 from gapscope.app.main import app
 from gapscope.models.scripted import script
 
@@ -257,3 +260,28 @@ def test_the_example_added_in_tree_touches_five_files_and_reaches_every_command(
     code, compared = out["compare"]
     assert code == 0 and [m["metric"] for m in compared["details"]["metrics"]] == ["accuracy"]
     assert out["layers"] == []
+
+
+def test_an_entry_point_that_is_no_spec_or_takes_a_name_is_left_out_with_its_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    group = table.ENTRY_POINT_GROUP
+    declared = [
+        metadata.EntryPoint("letters", "string:ascii_letters", group),
+        metadata.EntryPoint("again", "gapscope.analysis.table:S2B", group),
+    ]
+    monkeypatch.setattr(table.metadata, "entry_points", lambda group: declared)
+    table.table.cache_clear()
+    assert table.load_problems() == (
+        f"entry point letters = string:ascii_letters ({group}) did not load: "
+        "TypeError: it gives str, not a DiagnosticSpec",
+        f"entry point again = gapscope.analysis.table:S2B ({group}) is left out: "
+        "its name 's2b' is already taken",
+    )
+    assert table.specs() == table.BUILTINS
+
+
+def test_a_budget_a_spec_does_not_define_is_an_error_naming_the_ones_it_has() -> None:
+    quick_only = replace(table.T2, name="t2-quick", budgets={"quick": {}})
+    with pytest.raises(SpecError, match=r"t2-quick has no 'paper' budget \(it has: quick\)"):
+        quick_only.tasks("paper", Inputs(lean="local:/x", data={"t2_data": "x"}), "m")
