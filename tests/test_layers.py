@@ -19,13 +19,20 @@ from pathlib import Path
 
 import pytest
 
+from gapscope.analysis.table import BUILTINS
+
 SRC = Path(__file__).resolve().parents[1] / "src" / "gapscope"
+DIAGNOSTIC_PACKAGES = sorted(
+    {module.split(".")[1] for spec in BUILTINS for module in spec.task_modules}
+)
+"""The packages of the built-in diagnostics, read from the diagnostic table."""
 
 LAYERS: dict[str, int] = {
     "app": 4,
     "_registry": 4,  # the Inspect entry point: registers every task and provider
     "analysis": 3,
-    **dict.fromkeys(("s2b", "ladder", "onng", "prove", "t2", "steer"), 2),
+    # every built-in diagnostic's package (the table names them), and steering
+    **dict.fromkeys((*DIAGNOSTIC_PACKAGES, "steer"), 2),
     **dict.fromkeys(("models", "lean", "verify", "stats"), 1),
     **dict.fromkeys(("", "records", "templates", "process_shared", "log_metadata", "params"), 0),
 }

@@ -1,15 +1,17 @@
 """Inspect entry point: importing this module registers gapscope's tasks and model providers.
 
 Inspect loads it through ``[project.entry-points.inspect_ai]`` so that
-``inspect eval gapscope/s2b_lm`` and ``--model gapscope/embedded`` work without imports.
+``inspect eval gapscope/s2b_lm`` and ``--model gapscope/embedded`` work without imports. The
+tasks are those of every built-in diagnostic's spec (``task_modules`` in
+:mod:`gapscope.analysis.table`); a third-party diagnostic registers its own tasks through its
+own ``inspect_ai`` entry point.
 """
 
-from gapscope.ladder.code_task import ladder_code  # noqa: F401
-from gapscope.ladder.compile_task import ladder_compile  # noqa: F401
-from gapscope.ladder.review_task import ladder_review  # noqa: F401
-from gapscope.ladder.task import oracle_ladder  # noqa: F401
+from importlib import import_module
+
+from gapscope.analysis.table import BUILTINS
 from gapscope.models import providers  # noqa: F401
-from gapscope.onng.task import onng  # noqa: F401
-from gapscope.prove.task import prove  # noqa: F401
-from gapscope.s2b.task import s2b_lm  # noqa: F401
-from gapscope.t2.task import t2  # noqa: F401
+
+for _spec in BUILTINS:
+    for _module in _spec.task_modules:
+        import_module(_module)

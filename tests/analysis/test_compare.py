@@ -11,8 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from gapscope.analysis.compare import ComparisonError, compare
-from gapscope.analysis.diagnostics import DIAGNOSTICS, LoadedLog, load
+from gapscope.analysis.diagnostics import LoadedLog, load
 from gapscope.analysis.s2b import S2BRunSummary
+from gapscope.analysis.table import reader
 from gapscope.stats.paired import holm, mcnemar_exact, paired_bootstrap_difference
 
 
@@ -67,7 +68,7 @@ def test_random_vs_random_false_positives_near_nominal_over_many_seeds() -> None
     """Different coin seeds on the same 60 items: H0 holds, so p < 0.05 about 5% of the time
     (exact McNemar is slightly conservative, never liberal)."""
     truth = [random.Random(7).random() < 0.5 for _ in range(60)]
-    s2b = DIAGNOSTICS["s2b_lm"]
+    s2b = reader("s2b_lm")
     trials, hits = 400, 0
     for seed in range(trials):
         a = LoadedLog(Path("a.eval"), s2b, _random_listener(2 * seed, truth))
@@ -78,7 +79,7 @@ def test_random_vs_random_false_positives_near_nominal_over_many_seeds() -> None
 
 
 def test_mismatched_items_are_refused_with_the_count(logs: dict[str, Path]) -> None:
-    s2b = DIAGNOSTICS["s2b_lm"]
+    s2b = reader("s2b_lm")
     a = LoadedLog(Path("a.eval"), s2b, _random_listener(1, [True] * 10))
     short = _random_listener(2, [True] * 7)
     b = LoadedLog(Path("b.eval"), s2b, short)
@@ -117,7 +118,7 @@ def _fixed(outcomes: list[bool], listener: str) -> S2BRunSummary:
 def test_a_bootstrap_ci_that_excludes_zero_on_few_items_defers_to_the_exact_test() -> None:
     """n = 6, A right on 3 items B gets wrong: the percentile bootstrap excludes 0 (a resample
     without a discordant pair has chance 1/64), exact McNemar gives p = 2 / 2^3 = 0.25."""
-    s2b = DIAGNOSTICS["s2b_lm"]
+    s2b = reader("s2b_lm")
     a = LoadedLog(Path("a.eval"), s2b, _fixed([True] * 3 + [False] * 3, "rule"))
     b = LoadedLog(Path("b.eval"), s2b, _fixed([False] * 6, "random"))
     result = compare([a], [b], n_resamples=4000)
@@ -129,7 +130,7 @@ def test_a_bootstrap_ci_that_excludes_zero_on_few_items_defers_to_the_exact_test
 
 
 def test_metrics_only_one_side_has_are_one_note_per_side(logs: dict[str, Path]) -> None:
-    s2b = DIAGNOSTICS["s2b_lm"]
+    s2b = reader("s2b_lm")
     a = LoadedLog(Path("a.eval"), s2b, _fixed([True, False], "rule"))
     b = LoadedLog(Path("b.eval"), s2b, _fixed([True, True], "random"))
     other = _fixed([True], "rule")

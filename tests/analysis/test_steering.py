@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
-from gapscope.analysis.diagnostics import DIAGNOSTICS, LoadedLog
+from gapscope.analysis.diagnostics import LoadedLog
 from gapscope.analysis.logs import RunInfo
 from gapscope.analysis.prove import ProblemCounts, ProveRun, summarize
 from gapscope.analysis.s2b import S2BRunSummary
 from gapscope.analysis.steering import SOLVE_RATE, dosage_curves, is_steering_run, steering_of
+from gapscope.analysis.table import reader
 from gapscope.prove.coherence import Coherence
 
 SETTINGS = {"preset": "demo", "seeds": 2, "first_seed": 0, "listener": "lm", "max_tokens": 8}
@@ -42,7 +43,7 @@ def _run(
     per_seed = [{"seed": s, "zsct": z, "unparsed": 1} for s, z in enumerate(zsct)]
     query = {f"seed-{s}/game-{g}": g < z / 10 for s, z in enumerate(zsct) for g in range(10)}
     summary = S2BRunSummary("demo", "lm", model, name, "success", per_seed, {}, query)
-    return LoadedLog(Path(name), DIAGNOSTICS["s2b_lm"], summary, info)
+    return LoadedLog(Path(name), reader("s2b_lm"), summary, info)
 
 
 def test_runs_group_by_base_direction_and_share_the_unsteered_baseline() -> None:
@@ -119,7 +120,7 @@ def _prove_run(
         started_at=None,
         completed_at=None,
     )
-    return LoadedLog(Path(name), DIAGNOSTICS["prove"], summary, info)
+    return LoadedLog(Path(name), reader("prove"), summary, info)
 
 
 def _spread(total: int, problems: int = 15) -> list[int]:

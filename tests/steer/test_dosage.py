@@ -48,7 +48,7 @@ def test_constant_curve_reports_no_rho() -> None:
     assert trend("x", conditions, n_resamples=10).rho is None
 
 
-def test_curve_points_summarise_each_condition() -> None:
+def test_curve_points_summarize_each_condition() -> None:
     points = curve_points(_grid(), n_resamples=500)
     base = points[0]
     assert (base.direction, base.alpha, base.n) == (BASELINE, 0.0, 4)

@@ -17,11 +17,10 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from gapscope.analysis.diagnostics import LoadedLog, summaries_of
-from gapscope.analysis.ladder import ModelRun, transition_matrix
+from gapscope.analysis.diagnostics import LoadedLog
 from gapscope.analysis.profile import GapRow
 from gapscope.analysis.steering import is_steering_run
-from gapscope.ladder.contract import TASK as LADDER_TASK
+from gapscope.analysis.table import specs
 from gapscope.stats.paired import (
     DifferenceCI,
     McNemarResult,
@@ -170,11 +169,6 @@ def _disagreement(m: MetricComparison, alpha: float = 0.05) -> str | None:
     )
 
 
-def _ladder_runs(logs: Sequence[LoadedLog]) -> list[ModelRun]:
-    runs: list[ModelRun] = summaries_of(logs, LADDER_TASK)
-    return runs
-
-
 def compare(
     a: Sequence[LoadedLog],
     b: Sequence[LoadedLog],
@@ -238,12 +232,9 @@ def compare(
     ]
     notes += [note for m in metrics if (note := _disagreement(m)) is not None]
     transitions: dict[str, dict[str, dict[str, int]]] = {}
-    ladder_a, ladder_b = _ladder_runs(a), _ladder_runs(b)
-    if len(ladder_a) == 1 and len(ladder_b) == 1:
-        matrix = transition_matrix(ladder_a[0].families(), ladder_b[0].families())
-        transitions["tau=1"] = {
-            r.value: {c.value: n for c, n in row.items()} for r, row in matrix.items()
-        }
+    for spec in specs():  # a diagnostic's own outcome matrices (OracleLadder's transitions)
+        if spec.transitions is not None:
+            transitions.update(spec.transitions(a, b))
     rows = [r for side in (a, b) for x in side for r in x.rows()]
     return Comparison(_label(a), _label(b), metrics, transitions, notes, rows)
 

@@ -1,149 +1,67 @@
 """Which diagnostic a log belongs to, and its typed summary, found from the Inspect task name.
 
-Report and compare take logs of any diagnostic; this table is how they find the reader. To
-add a diagnostic, write its ``analysis/<name>.py`` with a summary
-that has ``rows() -> list[GapRow]`` and ``outcomes() -> {metric: {item: bool}}``, its view in
-:mod:`.view`, and add one :class:`Diagnostic` to :data:`DIAGNOSTICS` (figures, if any, go to
-:mod:`.figures`). :func:`present` is the one path from a finished log to what ``run X``
-prints and emits.
+Report and compare take logs of any diagnostic; the readers come from the diagnostic table
+(:mod:`.table`: the built-ins and the installed ``gapscope.diagnostics`` entry points). To add
+a diagnostic, see docs/extending.md. :func:`present` is the one path from a finished log to
+what ``run X`` prints and emits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
-from gapscope.analysis import ladder, ladder_code, ladder_review, onng, prove, s2b, t2
 from gapscope.analysis.logs import (
     LogError,
-    RunInfo,
     expand_log_paths,
     log_path,
     read_log,
     run_info,
     task_name,
 )
-from gapscope.analysis.profile import GapRow
-from gapscope.analysis.view import (
-    View,
-    ViewOptions,
-    ladder_view,
-    onng_view,
-    prove_view,
-    s2b_view,
-    t2_view,
-)
-from gapscope.ladder import contract as ladder_log
-from gapscope.onng import contract as onng_log
-from gapscope.prove import contract as prove_log
-from gapscope.s2b import contract as s2b_log
-from gapscope.t2 import contract as t2_log
+from gapscope.analysis.spec import LoadedLog, LogReader, Summary, summaries_of
+from gapscope.analysis.table import known_tasks, load_problems, reader
+from gapscope.analysis.view import View, ViewOptions
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
 
-
-class Summary(Protocol):
-    """What every diagnostic's per-log summary offers."""
-
-    def rows(self) -> list[GapRow]: ...
-
-    def outcomes(self) -> dict[str, dict[str, bool]]: ...
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    """A diagnostic as the analysis layer knows it."""
-
-    task: str
-    name: str
-    summarize: Callable[[EvalLog], Summary]
-    view: Callable[[Any, ViewOptions], View]
-    """What ``run X`` shows of one summary (rows, ``--json`` details, tables)."""
-
-
-def _onng(log: EvalLog) -> Summary:
-    return onng.summarize(onng.records_from_log(log))
-
-
-def _prove(log: EvalLog) -> Summary:
-    return prove.summarize(prove.read_run(log))
-
-
-DIAGNOSTICS: dict[str, Diagnostic] = {
-    d.task: d
-    for d in (
-        Diagnostic(s2b_log.TASK, s2b.DIAGNOSTIC, s2b.summarize, s2b_view),
-        Diagnostic(
-            ladder_log.TASK, ladder.DIAGNOSTIC, ladder.model_run, lambda s, o: ladder_view([s], o)
-        ),
-        Diagnostic(
-            ladder_log.REVIEW_TASK,
-            ladder_review.DIAGNOSTIC,
-            ladder_review.summarize,
-            lambda s, o: ladder_review.review_view([s], o),
-        ),
-        Diagnostic(
-            ladder_log.CODE_TASK,
-            ladder_code.DIAGNOSTIC,
-            ladder_code.summarize,
-            ladder_code.code_view,
-        ),
-        Diagnostic(onng_log.TASK, onng.DIAGNOSTIC, _onng, onng_view),
-        Diagnostic(prove_log.TASK, prove.DIAGNOSTIC, _prove, lambda s, o: prove_view([s], o)),
-        Diagnostic(t2_log.TASK, t2.DIAGNOSTIC, t2.summarize_log, t2_view),
-    )
-}
-
-
-@dataclass(frozen=True)
-class LoadedLog:
-    """One log, its diagnostic, its summary and (when read from a file) its run's settings."""
-
-    path: Path
-    diagnostic: Diagnostic
-    summary: Summary
-    info: RunInfo | None = None
-
-    def rows(self) -> list[GapRow]:
-        """The summary's rows, each marked with the run's status."""
-        return self.marked(self.summary.rows())
-
-    def marked(self, rows: Iterable[GapRow]) -> list[GapRow]:
-        """``rows`` of this log, each marked with the run's status."""
-        status = self.info.status if self.info else "success"
-        return [replace(row, status=status) for row in rows]
-
-    def notes(self) -> list[str]:
-        """What a table of this log must say (a run that did not finish)."""
-        note = self.info.note() if self.info else None
-        return [note] if note else []
+__all__ = [
+    "LoadedLog",
+    "LoadedLogs",
+    "LogReader",
+    "Summary",
+    "load",
+    "load_all",
+    "load_standing",
+    "loaded_from",
+    "present",
+    "summaries_of",
+]
 
 
 def load(path: Path) -> LoadedLog:
-    """Read ``path`` and summarise it with its diagnostic's reader."""
+    """Read ``path`` and summarize it with its diagnostic's reader."""
     return loaded_from(read_log(path), path)
 
 
 def loaded_from(log: EvalLog, path: Path | None = None) -> LoadedLog:
     """Summarise a log already in memory (a run that just ended) with its diagnostic's reader."""
     path = path or log_path(log.location)
-    diagnostic = DIAGNOSTICS.get(task_name(log))
+    diagnostic = reader(task_name(log))
     if diagnostic is None:
-        known = ", ".join(sorted(DIAGNOSTICS))
-        raise LogError(f"{path}: task {task_name(log)!r} is not a gapscope diagnostic ({known})")
+        known = ", ".join(known_tasks())
+        problems = "".join(f"; {p}" for p in load_problems())
+        raise LogError(
+            f"{path}: task {task_name(log)!r} is not a gapscope diagnostic ({known}){problems}"
+        )
     try:
         summary = diagnostic.summarize(log)
     except (KeyError, ValueError, TypeError) as exc:
         raise LogError(f"{path}: not a well-formed {diagnostic.name} log ({exc!r})") from None
     return LoadedLog(path, diagnostic, summary, run_info(log))
-
-
-def summaries_of(logs: Iterable[LoadedLog], task: str) -> list[Any]:
-    """The summaries of the logs of one task (its reader's type: the caller names it)."""
-    return [x.summary for x in logs if x.diagnostic.task == task]
 
 
 def present(log: EvalLog, options: ViewOptions = ViewOptions()) -> View:
@@ -184,7 +102,8 @@ def load_all(paths: Iterable[Path]) -> LoadedLogs:
         for x in loaded
         if x.info is not None and newest.get(x.info.task_id, x) is not x
     ]
-    return LoadedLogs(current, notes + [n for x in current for n in x.notes()])
+    problems = list(load_problems())  # an installed diagnostic that did not load is said
+    return LoadedLogs(current, problems + notes + [n for x in current for n in x.notes()])
 
 
 def load_standing(paths: Iterable[Path]) -> LoadedLogs:

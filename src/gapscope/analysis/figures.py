@@ -1,5 +1,6 @@
 """The report's figures, drawn with matplotlib: one function per figure, each returning a
-``Figure`` (or None when its logs are absent).
+``Figure`` (or None when its logs are absent); each diagnostic's spec lists its own
+(``figures`` in :mod:`gapscope.analysis.table`), in the order the report draws them.
 
 matplotlib because it writes vector SVG and high-resolution PNG from one drawing, offline,
 with no browser or JavaScript runtime in the loop, and it is what paper figures are usually
@@ -12,15 +13,14 @@ import dataclasses
 import io
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gapscope.analysis.diagnostics import summaries_of
 from gapscope.analysis.ladder import ModelRun
 from gapscope.analysis.onng import ONNGSummary
 from gapscope.analysis.prove import ProveSummary
 from gapscope.analysis.s2b import S2BRunSummary, axes
+from gapscope.analysis.spec import LoadedLog, NamedFigure, summaries_of
 from gapscope.ladder.contract import TASK as LADDER_TASK
 from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER, profile, tau_sensitivity
 from gapscope.onng.contract import TASK as ONNG_TASK
@@ -32,21 +32,11 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from gapscope.analysis.diagnostics import LoadedLog
     from gapscope.analysis.steering import DosageCurve
     from gapscope.stats.quadrant import QuadrantResult
 
 WIDTH, HEIGHT = 6.4, 3.6  # inches: a single column of a two-column paper at 2x
 PNG_DPI = 300
-
-
-@dataclass(frozen=True)
-class NamedFigure:
-    """A figure and its file stem (``<stem>.png`` / ``<stem>.svg``) and caption."""
-
-    stem: str
-    caption: str
-    figure: Figure
 
 
 def save_figure(figure: NamedFigure, directory: Path) -> tuple[Path, Path]:
@@ -361,14 +351,3 @@ def receptivity_constructivity(logs: Sequence[LoadedLog]) -> NamedFigure | None:
     ax.set_ylabel(y_name)
     ax.set_title(textwrap.fill(why, 60), fontsize="medium")
     return NamedFigure("s2b_axes", caption, fig)
-
-
-LOG_FIGURES = (
-    zsct_per_preset,
-    receptivity_constructivity,
-    ladder_gaps,
-    ladder_tau,
-    onng_curve,
-    passk_curves,
-)
-"""Figures drawn from the unsteered logs, in report order; dosage figures come after them."""

@@ -10,7 +10,6 @@ inline script only marks a figure that failed to load, so a broken image is visi
 from __future__ import annotations
 
 import base64
-import html
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,16 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from gapscope.analysis.compare import Comparison, ComparisonError, compare
-from gapscope.analysis.diagnostics import LoadedLog, LoadedLogs, summaries_of
-from gapscope.analysis.figures import LOG_FIGURES, NamedFigure, dosage_figures, save_figure
-from gapscope.analysis.ladder import ModelRun, build_report
+from gapscope.analysis.diagnostics import LoadedLog, LoadedLogs
+from gapscope.analysis.figures import dosage_figures, save_figure
 from gapscope.analysis.profile import GapRow
-from gapscope.analysis.s2b import Axes, axes
+from gapscope.analysis.report_sections import escape, notes_list
+from gapscope.analysis.spec import NamedFigure
 from gapscope.analysis.steering import DosageCurve, dosage_curves, is_steering_run
-from gapscope.analysis.t2 import T2Summary
-from gapscope.analysis.t2_tables import t2_bleu_caption, t2_bleu_cells, t2_contexts
-from gapscope.analysis.terminal import PLAN_COLUMNS, rate_cell
-from gapscope.s2b.contract import TASK as S2B_TASK
+from gapscope.analysis.table import specs
+from gapscope.analysis.terminal import PLAN_COLUMNS
 
 MAX_PAIRS = 10  # comparisons drawn in a report; more models than 5 -> first ten pairs
 
@@ -71,12 +68,8 @@ def _embed(figure: NamedFigure, directory: Path) -> tuple[list[Path], str]:
     return [png, svg], uri
 
 
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
 def _unfinished(row: GapRow) -> str:
-    return "" if row.status == "success" else f" · run {_e(row.status)}, not finished"
+    return "" if row.status == "success" else f" · run {escape(row.status)}, not finished"
 
 
 def _profile_table(rows: Sequence[GapRow]) -> str:
@@ -85,8 +78,8 @@ def _profile_table(rows: Sequence[GapRow]) -> str:
     columns = list(dict.fromkeys((r.diagnostic, r.metric) for r in rows))
     cells = {(r.model, r.diagnostic, r.metric): r for r in rows}
     diag_spans = itertools.groupby(columns, key=lambda c: c[0])
-    head1 = "".join(f'<th colspan="{len(list(group))}">{_e(d)}</th>' for d, group in diag_spans)
-    head2 = "".join(f"<th>{_e(m)}</th>" for _, m in columns)
+    head1 = "".join(f'<th colspan="{len(list(group))}">{escape(d)}</th>' for d, group in diag_spans)
+    head2 = "".join(f"<th>{escape(m)}</th>" for _, m in columns)
     body = []
     for model in models:
         tds = []
@@ -101,10 +94,10 @@ def _profile_table(rows: Sequence[GapRow]) -> str:
                 value = f"{r.value:.1f}" if r.unit == "%" else f"{r.value:.3f}"
             ci = f" [{r.ci[0]:.1f}, {r.ci[1]:.1f}]" if r.ci else ""
             tds.append(
-                f'<td title="{_e(r.log)}">{value}<span class="ci">{ci}</span>'
-                f'<span class="n">n={r.n} · {_e(Path(r.log).name)}{_unfinished(r)}</span></td>'
+                f'<td title="{escape(r.log)}">{value}<span class="ci">{ci}</span>'
+                f'<span class="n">n={r.n} · {escape(Path(r.log).name)}{_unfinished(r)}</span></td>'
             )
-        body.append(f'<tr><th scope="row">{_e(model)}</th>{"".join(tds)}</tr>')
+        body.append(f'<tr><th scope="row">{escape(model)}</th>{"".join(tds)}</tr>')
     return (
         '<div class="scroll"><table class="profile">'
         f'<thead><tr><th rowspan="2">model</th>{head1}</tr><tr>{head2}</tr></thead>'
@@ -114,63 +107,30 @@ def _profile_table(rows: Sequence[GapRow]) -> str:
 
 def _comparison_html(c: Comparison) -> str:
     rows = "".join(
-        f"<tr><td>{_e(m.diagnostic)}</td><td>{_e(m.metric)}</td><td>{m.mcnemar.n}</td>"
+        f"<tr><td>{escape(m.diagnostic)}</td><td>{escape(m.metric)}</td><td>{m.mcnemar.n}</td>"
         f"<td>{m.mcnemar.b}</td><td>{m.mcnemar.c}</td>"
-        f"<td>{_e(m.difference.text())}</td>"
+        f"<td>{escape(m.difference.text())}</td>"
         f"<td>{m.mcnemar.p_value:.3g}</td><td>{m.p_holm:.3g}</td></tr>"
         for m in c.metrics
     )
     matrices = ""
     for name, matrix in c.transitions.items():
         cols = list(next(iter(matrix.values())))
-        head = "".join(f"<th>{_e(col)}</th>" for col in cols)
+        head = "".join(f"<th>{escape(col)}</th>" for col in cols)
         body = "".join(
-            f"<tr><th>{_e(r)}</th>{''.join(f'<td>{row[col]}</td>' for col in cols)}</tr>"
+            f"<tr><th>{escape(r)}</th>{''.join(f'<td>{row[col]}</td>' for col in cols)}</tr>"
             for r, row in matrix.items()
         )
         matrices += (
-            f"<h4>OracleLadder transitions ({_e(name)}): A rows → B columns</h4>"
+            f"<h4>OracleLadder transitions ({escape(name)}): A rows → B columns</h4>"
             f"<table><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>"
         )
     return (
-        f"<h3>A = {_e(c.a)} vs B = {_e(c.b)}</h3>"
+        f"<h3>A = {escape(c.a)} vs B = {escape(c.b)}</h3>"
         "<table><thead><tr><th>diagnostic</th><th>metric</th><th>paired n</th><th>A only</th>"
         "<th>B only</th><th>A minus B, pp [95% CI]</th><th>McNemar p</th><th>Holm p</th></tr>"
-        f"</thead><tbody>{rows}</tbody></table>{matrices}{_notes(c.notes)}"
+        f"</thead><tbody>{rows}</tbody></table>{matrices}{notes_list(c.notes)}"
     )
-
-
-def _axes_html(pairs: Sequence[Axes]) -> str:
-    """Receptivity and constructivity side by side: one row per model and preset."""
-
-    def cell(row: GapRow) -> str:
-        ci = f" [{row.ci[0]:.1f}, {row.ci[1]:.1f}]" if row.ci else ""
-        value = "n/a" if row.value is None else f"{row.value:.1f}"
-        return f'<td title="{_e(row.log)}">{value}<span class="ci">{ci}</span></td>'
-
-    body = "".join(
-        f'<tr><th scope="row">{_e(p.model)}</th><td>{_e(p.preset)}</td>'
-        f"{cell(p.receptivity)}{cell(p.constructivity)}"
-        + "".join(f"<td>{p.language[k]:.3f}</td>" for k in ("topsim", "posdis", "bosdis"))
-        + "</tr>"
-        for p in pairs
-    )
-    return (
-        "<h2>Receptivity and constructivity</h2>"
-        "<p>S2B-LM with the model as listener (receptivity: it decodes the posdis speaker) and "
-        "as speaker (constructivity: a rule listener decodes its messages), adj-ZSCT [95% "
-        "Wilson CI]; the language measures are the speaker run's means over seeds (topsim: "
-        "meaning Hamming vs message edit distance).</p>"
-        "<table><thead><tr><th>model</th><th>preset</th><th>receptivity adj-ZSCT</th>"
-        "<th>constructivity adj-ZSCT</th><th>topsim</th><th>posdis</th><th>bosdis</th></tr>"
-        f"</thead><tbody>{body}</tbody></table>"
-    )
-
-
-def _notes(notes: Sequence[str]) -> str:
-    """A section's notes as a list (nothing when there are none)."""
-    items = "".join(f"<li>{_e(n)}</li>" for n in notes)
-    return f"<ul class='notes'>{items}</ul>" if items else ""
 
 
 def _number(value: float | None) -> str:
@@ -181,7 +141,7 @@ def _trend_html(curve: DosageCurve) -> str:
     """Per direction: Spearman rho (p) and the slope per unit alpha with its cluster CI (and
     how many resamples had no slope: all their units at one alpha)."""
     rows = "".join(
-        f"<tr><td>{_e(t.direction)}</td>"
+        f"<tr><td>{escape(t.direction)}</td>"
         f"<td>{'n/a' if t.rho is None else f'{t.rho:+.2f}'}</td>"
         f"<td>{'n/a' if t.rho_p is None else f'{t.rho_p:.3g}'}</td>"
         f"<td>{_number(t.slope)} [{_number(t.slope_low)}, {_number(t.slope_high)}]"
@@ -190,111 +150,11 @@ def _trend_html(curve: DosageCurve) -> str:
         for t in curve.trends
     )
     return (
-        f"<h3>{_e(curve.title)}</h3><p>{_e(curve.settings_text)}</p>"
+        f"<h3>{escape(curve.title)}</h3><p>{escape(curve.settings_text)}</p>"
         "<table><thead><tr><th>direction</th><th>Spearman rho</th><th>p</th>"
         f"<th>slope per alpha [95% CI]</th><th>points</th></tr></thead><tbody>{rows}</tbody>"
-        f"</table>{_notes(curve.notes)}"
+        f"</table>{notes_list(curve.notes)}"
     )
-
-
-def _table(head: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """A plain HTML table, every cell escaped."""
-    th = "".join(f"<th>{_e(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _ladder_html(logs: Sequence[LoadedLog], notes: list[str]) -> str:
-    """OracleLadder's analyses over its logs (``ladder report``'s): matched help vs its
-    controls, milestone answers in the model's own attempts, anchor-pair agreement."""
-    runs = [loaded.summary for loaded in logs if isinstance(loaded.summary, ModelRun)]
-    if not runs:
-        return ""
-    try:
-        details = build_report(runs).to_dict()
-    except ValueError as exc:
-        notes.append(f"OracleLadder analyses: {exc}")
-        return ""
-    models: dict[str, Any] = details["models"]
-    parts = []
-    tests = [
-        (name, t["matched"], t["control"], t["families"], t["matched_only"], t["control_only"])
-        + (f"{t['p_value']:.3g}", f"{t['p_holm']:.3g}")
-        for name, m in models.items()
-        for t in m["specificity_tests"]
-    ]
-    if tests:
-        head = ("model", "matched", "control", "families", "matched only", "control only", "p")
-        parts.append(
-            "<h3>Matched help vs its control (exact McNemar on per-family outcomes)</h3>"
-            + _table((*head, "Holm p"), tests)
-        )
-    contained = [
-        (name, subset, c["milestones"], rate_cell(c["own"]), rate_cell(c["control"]))
-        for name, m in models.items()
-        if m["containment"]
-        for subset, c in m["containment"]["subsets"].items()
-    ]
-    if contained:
-        matchers = sorted(
-            {m["containment"].get("match", "token") for m in models.values() if m["containment"]}
-        )
-        parts.append(
-            "<h3>Milestone answers in unaided (C1) attempts: own problem vs other problems "
-            f"(match: {_e(', '.join(matchers))})</h3>"
-            + _table(("model", "subset", "milestones", "own problem", "other problems"), contained)
-        )
-    anchors = details["kendall_tau_composition_gap_across_anchors"]
-    if anchors is not None:
-        pairs = [
-            (
-                p["a"],
-                p["b"],
-                ", ".join(p["compared"]),
-                "undefined" if p["tau"] is None else f"{p['tau']:+.2f}",
-            )
-            for p in anchors["pairs"]
-        ]
-        mean = "undefined" if anchors["mean"] is None else f"{anchors['mean']:+.2f}"
-        parts.append(
-            f"<h3>Composition-gap ranking agreement between anchors (Kendall tau-b, rule "
-            f"{_e(anchors['rule'])}; mean {_e(mean)})</h3>"
-            + _table(("anchor A", "anchor B", "models compared", "tau"), pairs)
-        )
-    return "".join(parts)
-
-
-def _t2_html(logs: Sequence[LoadedLog]) -> str:
-    """Each T2 run: the counting rules, compile/TA per context with the Hard subset's columns,
-    and the BLEU contrast (TA per BLEU bucket of the answers)."""
-    parts = []
-    for loaded in logs:
-        if not isinstance(loaded.summary, T2Summary):
-            continue
-        report = loaded.summary.to_dict()
-        rules = report.get("rules", "gapscope")
-        buckets = [
-            (name, *t2_bleu_cells(b))
-            for name, c in report["contexts"].items()
-            for b in (c.get("bleu") or {"by_bucket": []})["by_bucket"]
-        ]
-        parts.append(
-            f"<h3>{_e(report['model'])}: rules {_e(rules)}</h3>"
-            f"<p>Counting rules: <b>{_e(rules)}</b> (docs/t2.md, Rules). Log: {_e(loaded.path)}</p>"
-            + _table(*t2_contexts(loaded.summary))
-        )
-        if buckets:
-            captions = "".join(
-                f"<li>{_e(name)}: {_e(t2_bleu_caption(c['bleu']))}</li>"
-                for name, c in report["contexts"].items()
-                if (c.get("bleu") or {}).get("by_bucket")
-            )
-            parts.append(
-                "<p>TA by BLEU of the answer against the ground truth</p>"
-                f"<ul>{captions}</ul>"
-                + _table(("context", "BLEU", "samples", "TA %", "wrong %"), buckets)
-            )
-    return "".join(parts)
 
 
 STYLE = """
@@ -327,7 +187,7 @@ def _standing_html(lines: Sequence[str], finished: bool) -> str:
     if not lines:
         return ""
     kind = "finished" if finished else "unfinished"
-    items = "".join(f"<li>{_e(line)}</li>" for line in lines)
+    items = "".join(f"<li>{escape(line)}</li>" for line in lines)
     return f'<div class="standing {kind}" id="standing"><ul>{items}</ul></div>'
 
 
@@ -335,37 +195,37 @@ def _plan_html(plan: Mapping[str, Any]) -> str:
     """A study's plan (``gapscope profile``): what each task was to spend, and what was left
     out and why."""
     rows = "".join(
-        "<tr>" + "".join(f"<td>{_e(row[k])}</td>" for _, k in PLAN_COLUMNS) + "</tr>"
+        "<tr>" + "".join(f"<td>{escape(row[k])}</td>" for _, k in PLAN_COLUMNS) + "</tr>"
         for row in plan["tasks"]
     )
     skipped = [f"{s['diagnostic']} for {s['model']}: {s['reason']}" for s in plan["skipped"]]
     return (
         "<h2>Plan</h2><table><thead><tr>"
-        + "".join(f"<th>{_e(h)}</th>" for h, _ in PLAN_COLUMNS)
+        + "".join(f"<th>{escape(h)}</th>" for h, _ in PLAN_COLUMNS)
         + f"</tr></thead><tbody>{rows}</tbody></table>"
-        + (f"<p>Skipped:</p>{_notes(skipped)}" if skipped else "")
+        + (f"<p>Skipped:</p>{notes_list(skipped)}" if skipped else "")
     )
 
 
-def write_report(
-    loaded_logs: LoadedLogs,
-    out: Path,
-    extra_figures: Sequence[NamedFigure] = (),
-    plan: Mapping[str, Any] | None = None,
-    status: Sequence[str] = (),
-    finished: bool = True,
-) -> Report:
-    """Write ``out`` (HTML) and ``<out stem>_figures/`` (PNG + SVG of every figure); a study's
-    ``plan`` (``gapscope profile``) goes at the top.
+def _figure_blocks(figures: Sequence[NamedFigure], out: Path, report: Report) -> str:
+    """Every figure written beside ``out`` (PNG + SVG) and embedded, as HTML."""
+    directory = out.parent / f"{out.stem}_figures"
+    blocks = []
+    for figure in figures:
+        paths, uri = _embed(figure, directory)
+        report.figures[figure.stem] = paths
+        blocks.append(
+            f'<figure id="fig-{escape(figure.stem)}"><img alt="{escape(figure.caption)}" '
+            f'src="{uri}"><figcaption>{escape(figure.caption)} — also '
+            f"{escape(paths[0].name)}, {escape(paths[1].name)} in {escape(directory.name)}/"
+            "</figcaption></figure>"
+        )
+    return "".join(blocks)
 
-    The page opens with how the runs stand: ``status`` (a study's own account: what finished,
-    what did not, what a rerun does; ``finished`` whether all did) or else one warning per
-    log that did not finish, so an unfinished run is never read as a complete one.
-    """
+
+def _results(loaded_logs: LoadedLogs, out: Path) -> tuple[Report, list[LoadedLog]]:
+    """The report's rows, notes, comparisons and dosage curves, and the unsteered logs."""
     logs = loaded_logs.logs
-    unfinished = [note for x in logs if x.info is not None and (note := x.info.note())]
-    standing = list(status) or unfinished
-    finished = finished and not unfinished
     report = Report(html=out, notes=list(loaded_logs.notes))
     plain = [loaded for loaded in logs if not is_steering_run(loaded)]
     report.rows = [row for loaded in plain for row in loaded.rows()]
@@ -384,27 +244,39 @@ def write_report(
             "as dosage curves, not in the gap profile or the comparisons: they measure an "
             "intervention on a model, not the model"
         )
-    figures = [f for make in LOG_FIGURES if (f := make(plain)) is not None]
-    figures += dosage_figures(report.curves)
-    figures += list(extra_figures)
-    directory = out.parent / f"{out.stem}_figures"
-    blocks = []
-    for figure in figures:
-        paths, uri = _embed(figure, directory)
-        report.figures[figure.stem] = paths
-        blocks.append(
-            f'<figure id="fig-{_e(figure.stem)}"><img alt="{_e(figure.caption)}" src="{uri}">'
-            f"<figcaption>{_e(figure.caption)} — also "
-            f"{_e(paths[0].name)}, {_e(paths[1].name)} in {_e(directory.name)}/</figcaption>"
-            "</figure>"
-        )
-    pairs = axes(summaries_of(plain, S2B_TASK))
-    ladder = _ladder_html(plain, report.notes)
-    t2 = _t2_html(plain)
+    return report, plain
+
+
+def write_report(
+    loaded_logs: LoadedLogs,
+    out: Path,
+    extra_figures: Sequence[NamedFigure] = (),
+    plan: Mapping[str, Any] | None = None,
+    status: Sequence[str] = (),
+    finished: bool = True,
+) -> Report:
+    """Write ``out`` (HTML) and ``<out stem>_figures/`` (PNG + SVG of every figure); a study's
+    ``plan`` (``gapscope profile``) goes at the top.
+
+    The page opens with how the runs stand: ``status`` (a study's own account: what finished,
+    what did not, what a rerun does; ``finished`` whether all did) or else one warning per
+    log that did not finish, so an unfinished run is never read as a complete one. Each
+    diagnostic's figures and sections come from its spec (:mod:`.table`).
+    """
+    logs = loaded_logs.logs
+    unfinished = [note for x in logs if x.info is not None and (note := x.info.note())]
+    standing = list(status) or unfinished
+    finished = finished and not unfinished
+    report, plain = _results(loaded_logs, out)
+    known = specs()
+    figures = [f for s in known for make in s.figures if (f := make(plain)) is not None]
+    figures += dosage_figures(report.curves) + list(extra_figures)
+    blocks = _figure_blocks(figures, out, report)
+    sections = "".join(section(plain, report.notes) for s in known for section in s.sections)
     steering = "".join(_trend_html(c) for c in report.curves)
     comparisons = "".join(_comparison_html(c) for c in report.comparisons)
-    notes = "".join(f"<li>{_e(n)}</li>" for n in report.notes)
-    sources = "".join(f"<li>{_e(loaded.path)}</li>" for loaded in logs)
+    notes = "".join(f"<li>{escape(n)}</li>" for n in report.notes)
+    sources = "".join(f"<li>{escape(loaded.path)}</li>" for loaded in logs)
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     page = (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
@@ -417,11 +289,9 @@ def write_report(
         "<p>Each cell: value (percent) [95% CI], n, and the log it came from (hover for the "
         "full path).</p>"
         f"{_profile_table(report.rows)}"
-        + (_axes_html(pairs) if pairs else "")
         + "<h2>Figures</h2>"
-        + ("".join(blocks) or "<p>No figure applies to these logs.</p>")
-        + (f"<h2>OracleLadder</h2>{ladder}" if ladder else "")
-        + (f"<h2>T2</h2>{t2}" if t2 else "")
+        + (blocks or "<p>No figure applies to these logs.</p>")
+        + sections
         + (f"<h2>Steering</h2>{steering}" if steering else "")
         + (f"<h2>Comparisons</h2>{comparisons}" if comparisons else "")
         + (f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "")

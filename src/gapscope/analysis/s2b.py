@@ -275,5 +275,5 @@ def axes(summaries: Sequence[S2BRunSummary]) -> list[Axes]:
 
 
 def read(path: Path | str) -> S2BRunSummary:
-    """Read and summarise one S2B-LM log."""
+    """Read and summarize one S2B-LM log."""
     return summarize(read_log(path, task=TASK))

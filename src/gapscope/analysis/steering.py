@@ -46,8 +46,8 @@ from gapscope.steer.dosage import (
 from gapscope.steer.protocol import Extraction, seed_overlap
 
 if TYPE_CHECKING:
-    from gapscope.analysis.diagnostics import LoadedLog
     from gapscope.analysis.logs import RunInfo
+    from gapscope.analysis.spec import LoadedLog
 
 STEERING_ARGS = ("steer", "alpha")
 SOLVE_RATE = "per-attempt solve rate"

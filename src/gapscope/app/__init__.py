@@ -4,11 +4,17 @@ The top floor (DESIGN.md: app -> analysis -> diagnostics -> floors); nothing imp
 
 * :mod:`.main` mounts the command groups; :mod:`.kit` is what every command shares (the
   ``--json`` envelope, exit codes, the run skeleton, opening ``--model``); :mod:`.options` holds
-  the option types several commands take.
+  the option types several commands take; :mod:`.csv_columns` reads a per-model CSV.
 * One module per command group: :mod:`.s2b` (``run s2b``, ``episodes``), :mod:`.ladder`,
-  :mod:`.onng`, :mod:`.prove`, :mod:`.t2`, :mod:`.steer` (``steer extract``, ``run steer``),
-  :mod:`.lean`, :mod:`.stats`, :mod:`.verify`, :mod:`.report` (``report``, ``compare``).
-* Orchestration over several tasks: :mod:`.sweep` (the steering dosage sweep), :mod:`.demo`.
+  :mod:`.onng`, :mod:`.prove`, :mod:`.t2` and :mod:`.t2_mine` (``t2 mine``), :mod:`.steer`
+  (``steer extract``, ``run steer``), :mod:`.lean` and :mod:`.workspace_setup` (``lean
+  setup``), :mod:`.stats`, :mod:`.verify`, :mod:`.doctor`, :mod:`.report` (``report``,
+  ``compare``), :mod:`.profile` (``profile``: the diagnostics it plans come from
+  :mod:`gapscope.analysis.table`).
+* Orchestration over several tasks: :mod:`.study` (a profile's plan and its one
+  ``eval_set``), :mod:`.preflight` (served models answer first; time estimates),
+  :mod:`.endings` (how a run ended, read from its logs), :mod:`.sweep` (the steering dosage
+  sweep), :mod:`.demo`.
 
 Command modules import Inspect, torch and scipy only inside their commands, so
 ``gapscope --help`` stays fast.

@@ -25,10 +25,12 @@ from gapscope.analysis.diagnostics import LoadedLogs, load_all
 from gapscope.analysis.ladder import ModelRun
 from gapscope.analysis.logs import log_path
 from gapscope.analysis.report import write_report
+from gapscope.analysis.spec import Inputs
+from gapscope.analysis.table import BUILTINS
 from gapscope.analysis.terminal import print_plan, print_rows
 from gapscope.analysis.view import ladder_view
 from gapscope.app.kit import EMBEDDED_MODEL, run_task, table_console
-from gapscope.app.profile import BUDGETS, Inputs, build_study
+from gapscope.app.profile import build_study
 from gapscope.app.study import StudyProgress, run_study
 from gapscope.ladder.contract import TASK as LADDER_TASK
 from gapscope.models.embedded import GEMMA3_270M
@@ -86,10 +88,7 @@ def main() -> None:
     timings: dict[str, float] = {}
     start = time.monotonic()
     study = build_study(
-        list(DEMO_MODELS),
-        ["s2b", "ladder", "onng", "prove", "t2"],
-        BUDGETS["quick"],
-        Inputs(lean=None, families="bundled", minif2f=None, t2_data=None),
+        list(DEMO_MODELS), list(BUILTINS), "quick", Inputs(data={"families": "bundled"})
     )
     plan = study.plan()
     print_plan(plan, console)

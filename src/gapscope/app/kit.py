@@ -482,7 +482,7 @@ def run_diagnostic(
     command: str,
     json_out: bool,
     build: Callable[[], Task],
-    summarise: Callable[[EvalLog], View] | None = None,
+    summarize: Callable[[EvalLog], View] | None = None,
     *,
     model: str,
     view_options: ViewOptions = ViewOptions(),
@@ -491,26 +491,26 @@ def run_diagnostic(
     **eval_args: Any,
 ) -> None:
     """The ``run`` skeleton: build the task (bad input: exit 2), run it (Ctrl-C: exit 130 with
-    the resume line), summarise the log, print or emit JSON, exit 1 if the run failed.
+    the resume line), summarize the log, print or emit JSON, exit 1 if the run failed.
 
-    A diagnostic's log is summarised by its reader in the analysis registry
-    (:func:`gapscope.analysis.diagnostics.present`, shown with ``view_options``); ``summarise``
+    A diagnostic's log is summarized by its reader in the analysis registry
+    (:func:`gapscope.analysis.diagnostics.present`, shown with ``view_options``); ``summarize``
     replaces that for a task that is not a diagnostic (teacher compilation).
     """
-    if summarise is None:
+    if summarize is None:
         from gapscope.analysis.diagnostics import present
 
-        def summarise(log: EvalLog) -> View:
+        def summarize(log: EvalLog) -> View:
             return present(log, view_options)
 
     with command_output(command, json_out) as out:
-        _run_diagnostic(out, build, summarise, model, log_dir, bad_input, eval_args)
+        _run_diagnostic(out, build, summarize, model, log_dir, bad_input, eval_args)
 
 
 def _run_diagnostic(
     out: Output,
     build: Callable[[], Task],
-    summarise: Callable[[EvalLog], View],
+    summarize: Callable[[EvalLog], View],
     model: str,
     log_dir: Path,
     bad_input: tuple[type[BaseException], ...],
@@ -558,10 +558,10 @@ def _run_diagnostic(
         if not _is_prerequisite_error(exc):
             raise
         out.fail(exc)  # e.g. a provider's package is not installed: the user's to fix
-    _finish_run(out, log, summarise)
+    _finish_run(out, log, summarize)
 
 
-def _finish_run(out: Output, log: EvalLog, summarise: Callable[[EvalLog], View]) -> None:
+def _finish_run(out: Output, log: EvalLog, summarize: Callable[[EvalLog], View]) -> None:
     """Show the log; its status on disk (not the one Inspect returned) decides the exit code:
     0 finished, 1 not (a cancelled one never gets here: :func:`run_task` raised Interrupted)."""
     from gapscope.analysis.logs import log_path
@@ -569,13 +569,13 @@ def _finish_run(out: Output, log: EvalLog, summarise: Callable[[EvalLog], View])
     out.logs.append(log.location)
     end = read_end(log_path(log.location))
     if end.finished:
-        out.finish(summarise(log))
+        out.finish(summarize(log))
         return
     reason = (
         run_error_text(log.error.message, log.error.traceback) if log.error else "no error recorded"
     )
     try:
-        partial = summarise(log)
+        partial = summarize(log)
     except Exception:  # a failed run may lack what a summary needs; the error says enough
         partial = View()
     out.finish(

@@ -217,7 +217,7 @@ def review(
             cases=str(cases_path), max_attempts=max_attempts, max_tokens=max_tokens
         )
 
-    def summarise(log: EvalLog) -> View:
+    def summarize(log: EvalLog) -> View:
         from gapscope.analysis.ladder_review import review_view, summarize
 
         return review_view([summarize(log, removed)])
@@ -226,7 +226,7 @@ def review(
         "ladder review",
         json_out,
         build,
-        summarise,
+        summarize,
         model=judge,
         log_dir=log_dir,
         bad_input=(ValueError, LogError),
@@ -383,7 +383,7 @@ def compile_families(
         refuse_overwriting(out, "--out", [("--problems", Path(problems))])
         return ladder_compile(problems=problems, max_attempts=max_attempts, problem_set=problem_set)
 
-    def summarise(log: EvalLog) -> View:
+    def summarize(log: EvalLog) -> View:
         """Write the kept families (also after a failed run: finished work is kept)."""
         from gapscope.analysis.ladder import compile_funnel
 
@@ -403,7 +403,7 @@ def compile_families(
         "ladder compile",
         json_out,
         build,
-        summarise,
+        summarize,
         model=teacher,
         log_dir=log_dir,
         bad_input=(ValueError, FileNotFoundError, SourceError),

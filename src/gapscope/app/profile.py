@@ -11,14 +11,14 @@ direction and is an intervention on a model, not a property of it (``gapscope ru
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
+from gapscope.analysis.spec import DiagnosticSpec, Inputs
 from gapscope.analysis.view import View
 from gapscope.app.kit import (
     EMBEDDED_MODEL,
@@ -39,177 +39,56 @@ from gapscope.app.options import (
 )
 
 if TYPE_CHECKING:
-    from inspect_ai import Task
     from inspect_ai.model import Model
 
     from gapscope.app.preflight import Rate
     from gapscope.app.study import PlanRow, Study
 
-DIAGNOSTICS = ("s2b", "ladder", "onng", "prove", "t2")
-MODEL_SEATS = (("listener", "lm"), ("speaker", "lm"))
-"""A model plays S2B-LM in both seats: receptivity (listener) and constructivity (speaker)."""
-REFERENCE_SEATS = (
-    ("listener", "rule"),
-    ("listener", "random"),
-    ("speaker", "rule"),
-    ("speaker", "holistic"),
-    ("speaker", "random"),
-)
-"""S2B-LM's reference players, run once per study (no model): the scale the models sit on."""
-LEAN_HINT = (
-    "needs a Lean backend: --lean local:DIR (make one with `gapscope lean setup DIR`; "
-    "`gapscope lean doctor` says what is missing) or --lean kimina:URL"
-)
+BUDGETS = ("paper", "quick")
+"""Each paper's protocol, and a first look in minutes on a CPU; every diagnostic's spec says
+what each means for it (:mod:`gapscope.analysis.table`)."""
 
 
-@dataclass(frozen=True)
-class Budget:
-    """The task arguments of every diagnostic at one budget."""
-
-    name: str
-    s2b: tuple[tuple[str, int], ...]
-    """(preset, seeds) pairs."""
-    s2b_max_tokens: int
-    s2b_message_tokens: int
-    """The speaker seat's budget per message (a message is a few vocabulary tokens)."""
-    ladder: dict[str, Any] = field(default_factory=dict)
-    onng: dict[str, Any] = field(default_factory=dict)
-    prove: dict[str, Any] = field(default_factory=dict)
-    t2: dict[str, Any] = field(default_factory=dict)
-
-
-BUDGETS = {
-    # Each paper's protocol: S2B-LM's Table 1 (three presets, 4 seeds); OracleLadder's 8
-    # rollouts of up to 16,384 tokens; O-NNG's lambda grid; pass@32 on miniF2F; T2's defaults.
-    "paper": Budget(
-        "paper",
-        s2b=(("scs-0shot", 4), ("cat-0shot", 4), ("cat-10shot", 4)),
-        s2b_max_tokens=256,
-        s2b_message_tokens=64,
-        ladder={"k": 8, "max_tokens": 16384},
-        onng={},
-        prove={"n": 32, "k": "1,8,32"},
-        t2={},
-    ),
-    # A first look in minutes on a CPU: the small S2B preset, two bundled families with one
-    # rollout each, three problems per Lean-backed diagnostic.
-    "quick": Budget(
-        "quick",
-        s2b=(("demo", 2),),
-        s2b_max_tokens=160,
-        s2b_message_tokens=32,
-        ladder={"k": 1, "limit": 2, "max_tokens": 384},
-        onng={"lams": "0,1.0", "limit": 3, "max_tokens": 1024},
-        prove={"n": 4, "k": "1,4", "limit": 3, "max_tokens": 1024},
-        t2={"k": 1, "limit": 3, "max_tokens": 2048},
-    ),
-}
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """What the study runs on beyond the models: data files and the Lean backend."""
-
-    lean: str | None
-    families: str
-    minif2f: str | None
-    t2_data: str | None
-    allow_unsandboxed: bool = False
-
-
-def _s2b_tasks(budget: Budget, model: str) -> list[tuple[str, Callable[[], Task]]]:
-    from gapscope.s2b.task import s2b_lm
-
-    out: list[tuple[str, Callable[[], Task]]] = []
-    for preset, seeds in budget.s2b:
-        for role, name in MODEL_SEATS if model != "none" else REFERENCE_SEATS:
-            tokens = budget.s2b_max_tokens if role == "listener" else budget.s2b_message_tokens
-
-            def build(
-                preset: str = preset,
-                seeds: int = seeds,
-                role: str = role,
-                name: str = name,
-                tokens: int = tokens,
-            ) -> Task:
-                if role == "listener":
-                    return s2b_lm(preset=preset, seeds=seeds, max_tokens=tokens, listener=name)
-                return s2b_lm(
-                    preset=preset, seeds=seeds, max_tokens=tokens, role=role, speaker=name
-                )
-
-            out.append((f"{preset} ({name} {role})", build))
-    return out
-
-
-def _builders(
-    diagnostic: str, budget: Budget, inputs: Inputs
-) -> tuple[list[tuple[str, Callable[[], Task]]], str | None]:
-    """The tasks of one diagnostic for one model, or why it is skipped."""
-    if diagnostic in ("onng", "prove", "t2") and inputs.lean is None:
-        return [], LEAN_HINT
-    if diagnostic == "ladder":
-        from gapscope.ladder.task import oracle_ladder
-
-        args = budget.ladder | {"families": inputs.families}
-        return [(f"{inputs.families} families", lambda: oracle_ladder(**args))], None
-    lean = {"lean": inputs.lean, "allow_unsandboxed": inputs.allow_unsandboxed}
-    if diagnostic == "onng":
-        from gapscope.onng.task import onng
-
-        args = budget.onng | lean
-        return [("O-NNG", lambda: onng(**args))], None
-    if diagnostic == "prove":
-        if inputs.minif2f is None:
-            return [], "needs --minif2f FILE (miniF2F Lean 4 statements, JSONL)"
-        from gapscope.prove.task import prove
-
-        args = budget.prove | lean | {"dataset": inputs.minif2f}
-        return [("miniF2F", lambda: prove(**args))], None
-    if inputs.t2_data is None:
-        return [], "needs --t2-data FILE (T2 records, JSONL)"
-    from gapscope.t2.task import t2
-
-    args = budget.t2 | lean | {"data": inputs.t2_data}
-    return [("T2", lambda: t2(**args))], None
-
-
-def build_study(models: list[str], diagnostics: list[str], budget: Budget, inputs: Inputs) -> Study:
-    """Every task of the study, built (bad input raises here, before any model call)."""
+def build_study(
+    models: list[str], diagnostics: Sequence[DiagnosticSpec], budget: str, inputs: Inputs
+) -> Study:
+    """Every task of the study, built (bad input raises here, before any model call); a
+    diagnostic with reference players (``references``) adds them once, as model ``none``."""
     from gapscope.app.study import Skipped, Study, StudyTask, plan_of
 
     study = Study()
 
-    def add(model: str, diagnostic: str, label: str, build: Callable[[], Task]) -> None:
-        task = build()
-        study.tasks.append(StudyTask(plan_of(task, model, diagnostic, label), task, model))
+    def add(model: str, spec: DiagnosticSpec) -> None:
+        builders, reason = spec.tasks(budget, inputs, model)
+        if reason:
+            study.skipped.append(Skipped(model, spec.name, reason))
+        for label, build in builders:
+            task = build()
+            study.tasks.append(StudyTask(plan_of(task, model, spec.name, label), task, model))
 
     for model in models:
-        for diagnostic in diagnostics:
-            if diagnostic == "s2b":
-                for label, build in _s2b_tasks(budget, model):
-                    add(model, diagnostic, label, build)
-                continue
-            builders, reason = _builders(diagnostic, budget, inputs)
-            if reason:
-                study.skipped.append(Skipped(model, diagnostic, reason))
-            for label, build in builders:
-                add(model, diagnostic, label, build)
-    if "s2b" in diagnostics:
-        for label, build in _s2b_tasks(budget, "none"):
-            add("none", "s2b", label, build)
+        for spec in diagnostics:
+            add(model, spec)
+    for spec in diagnostics:
+        if spec.references:
+            add("none", spec)
     return study
 
 
-def _parse_diagnostics(spec: str) -> list[str]:
-    chosen = [d.strip() for d in spec.split(",") if d.strip()]
-    unknown = [d for d in chosen if d not in DIAGNOSTICS]
-    if unknown or not chosen:
-        raise typer.BadParameter(
-            f"unknown {', '.join(unknown) or 'empty list'}; choose from {', '.join(DIAGNOSTICS)}",
-            param_hint="--diagnostics",
-        )
-    return chosen
+def _parse_diagnostics(names: str | None) -> list[DiagnosticSpec]:
+    """The chosen diagnostics (default: every one known, built-in or installed)."""
+    from gapscope.analysis.spec import SpecError
+    from gapscope.analysis.table import spec, specs
+
+    if names is None:
+        return list(specs())
+    chosen = [d.strip() for d in names.split(",") if d.strip()]
+    try:
+        if not chosen:
+            raise SpecError(f"empty list; choose from {', '.join(s.name for s in specs())}")
+        return [spec(name) for name in chosen]
+    except SpecError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--diagnostics") from None
 
 
 def profile(
@@ -218,11 +97,15 @@ def profile(
     ] = None,
     lean: Annotated[
         str | None,
-        typer.Option(help="Lean backend spec (local:DIR | kimina:URL) for O-NNG, prove, T2."),
+        typer.Option(help="Lean backend spec (local:DIR | kimina:URL) for the Lean-backed ones."),
     ] = None,
     diagnostics: Annotated[
-        str, typer.Option(help="Comma list of s2b, ladder, onng, prove, t2.")
-    ] = ",".join(DIAGNOSTICS),
+        str | None,
+        typer.Option(
+            help="Comma list of diagnostic names (default: all, built-in and installed; "
+            "an unknown name lists them)."
+        ),
+    ] = None,
     budget: Annotated[
         str, typer.Option(help="paper (each paper's protocol) | quick (a first look).")
     ] = "paper",
@@ -262,14 +145,16 @@ def profile(
         )
     chosen = _parse_diagnostics(diagnostics)
     models = model or [EMBEDDED_MODEL]
-    inputs = Inputs(lean, families, minif2f, t2_data, allow_unsandboxed)
+    given = {"families": families, "minif2f": minif2f, "t2_data": t2_data}
+    inputs = Inputs(lean, {k: v for k, v in given.items() if v is not None}, allow_unsandboxed)
+    _say_load_problems()
     with command_output("profile", json_out) as out:
         require_directory(log_dir, "--log-dir")
         try:
             # served models answer one request first (also in a dry run); local ones open
             # only when the study runs
             opened, rates = open_and_check(models, dry_run, attempt_timeout or PREFLIGHT_TIMEOUT_S)
-            study = build_study(models, chosen, BUDGETS[budget], inputs)
+            study = build_study(models, chosen, budget, inputs)
         except (ValueError, SourceError, OSError, LeanUnavailable, EndpointError) as exc:
             out.fail(exc)
         plan = study.plan() | {"time": plan_time((t.row for t in study.tasks), rates)}
@@ -279,13 +164,23 @@ def profile(
             out.finish(View(details={"plan": plan}, show=lambda c: print_plan(plan, c)))
             return
         limits = {"max_connections": max_connections} if max_connections else {}
-        given = generation_limits(timeout, attempt_timeout, max_retries)
+        bounds = generation_limits(timeout, attempt_timeout, max_retries)
 
         def generation(row: PlanRow) -> dict[str, int]:
-            return request_bounds(row, rates.get(row.model), given, max_connections)
+            return request_bounds(row, rates.get(row.model), bounds, max_connections)
 
         run_args = {"models": opened, "generation": generation, "retry_attempts": retry_attempts}
         _run(out, study, plan, log_dir, **run_args, **limits)
+
+
+def _say_load_problems() -> None:
+    """One line on stderr per installed diagnostic that did not load (the study goes on
+    without it; asking for it by name is an error that repeats the line)."""
+    from gapscope.analysis.table import load_problems
+    from gapscope.app.kit import err_console
+
+    for problem in load_problems():
+        err_console.print(f"warning: {problem}", markup=False, soft_wrap=True)
 
 
 def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_args: Any) -> None:

@@ -18,7 +18,7 @@ from gapscope.app.kit import (
 )
 
 if TYPE_CHECKING:
-    from gapscope.analysis.figures import NamedFigure
+    from gapscope.analysis.spec import NamedFigure
 
 
 def _quadrant_figure(csv: Path, x: str, y: str, label: str | None) -> NamedFigure:

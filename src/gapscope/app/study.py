@@ -25,9 +25,6 @@ if TYPE_CHECKING:
     from inspect_ai import Task
     from inspect_ai.model import Model
 
-LEAN_BACKED = ("onng", "prove", "t2")
-"""Diagnostics whose every generation is checked by Lean."""
-
 
 @dataclass(frozen=True)
 class PlanRow:
@@ -92,7 +89,10 @@ class Study:
 
 def plan_of(task: Task, model: str, diagnostic: str, label: str) -> PlanRow:
     """The plan row of a built task: samples x epochs generations (an S2B-LM sample is an
-    episode of several model calls, counted by its own task), each up to ``max_tokens``."""
+    episode of several model calls, counted by its own task), each up to ``max_tokens``; a
+    Lean-backed diagnostic (its spec's ``lean``) checks every generation."""
+    from gapscope.analysis.table import lean_backed
+
     epochs = task.epochs or 1
     samples = len(task.dataset)
     metadata = task.metadata or {}
@@ -112,7 +112,7 @@ def plan_of(task: Task, model: str, diagnostic: str, label: str) -> PlanRow:
         samples=samples,
         generations=generations,
         max_tokens=max_tokens,
-        lean_checks=samples * epochs if diagnostic in LEAN_BACKED else 0,
+        lean_checks=samples * epochs if lean_backed(diagnostic) else 0,
     )
 
 

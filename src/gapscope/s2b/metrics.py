@@ -57,7 +57,7 @@ class SeedSummary:
     @classmethod
     def of(cls, values: Sequence[float]) -> SeedSummary:
         if not values:
-            raise ValueError("no seeds to summarise")
+            raise ValueError("no seeds to summarize")
         sd = statistics.stdev(values) if len(values) > 1 else 0.0
         return cls(mean=statistics.fmean(values), sd=sd, n=len(values))
 

@@ -1,0 +1,28 @@
+"""The parity task: one sample per number, the model answers "even" or "odd"."""
+
+from __future__ import annotations
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import GenerateConfig
+from inspect_ai.scorer import includes
+from inspect_ai.solver import generate
+
+TASK = "parity"
+"""The task's name in its logs: how gapscope finds the reader of a parity log."""
+PROMPT = "Is {n} even or odd? Answer with one word: even or odd."
+
+
+@task(name=TASK)
+def parity(limit: int = 10, max_tokens: int = 16) -> Task:
+    """The numbers 1..``limit``, each a sample with its parity as the target."""
+    samples = [
+        Sample(id=str(n), input=PROMPT.format(n=n), target="even" if n % 2 == 0 else "odd")
+        for n in range(1, limit + 1)
+    ]
+    return Task(
+        dataset=MemoryDataset(samples, name="parity"),
+        solver=generate(),
+        scorer=includes(),
+        config=GenerateConfig(max_tokens=max_tokens),
+    )

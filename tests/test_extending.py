@@ -1,0 +1,287 @@
+"""A diagnostic added from outside (the ``gapscope.diagnostics`` entry point) or in-tree (the
+steps of docs/extending.md) reaches ``profile --dry-run``, ``report`` and ``compare``.
+
+The example is ``examples/gapscope-parity``. Its entry points are read from its own
+pyproject.toml into a temporary ``dist-info`` on ``sys.path``, so importlib.metadata finds
+it as it finds an installed package; its logs are real runs of its task against scripted
+models (offline).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections.abc import Iterator
+from dataclasses import replace
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai.model import ChatMessage
+from typer.testing import CliRunner
+
+from gapscope.analysis import table
+from gapscope.analysis.spec import Inputs, SpecError
+from gapscope.app.main import app
+from gapscope.models.scripted import script
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "gapscope-parity"
+runner = CliRunner()
+
+
+def _dist_info(where: Path, name: str, entry_points: dict[str, dict[str, str]]) -> None:
+    """An installed distribution as importlib.metadata sees one: METADATA, entry_points.txt."""
+    info = where / f"{name.replace('-', '_')}-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n")
+    lines = [
+        f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items())
+        for group, eps in entry_points.items()
+    ]
+    (info / "entry_points.txt").write_text("\n".join(lines))
+
+
+def _install(monkeypatch: pytest.MonkeyPatch, where: Path, **extra: dict[str, str]) -> None:
+    """The example "installed" (its source and its declared entry points on ``sys.path``),
+    plus ``extra`` entry points of another distribution; the table is read afresh."""
+    declared = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())["project"]["entry-points"]
+    _dist_info(where, "gapscope-parity", declared)
+    if extra:
+        _dist_info(where, "gapscope-other", extra)
+    monkeypatch.syspath_prepend(str(EXAMPLE / "src"))
+    monkeypatch.syspath_prepend(str(where))
+    table.table.cache_clear()  # and again after each test (_fresh_table)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_table() -> Iterator[None]:
+    yield
+    table.table.cache_clear()
+
+
+def _right(messages: list[ChatMessage]) -> str:
+    number = int(re.findall(r"\d+", messages[-1].text)[0])
+    return "even" if number % 2 == 0 else "odd"
+
+
+def _words(output: str) -> str:
+    """Printed output as one line of words (an error box wraps and frames its message)."""
+    return " ".join(output.replace("│", " ").split())
+
+
+def _json(args: list[str]) -> tuple[int, dict[str, Any]]:
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.stdout, result.output
+    return result.exit_code, json.loads(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def parity_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A real profile study of the parity diagnostic on two scripted models (one always
+    right, one always saying "even"), run through the entry point: its logs by model."""
+    where = tmp_path_factory.mktemp("site")
+    logs = tmp_path_factory.mktemp("logs")
+    models = {
+        "right": script("parity-right", _right),
+        "even": script("parity-even", lambda m: "even"),
+    }
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _install(monkeypatch, where)
+        args = ["profile", "--budget", "quick", "--diagnostics", "parity", "--log-dir", str(logs)]
+        code, out = _json([*args, *(a for m in models.values() for a in ("--model", m))])
+        table.table.cache_clear()
+    assert code == 0, out
+    names = {model: name for name, model in models.items()}
+    return {names[_model_of(log)]: log for log in map(Path, out["logs"])}
+
+
+def _model_of(log: Path) -> str:
+    from inspect_ai.log import read_eval_log
+
+    return read_eval_log(str(log), header_only=True).eval.model
+
+
+def test_an_installed_diagnostic_is_planned_by_profile_dry_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _install(monkeypatch, tmp_path / "site")
+    model = script("parity-plan", _right)
+    args = ["profile", "--model", model, "--budget", "quick", "--dry-run"]
+    code, out = _json([*args, "--log-dir", str(tmp_path)])
+    assert code == 0, out
+    rows = [t for t in out["details"]["plan"]["tasks"] if t["diagnostic"] == "parity"]
+    assert [(r["label"], r["samples"], r["max_tokens"]) for r in rows] == [("numbers 1..6", 6, 16)]
+    # every built-in is still planned beside it (the Lean ones listed as skipped)
+    planned = {t["diagnostic"] for t in out["details"]["plan"]["tasks"]}
+    skipped = {s["diagnostic"] for s in out["details"]["plan"]["skipped"]}
+    assert planned | skipped == {"s2b", "ladder", "onng", "prove", "t2", "parity"}
+
+
+def test_an_installed_diagnostic_reaches_report_and_compare(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, parity_logs: dict[str, Path]
+) -> None:
+    _install(monkeypatch, tmp_path / "site")
+    html = tmp_path / "report.html"
+    code, out = _json(["report", *map(str, parity_logs.values()), "--out", str(html)])
+    assert code == 0, out
+    rows = {r["model"]: r["value"] for r in out["summary"] if r["diagnostic"] == "parity"}
+    assert rows == {"scripted/parity-right": 100.0, "scripted/parity-even": 50.0}
+    assert '<th colspan="1">parity</th>' in html.read_text()
+    code, out = _json(["compare", str(parity_logs["right"]), str(parity_logs["even"])])
+    assert code == 0, out
+    [metric] = out["details"]["metrics"]
+    assert (metric["diagnostic"], metric["n"], metric["a_only"], metric["b_only"]) == (
+        "parity",
+        6,
+        3,
+        0,
+    )
+
+
+def test_a_broken_entry_point_is_one_line_naming_it_and_the_builtins_still_load(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    broken = {"gapscope.diagnostics": {"broken": "gapscope_parity.missing:SPEC"}}
+    _install(monkeypatch, tmp_path / "site", **broken)
+    [problem] = table.load_problems()
+    assert problem.startswith("entry point broken = gapscope_parity.missing:SPEC")
+    assert "ModuleNotFoundError" in problem and "\n" not in problem
+    assert [s.name for s in table.specs()] == ["s2b", "ladder", "onng", "prove", "t2", "parity"]
+    args = ["profile", "--model", script("parity-broken", _right), "--budget", "quick", "--dry-run"]
+    result = runner.invoke(app, [*args, "--diagnostics", "s2b", "--log-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert f"warning: {problem}" in result.output and "Traceback" not in result.output
+    result = runner.invoke(app, [*args, "--diagnostics", "broken", "--log-dir", str(tmp_path)])
+    assert result.exit_code == 2 and "unknown diagnostic 'broken'" in _words(result.output)
+    assert "entry point broken = gapscope_parity.missing:SPEC" in _words(result.output)
+
+
+def test_an_unknown_diagnostic_names_the_known_ones(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["profile", "--diagnostics", "s2b,steer", "--dry-run", "--log-dir", str(tmp_path)]
+    )
+    assert result.exit_code == 2
+    message = "unknown diagnostic 'steer'; choose from s2b, ladder, onng, prove, t2"
+    assert message in _words(result.output)
+
+
+def add_parity_in_tree(repo: Path) -> None:
+    """docs/extending.md's in-tree steps for the example, applied to a copy of the repo."""
+    source = EXAMPLE / "src" / "gapscope_parity"
+    package = repo / "src" / "gapscope" / "parity"
+    package.mkdir()
+    shutil.copy(source / "__init__.py", package / "__init__.py")
+    shutil.copy(source / "task.py", package / "task.py")
+    reader = (source / "diagnostic.py").read_text().replace("gapscope_parity.", "gapscope.parity.")
+    (repo / "src" / "gapscope" / "analysis" / "parity.py").write_text(reader)
+    table_file = repo / "src" / "gapscope" / "analysis" / "table.py"
+    anchor = "from gapscope.analysis.report_sections import"
+    parity = "from gapscope.analysis.parity import SPEC as PARITY"
+    text = table_file.read_text().replace(anchor, f"{parity}\n{anchor}")
+    table_file.write_text(text.replace("PROVE, T2)", "PROVE, T2, PARITY)"))
+    shutil.copy(EXAMPLE / "README.md", repo / "docs" / "parity.md")
+
+
+def _changed(repo: Path) -> list[str]:
+    """Every file of ``repo`` that is new or differs from this checkout's."""
+    return sorted(
+        str(p.relative_to(repo))
+        for p in repo.rglob("*")
+        if p.is_file()
+        and "__pycache__" not in p.parts
+        and (
+            not (ROOT / p.relative_to(repo)).is_file()
+            or (ROOT / p.relative_to(repo)).read_bytes() != p.read_bytes()
+        )
+    )
+
+
+IN_TREE = """
+import json, sys
+from pathlib import Path
+from typer.testing import CliRunner
+from gapscope.app.main import app
+from tests.test_layers import problems
+
+root, logs = Path(sys.argv[1]), json.loads(sys.argv[2])
+runner = CliRunner()
+def run(*args):
+    result = runner.invoke(app, [*args, "--json"])
+    return result.exit_code, json.loads(result.stdout)
+out = {
+    "dry_run": run("profile", "--model", "scripted/x", "--diagnostics", "parity", "--budget",
+                   "quick", "--dry-run", "--log-dir", str(root / "logs")),
+    "report": run("report", *logs.values(), "--out", str(root / "report.html")),
+    "compare": run("compare", logs["right"], logs["even"]),
+    "layers": problems(root / "src" / "gapscope"),
+}
+print(json.dumps(out))
+"""
+
+
+def test_the_example_added_in_tree_touches_five_files_and_reaches_every_command(
+    tmp_path: Path, parity_logs: dict[str, Path]
+) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "src", repo / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "tests", repo / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "docs", repo / "docs")
+    add_parity_in_tree(repo)
+    assert _changed(repo) == [
+        "docs/parity.md",
+        "src/gapscope/analysis/parity.py",
+        "src/gapscope/analysis/table.py",
+        "src/gapscope/parity/__init__.py",
+        "src/gapscope/parity/task.py",
+    ]
+    env = {**os.environ, "PYTHONPATH": f"{repo / 'src'}{os.pathsep}{repo}"}
+    logs = json.dumps({k: str(v) for k, v in parity_logs.items()})
+    done = subprocess.run(
+        [sys.executable, "-c", IN_TREE, str(repo), logs],
+        env=env,
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.splitlines()[-1])
+    code, plan = out["dry_run"]
+    assert code == 0 and [t["diagnostic"] for t in plan["details"]["plan"]["tasks"]] == ["parity"]
+    code, report = out["report"]
+    assert code == 0 and {r["diagnostic"] for r in report["summary"]} == {"parity"}
+    code, compared = out["compare"]
+    assert code == 0 and [m["metric"] for m in compared["details"]["metrics"]] == ["accuracy"]
+    assert out["layers"] == []
+
+
+def test_an_entry_point_that_is_no_spec_or_takes_a_name_is_left_out_with_its_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    group = table.ENTRY_POINT_GROUP
+    declared = [
+        metadata.EntryPoint("letters", "string:ascii_letters", group),
+        metadata.EntryPoint("again", "gapscope.analysis.table:S2B", group),
+    ]
+    monkeypatch.setattr(table.metadata, "entry_points", lambda group: declared)
+    table.table.cache_clear()
+    assert table.load_problems() == (
+        f"entry point letters = string:ascii_letters ({group}) did not load: "
+        "TypeError: it gives str, not a DiagnosticSpec",
+        f"entry point again = gapscope.analysis.table:S2B ({group}) is left out: "
+        "its name 's2b' is already taken",
+    )
+    assert table.specs() == table.BUILTINS
+
+
+def test_a_budget_a_spec_does_not_define_is_an_error_naming_the_ones_it_has() -> None:
+    quick_only = replace(table.T2, name="t2-quick", budgets={"quick": {}})
+    with pytest.raises(SpecError, match=r"t2-quick has no 'paper' budget \(it has: quick\)"):
+        quick_only.tasks("paper", Inputs(lean="local:/x", data={"t2_data": "x"}), "m")
