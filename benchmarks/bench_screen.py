@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 
-from gapscope.lean.screen import screen
+from gapscope.lean.screen import screen_code
 
 SIZE = 56_000
 _HEADER = "theorem t (a b : Nat) (h₁ : a = b) (h₂ : a + b = 2) : b + a = 2 := by\n"
@@ -29,7 +29,7 @@ HOSTILE = {
 
 def _seconds(text: str) -> float:
     start = time.perf_counter()
-    screen(text)
+    screen_code(text)
     return time.perf_counter() - start
 
 

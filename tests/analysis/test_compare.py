@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from gapscope.analysis.compare import ComparisonError, compare
+from gapscope.analysis.compare import ComparisonError, compare_runs
 from gapscope.analysis.diagnostics import LoadedLog, load
 from gapscope.analysis.s2b import S2BRunSummary
 from gapscope.analysis.table import reader
@@ -49,7 +49,7 @@ def test_paired_bootstrap_keeps_the_pairs() -> None:
 
 
 def test_rule_vs_random_listener_is_significant_on_s2b(logs: dict[str, Path]) -> None:
-    result = compare([load(logs["rule"])], [load(logs["random"])])
+    result = compare_runs([load(logs["rule"])], [load(logs["random"])])
     (metric,) = result.metrics
     assert metric.metric == "ZSCT [cat-10shot]" and metric.mcnemar.n == 6 * 54
     assert metric.mcnemar.p_value < 0.001
@@ -73,7 +73,7 @@ def test_random_vs_random_false_positives_near_nominal_over_many_seeds() -> None
     for seed in range(trials):
         a = LoadedLog(Path("a.eval"), s2b, _random_listener(2 * seed, truth))
         b = LoadedLog(Path("b.eval"), s2b, _random_listener(2 * seed + 1, truth))
-        (metric,) = compare([a], [b], n_resamples=200).metrics
+        (metric,) = compare_runs([a], [b], n_resamples=200).metrics
         hits += metric.mcnemar.p_value < 0.05
     assert 0.01 <= hits / trials <= 0.075
 
@@ -84,12 +84,12 @@ def test_mismatched_items_are_refused_with_the_count(logs: dict[str, Path]) -> N
     short = _random_listener(2, [True] * 7)
     b = LoadedLog(Path("b.eval"), s2b, short)
     with pytest.raises(ComparisonError, match="3 items only in A, 0 only in B, 7 in both"):
-        compare([a], [b])
-    result = compare([a], [b], intersect=True)
+        compare_runs([a], [b])
+    result = compare_runs([a], [b], intersect=True)
     assert result.metrics[0].mcnemar.n == 7
     assert any("common items only" in note for note in result.notes)
     with pytest.raises(ComparisonError, match="share no diagnostic"):
-        compare([a], [load(logs["ladder"])])
+        compare_runs([a], [load(logs["ladder"])])
 
 
 def test_compare_cli_json_envelope(logs: dict[str, Path]) -> None:
@@ -121,7 +121,7 @@ def test_a_bootstrap_ci_that_excludes_zero_on_few_items_defers_to_the_exact_test
     s2b = reader("s2b_lm")
     a = LoadedLog(Path("a.eval"), s2b, _fixed([True] * 3 + [False] * 3, "rule"))
     b = LoadedLog(Path("b.eval"), s2b, _fixed([False] * 6, "random"))
-    result = compare([a], [b], n_resamples=4000)
+    result = compare_runs([a], [b], n_resamples=4000)
     (metric,) = result.metrics
     assert metric.mcnemar.p_value == pytest.approx(0.25) and metric.difference.low > 0
     (note,) = [n for n in result.notes if "exact McNemar" in n]
@@ -138,7 +138,7 @@ def test_metrics_only_one_side_has_are_one_note_per_side(logs: dict[str, Path]) 
         "demo", "rule", "none/none", "y.eval", "success", [], {}, other.query
     )
     extra = LoadedLog(Path("c.eval"), s2b, other_preset)
-    result = compare([a, extra], [b])
+    result = compare_runs([a, extra], [b])
     alone = [n for n in result.notes if n.startswith("only in")]
     assert alone == ["only in A, not compared (1): S2B-LM ZSCT [demo]"]
 

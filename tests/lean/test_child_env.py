@@ -16,7 +16,7 @@ from gapscope.lean.childenv import ENV_PASS, child_environment
 from gapscope.lean.kernel import run_bounded
 from gapscope.lean.process import ReplProcess
 from gapscope.lean.sandbox import sandbox_argv, sandbox_status
-from gapscope.lean.screen import screen
+from gapscope.lean.screen import screen_code
 from tests.lean.conftest import FAKE_REPL
 
 CANARY = "sk-canary-" + "9" * 24
@@ -30,7 +30,7 @@ def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_screen_refuses_include_str() -> None:
     code = 'example : (include_str "/proc/self/environ").length = 0 := by decide'
-    found = screen(code)
+    found = screen_code(code)
     assert found is not None and found.command == "include_str"
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from gapscope.lean.heads import heads
+from gapscope.lean.heads import read_heads
 from gapscope.lean.protocol import ReplResponse
 from gapscope.lean.soundness import judge, prepare
 from gapscope.lean.verdict import LeanMessage, Status
@@ -96,7 +96,7 @@ def test_namespaces_sections_and_mutual_blocks_scope_the_names() -> None:
         "example : True := trivial"
     )
     assert prepare(code).names == ("A.h", "A.f", "k", "gapscope_example_1")
-    assert [h.qualified for h in heads(code)] == ["A.h", "A.f", "k", None]
+    assert [h.qualified for h in read_heads(code)] == ["A.h", "A.f", "k", None]
 
 
 def test_an_example_after_a_command_on_its_line_is_renamed_in_place() -> None:

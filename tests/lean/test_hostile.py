@@ -24,7 +24,7 @@ from inspect_ai.model import ChatMessage
 import gapscope.onng.task as onng_task
 from gapscope.analysis.onng import records_from_log
 from gapscope.lean.local import LocalBackend
-from gapscope.lean.screen import screen
+from gapscope.lean.screen import screen_code
 from gapscope.lean.verdict import Status
 from gapscope.models.scripted import script
 from gapscope.onng.problemset import load_problem_set
@@ -102,13 +102,13 @@ def test_onng_hostile_replies_are_never_valid(
 
 @pytest.mark.parametrize("path", replies("t2"), ids=lambda p: p.stem)
 def test_t2_hostile_declarations_are_screened_out(path: Path) -> None:
-    found = screen(path.read_text(encoding="utf-8"))
+    found = screen_code(path.read_text(encoding="utf-8"))
     assert found is not None, path.name
     assert found.verdict().status is Status.FORBIDDEN
 
 
 def test_t2_honest_declaration_passes_the_screen() -> None:
-    assert screen("theorem t2 (x : ℝ) (h : 0 < x) : 0 < x ^ 2 := by\n  sorry") is None
+    assert screen_code("theorem t2 (x : ℝ) (h : 0 < x) : 0 < x ^ 2 := by\n  sorry") is None
 
 
 _HIDING_NAMES = {

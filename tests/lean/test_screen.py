@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gapscope.lean.screen import FORBIDDEN_KEYWORDS, Forbidden, screen
+from gapscope.lean.screen import FORBIDDEN_KEYWORDS, Forbidden, screen_code
 from gapscope.lean.verdict import Status
 
 ALLOWED = [
@@ -38,7 +38,7 @@ ALLOWED = [
 
 @pytest.mark.parametrize("code", ALLOWED)
 def test_what_a_proof_needs_passes(code: str) -> None:
-    assert screen(code) is None
+    assert screen_code(code) is None
 
 
 @pytest.mark.parametrize(
@@ -91,7 +91,7 @@ def test_what_a_proof_needs_passes(code: str) -> None:
     ],
 )
 def test_forbidden_commands_are_named(code: str, command: str) -> None:
-    found = screen(code)
+    found = screen_code(code)
     assert isinstance(found, Forbidden)
     assert found.command.startswith(command)
     verdict = found.verdict()
@@ -101,12 +101,12 @@ def test_forbidden_commands_are_named(code: str, command: str) -> None:
 
 def test_every_forbidden_keyword_is_caught_wherever_it_stands() -> None:
     for keyword in FORBIDDEN_KEYWORDS:
-        found = screen(f"theorem t : True := by\n  trivial\n  {keyword} x")
+        found = screen_code(f"theorem t : True := by\n  trivial\n  {keyword} x")
         assert found is not None and found.command == keyword and found.line == 3, keyword
 
 
 def test_first_forbidden_command_is_reported_with_its_line() -> None:
-    found = screen("theorem t : True := trivial\n\n#eval 1\nmacro x")
+    found = screen_code("theorem t : True := trivial\n\n#eval 1\nmacro x")
     assert found == Forbidden("#eval", 3, "`#` commands evaluate or print at check time")
 
 
@@ -114,11 +114,11 @@ def test_unclosed_attribute_runs_hide_nothing() -> None:
     # a run of unclosed `@[` is read once (linear: benchmarks/bench_screen.py has the speed)
     # and neither hides a later command nor lets a forbidden attribute through
     run = "@[simp " * 2000
-    assert screen(run) is None  # Lean rejects the parse; nothing runs
-    assert screen(run + "\n#eval IO.Process.exit 0") == Forbidden(
+    assert screen_code(run) is None  # Lean rejects the parse; nothing runs
+    assert screen_code(run + "\n#eval IO.Process.exit 0") == Forbidden(
         "#eval", 2, "`#` commands evaluate or print at check time"
     )
-    found = screen(run + "@[implemented_by evil] def f : Nat := 1")
+    found = screen_code(run + "@[implemented_by evil] def f : Nat := 1")
     assert found is not None and found.command == "@[implemented_by]"
-    found = screen("@[simp, implemented_by evil\ndef f : Nat := 1")
+    found = screen_code("@[simp, implemented_by evil\ndef f : Nat := 1")
     assert found is not None and found.command == "@[implemented_by]"

@@ -14,7 +14,7 @@ from gapscope.lean.verdict import LeanMessage
 from gapscope.t2.declarations import head, split_declarations
 from gapscope.t2.programs import attribute, build_programs
 from gapscope.t2.records import T2Record, load_records
-from gapscope.t2.successors import successors
+from gapscope.t2.successors import record_successors
 
 
 def _spans(text: str) -> list[tuple[str, str | None, int, int]]:
@@ -74,7 +74,7 @@ def test_an_error_in_a_statement_continued_at_column_0_is_placed_in_its_declarat
         dataset_name="made",
         line=1,
     )
-    assert [s.name for s in successors(record)] == ["s1"]  # it uses foo on its second line
+    assert [s.name for s in record_successors(record)] == ["s1"]  # it uses foo on its second line
     programs = build_programs(record, target, timeout_s=10)
     # Body: the target on line 1, a blank line, s1 on lines 3-5, s2 on line 6.
     where = attribute((LeanMessage("error", "type mismatch", line=4),), programs)

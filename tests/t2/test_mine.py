@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from gapscope.app.main import app
 from gapscope.models.scripted import REQUESTS, script
-from gapscope.t2.audit import audit
+from gapscope.t2.audit import audit_records
 from gapscope.t2.mining.graph import DependencyGraph
 from gapscope.t2.mining.targets import Filters, cut, header_end, make_record, mine_targets
 from gapscope.t2.mining.trace import TraceConfig, run_ray, trace_project
@@ -257,14 +257,16 @@ def test_mine_writes_t2_records_the_split_and_the_funnel(mining: Path) -> None:
     ]
     assert [json.loads(x)["id"] for x in noprop] == ["Proj/Basic.lean/double"]
     loaded = load_records(out / "records.jsonl")
-    checked = audit(
+    checked = audit_records(
         loaded.records,
         loaded.problems,
         lambda r: file_text_of(mining, r),
         successors_of=RepoSuccessors(mining),
     )
     assert checked.findings == [] and len(checked.valid) == 3
-    in_file_only = audit(loaded.records[:2], loaded.problems)  # the file track reads the file
+    in_file_only = audit_records(
+        loaded.records[:2], loaded.problems
+    )  # the file track reads the file
     assert in_file_only.findings == [] and len(in_file_only.valid) == 2
     # the audit command agrees: with --repo all three, on the file alone double_twice has none
     records = str(out / "records.jsonl")
@@ -483,7 +485,7 @@ def test_mining_a_real_lean_project(tmp_path: Path) -> None:
         ("Real/Basic.lean/double_eq", 2, 2, True),
     ]
     loaded = load_records(out)
-    assert audit(loaded.records, loaded.problems).findings == []
+    assert audit_records(loaded.records, loaded.problems).findings == []
 
 
 class _Ident:

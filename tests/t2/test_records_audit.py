@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from gapscope.records import SourceError
-from gapscope.t2.audit import Defect, audit
+from gapscope.t2.audit import Defect, audit_records
 from gapscope.t2.declarations import has_body, split_declarations, unbalanced_bracket
 from gapscope.t2.records import load_records
-from gapscope.t2.successors import successor_profile, successors, target_identity
+from gapscope.t2.successors import record_successors, successor_profile, target_identity
 
 FIXTURE = Path(__file__).parent / "fixtures" / "records.jsonl"
 
@@ -41,7 +41,7 @@ def test_missing_file_is_a_source_error(tmp_path: Path) -> None:
 
 def test_audit_counts_every_defect_class_and_keeps_the_clean_records() -> None:
     loaded = load_records(FIXTURE)
-    result = audit(loaded.records, loaded.problems)
+    result = audit_records(loaded.records, loaded.problems)
     assert result.counts() == {
         "invalid_record": 2,
         "target_no_body": 1,
@@ -62,15 +62,15 @@ def test_audit_counts_every_defect_class_and_keeps_the_clean_records() -> None:
 def test_whitespace_alone_is_not_a_formal_language_mismatch() -> None:
     record = load_records(FIXTURE).records[0]
     shifted = replace(record, formal_language="\n" + record.formal_language)
-    assert audit([shifted]).valid == [shifted]
+    assert audit_records([shifted]).valid == [shifted]
 
 
 def test_successors_mention_and_sorry() -> None:
     records = load_records(FIXTURE).records
-    five = successors(records[0])
+    five = record_successors(records[0])
     assert [s.name for s in five] == ["s1", "s2", "s3", "s4", "s5"]
     assert all(s.direct and s.proved_without_sorry for s in five)
-    two = successors(records[1])  # ``other`` never uses the target: not a successor
+    two = record_successors(records[1])  # ``other`` never uses the target: not a successor
     assert [(s.name, s.direct, s.uses_sorry) for s in two] == [
         ("uses_sq", True, False),
         ("uses_sq_twice", False, False),
@@ -80,7 +80,7 @@ def test_successors_mention_and_sorry() -> None:
 def test_mention_is_a_whole_identifier() -> None:
     lonely = load_records(FIXTURE).records[5]
     # ``lonely₂`` only extends the name: not a mention.
-    assert successors(lonely) == []
+    assert record_successors(lonely) == []
 
 
 def test_target_identity_from_head_or_name_field() -> None:
@@ -121,9 +121,9 @@ def test_profile_counts_records_whose_successors_are_all_sorry_stubs() -> None:
 
 def test_records_with_fewer_successors_than_the_minimum_are_filtered_and_funnelled() -> None:
     loaded = load_records(FIXTURE)
-    default = audit(loaded.records, loaded.problems)
+    default = audit_records(loaded.records, loaded.problems)
     assert default.funnel() == {"records": 9, "without_defects": 2, "successors>=2": 2}
-    strict = audit(loaded.records, loaded.problems, min_successors=3)
+    strict = audit_records(loaded.records, loaded.problems, min_successors=3)
     assert [r.id for r in strict.valid] == ["fixture-1.double_eq"]  # 5 successors; fixture-2: 2
     assert strict.ids()[Defect.TOO_FEW_SUCCESSORS] == ["fixture-2.sq_nonneg'"]
     assert strict.funnel() == {"records": 9, "without_defects": 2, "successors>=3": 1}
@@ -134,12 +134,12 @@ def test_one_successor_is_too_few_by_default() -> None:
     record = load_records(FIXTURE).records[1]
     one = replace(record, after_target_code="\ntheorem uses_sq : 0 ≤ (1 : ℤ) := sq_nonneg' 1")
     one = replace(one, formal_language=record.header + one.target_code + one.after_target_code)
-    result = audit([one])
+    result = audit_records([one])
     assert result.valid == []
     assert result.counts()["too_few_successors"] == 1
-    assert audit([one], min_successors=1).valid == [one]
+    assert audit_records([one], min_successors=1).valid == [one]
 
 
 def test_a_negative_minimum_is_refused() -> None:
     with pytest.raises(ValueError, match="min_successors must be >= 0"):
-        audit([], min_successors=-1)
+        audit_records([], min_successors=-1)

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gapscope.app.main import app
-from gapscope.t2.audit import Defect, audit
+from gapscope.t2.audit import Defect, audit_records
 from gapscope.t2.declarations import split_declarations
 from gapscope.t2.evaluate import SampleResult
 from gapscope.t2.extract import extract_answer
@@ -30,7 +30,7 @@ from gapscope.t2.repo import (
     file_text_of,
     project_dir,
 )
-from gapscope.t2.successors import successors, successors_in, target_identity
+from gapscope.t2.successors import record_successors, successors_in, target_identity
 
 FAKE_LAKE = Path(__file__).parent / "fake_lake.py"
 TARGET = "theorem base_eq (n : Nat) : n + 0 = n := by\n  simp"
@@ -152,8 +152,10 @@ def test_a_build_past_its_timeout_fails(
 
 def test_audit_looks_for_the_target_in_its_file(repo: Path) -> None:
     missing = _record("theorem base_eq (n : Nat) : n + 0 = n := by\n  omega")
-    result = audit(  # the record holds one referencing declaration, as T2's research rows do
-        [_record(), missing], file_text=lambda r: file_text_of(repo.parent, r), min_successors=1
+    result = (
+        audit_records(  # the record holds one referencing declaration, as T2's research rows do
+            [_record(), missing], file_text=lambda r: file_text_of(repo.parent, r), min_successors=1
+        )
     )
     assert [f.defect for f in result.findings] == [
         Defect.DUPLICATE_ID,
@@ -206,9 +208,9 @@ def test_a_record_naming_a_file_outside_the_project_is_refused(
     outside.write_text(BASE)
     fields = _record().__dict__ | {k: v.format(outside=outside) for k, v in changes.items()}
     record = T2Record(**fields)
-    result = audit([record], file_text=lambda r: file_text_of(repo, r))
+    result = audit_records([record], file_text=lambda r: file_text_of(repo, r))
     assert [f.defect for f in result.findings] == [Defect.INVALID_RECORD]
-    counted = audit(
+    counted = audit_records(
         [record], file_text=lambda r: file_text_of(repo, r), successors_of=RepoSuccessors(repo)
     )  # the project-wide count does not read outside the project either
     assert counted.findings == result.findings
@@ -232,7 +234,7 @@ def test_a_symlinked_target_file_is_refused_not_written_through(
     own.write_text(BASE)
     (repo / "Lib" / "Base.lean").unlink()
     (repo / "Lib" / "Base.lean").symlink_to(own)
-    result = audit([_record()], file_text=lambda r: file_text_of(repo.parent, r))
+    result = audit_records([_record()], file_text=lambda r: file_text_of(repo.parent, r))
     assert [f.defect for f in result.findings] == [Defect.INVALID_RECORD]
     assert "Lib/Base.lean is a symbolic link" in result.findings[0].detail
     workspaces = _workspaces(repo)
@@ -306,8 +308,8 @@ def test_successors_are_counted_across_the_project_in_import_order(repo: Path) -
         ("user_thm", True),
         ("top_thm", False),
     ]
-    assert [s.name for s in successors(record)] == ["user_thm"]  # the file track: its after
-    checked = audit(
+    assert [s.name for s in record_successors(record)] == ["user_thm"]  # the file track: its after
+    checked = audit_records(
         [record],
         file_text=lambda r: file_text_of(repo, r),
         min_successors=3,

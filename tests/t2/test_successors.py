@@ -6,7 +6,7 @@ from __future__ import annotations
 from gapscope.lean.verdict import LeanMessage
 from gapscope.t2.programs import attribute, build_programs
 from gapscope.t2.records import T2Record
-from gapscope.t2.successors import successors
+from gapscope.t2.successors import record_successors
 
 TARGET = "theorem foo : 1 + 1 = 2 := rfl"
 AFTER = """
@@ -40,7 +40,7 @@ def _record(after: str = AFTER) -> T2Record:
 
 
 def test_only_declarations_that_use_the_target_are_successors() -> None:
-    found = successors(_record())
+    found = record_successors(_record())
     # foo_bar (a longer name), c1 (a comment), s1 (a string), z (uses foo_bar) are not.
     assert [(s.name, s.direct) for s in found] == [
         ("a1", True),

@@ -169,7 +169,7 @@ def _disagreement(m: MetricComparison, alpha: float = 0.05) -> str | None:
     )
 
 
-def compare(
+def compare_runs(
     a: Sequence[LoadedLog],
     b: Sequence[LoadedLog],
     *,

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gapscope.analysis.compare import Comparison, ComparisonError, compare
+from gapscope.analysis.compare import Comparison, ComparisonError, compare_runs
 from gapscope.analysis.diagnostics import LoadedLog, LoadedLogs
 from gapscope.analysis.figures import dosage_figures, save_figure
 from gapscope.analysis.profile import GapRow
@@ -55,7 +55,7 @@ def _comparisons(logs: Sequence[LoadedLog], notes: list[str]) -> list[Comparison
     done = []
     for a, b in itertools.islice(itertools.combinations(by_model, 2), MAX_PAIRS):
         try:
-            done.append(compare(by_model[a], by_model[b], intersect=True))
+            done.append(compare_runs(by_model[a], by_model[b], intersect=True))
         except ComparisonError as exc:
             notes.append(f"{a} vs {b}: {exc}")
     return done

@@ -102,7 +102,7 @@ def compare_command(
 ) -> None:
     """Paired comparison per metric: exact McNemar, bootstrap CI of A - B, Holm; OracleLadder
     transition matrix. Refuses differing item sets (saying how many differ) unless --intersect."""
-    from gapscope.analysis.compare import compare, print_comparison
+    from gapscope.analysis.compare import compare_runs, print_comparison
     from gapscope.analysis.diagnostics import load_all
 
     with command_output("compare", json_out) as output:
@@ -112,7 +112,7 @@ def compare_command(
         notes = [f"A: {n}" for n in side_a.notes] + [f"B: {n}" for n in side_b.notes]
         result = read_or_fail(
             output,
-            lambda: compare(
+            lambda: compare_runs(
                 side_a.logs, side_b.logs, intersect=intersect, seed=seed, loading_notes=notes
             ),
         )

@@ -44,18 +44,18 @@ def audit_command(
     """Count the records of each defect class, list the offending ids, show the funnel."""
     from gapscope.analysis.t2_tables import print_t2_audit
     from gapscope.records import SourceError
-    from gapscope.t2.audit import audit
+    from gapscope.t2.audit import audit_records
     from gapscope.t2.records import load_records
     from gapscope.t2.repo import RepoSuccessors, file_text_of
-    from gapscope.t2.successors import successor_profile, successors
+    from gapscope.t2.successors import record_successors, successor_profile
 
     with command_output("t2 audit", json_out) as out:
         try:
             loaded = load_records(data)
         except SourceError as exc:
             out.fail(exc)
-        counted = RepoSuccessors(repo) if repo is not None else successors
-        result = audit(
+        counted = RepoSuccessors(repo) if repo is not None else record_successors
+        result = audit_records(
             loaded.records,
             loaded.problems,
             (lambda r: file_text_of(repo, r)) if repo is not None else None,

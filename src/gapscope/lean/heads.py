@@ -88,7 +88,7 @@ def qualify(namespace: str, name: str) -> str:
     return f"{namespace}.{name}" if namespace else name
 
 
-def heads(source: str | Lexed) -> list[Head]:
+def read_heads(source: str | Lexed) -> list[Head]:
     """Every declaration head of ``source``, in order (see the module docstring)."""
     lexed = source if isinstance(source, Lexed) else lex(source)
     code = [t for t in lexed.tokens if t.kind is not Kind.COMMENT]

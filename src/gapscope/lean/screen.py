@@ -255,7 +255,7 @@ def attributes_in(code: str) -> frozenset[str]:
     )
 
 
-def screen(code: str, also_allowed: frozenset[str] = frozenset()) -> Forbidden | None:
+def screen_code(code: str, also_allowed: frozenset[str] = frozenset()) -> Forbidden | None:
     """The first forbidden command in model-written ``code``, or None if it may be checked.
 
     ``also_allowed``: attributes allowed here beyond :data:`ALLOWED_ATTRIBUTES` (T2 allows

@@ -24,7 +24,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from gapscope.lean.heads import heads, qualify
+from gapscope.lean.heads import qualify, read_heads
 from gapscope.lean.protocol import ReplResponse
 from gapscope.lean.source import Lexed, lex
 from gapscope.lean.verdict import STANDARD_AXIOMS, Checker, LeanMessage, LeanVerdict, Status
@@ -69,7 +69,7 @@ def prepare(code: str, required: tuple[str, ...] = ()) -> Prepared:
     names: list[str] = []
     at = examples = 0
     lexed = lex(code)
-    for found in heads(lexed):
+    for found in read_heads(lexed):
         if found.kind == "example":
             examples += 1
             name = f"{EXAMPLE_PREFIX}{examples}"

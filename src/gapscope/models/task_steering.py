@@ -1,6 +1,6 @@
 """Steering inside Inspect tasks: the ``steer``/``alpha`` task options of ``s2b`` and ``prove``.
 
-A task names a direction directory; each model call made under :func:`task_steering` loads it
+A task names a direction directory; each model call made under :func:`steered` loads it
 once (cached by path and modification time), checks it against the model that will serve the
 call, and installs the hooks. Only models whose weights run in this process can be steered:
 ``gapscope/embedded`` and ``gapscope/hf/<checkpoint>``; any other model string is refused with
@@ -129,7 +129,7 @@ def _identity(engine: object, model_id: str) -> ModelIdentity:
 
 
 @contextlib.contextmanager
-def task_steering(steer: str | None, alpha: float) -> Iterator[None]:
+def steered(steer: str | None, alpha: float) -> Iterator[None]:
     """Steer the model calls made in the body, after checking the direction fits the model."""
     if not math.isfinite(alpha):
         raise ValueError(f"alpha must be a finite number, got {alpha}")
@@ -146,10 +146,10 @@ def task_steering(steer: str | None, alpha: float) -> Iterator[None]:
 
 @solver
 def steered_generate(steer: str | None = None, alpha: float = 0.0) -> Solver:
-    """Inspect's ``generate`` step, under ``task_steering(steer, alpha)``."""
+    """Inspect's ``generate`` step, under ``steered(steer, alpha)``."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        with task_steering(steer, alpha):
+        with steered(steer, alpha):
             return await generate(state, tool_calls="none")  # no tools: one call
 
     return solve
@@ -160,6 +160,6 @@ __all__ = [
     "check_options",
     "engine_for",
     "load_direction",
+    "steered",
     "steered_generate",
-    "task_steering",
 ]

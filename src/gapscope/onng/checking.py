@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from gapscope.lean.backend import CheckRequest, LeanBackend
-from gapscope.lean.screen import screen
+from gapscope.lean.screen import screen_code
 from gapscope.lean.source import code_only
 from gapscope.lean.verdict import LeanVerdict, Status
 from gapscope.onng.closed import disallowed_tactics
@@ -90,7 +90,7 @@ def static_check(
     if len(answer.code) > MAX_CODE_CHARS:
         detail = f"the code has {len(answer.code)} characters, more than {MAX_CODE_CHARS}"
         return StaticCheck(answer, CODE_TOO_LONG, f"{detail}: not screened, not checked")
-    forbidden = screen(answer.code)
+    forbidden = screen_code(answer.code)
     if forbidden is not None:
         return StaticCheck(answer, Status.FORBIDDEN.value, forbidden.verdict().detail)
     changed = changed_statement(obf, problem, answer.code)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gapscope.lean.backend import CheckRequest, LeanBackend
-from gapscope.lean.screen import screen
+from gapscope.lean.screen import screen_code
 from gapscope.lean.verdict import LeanVerdict, Status
 from gapscope.prove.extract import Extraction, extract_proof, official_names
 from gapscope.prove.problems import Problem
@@ -34,7 +34,7 @@ def check_reply(backend: LeanBackend, reply: str, problem: Problem, timeout_s: f
     extraction = extract_proof(reply, problem)
     if extraction.code is None:
         return Attempt(extraction, None)
-    forbidden = screen(extraction.code)
+    forbidden = screen_code(extraction.code)
     if forbidden is not None:
         return Attempt(extraction, forbidden.verdict())
     request = CheckRequest(

@@ -50,7 +50,7 @@ from inspect_ai.util import display_counter
 
 from gapscope.log_metadata import plain
 from gapscope.models.endpoint import is_served
-from gapscope.models.task_steering import check_options, task_steering
+from gapscope.models.task_steering import check_options, steered
 from gapscope.params import real, whole
 from gapscope.s2b.answers import extract
 from gapscope.s2b.config import S2BConfig, resolve
@@ -250,7 +250,7 @@ def play_episode(
             elif listener == "random":
                 reply = f"Answer: {'same' if coin.random() < 0.5 else 'different'}"
             else:
-                with task_steering(steer, alpha):
+                with steered(steer, alpha):
                     model = get_model()
                     cache = episode_cache(str(model), steer, alpha)
                     output = await model.generate(messages, config=generate_config, cache=cache)

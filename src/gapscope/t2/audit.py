@@ -23,7 +23,7 @@ from enum import StrEnum
 from gapscope.records import RecordProblem
 from gapscope.t2.declarations import has_body, unbalanced_bracket
 from gapscope.t2.records import T2Record
-from gapscope.t2.successors import Successor, successors
+from gapscope.t2.successors import Successor, record_successors
 
 
 class Defect(StrEnum):
@@ -177,12 +177,12 @@ def _formal_language_defects(record: T2Record) -> list[tuple[Defect, str]]:
     return found
 
 
-def audit(
+def audit_records(
     records: Sequence[T2Record],
     problems: Sequence[RecordProblem] = (),
     file_text: FileText | None = None,
     min_successors: int = 2,
-    successors_of: SuccessorsOf = successors,
+    successors_of: SuccessorsOf = record_successors,
 ) -> Audit:
     """Audit loaded records; ``problems`` (the loader's) count as ``invalid_record``.
 

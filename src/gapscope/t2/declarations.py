@@ -24,7 +24,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property
 
-from gapscope.lean.heads import DECLARATION_KINDS, heads
+from gapscope.lean.heads import DECLARATION_KINDS, read_heads
 from gapscope.lean.screen import SYNTAX_COMMANDS
 from gapscope.lean.source import Kind, Lexed, code_only, lex
 
@@ -129,7 +129,7 @@ def head(text: str) -> tuple[str, str | None] | None:
     Read by :func:`gapscope.lean.heads.heads`, the reader the soundness rule's axiom queries
     use: whatever this calls the target is a declaration those queries ask about. The name
     is as written (``«…»`` kept, explicit universes ``.{u}`` left out)."""
-    found = heads(text)
+    found = read_heads(text)
     return (found[0].kind, found[0].name) if found else None
 
 

@@ -21,7 +21,7 @@ from enum import StrEnum
 from typing import Any
 
 from gapscope.lean.backend import CheckRequest
-from gapscope.lean.screen import attributes_in, screen
+from gapscope.lean.screen import attributes_in, screen_code
 from gapscope.lean.soundness import is_sorry_warning
 from gapscope.lean.verdict import STANDARD_AXIOMS, LeanVerdict, Status, broken_by_code
 from gapscope.t2.declarations import split_declarations
@@ -44,7 +44,7 @@ def lean_screen(code: str, also_allowed: frozenset[str] = frozenset()) -> str | 
     ``also_allowed``: the attributes the record's own target carries (a project's custom
     attribute such as math2001's ``@[autograded]``), so that the ground truth passes.
     """
-    forbidden = screen(code, also_allowed)
+    forbidden = screen_code(code, also_allowed)
     return None if forbidden is None else forbidden.verdict().detail
 
 

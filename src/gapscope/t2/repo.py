@@ -51,7 +51,7 @@ from gapscope.t2.evaluate import SampleOutcome, SampleResult, Screen, code_to_ch
 from gapscope.t2.extract import Answer
 from gapscope.t2.project import ProjectIndex, dependents, module_of
 from gapscope.t2.records import T2Record, project_path_problem
-from gapscope.t2.successors import Successor, successors, successors_in, target_identity
+from gapscope.t2.successors import Successor, record_successors, successors_in, target_identity
 
 _DIAGNOSTIC = re.compile(
     r"^(?:(?P<sev1>error|warning): )?(?:\./)?(?P<path>[^\s:][^:\n]*\.lean):(?P<line>\d+):\d+:"
@@ -139,7 +139,7 @@ class RepoSuccessors:
             try:
                 project, module = project_dir(self.root, record), module_of(target_file(record))
             except ValueError:
-                self._found[record] = successors(record)
+                self._found[record] = record_successors(record)
             else:
                 index = self._indexes.setdefault(project, ProjectIndex(project))
                 self._found[record] = index.successors(record, module)

@@ -93,14 +93,14 @@ def later_declarations(record: T2Record) -> list[Declaration]:
     return [d for d in split_declarations(record.after_target_code) if d.is_declaration]
 
 
-def successors(record: T2Record) -> list[Successor]:
+def record_successors(record: T2Record) -> list[Successor]:
     """The target's dependents in ``after_target_code``."""
     return successors_in(later_declarations(record), target_identity(record))
 
 
 def successor_profile(
     records: Sequence[T2Record],
-    successors_of: Callable[[T2Record], Sequence[Successor]] = successors,
+    successors_of: Callable[[T2Record], Sequence[Successor]] = record_successors,
 ) -> dict[str, object]:
     """How strong each record's tests are: records per number of successors (dependents), per
     number of direct dependents, per number of later declarations, and how many records have no

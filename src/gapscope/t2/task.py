@@ -32,7 +32,7 @@ from gapscope.lean.executor import RayOptions, open_checker
 from gapscope.log_metadata import plain
 from gapscope.models.solvers import system_first
 from gapscope.params import generations, real, whole
-from gapscope.t2.audit import Audit, Defect, SuccessorsOf, audit
+from gapscope.t2.audit import Audit, Defect, SuccessorsOf, audit_records
 from gapscope.t2.bleu import BleuMetric, exact_match, sentence_bleu
 from gapscope.t2.contract import TASK, RunMetadata
 from gapscope.t2.declarations import is_hard
@@ -54,7 +54,7 @@ from gapscope.t2.repo import (
     file_text_of,
 )
 from gapscope.t2.rules import Rules, parse_rules, released_rows
-from gapscope.t2.successors import TargetIdentity, successors, target_identity
+from gapscope.t2.successors import TargetIdentity, record_successors, target_identity
 
 GROUND_TRUTH = "ground-truth"
 """The context label of ground-truth samples (the record's own target, no model)."""
@@ -267,8 +267,8 @@ def _select(
     ``limit``."""
     loaded = load_records(data, split=split)
     # The audit's "successors" are the target's dependents (docs/t2.md, Successors).
-    dependents_of: SuccessorsOf = RepoSuccessors(repo.root) if repo else successors
-    report = audit(
+    dependents_of: SuccessorsOf = RepoSuccessors(repo.root) if repo else record_successors
+    report = audit_records(
         loaded.records,
         loaded.problems,
         partial(file_text_of, repo.root) if repo else None,

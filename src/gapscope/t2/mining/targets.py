@@ -24,14 +24,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from gapscope.lean.source import code_only
-from gapscope.t2.audit import SuccessorsOf, audit
+from gapscope.t2.audit import SuccessorsOf, audit_records
 from gapscope.t2.declarations import DEFINITION_LIKE_KINDS, head
 from gapscope.t2.extract import unquoted_name
 from gapscope.t2.mining.graph import DependencyGraph
 from gapscope.t2.mining.traced import TracedDeclaration
 from gapscope.t2.records import T2Record
 from gapscope.t2.repo import target_file
-from gapscope.t2.successors import successors
+from gapscope.t2.successors import record_successors
 
 TARGET_KINDS = frozenset({"theorem", "def", "abbrev"})
 """Lean kinds a target may have (Mathlib's ``lemma`` is a theorem to Lean)."""
@@ -156,7 +156,7 @@ def mine_targets(
     dataset: str,
     filters: Filters = Filters(),
     *,
-    successors_of: SuccessorsOf = successors,
+    successors_of: SuccessorsOf = record_successors,
 ) -> Mined:
     """Filter the traced declarations to targets and build their records.
 
@@ -222,7 +222,7 @@ def mine_targets(
                 d.module,
             )
         )
-    checked = audit(
+    checked = audit_records(
         [c.record for c in candidates],
         file_text=lambda r: read(target_file(r)),
         min_successors=filters.min_successors,
