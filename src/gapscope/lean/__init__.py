@@ -6,7 +6,7 @@ standard axioms, and an official theorem only if its type is the challenge's, co
 the model's environment (``gapscope.lean.replay``, ``gapscope.lean.kernel``); every verdict
 names the checker that settled it. ``open_backend(spec)`` is the entry point; see docs/lean.md.
 
-Model-written code goes through ``gapscope.lean.screen.screen`` before any backend (commands a
+Model-written code goes through ``gapscope.lean.screen.screen_code`` before any backend (commands a
 proof never needs get a ``forbidden_command`` verdict), and local checks run only sandboxed
 (``gapscope.lean.sandbox``; fail closed unless ``allow_unsandboxed``): see the threat model in
 docs/lean.md.

@@ -63,7 +63,7 @@ def declared_names(code: str) -> tuple[str, ...]:
 def prepare(code: str, required: tuple[str, ...] = ()) -> Prepared:
     """Rename examples, find declared names, append one ``#print axioms`` per name.
 
-    The declarations are those :func:`gapscope.lean.heads.heads` reads, the reader T2's
+    The declarations are those :func:`gapscope.lean.heads.read_heads` reads, the reader T2's
     splitter uses too: what one of them takes for a declaration, the other queries."""
     pieces: list[str] = []
     names: list[str] = []

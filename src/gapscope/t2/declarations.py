@@ -126,7 +126,7 @@ def name_components(word: str) -> list[str]:
 def head(text: str) -> tuple[str, str | None] | None:
     """(kind, name) of the first declaration in a declaration text, None when it makes none.
 
-    Read by :func:`gapscope.lean.heads.heads`, the reader the soundness rule's axiom queries
+    Read by :func:`gapscope.lean.heads.read_heads`, the reader the soundness rule's axiom queries
     use: whatever this calls the target is a declaration those queries ask about. The name
     is as written (``«…»`` kept, explicit universes ``.{u}`` left out)."""
     found = read_heads(text)
