@@ -6,7 +6,8 @@ then a short steering sweep and the report.
    on two bundled families, one rollout per probe. The Lean-backed diagnostics are listed as
    skipped, with what would make them run. A rerun of ``make demo`` resumes the same study.
 2. A steering sweep on SmolLM2 (the CLB direction and its orthogonal control at three alphas
-   on one small episode): the dosage-curve figure.
+   on one small episode): the dosage-curve figure. Its five runs go side by side in one
+   Inspect eval, so the engine decodes them in shared batches.
 3. The HTML report over everything (plan, gap profile, figures, the dosage curve, the models
    compared item by item); then what each part cost, every log, and what to run next.
 """
@@ -27,7 +28,7 @@ from gapscope.analysis.logs import log_path
 from gapscope.analysis.report import write_report
 from gapscope.analysis.terminal import print_plan, print_rows
 from gapscope.analysis.view import ladder_view
-from gapscope.app.kit import EMBEDDED_MODEL, run_task, table_console
+from gapscope.app.kit import EMBEDDED_MODEL, run_tasks, table_console
 from gapscope.app.profile import BUDGETS, Inputs, build_study
 from gapscope.app.study import StudyProgress, run_study
 from gapscope.ladder.contract import TASK as LADDER_TASK
@@ -52,7 +53,7 @@ def _steering_sweep(log_dir: Path, console: Console) -> list[Path]:
         seeds=1,
         max_tokens=STEER_MAX_TOKENS,
     )
-    result = run_sweep(spec, lambda task, model: run_task(task, model, log_dir))
+    result = run_sweep(spec, lambda tasks, model: run_tasks(tasks, model, log_dir))
     console.print(f"\nSteering sweep ({STEER_PRESET} preset, 1 episode, alphas -4, 0, +1):")
     for trend in result.trends:
         rho = "n/a" if trend.rho is None else f"{trend.rho:+.2f}"
