@@ -1,9 +1,12 @@
-"""``make demo``: ``gapscope profile --budget quick`` on the two embedded models, offline, on a CPU,
-then a short steering sweep and the report.
+"""``make demo``: ``gapscope profile`` on the two embedded models at the demo's budget (``quick``,
+shortened), offline, on a CPU, then a short steering sweep and the report.
 
 1. The study: S2B-LM's small ``demo`` preset with SmolLM2-135M-Instruct and Gemma 3 270M as
    the listener, and the rule-based and random reference listeners (the scale); OracleLadder
-   on two bundled families, one rollout per probe. The Lean-backed diagnostics are listed as
+   on two bundled families, one rollout per probe. The budget is ``quick`` with one supporting
+   game per attribute value (``coverage=1``: six model calls an episode instead of nine; the
+   query games, which ZSCT scores, are the same four) and OracleLadder rollouts of up to 256
+   tokens (``quick``: 384). The Lean-backed diagnostics are listed as
    skipped, with what would make them run. A rerun of ``make demo`` resumes the same study.
 2. A steering sweep on SmolLM2 (the CLB direction and its orthogonal control at three alphas
    on one small episode): the dosage-curve figure. Its five runs go side by side in one
@@ -14,6 +17,7 @@ then a short steering sweep and the report.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -37,6 +41,17 @@ from gapscope.models.embedded import GEMMA3_270M
 DEMO_MODELS = (EMBEDDED_MODEL, GEMMA3_270M.model_string)
 """Two offline models of different architectures, so the demo's logs can be compared."""
 STEER_PRESET, STEER_ALPHAS, STEER_MAX_TOKENS = "demo", (-4.0, 0.0, 1.0), 160
+EPISODE = {"coverage": 1}
+"""The demo's S2B episode (study and sweep): the ``demo`` preset's four query games after one
+supporting game per attribute value. An episode's model calls run one after another, so its
+length, not the batch, bounds the time; 160 tokens a game stay, as the verbalizer's traces the
+listener imitates run 130-166 tokens and end with the answer line."""
+DEMO_BUDGET = dataclasses.replace(
+    BUDGETS["quick"],
+    name="demo",
+    s2b_overrides=EPISODE,
+    ladder=BUDGETS["quick"].ladder | {"max_tokens": 256},
+)
 
 
 def _steering_sweep(log_dir: Path, console: Console) -> list[Path]:
@@ -52,6 +67,7 @@ def _steering_sweep(log_dir: Path, console: Console) -> list[Path]:
         preset=STEER_PRESET,
         seeds=1,
         max_tokens=STEER_MAX_TOKENS,
+        overrides=EPISODE,
     )
     result = run_sweep(spec, lambda tasks, model: run_tasks(tasks, model, log_dir))
     console.print(f"\nSteering sweep ({STEER_PRESET} preset, 1 episode, alphas -4, 0, +1):")
@@ -89,7 +105,7 @@ def main() -> None:
     study = build_study(
         list(DEMO_MODELS),
         ["s2b", "ladder", "onng", "prove", "t2"],
-        BUDGETS["quick"],
+        DEMO_BUDGET,
         Inputs(lean=None, families="bundled", minif2f=None, t2_data=None),
     )
     plan = study.plan()

@@ -72,6 +72,9 @@ class Budget:
     s2b_max_tokens: int
     s2b_message_tokens: int
     """The speaker seat's budget per message (a message is a few vocabulary tokens)."""
+    s2b_overrides: dict[str, Any] = field(default_factory=dict)
+    """:class:`gapscope.s2b.config.S2BConfig` fields set on every S2B preset (e.g. a shorter
+    supporting phase for the demo)."""
     ladder: dict[str, Any] = field(default_factory=dict)
     onng: dict[str, Any] = field(default_factory=dict)
     prove: dict[str, Any] = field(default_factory=dict)
@@ -132,11 +135,10 @@ def _s2b_tasks(budget: Budget, model: str) -> list[tuple[str, Callable[[], Task]
                 name: str = name,
                 tokens: int = tokens,
             ) -> Task:
+                common: dict[str, Any] = {"preset": preset, "seeds": seeds, "max_tokens": tokens}
                 if role == "listener":
-                    return s2b_lm(preset=preset, seeds=seeds, max_tokens=tokens, listener=name)
-                return s2b_lm(
-                    preset=preset, seeds=seeds, max_tokens=tokens, role=role, speaker=name
-                )
+                    return s2b_lm(**common, listener=name, **budget.s2b_overrides)
+                return s2b_lm(**common, role=role, speaker=name, **budget.s2b_overrides)
 
             out.append((f"{preset} ({name} {role})", build))
     return out
