@@ -177,6 +177,7 @@ class Engine:
         *,
         device: str = "auto",
         dtype: str = "auto",
+        cpu_format: str = "auto",
         allow_download: bool = False,
         config: EngineConfig = EngineConfig(),
     ) -> Engine:
@@ -184,13 +185,16 @@ class Engine:
 
         On the CPU, `dtype` ``int8`` asks for int8 weights and ``fastest`` for fp32 or int8,
         whichever decodes faster, timed once per checkpoint and machine and remembered
-        (`gapscope.models.weight_format`); ``auto`` is fp32 there.
+        (`gapscope.models.weight_format`); ``auto`` there is ``cpu_format`` (fp32 unless
+        the caller says otherwise: the provider's embedded models say ``fastest``).
         """
         load_dtype = "float32" if dtype in ("int8", "fastest") else dtype
         loaded = load_checkpoint(
             source, device=device, dtype=load_dtype, allow_download=allow_download
         )
-        apply_cpu_format(loaded.model, loaded.source, dtype, cache_root())
+        on_cpu = next(loaded.model.parameters()).device.type == "cpu"
+        requested = cpu_format if dtype == "auto" and on_cpu else dtype
+        apply_cpu_format(loaded.model, loaded.source, requested, cache_root())
         return cls(loaded.model, loaded.tokenizer, config)
 
     @property
