@@ -98,3 +98,19 @@ def test_int8_is_refused_off_the_cpu(tiny_checkpoint: Path, tmp_path: Path) -> N
     for dtype in ("int8", "fastest"):
         with pytest.raises(ValueError, match=f"dtype={dtype} is for the CPU only"):
             apply_cpu_format(model, str(tiny_checkpoint), dtype, tmp_path)
+
+
+def test_auto_on_the_cpu_is_the_callers_cpu_format_and_hf_checkpoints_stay_fp32(
+    tiny_checkpoint: Path,
+) -> None:
+    from gapscope.models.engine import Engine
+    from gapscope.models.inspect_api import model_source
+
+    assert model_source(f"hf/{tiny_checkpoint}").cpu_format == "auto"
+    as_embedded = Engine.from_pretrained(tiny_checkpoint, device="cpu", cpu_format="int8")
+    assert as_embedded.weight_format == "int8"
+    asked = Engine.from_pretrained(
+        tiny_checkpoint, device="cpu", dtype="float32", cpu_format="int8"
+    )
+    assert asked.weight_format == "float32"  # a dtype given is the dtype used
+    assert Engine.from_pretrained(tiny_checkpoint, device="cpu").weight_format == "float32"

@@ -99,6 +99,41 @@ def test_equal_steering_batches_together(make_engine: EngineFactory) -> None:
     assert engine.stats.batches == 1
 
 
+def _conditions(engine: Engine) -> list[GenerationRequest]:
+    """A dosage sweep's rows: unsteered, v at two alphas, another vector on other layers;
+    different prompts and budgets, so rows leave the batch at different steps."""
+    v, w = random_vector(engine, (1, 2)), random_vector(engine, (2, 3), seed=1)
+    prompts = ["w1 w2 w3", "w9", "w4 w4 w5 w6 w7 w8 w10", "w20 w21"]
+    requests = []
+    for prompt, (vector, alpha), n in zip(
+        prompts, ((None, 0.0), (v, -3.0), (v, 1.0), (w, -3.0)), (6, 9, 4, 7), strict=True
+    ):
+        with steering(vector, alpha):
+            messages = ({"role": "user", "content": prompt},)
+            requests.append(GenerationRequest(messages, SamplingParams(max_tokens=n)))
+    return requests
+
+
+def test_differently_steered_rows_share_a_batch_and_decode_as_alone(
+    make_engine: EngineFactory,
+) -> None:
+    engine = make_engine(batch_size=8)
+    requests = _conditions(engine)
+    batched = engine.generate(requests)
+    assert engine.stats.batches == 1  # four conditions, one forward pass per step
+    for request, together in zip(requests, batched, strict=True):
+        alone = make_engine().generate([request])[0]
+        assert together.tokens == alone.tokens
+    # each row stored its KV under its own steering: a follow-up reuses only its own
+    for request, first in zip(requests, batched, strict=True):
+        follow = GenerationRequest(
+            (*request.messages, {"role": "assistant", "content": first.text}, MESSAGES[0]),
+            PARAMS,
+            hooks=request.hooks,
+        )
+        assert engine.generate([follow])[0].reused_tokens > 0
+
+
 def test_orthogonal_control_is_orthogonal_with_the_same_norm(make_engine: EngineFactory) -> None:
     engine = make_engine()
     vector = random_vector(engine, (1, 2, 3))

@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from gapscope.app.kit import run_task
+from gapscope.app.kit import run_tasks
 from gapscope.app.sweep import SweepSpec, run_sweep
 from gapscope.models.checkpoints import CheckpointError
 from gapscope.models.direction import DirectionError, ModelIdentity, SteeringVector
@@ -105,7 +105,7 @@ def test_dosage_sweep_end_to_end_on_a_small_preset(tmp_path: Path) -> None:
         max_tokens=24,
         overrides=SMALL,
     )
-    result = run_sweep(spec, lambda task, model: run_task(task, model, tmp_path / "logs"))
+    result = run_sweep(spec, lambda tasks, model: run_tasks(tasks, model, tmp_path / "logs"))
     assert len(result.points) == 5 and len(result.trends) == 2
     assert all(0 <= p.mean <= 100 for p in result.points)
     assert Path(result.files["png"]).is_file() and Path(result.files["svg"]).is_file()

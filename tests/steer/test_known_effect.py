@@ -30,7 +30,7 @@ from inspect_ai.log import read_eval_log
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-from gapscope.app.kit import run_task
+from gapscope.app.kit import run_tasks
 from gapscope.app.sweep import SweepResult, SweepSpec, run_sweep
 from gapscope.models.direction import DirectionCard, ModelIdentity, SteeringVector
 from gapscope.models.engine import Engine
@@ -135,7 +135,7 @@ def sweep(listener: Path, sweep_dir: Path) -> SweepResult:
         max_tokens=REPLY_TOKENS,
         overrides=QUERIES,
     )
-    return run_sweep(spec, lambda task, model: run_task(task, model, tmp / "logs"))
+    return run_sweep(spec, lambda tasks, model: run_tasks(tasks, model, tmp / "logs"))
 
 
 def test_the_sweep_sees_a_direction_that_moves_the_decision(sweep: SweepResult) -> None:

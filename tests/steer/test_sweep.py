@@ -103,7 +103,7 @@ def test_ctrl_c_in_a_sweep_names_the_log_to_resume(
     def interrupted(*args: object, **kwargs: object) -> None:
         raise Interrupted(str(tmp_path / "run.eval"))
 
-    monkeypatch.setattr(steer_cli, "run_task", interrupted)
+    monkeypatch.setattr(steer_cli, "run_tasks", interrupted)
     monkeypatch.setattr("gapscope.app.sweep.prepare_directions", lambda spec: {})
     args = ["run", "steer", "--out", str(tmp_path / "o"), "--log-dir", str(tmp_path), "--json"]
     result = runner.invoke(app, args)

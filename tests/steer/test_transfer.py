@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from gapscope.app.kit import run_task
+from gapscope.app.kit import run_tasks
 from gapscope.app.sweep import SweepSpec, run_sweep
 from gapscope.models.engine import Engine
 from gapscope.prove import task as prove_task
@@ -75,7 +75,7 @@ def test_grid_accepts_the_prove_diagnostic(
             "max_tokens": 4,
         },
     )
-    result = run_sweep(spec, lambda task, model: run_task(task, model, tmp_path / "logs"))
+    result = run_sweep(spec, lambda tasks, model: run_tasks(tasks, model, tmp_path / "logs"))
     assert [(p.direction, p.alpha) for p in result.points] == [
         ("baseline", 0.0),
         ("clb", -3.0),

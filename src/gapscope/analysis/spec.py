@@ -120,7 +120,8 @@ class SpecError(ValueError):
 class DiagnosticSpec:
     """One diagnostic, as every command knows it.
 
-    ``budgets`` maps a profile budget (``paper``, ``quick``) to the task arguments ``plan``
+    ``budgets`` maps a profile budget (``paper``, ``quick``; the built-ins add ``demo``, what
+    ``make demo`` runs) to the task arguments ``plan``
     receives; ``data`` maps an :class:`Inputs` data name to the reason given when it is
     absent; ``references`` plans the tasks once more, per study, for model ``"none"`` (the
     reference players that give the models a scale).

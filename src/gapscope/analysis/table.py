@@ -79,11 +79,11 @@ def _s2b_plan(budget: Mapping[str, Any], inputs: Inputs, model: str) -> list[Bui
                 name: str = name,
                 tokens: int = tokens,
             ) -> Task:
+                common: dict[str, Any] = {"preset": preset, "seeds": seeds, "max_tokens": tokens}
+                common |= budget.get("episode", {})
                 if role == "listener":
-                    return s2b_lm(preset=preset, seeds=seeds, max_tokens=tokens, listener=name)
-                return s2b_lm(
-                    preset=preset, seeds=seeds, max_tokens=tokens, role=role, speaker=name
-                )
+                    return s2b_lm(**common, listener=name)
+                return s2b_lm(**common, role=role, speaker=name)
 
             out.append((f"{preset} ({name} {role})", build))
     return out
@@ -142,6 +142,12 @@ def _ladder_transitions(
     return {"tau=1": {r.value: {c.value: n for c, n in row.items()} for r, row in matrix.items()}}
 
 
+ONNG_QUICK = {"lams": "0,1.0", "limit": 3, "max_tokens": 1024}
+PROVE_QUICK = {"n": 4, "k": "1,4", "limit": 3, "max_tokens": 1024}
+T2_QUICK = {"k": 1, "limit": 3, "max_tokens": 2048}
+"""The Lean-backed diagnostics' first look (``quick``), which the demo's budget shares: the
+demo runs them only where a Lean backend is given."""
+
 S2B = DiagnosticSpec(
     name="s2b",
     title=s2b.DIAGNOSTIC,
@@ -156,6 +162,16 @@ S2B = DiagnosticSpec(
             "message_tokens": 64,
         },
         "quick": {"presets": (("demo", 2),), "max_tokens": 160, "message_tokens": 32},
+        # what `make demo` runs: the quick preset's four query games after one supporting game
+        # per attribute value (``episode``: S2BConfig fields). An episode's calls run one after
+        # another, so its length bounds the time; 160 tokens a game stay, as the verbalizer's
+        # traces the listener imitates run 130-166 tokens and end with the answer line.
+        "demo": {
+            "presets": (("demo", 2),),
+            "max_tokens": 160,
+            "message_tokens": 32,
+            "episode": {"coverage": 1},
+        },
     },
     task_modules=("gapscope.s2b.task",),
     references=True,
@@ -188,6 +204,7 @@ LADDER = DiagnosticSpec(
     budgets={
         "paper": {"k": 8, "max_tokens": 16384},
         "quick": {"k": 1, "limit": 2, "max_tokens": 384},
+        "demo": {"k": 1, "limit": 2, "max_tokens": 256},
     },
     task_modules=(
         "gapscope.ladder.task",
@@ -207,7 +224,7 @@ ONNG = DiagnosticSpec(
     readers=(LogReader(onng_log.TASK, onng.DIAGNOSTIC, _onng_summary, onng_view),),
     plan=_onng_plan,
     # the paper's lambda grid; a first look: two lambdas, three problems
-    budgets={"paper": {}, "quick": {"lams": "0,1.0", "limit": 3, "max_tokens": 1024}},
+    budgets={"paper": {}, "quick": ONNG_QUICK, "demo": ONNG_QUICK},
     task_modules=("gapscope.onng.task",),
     lean=True,
     figures=(onng_curve,),
@@ -225,7 +242,8 @@ PROVE = DiagnosticSpec(
     # pass@32 on miniF2F; a first look: pass@4 on three problems
     budgets={
         "paper": {"n": 32, "k": "1,8,32"},
-        "quick": {"n": 4, "k": "1,4", "limit": 3, "max_tokens": 1024},
+        "quick": PROVE_QUICK,
+        "demo": PROVE_QUICK,
     },
     task_modules=("gapscope.prove.task",),
     lean=True,
@@ -239,7 +257,7 @@ T2 = DiagnosticSpec(
     readers=(LogReader(t2_log.TASK, t2.DIAGNOSTIC, t2.summarize_log, t2_view),),
     plan=_t2_plan,
     # T2's defaults; a first look: one attempt at three records
-    budgets={"paper": {}, "quick": {"k": 1, "limit": 3, "max_tokens": 2048}},
+    budgets={"paper": {}, "quick": T2_QUICK, "demo": T2_QUICK},
     task_modules=("gapscope.t2.task",),
     lean=True,
     data={"t2_data": "needs --t2-data FILE (T2 records, JSONL)"},

@@ -1,12 +1,16 @@
-"""``make demo``: ``gapscope profile --budget quick`` on the two embedded models, offline, on a CPU,
-then a short steering sweep and the report.
+"""``make demo``: ``gapscope profile`` on the two embedded models at the demo's budget (``quick``,
+shortened), offline, on a CPU, then a short steering sweep and the report.
 
 1. The study: S2B-LM's small ``demo`` preset with SmolLM2-135M-Instruct and Gemma 3 270M as
    the listener, and the rule-based and random reference listeners (the scale); OracleLadder
-   on two bundled families, one rollout per probe. The Lean-backed diagnostics are listed as
+   on two bundled families, one rollout per probe. The budget is ``quick`` with one supporting
+   game per attribute value (``coverage=1``: six model calls an episode instead of nine; the
+   query games, which ZSCT scores, are the same four) and OracleLadder rollouts of up to 256
+   tokens (``quick``: 384). The Lean-backed diagnostics are listed as
    skipped, with what would make them run. A rerun of ``make demo`` resumes the same study.
 2. A steering sweep on SmolLM2 (the CLB direction and its orthogonal control at three alphas
-   on one small episode): the dosage-curve figure.
+   on one small episode): the dosage-curve figure. Its five runs go side by side in one
+   Inspect eval, so the engine decodes them in shared batches.
 3. The HTML report over everything (plan, gap profile, figures, the dosage curve, the models
    compared item by item); then what each part cost, every log, and what to run next.
 """
@@ -17,7 +21,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from rich.console import Console
 
@@ -26,10 +30,10 @@ from gapscope.analysis.ladder import ModelRun
 from gapscope.analysis.logs import log_path
 from gapscope.analysis.report import write_report
 from gapscope.analysis.spec import Inputs
-from gapscope.analysis.table import BUILTINS
+from gapscope.analysis.table import BUILTINS, S2B
 from gapscope.analysis.terminal import print_plan, print_rows
 from gapscope.analysis.view import ladder_view
-from gapscope.app.kit import EMBEDDED_MODEL, run_task, table_console
+from gapscope.app.kit import EMBEDDED_MODEL, run_tasks, table_console
 from gapscope.app.profile import build_study
 from gapscope.app.study import StudyProgress, run_study
 from gapscope.ladder.contract import TASK as LADDER_TASK
@@ -38,6 +42,8 @@ from gapscope.models.embedded import GEMMA3_270M
 DEMO_MODELS = (EMBEDDED_MODEL, GEMMA3_270M.model_string)
 """Two offline models of different architectures, so the demo's logs can be compared."""
 STEER_PRESET, STEER_ALPHAS, STEER_MAX_TOKENS = "demo", (-4.0, 0.0, 1.0), 160
+EPISODE: dict[str, Any] = dict(S2B.budgets["demo"]["episode"])
+"""The study's S2B episode at the ``demo`` budget, which the sweep plays too."""
 
 
 def _steering_sweep(log_dir: Path, console: Console) -> list[Path]:
@@ -53,8 +59,9 @@ def _steering_sweep(log_dir: Path, console: Console) -> list[Path]:
         preset=STEER_PRESET,
         seeds=1,
         max_tokens=STEER_MAX_TOKENS,
+        overrides=EPISODE,
     )
-    result = run_sweep(spec, lambda task, model: run_task(task, model, log_dir))
+    result = run_sweep(spec, lambda tasks, model: run_tasks(tasks, model, log_dir))
     console.print(f"\nSteering sweep ({STEER_PRESET} preset, 1 episode, alphas -4, 0, +1):")
     for trend in result.trends:
         rho = "n/a" if trend.rho is None else f"{trend.rho:+.2f}"
@@ -88,7 +95,7 @@ def main() -> None:
     timings: dict[str, float] = {}
     start = time.monotonic()
     study = build_study(
-        list(DEMO_MODELS), list(BUILTINS), "quick", Inputs(data={"families": "bundled"})
+        list(DEMO_MODELS), list(BUILTINS), "demo", Inputs(data={"families": "bundled"})
     )
     plan = study.plan()
     print_plan(plan, console)

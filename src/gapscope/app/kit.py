@@ -354,7 +354,20 @@ def _resumed(previous: Path, log_dir: Path, eval_args: dict[str, Any]) -> list[E
 def run_task(
     task: Task, model: str | Model, log_dir: Path, resume: str | None = None, **eval_args: Any
 ) -> EvalLog:
-    """Run one task; Inspect's progress display goes to stderr, so stdout carries only results.
+    """Run one task (:func:`run_tasks` with one task)."""
+    return run_tasks([task], model, log_dir, resume, **eval_args)[0]
+
+
+def run_tasks(
+    tasks: list[Task],
+    model: str | Model,
+    log_dir: Path,
+    resume: str | None = None,
+    **eval_args: Any,
+) -> list[EvalLog]:
+    """Run ``tasks`` side by side in one Inspect eval (all at once, sharing the model: an
+    in-process engine batches their requests together); their logs, in task order.
+    Inspect's progress display goes to stderr, so stdout carries only results.
 
     With ``resume`` (:func:`run_key`), the log records it, and when the newest log of
     that command in ``log_dir`` did not finish, this run resumes it (``inspect eval-retry``:
@@ -366,6 +379,8 @@ def run_task(
     """
     from inspect_ai import eval as inspect_eval
 
+    if resume and len(tasks) != 1:
+        raise ValueError("resume names one command's run: give it one task")
     shown = [str(log_dir), str(getattr(model, "name", model))]
     if "display" not in eval_args and any("[" in t or printable(t) != t for t in shown):
         # Inspect's panels (even with display "none") read the log dir and model name as rich
@@ -390,16 +405,18 @@ def run_task(
             logs = _resumed(previous, log_dir, eval_args) if previous is not None else []
             if not logs:
                 metadata = {RESUME_KEY: resume} if resume else None
+                eval_args.setdefault("max_tasks", len(tasks))
                 logs = inspect_eval(
-                    task, model=model, log_dir=str(log_dir), metadata=metadata, **eval_args
+                    tasks, model=model, log_dir=str(log_dir), metadata=metadata, **eval_args
                 )
     except KeyboardInterrupt:
         logs = []
-    on_disk = _end_on_disk(logs[0].location) if logs else None
-    if logs and "cancelled" not in (logs[0].status, on_disk and on_disk.status):
-        return logs[0]
+    for log in logs:
+        on_disk = _end_on_disk(log.location)
+        if "cancelled" in (log.status, on_disk and on_disk.status):
+            raise Interrupted(log.location, resumes=resume is not None)
     if logs:
-        raise Interrupted(logs[0].location, resumes=resume is not None)
+        return logs
     new = sorted(_logs_in(log_dir) - before, key=lambda p: p.stat().st_mtime)
     raise Interrupted(str(new[-1]) if new else None, resumes=resume is not None)
 

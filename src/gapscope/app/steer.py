@@ -20,7 +20,7 @@ from gapscope.app.kit import (
     interrupted,
     refuse_overwriting,
     require_directory,
-    run_task,
+    run_tasks,
 )
 from gapscope.app.options import Overrides, parse_overrides
 from gapscope.s2b.config import ConfigError, resolve
@@ -162,10 +162,10 @@ def run_steer(
         require_directory(log_dir, "--log-dir")
         refuse_overwriting(out, "--out", [("--steer", steer)] if steer else [])
 
-        def run(task: Task, m: str) -> EvalLog:
-            log = run_task(task, m, log_dir)
-            output.logs.append(log.location)
-            return log
+        def run(tasks: list[Task], m: str) -> list[EvalLog]:
+            logs = run_tasks(tasks, m, log_dir)
+            output.logs.extend(log.location for log in logs)
+            return logs
 
         try:
             chosen = (

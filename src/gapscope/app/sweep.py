@@ -1,12 +1,14 @@
-"""The steering grid: every direction at every alpha, one Inspect run per condition.
+"""The steering grid: every direction at every alpha, one Inspect task (and log) per condition.
 
 ``run_sweep`` (behind ``gapscope run steer``) prepares the directions in ``OUT/directions/``
-(the CLB direction, extracted unless one is given, and its seeded controls), runs the baseline
-once (alpha = 0 is the unsteered model, identical for every direction) and every other
-(direction, alpha), and writes into ``OUT``: ``curve.csv`` and ``curve.json`` (every point,
-every trend, every log) and ``dosage.png``/``dosage.svg``. Every run is an ordinary Inspect
-log that records its direction, so ``gapscope report`` over the log directory draws the same
-curve (:mod:`gapscope.analysis.steering`).
+(the CLB direction, extracted unless one is given, and its seeded controls), then runs the
+baseline (alpha = 0 is the unsteered model, identical for every direction) and every other
+(direction, alpha) side by side in one Inspect eval: one model load, and the engine decodes the
+conditions' requests in shared batches (each row steered its own way, exactly as alone; see
+``gapscope.models.hooks.RowAdditions``). It writes into ``OUT``: ``curve.csv`` and
+``curve.json`` (every point, every trend, every log) and ``dosage.png``/``dosage.svg``.
+Every run is an ordinary Inspect log that records its direction, so ``gapscope report`` over
+the log directory draws the same curve (:mod:`gapscope.analysis.steering`).
 
 The diagnostic is S2B-LM (metric: ZSCT per episode; incoherent: unparseable answers) or prove
 (metric: the per-attempt solve rate, pass@k beside it; incoherent: parse/elaboration errors
@@ -42,8 +44,9 @@ from gapscope.steer.dosage import BASELINE, CurvePoint, Trend
 from gapscope.steer.extract import extract_direction
 from gapscope.steer.protocol import EXTRACTION_FIRST_SEED, Diagnostic, default_grid
 
-RunTask = Callable[[Task, str], EvalLog]
-"""Runs one task on a model and returns its log (``app.kit.run_task`` with a log dir)."""
+RunTasks = Callable[[list[Task], str], list[EvalLog]]
+"""Runs tasks side by side on a model and returns their logs in task order
+(``app.kit.run_tasks`` with a log dir)."""
 
 
 @dataclass(frozen=True)
@@ -159,8 +162,9 @@ def _task(spec: SweepSpec, steer: Path | None, alpha: float) -> Task:
     return task
 
 
-def run_sweep(spec: SweepSpec, run: RunTask) -> SweepResult:
-    """Run the whole grid and write its files; a failed run stops the sweep with its log.
+def run_sweep(spec: SweepSpec, run: RunTasks) -> SweepResult:
+    """Run the whole grid at once and write its files; a failed run fails the sweep with its
+    log.
 
     The curve is read back from the runs' logs by the analysis layer, exactly as
     ``gapscope report`` reads it later, so the sweep's files and the report agree.
@@ -170,9 +174,9 @@ def run_sweep(spec: SweepSpec, run: RunTask) -> SweepResult:
     cells += [
         (name, a, path) for name, path in directions.items() for a in spec.grid_alphas if a != 0
     ]
+    logs = run([_task(spec, path, alpha) for _, alpha, path in cells], spec.model)
     done: list[tuple[str, float, LoadedLog]] = []
-    for name, alpha, path in cells:
-        log = run(_task(spec, path, alpha), spec.model)
+    for (name, alpha, _), log in zip(cells, logs, strict=True):
         if log.status != "success":
             reason = log.error.message if log.error else log.status
             raise RuntimeError(f"{name} alpha={alpha:g} failed: {reason} (log: {log.location})")

@@ -12,6 +12,9 @@ Why not `model.generate`: the diagnostics need three things it does not give tog
   contiguous (no padding between prefix and suffix): sliding-window layers (Gemma 3,
   Mistral) measure their window in cache columns, so a gap would shrink the window.
 * Forward hooks that apply to one call only (steering), see `gapscope.models.hooks`.
+  Requests steered differently (or not at all) share a forward pass when their hooks are
+  additive (`RowAdditions`: each row adds its own vector), so the conditions of a dosage
+  sweep run batched together; other hooks get batches of their own.
 
 This module has no Inspect dependency; `gapscope.models.inspect_api` adapts it.
 """
@@ -30,7 +33,7 @@ from torch import Tensor, nn
 
 from gapscope.models.batching import BatchQueue
 from gapscope.models.checkpoints import cache_root, load_checkpoint
-from gapscope.models.hooks import HookSet, attached, current_hooks
+from gapscope.models.hooks import HookSet, RowAdditions, attached, current_hooks, is_additive
 from gapscope.models.kvcache import (
     KVEntry,
     PrefixCache,
@@ -44,6 +47,8 @@ StopReason = Literal["stop", "max_tokens", "model_length"]
 
 _PLAIN_NAMESPACE = ""
 """KV-cache namespace of requests made without hooks."""
+_ADDITIVE = "additive"
+"""The batch group of requests whose hooks are additive (``hooks.is_additive``)."""
 
 
 @dataclass(frozen=True)
@@ -172,6 +177,7 @@ class Engine:
         *,
         device: str = "auto",
         dtype: str = "auto",
+        cpu_format: str = "auto",
         allow_download: bool = False,
         config: EngineConfig = EngineConfig(),
     ) -> Engine:
@@ -179,13 +185,16 @@ class Engine:
 
         On the CPU, `dtype` ``int8`` asks for int8 weights and ``fastest`` for fp32 or int8,
         whichever decodes faster, timed once per checkpoint and machine and remembered
-        (`gapscope.models.weight_format`); ``auto`` is fp32 there.
+        (`gapscope.models.weight_format`); ``auto`` there is ``cpu_format`` (fp32 unless
+        the caller says otherwise: the provider's embedded models say ``fastest``).
         """
         load_dtype = "float32" if dtype in ("int8", "fastest") else dtype
         loaded = load_checkpoint(
             source, device=device, dtype=load_dtype, allow_download=allow_download
         )
-        apply_cpu_format(loaded.model, loaded.source, dtype, cache_root())
+        on_cpu = next(loaded.model.parameters()).device.type == "cpu"
+        requested = cpu_format if dtype == "auto" and on_cpu else dtype
+        apply_cpu_format(loaded.model, loaded.source, requested, cache_root())
         return cls(loaded.model, loaded.tokenizer, config)
 
     @property
@@ -222,12 +231,13 @@ class Engine:
     def generate(self, requests: Sequence[GenerationRequest]) -> list[GenerationResult]:
         """Generate for `requests` in batches of `batch_size`; results in request order.
 
-        Requests with different hooks cannot share a forward pass, so they run in
-        separate batches.
+        Requests whose hooks are additive (none, or steering) share batches whatever their
+        vectors; requests with any other hooks run in batches of their own hooks.
         """
-        groups: dict[HookSet | None, list[int]] = {}
+        groups: dict[HookSet | str | None, list[int]] = {}
         for index, request in enumerate(requests):
-            groups.setdefault(request.hooks, []).append(index)
+            key = _ADDITIVE if is_additive(request.hooks) else request.hooks
+            groups.setdefault(key, []).append(index)
         results: dict[int, GenerationResult] = {}
         size = self.config.batch_size
         with self._lock:
@@ -307,8 +317,6 @@ class Engine:
     # --- one batch -------------------------------------------------------------------
 
     def _run_batch(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
-        hooks = requests[0].hooks
-        namespace = _namespace(hooks) if self.config.kv_reuse else None
         rows: list[_Row] = []
         results: dict[int, GenerationResult] = {}
         for index, request in enumerate(requests):
@@ -333,13 +341,25 @@ class Engine:
                 )
             )
         if rows:
-            with torch.inference_mode(), attached(self.model, self._layers, hooks):
-                self._decode(rows, namespace)
+            self._decode_rows(rows)
             self.stats.batches += 1
         for row in rows:
             results[row.index] = self._result(row)
         self.stats.requests += len(requests)
         return [results[index] for index in range(len(requests))]
+
+    def _decode_rows(self, rows: list[_Row]) -> None:
+        """Decode ``rows`` under their hooks: one hook set as is, or differing additive ones
+        merged into one per-row addition (each row keeps its own KV namespace)."""
+        hook_sets = [row.request.hooks for row in rows]
+        namespaces = [_namespace(h) if self.config.kv_reuse else None for h in hook_sets]
+        additions = None
+        hooks = hook_sets[0]
+        if any(h != hooks for h in hook_sets):
+            additions = RowAdditions(hook_sets, len(self._layers))
+            hooks = additions.hook_set()
+        with torch.inference_mode(), attached(self.model, self._layers, hooks):
+            self._decode(rows, namespaces, additions)
 
     def _token_budget(self, prompt_length: int, requested: int) -> int:
         """Tokens a reply may have: as requested, but within the model's context."""
@@ -347,11 +367,13 @@ class Engine:
             return requested
         return min(requested, self._max_positions - prompt_length)
 
-    def _decode(self, rows: list[_Row], namespace: str | None) -> None:
+    def _decode(
+        self, rows: list[_Row], namespaces: list[str | None], additions: RowAdditions | None
+    ) -> None:
         """Prefill every row's uncached suffix, then decode until all rows stop."""
         entries: list[KVEntry | None] = []
         available: list[int] = []
-        for row in rows:
+        for row, namespace in zip(rows, namespaces, strict=True):
             entry, length = (None, 0)
             if namespace is not None:
                 entry, length = self.cache.lookup(namespace, row.prompt)
@@ -392,6 +414,7 @@ class Engine:
                 row = rows[i]
                 row.generated.append(chosen[slot])
                 row.stop_reason = self._stop_reason(row)
+                namespace = namespaces[i]
                 if row.stop_reason is None:
                     keep.append(slot)
                 elif namespace is not None:
@@ -401,6 +424,8 @@ class Engine:
             if len(keep) < len(live):
                 index = torch.tensor(keep, device=device)
                 cache.batch_select_indices(index)
+                if additions is not None:
+                    additions.select(keep)
                 mask, next_position = mask[index], next_position[index]
                 live = [live[slot] for slot in keep]
             step = torch.tensor([[rows[i].generated[-1]] for i in live], device=device)

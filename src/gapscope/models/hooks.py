@@ -10,6 +10,14 @@ A hook changes the keys/values the model computes, so KV-cache entries computed 
 one set of hooks must never be reused under another. A `HookSet` therefore carries an
 optional `cache_key`: requests with the same key share a cache namespace; with no key
 the engine bypasses KV reuse entirely (always correct, just slower).
+
+Requests with different hooks normally need separate forward passes. One kind of hook is an
+exception: :class:`AddToOutput` (a fixed vector added to a decoder layer's output, i.e.
+steering). Requests whose hooks are all of that kind on decoder layers (or who have none) are
+*additive*, and :class:`RowAdditions` serves any mix of them in one forward pass by adding a
+per-row vector (zero for a row without one), so a dosage sweep's conditions share batches. A
+row's arithmetic is the one it gets alone: ``hidden + delta`` with the same delta (and
+``hidden + 0``, which is ``hidden``, for an unsteered row).
 """
 
 from __future__ import annotations
@@ -20,7 +28,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from torch import nn
+import torch
+from torch import Tensor, nn
 
 HookTarget = int | str
 """A decoder-layer index (into `Engine.decoder_layers()`) or a dotted module path."""
@@ -35,6 +44,35 @@ class HookSet:
 
     hooks: tuple[tuple[HookTarget, HookFn], ...]
     cache_key: str | None = None
+
+
+class AddToOutput:
+    """A forward hook adding ``delta`` (``[hidden]``) to a decoder layer's hidden-state output.
+
+    Decoder layers return either the hidden states or a tuple whose first item they are,
+    depending on the transformers version; both are handled. ``delta`` is moved to the
+    output's device and dtype once per (device, dtype). Compared by identity, like any hook.
+    """
+
+    def __init__(self, delta: Tensor) -> None:
+        self.delta = delta
+        self._placed: dict[tuple[torch.device, torch.dtype], Tensor] = {}
+
+    def placed(self, like: Tensor) -> Tensor:
+        """``delta`` on ``like``'s device and in its dtype (converted once)."""
+        key = (like.device, like.dtype)
+        if key not in self._placed:
+            self._placed[key] = self.delta.to(device=like.device, dtype=like.dtype)
+        return self._placed[key]
+
+    def __call__(self, module: nn.Module, args: tuple[Any, ...], output: Any) -> Any:
+        return _shifted(output, lambda hidden: hidden + self.placed(hidden))
+
+
+def _shifted(output: Any, shift: Callable[[Tensor], Tensor]) -> Any:
+    hidden = output[0] if isinstance(output, tuple) else output
+    moved = shift(hidden)
+    return (moved, *output[1:]) if isinstance(output, tuple) else moved
 
 
 _ACTIVE: ContextVar[HookSet | None] = ContextVar("gapscope_forward_hooks", default=None)
@@ -101,3 +139,67 @@ def attached(
                 handle = resolve_target(model, layers, target).register_forward_hook(fn)
                 stack.callback(handle.remove)
         yield
+
+
+def is_additive(hook_set: HookSet | None) -> bool:
+    """No hooks, or only :class:`AddToOutput`, at most one per decoder layer (by index from
+    the first): such requests can share a forward pass (:class:`RowAdditions`). Two
+    additions to one layer (nested contexts) are left to their own batches, where they are
+    added one after the other, as the row alone would have them."""
+    if hook_set is None:
+        return True
+    targets = [t for t, _ in hook_set.hooks]
+    return len(set(targets)) == len(targets) and all(
+        isinstance(t, int) and t >= 0 and isinstance(f, AddToOutput) for t, f in hook_set.hooks
+    )
+
+
+class RowAdditions:
+    """Additive hook sets of the rows of one batch, merged into one hook per decoder layer
+    that adds each row its own vector (``[rows, 1, hidden]``; zeros where a row adds
+    nothing). ``select`` follows the batch when finished rows leave it."""
+
+    def __init__(self, hook_sets: Sequence[HookSet | None], n_layers: int) -> None:
+        per_row: list[dict[int, AddToOutput]] = []
+        for hook_set in hook_sets:
+            if not is_additive(hook_set):
+                raise ValueError("RowAdditions merges only additive hook sets")
+            adds: dict[int, AddToOutput] = {}
+            for target, fn in () if hook_set is None else hook_set.hooks:
+                assert isinstance(target, int) and isinstance(fn, AddToOutput)
+                if target >= n_layers:
+                    raise IndexError(
+                        f"hook target layer {target} is out of range: the model has "
+                        f"{n_layers} decoder layers"
+                    )
+                adds[target] = fn
+            per_row.append(adds)
+        self._per_row = per_row
+        self._rows = list(range(len(per_row)))
+        self._stacked: dict[tuple[int, torch.device, torch.dtype], Tensor] = {}
+
+    def select(self, keep: Sequence[int]) -> None:
+        """Keep only the batch positions ``keep`` (in that order), as the KV cache does."""
+        self._rows = [self._rows[slot] for slot in keep]
+        self._stacked.clear()
+
+    def _deltas(self, layer: int, like: Tensor) -> Tensor:
+        key = (layer, like.device, like.dtype)
+        if key not in self._stacked:
+            zero = like.new_zeros(like.shape[-1])
+            rows = [self._per_row[row].get(layer) for row in self._rows]
+            stacked = [zero if add is None else add.placed(like) for add in rows]
+            self._stacked[key] = torch.stack(stacked)[:, None, :]
+        return self._stacked[key]
+
+    def hook_set(self) -> HookSet:
+        """One hook per decoder layer any row adds to (no cache key: the engine keeps each
+        row's own KV namespace)."""
+        layers = sorted({layer for adds in self._per_row for layer in adds})
+        return HookSet(tuple((layer, self._hook(layer)) for layer in layers))
+
+    def _hook(self, layer: int) -> HookFn:
+        def hook(module: nn.Module, args: tuple[Any, ...], output: Any) -> Any:
+            return _shifted(output, lambda hidden: hidden + self._deltas(layer, hidden))
+
+        return hook

@@ -5,7 +5,9 @@ hands it to the engine from a worker thread (the engine batches concurrent reque
 and wraps the reply as a `ModelOutput`. Model args (`-M key=value`):
 
     device          auto | cpu | cuda | cuda:N | mps            (default auto)
-    dtype           auto | float32 | float16 | bfloat16          (default auto)
+    dtype           auto | float32 | float16 | bfloat16 | int8 | fastest
+                    (default auto: on the CPU, ``fastest`` for the embedded models and
+                    float32 for ``hf/`` checkpoints; see ``ModelSource.cpu_format``)
     kv_reuse        reuse KV caches across calls                 (default true)
     batch_size      most concurrent requests per forward pass    (default 8)
     cache_entries   KV-cache entries kept (LRU)                  (default 16)
@@ -104,13 +106,18 @@ class ModelSource:
 
     checkpoint: str
     stop: tuple[str, ...] = ()
+    cpu_format: str = "auto"
+    """What ``dtype=auto`` loads on the CPU. The embedded models are ``fastest`` (int8 where
+    it decodes faster, ``gapscope.models.weight_format``): their weights come from a 4-bit
+    GGUF, so fp32 is not their precision either, and int8 weights with int8 activations is
+    what llama.cpp computes for them too. An ``hf/`` checkpoint stays fp32, exact."""
 
 
 def model_source(model_name: str) -> ModelSource:
     """Resolve `embedded`, `embedded/<name>` (converting its GGUF once) or `hf/<checkpoint>`."""
     if model_name == EMBEDDED_SOURCE or model_name.startswith(f"{EMBEDDED_SOURCE}/"):
         embedded = find_embedded(model_name[len(EMBEDDED_SOURCE) + 1 :])
-        return ModelSource(str(embedded_checkpoint(embedded)), embedded.stop)
+        return ModelSource(str(embedded_checkpoint(embedded)), embedded.stop, "fastest")
     if model_name.startswith(HF_PREFIX) and len(model_name) > len(HF_PREFIX):
         return ModelSource(model_name[len(HF_PREFIX) :])
     raise ValueError(
@@ -119,19 +126,20 @@ def model_source(model_name: str) -> ModelSource:
     )
 
 
-_engines: dict[tuple[str, ModelArgs], Engine] = {}
+_engines: dict[tuple[ModelSource, ModelArgs], Engine] = {}
 _engines_lock = threading.Lock()
 
 
-def shared_engine(source: str, args: ModelArgs) -> Engine:
+def shared_engine(source: ModelSource, args: ModelArgs) -> Engine:
     """The process-wide engine for a checkpoint and arguments, loaded on first use."""
     with _engines_lock:
         engine = _engines.get((source, args))
         if engine is None:
             engine = Engine.from_pretrained(
-                source,
+                source.checkpoint,
                 device=args.device,
                 dtype=args.dtype,
+                cpu_format=source.cpu_format,
                 allow_download=args.allow_download,
                 config=EngineConfig(
                     kv_reuse=args.kv_reuse,
@@ -157,7 +165,7 @@ class GapscopeModelAPI(ModelAPI):
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
         self.args = ModelArgs.parse(model_args)
         self.source = model_source(model_name)
-        self.engine = shared_engine(self.source.checkpoint, self.args)
+        self.engine = shared_engine(self.source, self.args)
 
     async def generate(
         self,

@@ -9,7 +9,9 @@ Two properties the engine relies on:
 * equal steering -> equal hooks. The hook functions for one (direction, alpha) are built once
   and reused, so concurrent requests steered the same way share a ``HookSet`` and therefore a
   batch, and they share a KV-cache namespace keyed by the direction's fingerprint and alpha.
-  Steered and unsteered requests, or two alphas, never share cached keys/values.
+  Steered and unsteered requests, or two alphas, never share cached keys/values, but they
+  may share a forward pass: the hooks are ``AddToOutput``, which the engine merges into one
+  per-row addition (``gapscope.models.hooks.RowAdditions``).
 * alpha = 0 installs nothing: the request is the unsteered request, byte for byte, and reuses
   the unsteered KV cache.
 """
@@ -20,38 +22,14 @@ import contextlib
 import math
 import threading
 from collections.abc import Iterator
-from typing import Any
-
-import torch
-from torch import Tensor, nn
 
 from gapscope.models.direction import SteeringVector
-from gapscope.models.hooks import HookFn, HookSet, HookTarget, forward_hooks
+from gapscope.models.hooks import AddToOutput, HookFn, HookSet, HookTarget, forward_hooks
 
 _HOOKS: dict[tuple[str, float], tuple[tuple[HookTarget, HookFn], ...]] = {}
 _HOOKS_LOCK = threading.Lock()
 _MAX_MEMO = 64
 """Hook sets kept for reuse (a dosage sweep needs one per direction and alpha)."""
-
-
-def add_to_output(delta: Tensor) -> HookFn:
-    """A forward hook adding ``delta`` (``[hidden]``) to a layer's hidden-state output.
-
-    Decoder layers return either the hidden states or a tuple whose first item they are,
-    depending on the transformers version; both are handled. ``delta`` is moved to the
-    output's device and dtype once per (device, dtype).
-    """
-    placed: dict[tuple[torch.device, torch.dtype], Tensor] = {}
-
-    def hook(module: nn.Module, args: tuple[Any, ...], output: Any) -> Any:
-        hidden = output[0] if isinstance(output, tuple) else output
-        key = (hidden.device, hidden.dtype)
-        if key not in placed:
-            placed[key] = delta.to(device=hidden.device, dtype=hidden.dtype)
-        shifted = hidden + placed[key]
-        return (shifted, *output[1:]) if isinstance(output, tuple) else shifted
-
-    return hook
 
 
 def steering_hooks(vector: SteeringVector, alpha: float) -> tuple[tuple[HookTarget, HookFn], ...]:
@@ -63,7 +41,7 @@ def steering_hooks(vector: SteeringVector, alpha: float) -> tuple[tuple[HookTarg
         hooks = _HOOKS.get(key)
         if hooks is None:
             hooks = tuple(
-                (layer, add_to_output(alpha * vector.directions[layer])) for layer in vector.layers
+                (layer, AddToOutput(alpha * vector.directions[layer])) for layer in vector.layers
             )
             if len(_HOOKS) >= _MAX_MEMO:
                 _HOOKS.pop(next(iter(_HOOKS)))

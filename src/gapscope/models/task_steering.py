@@ -106,7 +106,7 @@ def engine_for(model: str) -> Engine:
         )
     from gapscope.models.inspect_api import ModelArgs, model_source, shared_engine
 
-    return shared_engine(model_source(model[len(LOCAL_PREFIX) :]).checkpoint, ModelArgs())
+    return shared_engine(model_source(model[len(LOCAL_PREFIX) :]), ModelArgs())
 
 
 def model_identity(model: Model) -> ModelIdentity:

@@ -18,9 +18,12 @@ Which format is faster depends on the machine (the integer kernels, the cache si
 (``dtype=fastest``) remembers that choice per checkpoint in gapscope's cache, so a model
 loads in the same format on every later run (results do not change with the machine's load).
 
-int8 is opt-in, not the default: its replies are not fp32's. SmolLM2-135M's greedy replies to
-three short prompts left fp32's within the first two tokens (one thread, 32 tokens); with the
-weights alone in int8 (fp32 activations) they agreed for 0, 6 and 12 tokens.
+int8 is not fp32: SmolLM2-135M's greedy replies to three short prompts left fp32's within the
+first two tokens (one thread, 32 tokens); with the weights alone in int8 (fp32 activations)
+they agreed for 0, 6 and 12 tokens. It is the default (``fastest``) only for the embedded
+models (``gapscope.models.inspect_api.ModelSource.cpu_format``), whose fp32 weights are a
+4-bit GGUF's, dequantized: int8 weights and int8 activations are what llama.cpp computes for
+them too. Any other checkpoint loads in fp32 unless ``dtype`` asks for int8.
 """
 
 from __future__ import annotations
