@@ -55,7 +55,11 @@ TARGETS = (
         "verifier equivalence",
         "src/gapscope/verify/sympy_eq.py",
         ("scalar_eq", "_probe", "close"),
-        ("tests/verify/test_sign_guard.py", "tests/verify/test_written_forms.py"),
+        (
+            "tests/verify/test_sign_guard.py",
+            "tests/verify/test_written_forms.py",
+            "tests/verify/test_probe_threshold.py",
+        ),
     ),
     Target(
         "ZSCT",
