@@ -90,7 +90,7 @@ TARGETS = (
         "Lean acceptance",
         "src/gapscope/lean/soundness.py",
         ("_judge", "is_sorry_warning", "_after_code", "_is_query_error"),
-        ("tests/lean/test_soundness.py",),
+        ("tests/lean/test_soundness.py", "tests/lean/test_verdict_axioms.py"),
     ),
     Target(
         "controls",
