@@ -15,6 +15,8 @@ from gapscope.lean.verdict import LeanMessage, Status
 STD = "[propext, Classical.choice, Quot.sound]"
 AXIOMS = ("Classical.choice", "Quot.sound", "propext")
 CODE = "theorem foo : True := trivial"
+TWO = prepare(f"{CODE}\ntheorem bar : True := trivial")
+"""Two declarations, of which the responses below report ``foo`` only."""
 
 
 def _report(prepared: Prepared) -> LeanMessage:
@@ -27,6 +29,8 @@ def _report(prepared: Prepared) -> LeanMessage:
         (prepare(CODE), (LeanMessage("error", "type mismatch", 1, 4),), Status.LEAN_ERROR),
         (prepare(CODE, required=("official",)), (), Status.MISSING_DECLARATION),
         (dataclasses.replace(prepare(CODE), unread="line 2"), (), Status.SERVER_ERROR),
+        (TWO, (), Status.SERVER_ERROR),  # bar's report is missing
+        (TWO, (LeanMessage("error", "unknown constant 'bar'", 4, 0),), Status.LEAN_ERROR),
     ],
 )
 def test_a_failed_verdict_keeps_the_axioms_lean_reported(
