@@ -122,6 +122,11 @@ TARGETS = (
 )
 
 _ZIP_CHECKED = "the lengths are checked equal above, so zip's strict check never fires"
+_WINDOW_LOOP = "while i < len(self.numbers) and self.numbers[i] < value + 1e-9:"
+_WINDOW = (
+    "the sorted-numbers window only bounds the scan: every number in it is still tested by"
+    " abs(number - value) < 1e-9, so a wider window or a closed end finds the same numbers"
+)
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     # (function, change, the mutated line as written): why the mutant cannot change a result
     ("sentence_bleu", "and <-> or", "if not hypothesis or not reference:"): (
@@ -158,6 +163,16 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "True -> False",
         "str(lab) for lab, a, b in zip(labels, x_high, y_high, strict=True) if not a and b",
     ): _ZIP_CHECKED,
+    ("has", "1e-09 -> 1.000000001", "i = bisect.bisect_left(self.numbers, value - 1e-9)"): (
+        _WINDOW
+    ),
+    ("has", "Lt -> LtE", _WINDOW_LOOP): _WINDOW,
+    (
+        "containment",
+        "True -> False",
+        "for name, member in zip(SUBSETS, (True, novel, alone, not alone), strict=True):",
+    ): "both sides are four long as written, so zip's strict check never fires",
+    ("has", "1e-09 -> 1.000000001", _WINDOW_LOOP): _WINDOW,
 }
 """The surviving mutants that are equivalent, each with its reason (docs/mutation.md); a
 survivor not here needs a test, and makes the job exit 1."""

@@ -189,14 +189,24 @@ def test_an_answer_is_not_found_from_its_pieces_apart() -> None:
         ("1,000", "total 1000.", True),  # a number equal to a token
         ("3.0", "(3)", True),
         ("3", "x = 4", False),
+        ("0", "so -1e-9", False),  # the release's tolerance is strict: 1e-9 away is not equal
+        ("0.0", "-1e-9 or 0", True),  # a near miss does not hide the equal token after it
         ("", "anything", False),
         ("1" * 61, "1" * 70, False),  # over 60 characters: found nowhere
+        (" " + "1" * 60 + " ", "1" * 70, True),  # 60 once stripped: still looked for
         ("X", "x", False),
     ],
 )
 def test_paper_matcher_is_the_authors_present(answer: str, text: str, found: bool) -> None:
     assert contains_paper(answer, text) is found
     assert contains(answer, text) is found  # the default
+
+
+@pytest.mark.parametrize("match", list(Match))
+def test_a_family_with_a_solved_flag_missing_is_refused_not_truncated(match: Match) -> None:
+    family = ContainmentFamily("f", "?", ("1", "2"), (True,), ("x = 2",))
+    with pytest.raises(ValueError):
+        containment([family], match)
 
 
 def test_the_two_matchers_differ_where_a_substring_is_not_a_token() -> None:
