@@ -17,7 +17,8 @@ tests' heavy third-party packages once (``PRELOAD``).
     python tools/mutate.py --json out.json # also write every mutant's outcome
 
 Mutation testing says where the tests are blind; a surviving mutant needs a test, or a
-written reason why it is equivalent (it cannot change behaviour) - see docs/mutation.md.
+written reason why it is equivalent (it cannot change behaviour) in ``EQUIVALENT`` - see
+docs/mutation.md. The job exits 1 while a survivor has neither.
 """
 
 from __future__ import annotations
