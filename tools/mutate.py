@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import json
 import os
 import shutil
@@ -340,11 +341,14 @@ def _pytest_args(target: Target) -> list[str]:
 
 def _pytest(src: Path, target: Target, timeout_s: float) -> str:
     """``passed``, ``failed`` or ``timeout`` for the target's tests, ``src`` first on the path,
-    run in a forked child (so gapscope is imported from ``src``, never from the worktree)."""
+    run in a forked child (so gapscope is imported from ``src``, never from the worktree).
+    The child leads its own process group, so a run past its time limit is ended with every
+    process it started (the verifier's worker pool)."""
     pid = os.fork()
     if pid == 0:  # the child: never returns
         code = 3
         try:
+            os.setpgid(0, 0)
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
@@ -357,13 +361,15 @@ def _pytest(src: Path, target: Target, timeout_s: float) -> str:
             code = int(pytest.main(_pytest_args(target)))
         finally:
             os._exit(code)
+    with contextlib.suppress(OSError):  # the child may have set it already
+        os.setpgid(pid, pid)
     deadline = time.monotonic() + timeout_s
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             return "passed" if os.waitstatus_to_exitcode(status) == 0 else "failed"
         if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
+            os.killpg(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             return "timeout"
         time.sleep(0.05)
