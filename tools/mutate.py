@@ -160,6 +160,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "True -> False",
         "lh = sum(1 for a, b in zip(x_high, y_high, strict=True) if not a and b)",
     ): _ZIP_CHECKED,
+    (
+        "quadrant_test",
+        "True -> False",
+        "str(lab) for lab, a, b in zip(labels, x_high, y_high, strict=True) if not a and b",
+    ): _ZIP_CHECKED,
     ("has", "1e-09 -> 1.000000001", "i = bisect.bisect_left(self.numbers, value - 1e-9)"): (
         _WINDOW
     ),
