@@ -98,3 +98,15 @@ def test_the_half_milestone_test_counts_exactly_half_as_passing() -> None:
     assert passes_stage0(half, test=MilestoneTest.HALF)
     assert not passes_stage0(third, test=MilestoneTest.HALF)
     assert not passes_stage0(half)  # the strict test wants every one
+
+
+@pytest.mark.parametrize(
+    ("milestones", "passes"),
+    [((2, 2, 0, 0), True), ((3, 0, 0, 0), False), ((0, 0), False), ((4, 1, 1, 0, 0), True)],
+)
+def test_the_half_milestone_test_compares_the_share_solved_alone(
+    milestones: tuple[int, ...], passes: bool
+) -> None:
+    """2 of 4 is half (passes), 1 of 4 and none of 2 are not; 3 of 5 is more than half."""
+    family = FamilyCounts("h", 0, 0, 0, milestones)
+    assert passes_stage0(family, test=MilestoneTest.HALF) is passes

@@ -190,3 +190,16 @@ def test_t2_text_metrics_need_both_scores_of_a_sample() -> None:
     ]
     bleu = summarize(samples, n_resamples=20)["nl+st"]["bleu"]
     assert bleu["t2_bleu4"] == 80.0 and bleu["t2_exact_match"] == 1.0
+
+
+def test_graded_ta_counts_a_record_with_one_successor_and_none_without() -> None:
+    """Graded TA is the share of successors that still compile: a record with a single
+    successor has a share (0 or 1), a record with none has no share and leaves the rate."""
+    samples = [
+        _s("one", True, True, graded=1.0, successors=1),
+        _s("none", True, True, graded=0.0, successors=0),
+        _s("two", True, False, graded=0.0, successors=2),
+    ]
+    main = summarize(samples, n_resamples=50)["nl+st"]
+    assert main["graded"]["estimate"] == pytest.approx((1.0 + 0.0) / 2)
+    assert main["ta"]["estimate"] == pytest.approx(2 / 3)  # TA keeps every record
