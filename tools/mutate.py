@@ -104,7 +104,7 @@ TARGETS = (
     Target(
         "containment",
         "src/gapscope/ladder/containment.py",
-        ("contains_token", "containment", "has", "_number", "contains_paper", "contains"),
+        ("contains_token", "measure_containment", "has", "_number", "contains_paper", "contains"),
         ("tests/ladder/test_containment.py",),
         "not ladder_report",
     ),
@@ -170,7 +170,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ),
     ("has", "Lt -> LtE", _WINDOW_LOOP): _WINDOW,
     (
-        "containment",
+        "measure_containment",
         "True -> False",
         "for name, member in zip(SUBSETS, (True, novel, alone, not alone), strict=True):",
     ): "both sides are four long as written, so zip's strict check never fires",

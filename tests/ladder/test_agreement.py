@@ -12,7 +12,7 @@ from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
 from gapscope.app.main import app
-from gapscope.ladder.agreement import agreement
+from gapscope.ladder.agreement import run_agreement
 from gapscope.ladder.families import Family, load_bundled
 from gapscope.ladder.probes import Condition, build_probes
 from gapscope.ladder.schema import MilestoneType
@@ -51,7 +51,7 @@ B = [  # a finer roadmap: four milestones where A has two (p4: two)
 
 
 def test_outcome_label_and_milestone_agreement_by_hand() -> None:
-    result = agreement(A, B)
+    result = run_agreement(A, B)
     assert (result.only_a, result.only_b) == (("pa",), ("pb",))
     outcomes = {
         o.condition: (o.both, o.only_a, o.only_b, o.neither, o.agree) for o in result.outcomes

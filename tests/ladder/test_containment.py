@@ -18,10 +18,10 @@ from gapscope.app.main import app
 from gapscope.ladder.containment import (
     ContainmentFamily,
     Match,
-    containment,
     contains,
     contains_paper,
     contains_token,
+    measure_containment,
     tokens,
 )
 from gapscope.ladder.families import load_bundled
@@ -77,7 +77,7 @@ def test_own_vs_cross_problem_rates_by_hand() -> None:
         ),
         ContainmentFamily("f3", "What is y?", ("12", "$\\,$"), (False, True), ("y = 112",)),
     ]
-    result = containment(families, Match.TOKEN)
+    result = measure_containment(families, Match.TOKEN)
     assert (result.families, result.attempts, result.skipped) == (3, 6, 1)
     # own pairs: 2 per f1 answer, 3 for f2's, 1 for f3's; control: the other 4, 3, 5 attempts.
     # "3" is in f1's first attempt; "7" in f1's first and f2's third; 1/2 in f2's first;
@@ -94,7 +94,7 @@ def test_own_vs_cross_problem_rates_by_hand() -> None:
     }
     assert got == expected
     assert result.subsets["all"].own.rate == 3 / 8
-    assert containment(families[:1], Match.TOKEN).subsets["all"].control.rate is None
+    assert measure_containment(families[:1], Match.TOKEN).subsets["all"].control.rate is None
 
 
 LIMIT = 3
@@ -168,7 +168,7 @@ def test_an_answer_is_not_found_from_its_pieces_apart() -> None:
         ContainmentFamily("a", "?", ("1, 2, 1",), (True,), ("1, 2 and 2, 1",)),
         ContainmentFamily("b", "?", (), (), ("so 1, 2, 1",)),
     ]
-    rates = containment(families, Match.TOKEN).subsets["all"]
+    rates = measure_containment(families, Match.TOKEN).subsets["all"]
     assert (rates.own.hits, rates.own.pairs, rates.control.hits, rates.control.pairs) == (
         0,
         1,
@@ -206,7 +206,7 @@ def test_paper_matcher_is_the_authors_present(answer: str, text: str, found: boo
 def test_a_family_with_a_solved_flag_missing_is_refused_not_truncated(match: Match) -> None:
     family = ContainmentFamily("f", "?", ("1", "2"), (True,), ("x = 2",))
     with pytest.raises(ValueError):
-        containment([family], match)
+        measure_containment([family], match)
 
 
 def test_the_two_matchers_differ_where_a_substring_is_not_a_token() -> None:
@@ -233,14 +233,14 @@ def test_paper_matcher_counts_long_answers_as_misses_not_skips() -> None:
         ContainmentFamily("f1", "?", ("2", long), (True, False), ("x = 12", long)),
         ContainmentFamily("f2", "?", ("5",), (True,), ("25",)),
     ]
-    result = containment(families)
+    result = measure_containment(families)
     assert result.match is Match.PAPER and result.skipped == 0
     assert result.subsets["all"].milestones == 3
     everything = result.subsets["all"]
     # "2" is in "x = 12" (own) and "25" (control); the long one nowhere; "5" in "25" (own)
     assert (everything.own.hits, everything.own.pairs) == (2, 2 + 2 + 1)
     assert (everything.control.hits, everything.control.pairs) == (1, 1 + 1 + 2)
-    token = containment(families, Match.TOKEN).subsets["all"]
+    token = measure_containment(families, Match.TOKEN).subsets["all"]
     assert (token.own.hits, token.control.hits) == (1, 0)  # the long one is a token run
 
 
@@ -276,7 +276,7 @@ def _released_statement_counts(match: Match) -> tuple[tuple[int, int], tuple[int
             )
             for r in chosen
         ]
-        result = containment(families, match).subsets
+        result = measure_containment(families, match).subsets
         total = result["all"].milestones
         counts.append((total - result["statement-novel"].milestones, total))
     return counts[0], counts[1]

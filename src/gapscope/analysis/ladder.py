@@ -23,14 +23,14 @@ from gapscope.analysis.logs import (
     sample_score,
 )
 from gapscope.analysis.profile import GapRow
-from gapscope.ladder.agreement import Agreement, agreement
+from gapscope.ladder.agreement import Agreement, run_agreement
 from gapscope.ladder.anchors import AnchorAgreement, AnchorRule, anchor_agreement
 from gapscope.ladder.containment import (
     Containment,
     ContainmentFamily,
     Match,
     Rate,
-    containment,
+    measure_containment,
 )
 from gapscope.ladder.contract import COMPILE_TASK, TASK, CompileStore, ProbeMetadata, RunMetadata
 from gapscope.ladder.probes import CONTROLS, LADDER, Condition, family_of
@@ -535,7 +535,9 @@ def build_report(
         anchors=anchor_agreement(families, tau, anchor_rule),
         specificity={r.name: specificity_tests(r, tau) for r in runs},
         containment={
-            r.name: containment(fams, match) for r in runs if (fams := r.containment_families())
+            r.name: measure_containment(fams, match)
+            for r in runs
+            if (fams := r.containment_families())
         },
         statuses={r.name: r.status for r in runs},
         not_run={r.name: r.not_run for r in runs},
@@ -615,7 +617,7 @@ class AgreementReport:
 
 def agreement_report(a: ModelRun, b: ModelRun, tau: int = 1) -> AgreementReport:
     """``gapscope ladder agree``: one model on two family sets of the same problems."""
-    return AgreementReport(a.name, b.name, agreement(a.families(), b.families(), tau))
+    return AgreementReport(a.name, b.name, run_agreement(a.families(), b.families(), tau))
 
 
 @dataclass(frozen=True)

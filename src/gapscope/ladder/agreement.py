@@ -124,7 +124,7 @@ def _milestones(fams: Sequence[FamilyCounts], stage0_tau: int) -> MilestoneReado
     )
 
 
-def agreement(
+def run_agreement(
     a: Sequence[FamilyCounts], b: Sequence[FamilyCounts], tau: int = 1, stage0_tau: int = 1
 ) -> Agreement:
     """Agreement of run ``a`` and run ``b`` on the families (pids) both have."""

@@ -267,7 +267,9 @@ def _keys(needle: tuple[str, ...]) -> list[str | tuple[str, str]]:
     return list(itertools.pairwise(needle))
 
 
-def containment(families: Sequence[ContainmentFamily], match: Match = Match.PAPER) -> Containment:
+def measure_containment(
+    families: Sequence[ContainmentFamily], match: Match = Match.PAPER
+) -> Containment:
     """Own-problem vs cross-problem containment of every tested milestone's gold answer.
 
     Own: the answer against each of its family's attempts. Control: the same answer against
