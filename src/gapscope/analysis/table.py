@@ -334,7 +334,7 @@ def _known() -> str:
     return names + (f" ({'; '.join(problems)})" if problems else "")
 
 
-def spec(name: str) -> DiagnosticSpec:
+def spec_named(name: str) -> DiagnosticSpec:
     """The diagnostic called ``name``; raises SpecError naming the known ones."""
     for found in specs():
         if found.name == name:

@@ -78,7 +78,7 @@ def build_study(
 def _parse_diagnostics(names: str | None) -> list[DiagnosticSpec]:
     """The chosen diagnostics (default: every one known, built-in or installed)."""
     from gapscope.analysis.spec import SpecError
-    from gapscope.analysis.table import spec, specs
+    from gapscope.analysis.table import spec_named, specs
 
     if names is None:
         return list(specs())
@@ -86,7 +86,7 @@ def _parse_diagnostics(names: str | None) -> list[DiagnosticSpec]:
     try:
         if not chosen:
             raise SpecError(f"empty list; choose from {', '.join(s.name for s in specs())}")
-        return [spec(name) for name in chosen]
+        return [spec_named(name) for name in chosen]
     except SpecError as exc:
         raise typer.BadParameter(str(exc), param_hint="--diagnostics") from None
 
