@@ -38,6 +38,16 @@ one byte a second; ``oversized``: a reply that declares (and streams) 200 MB;
 ``streamed-oversized``: a ``text/event-stream`` reply of 200 MB of chunks with no declared
 length (as a server streaming without end); ``slow``: answers after ``delay`` seconds."""
 OVERSIZED_BYTES = 200 * 1024 * 1024
+_DELTA = json.dumps(
+    {
+        "id": "stub-stream",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "stub",
+        "choices": [{"index": 0, "delta": {"content": "word " * 12000}, "finish_reason": None}],
+    }
+).encode()
+"""One chunk (60 kB) of a streamed reply that does not end (``streamed-oversized``)."""
 
 
 @dataclass
@@ -152,7 +162,7 @@ def _handler(stub: StubServer) -> type[BaseHTTPRequestHandler]:
                     self.wfile.flush()
                     time.sleep(1.0)
             elif mode in ("oversized", "streamed-oversized"):
-                line = b"data: " + data + b"\n\n" if mode == "streamed-oversized" else b" "
+                line = b"data: " + _DELTA + b"\n\n" if mode == "streamed-oversized" else b" "
                 chunk = line * (1024 * 1024 // len(line))
                 for _ in range(OVERSIZED_BYTES // len(chunk)):
                     self.wfile.write(chunk)
