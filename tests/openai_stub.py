@@ -22,12 +22,32 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-MODES = ("ok", "tool-call", "error-under-200", "empty-choices", "trickle", "oversized", "slow")
+MODES = (
+    "ok",
+    "tool-call",
+    "error-under-200",
+    "empty-choices",
+    "trickle",
+    "oversized",
+    "streamed-oversized",
+    "slow",
+)
 """``ok``: answers; ``tool-call``: every reply is a tool call; ``error-under-200``: an error body
 with status 200; ``empty-choices``: a completion with ``choices: []``; ``trickle``: a reply sent
-one byte a second; ``oversized``: a reply that declares (and streams) 200 MB; ``slow``: answers
-after ``delay`` seconds."""
+one byte a second; ``oversized``: a reply that declares (and streams) 200 MB;
+``streamed-oversized``: a ``text/event-stream`` reply of 200 MB of chunks with no declared
+length (as a server streaming without end); ``slow``: answers after ``delay`` seconds."""
 OVERSIZED_BYTES = 200 * 1024 * 1024
+_DELTA = json.dumps(
+    {
+        "id": "stub-stream",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "stub",
+        "choices": [{"index": 0, "delta": {"content": "word " * 12000}, "finish_reason": None}],
+    }
+).encode()
+"""One chunk (60 kB) of a streamed reply that does not end (``streamed-oversized``)."""
 
 
 @dataclass
@@ -79,7 +99,7 @@ class StubServer:
         text = "Answer: same" if "Game " in last or "Sync round" in last else "\\boxed{1}"
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if mode == "tool-call":
-            call: dict[str, Any] = {"id": f"call-{self.requests}", "type": "function"}
+            call: dict[str, Any] = {"index": 0, "id": f"call-{self.requests}", "type": "function"}
             call["function"] = {"name": "python", "arguments": '{"code": "print(1)"}'}
             message = {"role": "assistant", "content": None, "tool_calls": [call]}
         if mode == "slow":
@@ -102,14 +122,38 @@ def _handler(stub: StubServer) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length", "0"))
             body = json.loads(self.rfile.read(length) or b"{}")
             status, payload, mode = stub.reply(body, self.headers.get("Authorization", ""))
+            if body.get("stream") and status == 200 and mode in ("ok", "tool-call", "slow"):
+                return self._stream(payload)
             data = json.dumps(payload).encode()
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            size = OVERSIZED_BYTES if mode == "oversized" else len(data)
-            self.send_header("Content-Length", str(size))
+            if mode == "streamed-oversized":
+                self.send_header("Content-Type", "text/event-stream")  # ends when it closes
+            else:
+                self.send_header("Content-Type", "application/json")
+                size = OVERSIZED_BYTES if mode == "oversized" else len(data)
+                self.send_header("Content-Length", str(size))
             self.end_headers()
             with contextlib.suppress(OSError):  # the client gave up (as it should)
                 self._send(data, mode)
+
+        def _stream(self, completion: dict[str, Any]) -> None:
+            """A requested stream (the preflight's timed request): the reply as one chunk,
+            then its usage, as OpenAI's ``stream_options.include_usage`` sends them."""
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            (choice,) = completion["choices"]
+            head = {k: completion[k] for k in ("id", "created", "model")}
+            chunks = [
+                head | {"object": "chat.completion.chunk", "choices": [choice | {"delta": m}]}
+                for m in [choice.pop("message")]
+            ]
+            usage = head | {"object": "chat.completion.chunk", "choices": []}
+            chunks.append(usage | {"usage": completion["usage"]})
+            with contextlib.suppress(OSError):
+                for chunk in chunks:
+                    self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                self.wfile.write(b"data: [DONE]\n\n")
 
         def _send(self, data: bytes, mode: str) -> None:
             if mode == "trickle":
@@ -117,8 +161,9 @@ def _handler(stub: StubServer) -> type[BaseHTTPRequestHandler]:
                     self.wfile.write(data[i : i + 1])
                     self.wfile.flush()
                     time.sleep(1.0)
-            elif mode == "oversized":
-                chunk = b" " * (1024 * 1024)
+            elif mode in ("oversized", "streamed-oversized"):
+                line = b"data: " + _DELTA + b"\n\n" if mode == "streamed-oversized" else b" "
+                chunk = line * (1024 * 1024 // len(line))
                 for _ in range(OVERSIZED_BYTES // len(chunk)):
                     self.wfile.write(chunk)
             else:

@@ -46,11 +46,17 @@ def _error_lines(result: Any) -> list[str]:
         ("error-under-200", "the server answered HTTP 200 with an error: stub overloaded"),
         ("empty-choices", "the server answered HTTP 200 without choices"),
         ("oversized", "declares 209,715,200 bytes, over gapscope's cap"),
+        ("streamed-oversized", "(streamed) passed 1,048,576 bytes, over gapscope's cap"),
     ],
 )
 def test_a_malformed_reply_is_one_line_before_any_sample(
     mode: str, words: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from gapscope.models import endpoint
+
+    # a lower cap: the openai client re-joins a streamed reply's text on every chunk, so
+    # 32 MiB of stream takes it minutes on a loaded machine (the cap itself takes seconds)
+    monkeypatch.setattr(endpoint, "MAX_REPLY_BYTES", 1024 * 1024)
     with serve(StubServer(mode=mode)) as stub:
         model = _model(monkeypatch, stub.url, f"malformed-{mode}")
         result = _run(model, tmp_path, *LADDER)
@@ -190,3 +196,28 @@ def test_a_rerun_of_an_interrupted_episode_replays_the_calls_it_finished(
         again = _run(model, tmp_path, *args)
     assert again.exit_code == 0, again.output
     assert stub.answered - before == 2 + calls - 3  # the preflight, then the missing calls
+
+
+def test_the_plan_counts_each_requests_fixed_cost_and_prompt_reading() -> None:
+    """The preflight's two timings (a short streamed prompt, a long one) give a request's
+    fixed cost, its reading per prompt token and its decoding per output token; an S2B-LM
+    episode's calls each re-read the transcript, so its plan counts far more prompt tokens
+    than calls, and the estimate charges them (it was 3.5x short without them)."""
+    from gapscope.app.preflight import TYPICAL_REPLY_TOKENS, estimated_seconds, measured_rate
+    from gapscope.app.study import plan_of
+    from gapscope.models.endpoint import Probe
+    from gapscope.s2b.task import s2b_lm
+
+    model = "openai-api/local/m"
+    probe = Probe(model, 10.0, 32, 3.8, 20, 13.0, 920)  # 32 tokens in 10 s, the first at 3.8
+    rate = measured_rate(probe)
+    assert rate.tokens_per_s == pytest.approx(31 / 6.2)
+    assert rate.prompt_token_s == pytest.approx(9.2 / 900)
+    assert rate.call_s == pytest.approx(3.8 - 20 * 9.2 / 900)
+    row = plan_of(s2b_lm(preset="demo", seeds=1, max_tokens=160), model, "s2b", "s2b")
+    assert row.prompt_tokens > 500 * row.generations
+    (estimate,) = estimated_seconds([row], {model: rate}).values()
+    fixed = row.generations * rate.call_s + row.prompt_tokens * rate.prompt_token_s
+    typical = row.generations * TYPICAL_REPLY_TOKENS / rate.tokens_per_s
+    assert estimate.about == pytest.approx(fixed + typical, abs=0.1)
+    assert estimate.up_to == pytest.approx(fixed + row.token_budget / rate.tokens_per_s, abs=0.1)

@@ -40,13 +40,30 @@ ASSUMED_CPU_TOKENS_PER_S = 50.0
 
 @dataclass(frozen=True)
 class Rate:
-    """How fast a model is believed to decode, and where the number comes from."""
+    """What a model's requests are believed to cost, and where the numbers come from: a
+    request takes ``call_s`` plus ``prompt_token_s`` per prompt token plus one output token
+    per ``1 / tokens_per_s`` (decoding)."""
 
     tokens_per_s: float
     source: str
+    call_s: float = 0.0
+    prompt_token_s: float = 0.0
+
+    def seconds(self, calls: int, prompt_tokens: int, output_tokens: int) -> float:
+        """What ``calls`` requests reading ``prompt_tokens`` and writing ``output_tokens`` in
+        all take, one after another (as one local server answers them)."""
+        decode = output_tokens / self.tokens_per_s if self.tokens_per_s > 0 else 0.0
+        return calls * self.call_s + prompt_tokens * self.prompt_token_s + decode
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tokens_per_s": round(self.tokens_per_s, 2), "source": self.source}
+        return {
+            "tokens_per_s": round(self.tokens_per_s, 2),
+            "call_s": round(self.call_s, 2),
+            "prompt_tokens_per_s": round(1 / self.prompt_token_s, 1)
+            if self.prompt_token_s > 0
+            else None,
+            "source": self.source,
+        }
 
 
 def check_endpoints(
@@ -70,14 +87,17 @@ def check_endpoints(
     failures = [str(r) for r in results if isinstance(r, BaseException)]
     if failures:
         raise EndpointError("; ".join(failures))
-    return {
-        p.model: Rate(
-            p.tokens_per_s,
-            f"measured: {p.output_tokens} tokens in {p.seconds:.1f} s by the preflight request",
-        )
-        for p in results
-        if isinstance(p, Probe)
-    }
+    return {p.model: measured_rate(p) for p in results if isinstance(p, Probe)}
+
+
+def measured_rate(p: Probe) -> Rate:
+    """The cost model of the preflight's two timed requests."""
+    reading = f"{1 / p.prompt_token_s:.0f} prompt tokens/s" if p.prompt_token_s else "no"
+    source = (
+        f"measured: {p.output_tokens} tokens in {p.seconds:.1f} s, {p.call_s:.1f} s per"
+        f" request, {reading} reading {p.long_prompt_tokens} in {p.long_s:.1f} s"
+    )
+    return Rate(p.tokens_per_s, source, p.call_s, p.prompt_token_s)
 
 
 DEFAULT_CONNECTIONS = 10
@@ -110,25 +130,49 @@ def assumed_rate(model: str, has_gpu: bool) -> Rate | None:
     return None
 
 
-def estimated_seconds(rows: Iterable[PlanRow], rates: Mapping[str, Rate]) -> dict[str, float]:
-    """Per model with a rate, the seconds its token budget takes at that rate.
+TYPICAL_REPLY_TOKENS = 64
+"""The reply length the plan's "about" assumes where a task's cap is higher: replies end
+well before most caps (SmolLM2's S2B-LM listener replies averaged 23 of 160 tokens on
+``transformers serve``); "up to" assumes every reply runs to its cap."""
 
-    Every generation is assumed to run to its token cap, one after another (as a single
-    local server decodes them), at the speed of the preflight's short prompt. It leaves out
-    the time a server spends reading long prompts: an S2B-LM episode (a growing transcript)
-    took 3.5x its estimate on ``transformers serve`` on a loaded CPU here.
+
+@dataclass(frozen=True)
+class Estimate:
+    """A model's estimated wall time: ``about`` with replies of up to
+    :data:`TYPICAL_REPLY_TOKENS` tokens, ``up_to`` with every reply at its cap."""
+
+    about: float
+    up_to: float
+
+
+def estimated_seconds(rows: Iterable[PlanRow], rates: Mapping[str, Rate]) -> dict[str, Estimate]:
+    """Per model with a rate, the seconds its plan rows take at that rate: per row its
+    generations' fixed cost, the reading of their prompts (``PlanRow.prompt_tokens``) and
+    their replies, one request after another (as one local server answers them).
+
+    Without the reading of prompts, an S2B-LM episode (each call re-reads the growing
+    transcript) took 3.5x its estimate on ``transformers serve`` on a loaded CPU here; with
+    every reply at its cap, a quick profile's S2B-LM listener (replies of ~23 of 160 tokens)
+    was estimated at over 3x its time.
     """
-    out: dict[str, float] = {}
+    about: dict[str, float] = {}
+    up_to: dict[str, float] = {}
     for row in rows:
         rate = rates.get(row.model)
-        if row.generations and rate is not None and rate.tokens_per_s > 0:
-            out[row.model] = out.get(row.model, 0.0) + row.token_budget / rate.tokens_per_s
-    return {model: round(seconds, 1) for model, seconds in out.items()}
+        if not row.generations or rate is None or rate.tokens_per_s <= 0:
+            continue
+        typical = row.generations * min(row.max_tokens, TYPICAL_REPLY_TOKENS)
+        fixed = rate.seconds(row.generations, row.prompt_tokens, 0)
+        about[row.model] = about.get(row.model, 0.0) + fixed + rate.seconds(0, 0, typical)
+        capped = rate.seconds(0, 0, row.token_budget)
+        up_to[row.model] = up_to.get(row.model, 0.0) + fixed + capped
+    return {m: Estimate(round(about[m], 1), round(up_to[m], 1)) for m in about}
 
 
 def estimate_lines(rows: Iterable[PlanRow], rates: Mapping[str, Rate]) -> list[str]:
     """One line per model that generates: its estimated wall time, or why there is none;
-    then a warning for each model past :data:`WALL_WARNING_S`."""
+    then a warning for each model whose time with every reply at its cap passes
+    :data:`WALL_WARNING_S`."""
     rows = list(rows)
     seconds = estimated_seconds(rows, rates)
     lines, warnings = [], []
@@ -136,14 +180,15 @@ def estimate_lines(rows: Iterable[PlanRow], rates: Mapping[str, Rate]) -> list[s
         if model not in seconds:
             lines.append(f"time: {model}: no estimate (a model in this process is not probed)")
             continue
-        rate = rates[model]
+        rate, estimate = rates[model], seconds[model]
         lines.append(
-            f"time: {model}: up to about {_duration(seconds[model])} at"
+            f"time: {model}: about {_duration(estimate.about)}, up to"
+            f" {_duration(estimate.up_to)} with every reply at its cap, at"
             f" {rate.tokens_per_s:.1f} tokens/s ({rate.source})"
         )
-        if seconds[model] > WALL_WARNING_S:
+        if estimate.up_to > WALL_WARNING_S:
             warnings.append(
-                f"warning: {model} may take up to {_duration(seconds[model])}. For a first look"
+                f"warning: {model} may take up to {_duration(estimate.up_to)}. For a first look"
                 " lower the budget (`gapscope profile --budget quick`; for a run --max-tokens,"
                 " -k/-n, --limit)."
             )
@@ -151,12 +196,19 @@ def estimate_lines(rows: Iterable[PlanRow], rates: Mapping[str, Rate]) -> list[s
 
 
 def plan_time(rows: Iterable[PlanRow], rates: Mapping[str, Rate]) -> dict[str, Any]:
-    """The plan's ``time`` entry: per model its rate and estimated seconds, and the lines the
-    plan prints (``analysis.terminal.print_plan``)."""
+    """The plan's ``time`` entry: per model its rate and estimated seconds (``seconds``:
+    about; ``up_to_seconds``: every reply at its cap), and the lines the plan prints
+    (``analysis.terminal.print_plan``)."""
     rows = list(rows)
     seconds = estimated_seconds(rows, rates)
+
+    def entry(model: str, rate: Rate) -> dict[str, Any]:
+        estimate = seconds.get(model)
+        about, up_to = (estimate.about, estimate.up_to) if estimate else (None, None)
+        return rate.to_dict() | {"seconds": about, "up_to_seconds": up_to}
+
     return {
-        "models": {m: rate.to_dict() | {"seconds": seconds.get(m)} for m, rate in rates.items()},
+        "models": {m: entry(m, rate) for m, rate in rates.items()},
         "lines": estimate_lines(rows, rates),
     }
 

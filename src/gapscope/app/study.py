@@ -23,7 +23,7 @@ from gapscope.app.endings import Ending, study_ending
 
 if TYPE_CHECKING:
     from inspect_ai import Task
-    from inspect_ai.model import Model
+    from inspect_ai.model import ChatMessage, Model
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,9 @@ class PlanRow:
     generations: int
     max_tokens: int
     lean_checks: int
+    prompt_tokens: int = 0
+    """About how many prompt tokens all its generations read (characters / 4): the server's
+    reading time in the plan's estimate (``preflight.estimated_seconds``)."""
 
     @property
     def token_budget(self) -> int:
@@ -100,11 +103,13 @@ def plan_of(task: Task, model: str, diagnostic: str, label: str) -> PlanRow:
     if per_sample is not None:
         generations = int(sum(per_sample.values()))
         max_tokens = int(metadata["max_tokens"])
+        prompt_chars = sum(metadata.get("prompt_chars", {}).values())
     else:
         generations = samples * epochs
         max_tokens = int(task.config.max_tokens or 0)
+        prompt_chars = epochs * sum(_chars(sample.input) for sample in task.dataset)
     if model == "none":
-        generations = 0
+        generations = prompt_chars = 0
     return PlanRow(
         model=model,
         diagnostic=diagnostic,
@@ -113,7 +118,19 @@ def plan_of(task: Task, model: str, diagnostic: str, label: str) -> PlanRow:
         generations=generations,
         max_tokens=max_tokens,
         lean_checks=samples * epochs if lean_backed(diagnostic) else 0,
+        prompt_tokens=prompt_chars // CHARS_PER_TOKEN,
     )
+
+
+CHARS_PER_TOKEN = 4
+"""English text per token, roughly, in the tokenizers of the models gapscope meets."""
+
+
+def _chars(prompt: str | list[ChatMessage]) -> int:
+    """The characters of a sample's input (its text, or its messages' text)."""
+    if isinstance(prompt, str):
+        return len(prompt)
+    return sum(len(message.text) for message in prompt)
 
 
 class StudyProgress:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from gapscope.models.replies import GUARD, excerpt, server_words
 
 if TYPE_CHECKING:
-    from inspect_ai.model import Model
+    from inspect_ai.model import GenerateConfig, Model, ModelOutput
 
 MAX_REPLY_BYTES = 32 * 1024 * 1024
 """The largest reply body accepted (a 16,384-token completion is well under 1 MB)."""
@@ -35,7 +35,11 @@ LOCAL_PROVIDERS = ("gapscope", "scripted", "mockllm", "hf", "llama-cpp-python", 
 
 PROBE_PROMPT = "Count from 1 to 40, separated by spaces."
 PROBE_TOKENS = 32
-"""The preflight's generations: long enough to time decoding, short enough to cost nothing."""
+"""The preflight's timed generation: long enough to time decoding, short enough to cost
+nothing. It is streamed, so that its first token times the request's fixed cost."""
+LONG_PROBE_PROMPT = "Reply with one word. " + "The grey cat sat on the warm mat. " * 100
+"""The preflight's second request (one output token): about 900 prompt tokens, so that the
+difference from the first times the server's reading of a prompt."""
 
 
 def provider_of(model: str) -> str:
@@ -79,10 +83,10 @@ def describe_error(model: str, exc: BaseException) -> str:
     import openai
 
     for cause in _chain(exc):
+        if isinstance(cause, openai.APIError) and _refused_here(cause.body):
+            return f"{model}: {server_words(cause.body)}"  # by the guard, not the server
         if isinstance(cause, openai.APIStatusError):
             words = server_words(cause.body) if cause.body is not None else cause.message
-            if isinstance(cause.body, dict) and cause.body.get("type") == GUARD:
-                return f"{model}: {words}"  # the reply was refused here, not by the server
             hint = HINTS.get(cause.status_code) or (
                 "the served-model name or a parameter" if cause.status_code == 400 else ""
             )
@@ -101,6 +105,13 @@ def describe_error(model: str, exc: BaseException) -> str:
     return f"{model}: {type(exc).__name__}: {excerpt(str(exc))}"
 
 
+def _refused_here(body: object) -> bool:
+    """Whether an error body is the guarded transport's (``http_guard``) refusal."""
+    return isinstance(body, dict) and (
+        body.get("type") == GUARD or _refused_here(body.get("error"))
+    )
+
+
 def _chain(exc: BaseException) -> list[BaseException]:
     """``exc`` and what caused it, through tenacity's RetryError (Inspect's retry loop raises
     one when an attempt timed out past the last retry)."""
@@ -116,15 +127,42 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 @dataclass(frozen=True)
 class Probe:
-    """One short generation's timing: the plan's estimate of the endpoint's speed."""
+    """The preflight's two timings: the plan's model of what one request to the endpoint costs,
+    ``call_s + prompt_tokens x prompt_token_s + output_tokens x output_token_s``.
+
+    ``first_s`` is when the short request's first token came (its fixed cost and a short
+    prompt; all of ``seconds`` when the server does not stream), ``long_s`` the whole long
+    request (a long prompt, one token)."""
 
     model: str
     seconds: float
     output_tokens: int
+    first_s: float
+    prompt_tokens: int
+    long_s: float
+    long_prompt_tokens: int
+
+    @property
+    def output_token_s(self) -> float:
+        """Seconds per output token: the short request after its first token."""
+        if self.output_tokens > 1 and self.first_s < self.seconds:
+            return (self.seconds - self.first_s) / (self.output_tokens - 1)
+        return self.seconds / max(1, self.output_tokens)
+
+    @property
+    def prompt_token_s(self) -> float:
+        """Seconds per prompt token: how much longer the long prompt took to answer."""
+        extra = self.long_prompt_tokens - self.prompt_tokens
+        return max(0.0, self.long_s - self.first_s) / extra if extra > 0 else 0.0
+
+    @property
+    def call_s(self) -> float:
+        """The fixed cost of a request: the first token, less its prompt's reading."""
+        return max(0.0, self.first_s - self.prompt_tokens * self.prompt_token_s)
 
     @property
     def tokens_per_s(self) -> float:
-        return self.output_tokens / self.seconds if self.seconds > 0 else 0.0
+        return 1 / self.output_token_s if self.output_token_s > 0 else 0.0
 
 
 class EndpointError(Exception):
@@ -132,11 +170,13 @@ class EndpointError(Exception):
 
 
 async def probe(model: Model, name: str, timeout: int) -> Probe:
-    """Send the preflight generation to ``model`` twice (no retry, ``timeout`` seconds each).
+    """Time two requests to ``model`` (no retry, ``timeout`` seconds each): a short prompt
+    answered in :data:`PROBE_TOKENS` tokens, streamed, and :data:`LONG_PROBE_PROMPT` answered
+    in one. Raises EndpointError naming ``name`` and quoting the server when either fails.
 
-    The first request may wait for the server to load its model (``transformers serve``
-    loads on first use: 30 s on a CPU here), so the second one is timed. Raises EndpointError
-    naming ``name`` and quoting the server when either fails.
+    A server that loads its model on the first request (``transformers serve`` without a
+    model on its command line: 30 s on a CPU here) makes the first one slow, and the plan's
+    fixed cost per request high.
     """
     from inspect_ai.model import GenerateConfig
 
@@ -147,16 +187,46 @@ async def probe(model: Model, name: str, timeout: int) -> Probe:
         timeout=timeout,
         attempt_timeout=timeout,
     )
-    for _ in range(2):
-        start = time.monotonic()
-        try:
-            output = await model.generate(PROBE_PROMPT, config=config)
-        except Exception as exc:
-            raise EndpointError(describe_error(name, exc)) from None
-        if output.error:
-            raise EndpointError(f"{name}: {output.error}")
+    start = time.monotonic()
+    first: list[float] = []
+
+    async def on_stream(event: Any) -> None:
+        if not first and getattr(event, "type", "") == "text":
+            first.append(time.monotonic() - start)
+
+    short = await _generate(model, name, PROBE_PROMPT, config, on_stream)
     seconds = time.monotonic() - start
-    tokens = output.usage.output_tokens if output.usage else 0
-    if not tokens:  # a server that reports no usage: count words, about one token each
-        tokens = max(1, len(output.completion.split()))
-    return Probe(name, seconds, tokens)
+    start = time.monotonic()
+    one_token = config.model_copy(update={"max_tokens": 1})
+    long = await _generate(model, name, LONG_PROBE_PROMPT, one_token)
+    long_s = time.monotonic() - start
+    output_tokens = short.usage.output_tokens if short.usage else 0
+    if not output_tokens:  # a server that reports no usage: count words, about one token each
+        output_tokens = max(1, len(short.completion.split()))
+    return Probe(
+        name,
+        seconds,
+        output_tokens,
+        first[0] if first else seconds,
+        _prompt_tokens(short, PROBE_PROMPT),
+        long_s,
+        _prompt_tokens(long, LONG_PROBE_PROMPT),
+    )
+
+
+async def _generate(
+    model: Model, name: str, prompt: str, config: GenerateConfig, on_stream: Any = None
+) -> ModelOutput:
+    try:
+        output = await model.generate(prompt, config=config, on_stream=on_stream)
+    except Exception as exc:
+        raise EndpointError(describe_error(name, exc)) from None
+    if output.error:
+        raise EndpointError(f"{name}: {output.error}")
+    return output
+
+
+def _prompt_tokens(output: ModelOutput, prompt: str) -> int:
+    """The prompt tokens the server counted, or about a quarter of the characters."""
+    counted = output.usage.input_tokens if output.usage else 0
+    return counted or len(prompt) // 4

@@ -7,8 +7,10 @@ see ``gapscope.models.endpoint`` for why it exists.
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator, Callable
 
 import httpx2
+import openai
 
 from gapscope.models.replies import GUARD, excerpt, server_words
 
@@ -18,7 +20,9 @@ class GuardedTransport(httpx2.AsyncBaseTransport):
 
     A refusal is an HTTP 502 whose ``error.message`` quotes the server (an error body under
     200) or says what was wrong (the size); the client then raises its ordinary status error.
-    Streamed replies (``text/event-stream``) pass through untouched.
+    A streamed reply (``text/event-stream``) is passed on as it comes, counted: past the cap
+    its reading fails with :class:`ReplyTooLarge` (its headers are already delivered, so it
+    cannot become a 502).
     """
 
     def __init__(self, inner: httpx2.AsyncBaseTransport, max_bytes: int) -> None:
@@ -28,7 +32,13 @@ class GuardedTransport(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await self.inner.handle_async_request(request)
         if "text/event-stream" in response.headers.get("content-type", ""):
-            return response
+            return httpx2.Response(
+                response.status_code,
+                headers=response.headers,
+                stream=_CappedStream(response, request, self.max_bytes, self._too_large),
+                extensions=response.extensions,
+                request=request,
+            )
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_bytes:
             await response.aclose()
@@ -61,6 +71,45 @@ class GuardedTransport(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+class ReplyTooLarge(openai.APIError):
+    """A streamed reply passed the cap while it was read.
+
+    An ``openai`` error, so that the client raises it as it is (not as a connection error it
+    would retry) and Inspect, finding no transient code in it, does not retry it either; its
+    body has the guard's type, which ``endpoint.describe_error`` quotes as it is.
+    """
+
+    def __init__(self, message: str, request: httpx2.Request) -> None:
+        super().__init__(message, request, body={"message": message, "type": GUARD})
+
+
+class _CappedStream(httpx2.AsyncByteStream):
+    """A streamed reply's bytes as they come, until they pass the cap."""
+
+    def __init__(
+        self,
+        response: httpx2.Response,
+        request: httpx2.Request,
+        max_bytes: int,
+        too_large: Callable[[str], str],
+    ) -> None:
+        self.response, self.request = response, request
+        self.max_bytes, self.too_large = max_bytes, too_large
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        seen = 0
+        async for chunk in self.response.stream:  # type: ignore[union-attr]
+            seen += len(chunk)
+            if seen > self.max_bytes:
+                await self.response.aclose()
+                what = f"(streamed) passed {self.max_bytes:,} bytes"
+                raise ReplyTooLarge(self.too_large(what), self.request)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self.response.aclose()
 
 
 def _no_choices(content: bytes, encoding: str | None) -> str | None:

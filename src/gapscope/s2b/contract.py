@@ -29,6 +29,9 @@ class RunMetadata(TypedDict):
     max_tokens: int
     model_calls: dict[str, int]
     """Per episode (seed), the games the task's model answers: a plan counts them before a run."""
+    prompt_chars: dict[str, int]
+    """Per episode (seed), about how many characters the model's calls read in all (each the
+    transcript so far): a plan's estimate of the server's prompt reading."""
 
 
 class SpeakerRunMetadata(RunMetadata):

@@ -145,6 +145,10 @@ def s2b_lm(
             str(seed): model_calls(build_episode(config, seed), tested)
             for seed in range(first_seed, first_seed + seeds)
         },
+        prompt_chars={
+            str(seed): prompt_chars(build_episode(config, seed), tested, role)
+            for seed in range(first_seed, first_seed + seeds)
+        },
     )
     if role == "listener":
         return Task(
@@ -210,6 +214,27 @@ def model_calls(episode: Episode, tested: str) -> int:
     if tested != "lm":
         return 0
     return sum(1 for game in episode.games if game.index not in episode.exemplar_indices)
+
+
+def prompt_chars(episode: Episode, tested: str, role: str) -> int:
+    """About how many characters the task's model reads over the episode: each of its calls
+    reads the whole transcript so far, so this grows with the square of the games (a plan
+    turns it into prefill time). The replies the model has not written yet are stood in for
+    by the reference's (the verbalizer's traces, the posdis messages), and the speaker's
+    sync rounds are left out, so it is a rough size, not a count."""
+    if tested != "lm":
+        return 0
+    listener = role == "listener"
+    read = len(system_prompt() if listener else speaker_system_prompt())
+    tracker, total = Tracker(episode), 0
+    for game in episode.games:
+        turn = user_turn(episode, game) if listener else speaker_user_turn(episode, game, None)
+        read += len(turn)
+        if game.index not in episode.exemplar_indices:
+            total += read
+        read += len(tracker.decide(game).trace if listener else message_line(game.message))
+        tracker.sync(game)
+    return total
 
 
 @solver
