@@ -29,6 +29,7 @@ from gapscope.ladder.probes import Condition, build_probes
 from gapscope.ladder.strip_string import MalformedAnswer, strip_string
 from gapscope.ladder.task import oracle_ladder
 from gapscope.models.scripted import script
+from tests.environment import SharedData
 
 
 @pytest.mark.parametrize(
@@ -234,18 +235,17 @@ def test_paper_matcher_counts_long_answers_as_misses_not_skips() -> None:
     assert (token.own.hits, token.control.hits) == (1, 0)  # the long one is a token run
 
 
-RELEASE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "oracleladder"
-
-
-def _released_statement_counts(match: Match) -> tuple[tuple[int, int], tuple[int, int]]:
+def _released_statement_counts(
+    release: Path, match: Match
+) -> tuple[tuple[int, int], tuple[int, int]]:
     """Milestone answers found in their own parent prompt: on the 50-family audit subset and on
     all 354 families, through ``containment()``'s statement-novel subset."""
     rows = [
         json.loads(line)
-        for line in (RELEASE / "data" / "diagnostic_354_families.jsonl").read_text().splitlines()
+        for line in (release / "data" / "diagnostic_354_families.jsonl").read_text().splitlines()
     ]
     subset = set(
-        json.loads((RELEASE / "data" / "format_audit" / "subset_pids.json").read_text())["pids"]
+        json.loads((release / "data" / "format_audit" / "subset_pids.json").read_text())["pids"]
     )
     counts = []
     for chosen in ([r for r in rows if r["pid"] in subset], rows):
@@ -265,17 +265,14 @@ def _released_statement_counts(match: Match) -> tuple[tuple[int, int], tuple[int
     return counts[0], counts[1]
 
 
-@pytest.mark.skipif(
-    not (RELEASE / "trace_recompute.json").is_file(),
-    reason=f"OracleLadder release not at {RELEASE}",
-)
-def test_paper_matcher_reproduces_the_released_statement_share() -> None:
+def test_paper_matcher_reproduces_the_released_statement_share(shared_data: SharedData) -> None:
     """trace_recompute.json's ``stmt_share`` is 6/110 for every model (the 50 audited families),
     and its ``novel`` pairs 832 = 104 statement-novel milestones x 8; the token match finds 3."""
-    released = json.loads((RELEASE / "trace_recompute.json").read_text())
+    release = shared_data("oracleladder")
+    released = json.loads(shared_data("oracleladder/trace_recompute.json").read_text())
     assert {tuple(m["stmt_share"]) for m in released.values()} == {(6, 110)}
     assert {m["novel"][1] for m in released.values()} == {(110 - 6) * 8}
-    subset, every = _released_statement_counts(Match.PAPER)
+    subset, every = _released_statement_counts(release, Match.PAPER)
     assert subset == (6, 110)
     assert every == (41, 792)  # by the released definition (docs/ladder.md: the issue's 31)
-    assert _released_statement_counts(Match.TOKEN) == ((3, 110), (17, 792))
+    assert _released_statement_counts(release, Match.TOKEN) == ((3, 110), (17, 792))
