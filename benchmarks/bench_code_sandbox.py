@@ -9,11 +9,11 @@ all alike); the median of each is reported, with the ratios bubblewrap/unsandbox
 each/baseline. Before issue 27 a one-line program took 0.13 s unsandboxed and 0.21 s under
 bubblewrap on the development machine (docs/ladder.md).
 
-Targets, each against the same run's medians: an unsandboxed attempt at most ``MAX_VS_BARE``
-times a bare interpreter start (the judge's own work must stay small beside the start-up
-every attempt pays), and bubblewrap at most ``MAX_BWRAP`` times the unsandboxed attempt (the
-sandbox must stay cheap enough to be the default). Where bubblewrap does not work only the
-first is stated.
+Targets, each against the same run's medians: the one-line attempt unsandboxed at most
+``MAX_VS_BARE`` times a bare interpreter start (what the judge adds to the start-up every
+attempt pays; the reference solution's own work is not the judge's), and bubblewrap at most
+``MAX_BWRAP`` times the unsandboxed attempt on both workloads (the sandbox must stay cheap
+enough to be the default). Where bubblewrap does not work only the first is stated.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ def _attempt_seconds(
     return seconds
 
 
+ONE_LINE = "print(42)"
 MAX_VS_BARE = 6.0
 MAX_BWRAP = 2.5
 
@@ -52,7 +53,7 @@ MAX_BWRAP = 2.5
 def main(repeats: int = 15) -> list[Target]:
     problem = load_bundled_code().problems[0]
     workloads = {
-        "one-line program, one test": ("print(42)", (CodeTest("", "42"),), None),
+        "one-line program, one test": (ONE_LINE, (CodeTest("", "42"),), None),
         f"{problem.pid} reference, {len(problem.tests)} tests": (
             problem.reference_solution or "",
             problem.tests,
@@ -85,8 +86,9 @@ def main(repeats: int = 15) -> list[Target]:
             ratio = median["bwrap"] / median["unsandboxed"]
             targets.append(at_most(f"code pilot {name}: bwrap / unsandboxed", ratio, MAX_BWRAP))
         print("; ".join(line))
-        ratio = median["unsandboxed"] / median["baseline"]
-        targets.append(at_most(f"code pilot {name}: unsandboxed / bare", ratio, MAX_VS_BARE))
+        if program == ONE_LINE:
+            ratio = median["unsandboxed"] / median["baseline"]
+            targets.append(at_most(f"code pilot {name}: unsandboxed / bare", ratio, MAX_VS_BARE))
     return targets
 
 
