@@ -3,7 +3,8 @@ dequantization, fp32 copy and manifest written) versus a reload from the verifie
 The prefill benchmark lives in bench_s2b (a real S2B episode).
 
 Target: a reload from the verified copy at least ``MIN_SPEEDUP`` times as fast as the first
-load (the cache is what makes every later run start quickly)."""
+load (the cache is what makes every later run start quickly; 59x measured: 131 s vs 2.2 s on
+the shared 2-core machine under load)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def embedded_load_times(model: EmbeddedModel) -> dict[str, float]:
     return {"first_load_s": first, "cached_load_s": second, "speedup": first / second}
 
 
-MIN_SPEEDUP = 2.0
+MIN_SPEEDUP = 10.0
 
 
 def main() -> list[Target]:
