@@ -4,7 +4,8 @@ Two arms in the same run, each a real ``run s2b`` on the embedded model interrup
 decodes: ``gapscope.app.main.main`` (which freezes the heap before the interpreter shuts down) and
 the bare Typer ``app`` (the interpreter's shutdown collection walks the whole heap). The aim
 is an exit within one to two seconds; the target, a ratio in the same run, is that the frozen
-heap exits at least ``MIN_SPEEDUP`` times as fast as the bare app (the fix must keep paying).
+heap exits at least ``MIN_SPEEDUP`` times as fast as the bare app (the fix must keep paying;
+docs/report.md: 0.32 s vs 2.07 s, and 1.1 s vs 3.9 s on a loaded machine).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ ARMS = {
 }
 ARGS = ["run", "s2b", "--preset", "cat-10shot", "--seeds", "4", "--listener", "lm"]
 DECODING_S = 5.0  # let generation get under way before the interrupt
-MIN_SPEEDUP = 1.5
+MIN_SPEEDUP = 2.0
 
 
 def exit_latency(entry: str) -> float:
