@@ -8,6 +8,12 @@ the least any attempt in its own interpreter can cost. Runs alternate (a busy ma
 all alike); the median of each is reported, with the ratios bubblewrap/unsandboxed and
 each/baseline. Before issue 27 a one-line program took 0.13 s unsandboxed and 0.21 s under
 bubblewrap on the development machine (docs/ladder.md).
+
+Targets, each against the same run's medians: the one-line attempt unsandboxed at most
+``MAX_VS_BARE`` times a bare interpreter start (what the judge adds to the start-up every
+attempt pays; the reference solution's own work is not the judge's), and bubblewrap at most
+``MAX_BWRAP`` times the unsandboxed attempt on both workloads (the sandbox must stay cheap
+enough to be the default). Where bubblewrap does not work only the first is stated.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
+from benchmarks.targets import Target, at_most
 from gapscope.ladder.code import load_bundled_code
 from gapscope.ladder.sandbox import CodeTest, Isolation, bwrap_status, run_tests
 
@@ -38,10 +45,15 @@ def _attempt_seconds(
     return seconds
 
 
-def main(repeats: int = 15) -> None:
+ONE_LINE = "print(42)"
+MAX_VS_BARE = 6.0
+MAX_BWRAP = 2.5
+
+
+def main(repeats: int = 15) -> list[Target]:
     problem = load_bundled_code().problems[0]
     workloads = {
-        "one-line program, one test": ("print(42)", (CodeTest("", "42"),), None),
+        "one-line program, one test": (ONE_LINE, (CodeTest("", "42"),), None),
         f"{problem.pid} reference, {len(problem.tests)} tests": (
             problem.reference_solution or "",
             problem.tests,
@@ -57,6 +69,7 @@ def main(repeats: int = 15) -> None:
     def bare() -> None:
         subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True)
 
+    targets: list[Target] = []
     for name, (program, tests, entry) in workloads.items():
         times: dict[str, list[float]] = {"baseline": [], **{layer.value: [] for layer in layers}}
         for _ in range(repeats):
@@ -70,7 +83,13 @@ def main(repeats: int = 15) -> None:
             line.append(f"{layer.value} {seconds:.3f} s ({seconds / median['baseline']:.1f}x bare)")
         if Isolation.BWRAP in layers:
             line.append(f"bwrap/unsandboxed {median['bwrap'] / median['unsandboxed']:.2f}")
+            ratio = median["bwrap"] / median["unsandboxed"]
+            targets.append(at_most(f"code pilot {name}: bwrap / unsandboxed", ratio, MAX_BWRAP))
         print("; ".join(line))
+        if program == ONE_LINE:
+            ratio = median["unsandboxed"] / median["baseline"]
+            targets.append(at_most(f"code pilot {name}: unsandboxed / bare", ratio, MAX_VS_BARE))
+    return targets
 
 
 if __name__ == "__main__":

@@ -16,8 +16,11 @@ Ratios printed (each against a same-run baseline, best of ``REPEATS`` with arms 
 * ``extraction_speedup``: S2B trace pairs/s with ``EXTRACT_BATCH`` traces per forward pass vs
   one trace per pass.
 
-Without CUDA it prints one "skipped" line. ``GAPSCOPE_BENCH_DEVICE_CPU=1`` runs the same code
-on the CPU with a tiny configuration: a check of the code path, not a measurement.
+Goals (``required=False``: not gated, since no GPU run has measured them yet; make them
+targets once one has): the engine at least as fast as ``generate``, steering overhead under
+5 %, batched extraction at least 2x. Without CUDA it prints one "skipped" line and states
+none. ``GAPSCOPE_BENCH_DEVICE_CPU=1`` runs the same code on the CPU with a tiny
+configuration: a check of the code path, not a measurement.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from benchmarks.random_direction import random_direction
+from benchmarks.targets import Target
 from gapscope.models.engine import Engine, EngineConfig, GenerationRequest, SamplingParams
 from gapscope.models.steering import steering
 from gapscope.s2b.config import resolve
@@ -260,7 +264,28 @@ def run(shape: Shape) -> dict[str, float]:
     return out
 
 
-def main() -> None:
+def goals(out: Mapping[str, float]) -> list[Target]:
+    """The GPU goals over one ``run``'s measurements."""
+    found = [
+        Target(f"device b{b}: engine / HF generate", out[f"engine_vs_hf_generate_b{b}"], 1.0, False)
+        for b in (1, 16)
+    ]
+    found += [
+        Target(
+            f"device b{b}: steered / unsteered tok/s",
+            1 - out[f"steering_overhead_pct_b{b}"] / 100,
+            0.95,
+            False,
+        )
+        for b in (1, 16)
+    ]
+    return [
+        *found,
+        Target("device extraction: batched / one", out["extraction_speedup"], 2.0, False),
+    ]
+
+
+def main() -> list[Target]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if os.environ.get(CPU_FLAG) == "1":
         print(f"{CPU_FLAG}=1: tiny configuration on the CPU (code path only, no measurement)")
@@ -269,7 +294,8 @@ def main() -> None:
         print(f"skipped: no CUDA device (set {CPU_FLAG}=1 to run the code path on the CPU)")
     else:
         print(f"device: {torch.cuda.get_device_name()}")
-        run(PROVER_7B)
+        return goals(run(PROVER_7B))
+    return []
 
 
 if __name__ == "__main__":

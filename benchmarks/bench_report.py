@@ -5,6 +5,7 @@ every log on its own episodes (``first_seed``) so the two "models" pair up item 
 the report draws its comparison section too. Baseline, same run: the 10-log report; the ratio
 of the 100-log time to it says whether the report grows linearly with the logs (ratio ~10) or
 worse. Reading the logs is timed on its own, so the figures' and the HTML's share is visible.
+Target: the ratio at most ``MAX_GROWTH`` (linear with a 20 % margin; a quadratic step is 100).
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from typing import Any
 
 from inspect_ai import eval as inspect_eval
 
+from benchmarks.targets import Target, at_most
 from gapscope.analysis.diagnostics import load_all
 from gapscope.analysis.report import write_report
 from gapscope.s2b.task import s2b_lm
 
 SEEDS_PER_LOG = 2
+MAX_GROWTH = 12.0
 
 
 def _write_logs(n: int, log_dir: Path) -> list[Path]:
@@ -53,7 +56,7 @@ def report_time(n: int, root: Path) -> dict[str, Any]:
     }
 
 
-def main() -> None:
+def main() -> list[Target]:
     with tempfile.TemporaryDirectory() as tmp:
         small, large = (report_time(n, Path(tmp)) for n in (10, 100))
     for r in (small, large):
@@ -66,6 +69,8 @@ def main() -> None:
         f"100 vs 10 logs: x{large['total_s'] / small['total_s']:.1f} time for x10 logs "
         "(~10 means linear growth)"
     )
+    growth = large["total_s"] / small["total_s"]
+    return [at_most("report: 100-log / 10-log time", growth, MAX_GROWTH)]
 
 
 if __name__ == "__main__":

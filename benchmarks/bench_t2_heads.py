@@ -7,13 +7,14 @@ repeated (each head's unclosed group, which a scan per head would read to the en
 the benign one a block of ordinary theorems, all 56 KB. Each is read by T2's
 ``extract_answer`` (the splitter) and by the soundness rule's ``prepare`` (the axiom
 queries), which share ``gapscope.lean.heads``. Target: each hostile reply at most 3x the
-benign one (each is one linear pass over tokens).
+benign one (each is one linear pass over tokens); required, T2 reads every reply so.
 """
 
 from __future__ import annotations
 
 import time
 
+from benchmarks.targets import Target, at_most
 from gapscope.lean.soundness import prepare
 from gapscope.t2.extract import extract_answer, last_lean_block
 from gapscope.t2.successors import TargetIdentity
@@ -42,8 +43,9 @@ def _read(reply: str, rounds: int) -> float:
     return (time.perf_counter() - start) / rounds
 
 
-def main() -> None:
+def main() -> list[Target]:
     hostile, benign = _replies()
+    targets = []
     _read(benign, 1)  # warm-up
     base = _read(benign, 3)
     for label, reply in zip(("open a in …", "instance (priority …"), hostile, strict=True):
@@ -52,6 +54,8 @@ def main() -> None:
             f"56 KB replies: hostile {label} {slow * 1000:.0f} ms, benign {base * 1000:.0f} ms,"
             f" ratio {slow / base:.2f}x (target <= 3x)"
         )
+        targets.append(at_most(f"T2 heads, hostile {label} / benign", slow / base, 3.0))
+    return targets
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from benchmarks.targets import Target
 from gapscope.t2.declarations import split_declarations
 from gapscope.t2.project import ProjectIndex, dependents
 from gapscope.t2.records import T2Record
@@ -58,7 +59,7 @@ def _scan(root: Path, record: T2Record, m: int, code: str) -> list[str | None]:
     return [s.name for s in successors_in(later, target_identity(record))]
 
 
-def main() -> None:
+def main() -> list[Target]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "P"
         targets = _project(root)
@@ -79,6 +80,7 @@ def main() -> None:
             f" each: scan {baseline:.2f} s, index {indexed:.2f} s (its build included),"
             f" ratio {baseline / indexed:.1f}x"
         )
+    return [Target("T2 successors: scan per record / name index", baseline / indexed, 5.0)]
 
 
 if __name__ == "__main__":

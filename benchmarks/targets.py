@@ -35,3 +35,11 @@ class Target:
 def missed(targets: Iterable[Target]) -> list[Target]:
     """The required targets that were not met."""
     return [target for target in targets if target.required and not target.met]
+
+
+def at_most(name: str, ratio: float, ceiling: float, required: bool = True) -> Target:
+    """A ratio that must stay at or under ``ceiling`` (a slowdown against the baseline), stated
+    as its headroom ``ceiling / ratio``, which must reach 1: every target then reads "at least"."""
+    return Target(
+        f"{name}: {ratio:.2f}x, at most {ceiling:g}x (headroom)", ceiling / ratio, 1.0, required
+    )

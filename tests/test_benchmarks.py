@@ -41,3 +41,12 @@ def test_a_missed_required_target_fails_make_bench(monkeypatch: pytest.MonkeyPat
         runner.main()
     assert exit_info.value.code == 1
     assert missed([goal, Target("speed", 0.9, 1.0)]) == [Target("speed", 0.9, 1.0)]
+
+
+def test_a_slowdown_ceiling_is_met_at_or_under_it_and_missed_above() -> None:
+    from benchmarks.targets import at_most
+
+    assert at_most("hostile / benign", 2.9, 3.0).met
+    assert at_most("hostile / benign", 3.0, 3.0).met
+    over = at_most("hostile / benign", 3.3, 3.0)
+    assert missed([over]) == [over] and "3.30x, at most 3x" in over.line()

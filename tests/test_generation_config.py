@@ -35,12 +35,12 @@ def _compile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Task:
 
 
 def _onng(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Task:
-    monkeypatch.setattr(onng_task, "open_backend", lambda spec: OnngFakeLean())
+    monkeypatch.setattr(onng_task, "open_checker", lambda spec, **_: OnngFakeLean())
     return onng_task.onng(lams="0", limit=1, lean="fake")
 
 
 def _prove(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Task:
-    monkeypatch.setattr(prove_task, "open_backend", lambda spec: ProveFakeLean())
+    monkeypatch.setattr(prove_task, "open_checker", lambda spec, **_: ProveFakeLean())
     return prove_task.prove(dataset=str(prove_dataset(tmp_path)), n=2, k="1,2", lean="fake")
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.environment import require_program
+
 runner = CliRunner(env={"COLUMNS": "400"})  # rich must not wrap the messages
 
 
@@ -78,19 +80,15 @@ def test_report_refuses_a_directory_as_out(logs: dict[str, Path], tmp_path: Path
     assert nested.exit_code == 2 and "is not a directory" in nested.output
 
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-@pytest.mark.skipif(
-    CHROMIUM is None, reason="headless Chromium not installed (Debian: apt-get install chromium)"
-)
 def test_report_renders_in_headless_chromium(report: dict[str, object]) -> None:
+    chromium = require_program(
+        "chromium", "chromium-browser", install="Debian: apt-get install chromium"
+    )
     details = report["details"]
     assert isinstance(details, dict)
-    assert CHROMIUM is not None
     done = subprocess.run(
         [
-            CHROMIUM,
+            chromium,
             "--headless",
             "--no-sandbox",
             "--disable-gpu",

@@ -27,6 +27,7 @@ from gapscope.ladder.code import (
 from gapscope.ladder.code_task import parse_code_conditions
 from gapscope.ladder.sandbox import CodeTest, Isolation, Limits, Status, bwrap_status, run_tests
 from gapscope.models.scripted import script
+from tests.environment import require_code_sandbox
 
 LAYERS = [Isolation.UNSANDBOXED, Isolation.BWRAP]
 ADD = [CodeTest([1, 2], 3), CodeTest([2, 2], 4)]
@@ -41,9 +42,8 @@ def layer(request: pytest.FixtureRequest) -> Isolation:
     """Each layer the attempts can run in; bubblewrap's tests skip where it does not work
     (decided when the test runs, not at import)."""
     chosen = Isolation(request.param)
-    status = bwrap_status()
-    if chosen is Isolation.BWRAP and not status.available:
-        pytest.skip(f"bubblewrap cannot run here: {status.detail} (apt-get install bubblewrap)")
+    if chosen is Isolation.BWRAP:
+        require_code_sandbox()
     return chosen
 
 
@@ -154,8 +154,7 @@ def test_the_attempt_finds_no_expected_output_to_copy(layer: Isolation) -> None:
 def test_bwrap_runs_a_sandbox_program_installed_below_tmp(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if not bwrap_status().available:
-        pytest.skip(f"bubblewrap cannot run here: {bwrap_status().detail}")
+    require_code_sandbox()
     # a checkout or virtualenv under /tmp: the sandbox's own program must stay visible
     child = tmp_path / "sandbox_child.py"
     shutil.copy(sandbox.CHILD, child)

@@ -24,9 +24,10 @@ from typer.testing import CliRunner
 from gapscope.app.main import app
 from gapscope.ladder import sandbox
 from gapscope.ladder.code import load_bundled_code
-from gapscope.ladder.sandbox import CodeTest, Isolation, Limits, Status, bwrap_status, run_tests
+from gapscope.ladder.sandbox import CodeTest, Isolation, Limits, Status, run_tests
 from gapscope.lean.sandbox import SandboxStatus
 from gapscope.models.scripted import REQUESTS, script
+from tests.environment import require_code_sandbox
 from tests.ladder.test_code import _processes_running
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -83,16 +84,10 @@ os._exit(0)
 FAKE_PASSES = {"rebind": REBIND, "read-caller": READ_CALLER, "forge-result": FORGE_RESULT}
 
 
-def _bwrap() -> None:
-    status = bwrap_status()
-    if not status.available:
-        pytest.skip(f"bubblewrap cannot run here: {status.detail} (apt-get install bubblewrap)")
-
-
 @pytest.fixture(params=[Isolation.UNSANDBOXED, Isolation.BWRAP])
 def layer(request: pytest.FixtureRequest) -> Isolation:
     if request.param is Isolation.BWRAP:
-        _bwrap()
+        require_code_sandbox()
     return Isolation(request.param)
 
 
@@ -137,7 +132,7 @@ while True:
 
 
 def test_a_renamed_fork_exec_and_its_setsid_children_die_with_the_attempt(tmp_path: Path) -> None:
-    _bwrap()
+    require_code_sandbox()
     marker = "987.123"
     outside = tmp_path / "escaped"
     shell = (
@@ -153,7 +148,7 @@ def test_a_renamed_fork_exec_and_its_setsid_children_die_with_the_attempt(tmp_pa
 
 
 def test_a_root_attempt_cannot_remount_its_read_only_view_writable(tmp_path: Path) -> None:
-    _bwrap()
+    require_code_sandbox()
     outside = tmp_path / "remounted"
     shell = (
         "for m in / /usr /tmp; do mount -o remount,rw,bind $m; done 2>/dev/null; "
@@ -165,7 +160,7 @@ def test_a_root_attempt_cannot_remount_its_read_only_view_writable(tmp_path: Pat
 
 
 def test_dir_fd_writes_renames_and_unlinks_stay_inside(tmp_path: Path) -> None:
-    _bwrap()
+    require_code_sandbox()
     for name in ("victim", "victim2"):
         (tmp_path / name).write_text("keep")
     program = f"""
@@ -190,7 +185,7 @@ print('done')
 
 
 def test_a_pidfd_signal_reaches_no_process_outside() -> None:
-    _bwrap()
+    require_code_sandbox()
     received: list[int] = []
     previous = signal.signal(signal.SIGUSR1, lambda number, frame: received.append(number))
     program = """
@@ -244,7 +239,7 @@ app(["run", "ladder-code", "--bundled", "--limit", "1", "-k", "1", "--time-limit
 
 
 def test_an_api_key_in_the_parent_environment_reaches_no_log(tmp_path: Path) -> None:
-    _bwrap()
+    require_code_sandbox()
     canary = "sk-canary-" + "7" * 24
     # the key must be in the evaluating process's own start-up environment, as a user's is
     # (/proc/PID/environ shows that one, not later changes to os.environ)
@@ -286,7 +281,7 @@ def test_through_the_cli_the_fake_passes_solve_nothing(
     sandboxed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if sandboxed:
-        _bwrap()
+        require_code_sandbox()
     else:
         missing = SandboxStatus(False, "bubblewrap (bwrap) not found")
         monkeypatch.setattr(sandbox, "bwrap_status", lambda: missing)
@@ -359,7 +354,7 @@ def test_doctor_says_what_isolation_the_code_pilot_has(monkeypatch: pytest.Monke
 
 
 def test_the_attempt_sees_no_problem_file_package_secret_or_home() -> None:
-    _bwrap()
+    require_code_sandbox()
     bundled = Path(sandbox.__file__).with_name("data") / "code_pilot.jsonl"
     hidden = [str(bundled), "/etc/shadow", "/tmp", str(SRC), os.getcwd()]
     home = Path.home()

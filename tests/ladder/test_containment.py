@@ -29,6 +29,7 @@ from gapscope.ladder.probes import Condition, build_probes
 from gapscope.ladder.strip_string import MalformedAnswer, strip_string
 from gapscope.ladder.task import oracle_ladder
 from gapscope.models.scripted import script
+from tests.environment import SharedData
 
 
 @pytest.mark.parametrize(
@@ -244,26 +245,25 @@ def test_paper_matcher_counts_long_answers_as_misses_not_skips() -> None:
     assert (token.own.hits, token.control.hits) == (1, 0)  # the long one is a token run
 
 
-RELEASE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "oracleladder"
-
-
-def _released_families() -> tuple[list[dict[str, Any]], set[str]]:
+def _released_families(release: Path) -> tuple[list[dict[str, Any]], set[str]]:
     """The 354 released families and the pids of the 50-family audit subset (the families
     ``trace_all_pairs_control.py`` has traces for)."""
     rows = [
         json.loads(line)
-        for line in (RELEASE / "data" / "diagnostic_354_families.jsonl").read_text().splitlines()
+        for line in (release / "data" / "diagnostic_354_families.jsonl").read_text().splitlines()
     ]
     subset = set(
-        json.loads((RELEASE / "data" / "format_audit" / "subset_pids.json").read_text())["pids"]
+        json.loads((release / "data" / "format_audit" / "subset_pids.json").read_text())["pids"]
     )
     return rows, subset
 
 
-def _released_statement_counts(match: Match) -> tuple[tuple[int, int], tuple[int, int]]:
+def _released_statement_counts(
+    release: Path, match: Match
+) -> tuple[tuple[int, int], tuple[int, int]]:
     """Milestone answers found in their own parent prompt: on the 50-family audit subset and on
-    all 354 families, through ``containment()``'s statement-novel subset."""
-    rows, subset = _released_families()
+    all 354 families, through ``measure_containment()``'s statement-novel subset."""
+    rows, subset = _released_families(release)
     counts = []
     for chosen in ([r for r in rows if r["pid"] in subset], rows):
         families = [
@@ -282,20 +282,17 @@ def _released_statement_counts(match: Match) -> tuple[tuple[int, int], tuple[int
     return counts[0], counts[1]
 
 
-@pytest.mark.skipif(
-    not (RELEASE / "trace_recompute.json").is_file(),
-    reason=f"OracleLadder release not at {RELEASE}",
-)
-def test_paper_matcher_reproduces_the_released_statement_share() -> None:
+def test_paper_matcher_reproduces_the_released_statement_share(shared_data: SharedData) -> None:
     """trace_recompute.json's ``stmt_share`` is 6/110 for every model (the 50 audited families),
     and its ``novel`` pairs 832 = 104 statement-novel milestones x 8; the token match finds 3."""
-    released = json.loads((RELEASE / "trace_recompute.json").read_text())
+    release = shared_data("oracleladder")
+    released = json.loads(shared_data("oracleladder/trace_recompute.json").read_text())
     assert {tuple(m["stmt_share"]) for m in released.values()} == {(6, 110)}
     assert {m["novel"][1] for m in released.values()} == {(110 - 6) * 8}
-    subset, every = _released_statement_counts(Match.PAPER)
+    subset, every = _released_statement_counts(release, Match.PAPER)
     assert subset == (6, 110)
     assert every == (41, 792)  # not the issue's 31: the test below says why
-    assert _released_statement_counts(Match.TOKEN) == ((3, 110), (17, 792))
+    assert _released_statement_counts(release, Match.TOKEN) == ((3, 110), (17, 792))
 
 
 def _short_side_hits(rows: list[dict[str, Any]]) -> tuple[int, list[str]]:
@@ -316,16 +313,14 @@ def _short_side_hits(rows: list[dict[str, Any]]) -> tuple[int, list[str]]:
     return found, by_rule
 
 
-@pytest.mark.skipif(
-    not (RELEASE / "trace_recompute.json").is_file(),
-    reason=f"OracleLadder release not at {RELEASE}",
-)
-def test_no_matcher_that_gives_the_released_6_of_110_counts_31_of_792() -> None:
+def test_no_matcher_that_gives_the_released_6_of_110_counts_31_of_792(
+    shared_data: SharedData,
+) -> None:
     """Why all 354 families give 41, not the 31 the issue quoted: the release's 6/110 needs
     the short-left-side rule (``t=2``; the raw substring finds 5), and that rule
     alone, on statements left as they are, already finds 36 of 792. trace_recompute.json
     has no 354-family count (its ``stmt_share`` runs over the traced families only)."""
-    rows, subset = _released_families()
+    rows, subset = _released_families(shared_data("oracleladder"))
     audited = [r for r in rows if r["pid"] in subset]
     assert _short_side_hits(audited) == (6, ["t=2"])
     assert strip_string("t=2") == "2"

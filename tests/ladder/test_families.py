@@ -21,8 +21,7 @@ from gapscope.ladder.families import (
 )
 from gapscope.ladder.schema import AnswerSchema, MilestoneType
 from gapscope.records import SourceError
-
-RELEASED = Path("/work/shared/data/oracleladder/data/diagnostic_354_families.jsonl")
+from tests.environment import SharedData
 
 PROBLEM = "Find the sum of the first $10$ positive odd numbers."
 RELEASED_STYLE_PROMPT = (
@@ -287,12 +286,12 @@ def test_hub_failure_is_wrapped(monkeypatch: pytest.MonkeyPatch) -> None:
         load_families("someone/oracle-families", split="test")
 
 
-@pytest.mark.skipif(not RELEASED.exists(), reason="released OracleLadder data not present")
-def test_released_354_families_all_load_and_round_trip() -> None:
-    result = load_families(RELEASED)
+def test_released_354_families_all_load_and_round_trip(shared_data: SharedData) -> None:
+    released = shared_data("oracleladder/data/diagnostic_354_families.jsonl")
+    result = load_families(released)
     assert result.problems == []
     assert len(result.families) == 354
-    lines = RELEASED.read_text(encoding="utf-8").splitlines()
+    lines = released.read_text(encoding="utf-8").splitlines()
     assert all(
         f.to_dict() == json.loads(line) for f, line in zip(result.families, lines, strict=True)
     )

@@ -7,15 +7,12 @@ Every number asserted is one the paper or the release's README states.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from gapscope.analysis.ladder import build_report
 from gapscope.analysis.ladder_panel import read_panels
+from tests.environment import SharedData
 
-RELEASE = Path("/work/shared/data/oracleladder/data")
-FAMILIES = RELEASE / "diagnostic_354_families.jsonl"
 MODELS = (
     "qwen3_8b_pre_rl",
     "base_2k_step_180",
@@ -24,19 +21,17 @@ MODELS = (
     "llama_3_3_70b_instruct",
     "deepseek_v3_1",
 )
-PARENTS = [RELEASE / "oracle_panel_16k" / f"{m}.jsonl" for m in MODELS]
-STAGE0 = [RELEASE / "stage0_panel_16k" / f"{m}.jsonl" for m in MODELS]
-MISSING = [p for p in (FAMILIES, *PARENTS, *STAGE0) if not p.is_file()]
-
-pytestmark = pytest.mark.skipif(
-    bool(MISSING),
-    reason=f"released OracleLadder panel not present (first missing: {MISSING[:1]})",
-)
+RELEASE = "oracleladder/data"
 
 
 @pytest.fixture(scope="module")
-def report() -> dict[str, object]:
-    runs = read_panels(PARENTS, STAGE0, FAMILIES)
+def report(shared_data: SharedData) -> dict[str, object]:
+    """The ladder report over the released panel (every file in the shared data, or a skip
+    naming the first one missing)."""
+    parents = [shared_data(f"{RELEASE}/oracle_panel_16k/{m}.jsonl") for m in MODELS]
+    stage0 = [shared_data(f"{RELEASE}/stage0_panel_16k/{m}.jsonl") for m in MODELS]
+    families = shared_data(f"{RELEASE}/diagnostic_354_families.jsonl")
+    runs = read_panels(parents, stage0, families)
     return build_report(runs, n_resamples=1000).to_dict()
 
 

@@ -19,16 +19,11 @@ import pytest
 import gapscope
 from gapscope.ladder import sandbox
 from gapscope.ladder.code_task import ladder_code
-from gapscope.ladder.sandbox import CodeTest, Limits, Status, bwrap_status, run_tests
+from gapscope.ladder.sandbox import CodeTest, Limits, Status, run_tests
+from tests.environment import require_code_sandbox
 
 BUNDLED = Path(gapscope.__file__).resolve().parent / "ladder" / "data" / "code_pilot.jsonl"
 TESTS = [CodeTest("21\n", "42\n"), CodeTest("1\n", "2\n")]
-
-
-def _bwrap() -> None:
-    status = bwrap_status()
-    if not status.available:
-        pytest.skip(f"bubblewrap cannot run here: {status.detail} (apt-get install bubblewrap)")
 
 
 def _cheat(answers: Path) -> str:
@@ -55,7 +50,7 @@ def _answers(path: Path) -> Path:
 def copies_venv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """This process as if run from a venv made with ``--copies`` in ``tmp_path``: its
     interpreter is a copy, so the sandbox binds the venv whole."""
-    _bwrap()
+    require_code_sandbox()
     venv = tmp_path / "venv"
     base = Path(sys.base_prefix) / "bin" / Path(sys.executable).name
     interpreter = base if base.exists() else Path(sys.executable)
@@ -92,7 +87,7 @@ def test_the_bundled_problems_are_unreadable_from_a_checkout_under_a_system_fold
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A checkout (or install) under a bound folder: the package's data, by its real path."""
-    _bwrap()
+    require_code_sandbox()
     checkout = str(BUNDLED.parents[3])
     monkeypatch.setattr(sandbox, "SYSTEM_FOLDERS", (*sandbox.SYSTEM_FOLDERS, checkout))
     monkeypatch.setattr(sys, "path", [p for p in sys.path if not p.startswith(checkout)])
@@ -112,7 +107,7 @@ def {problem["entry"]}(*args):
 
 
 def test_the_pilot_hides_the_problems_file_it_was_given(tmp_path: Path) -> None:
-    _bwrap()
+    require_code_sandbox()
     problems = tmp_path / "problems.jsonl"
     problems.write_text(BUNDLED.read_text().splitlines()[0] + "\n")
     task = ladder_code(problems=str(problems), k=1, conditions="no-help")

@@ -5,7 +5,6 @@ and the screen refuses ``include_str`` (which reads any file, ``/proc/self/envir
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,8 +14,9 @@ import pytest
 from gapscope.lean.childenv import ENV_PASS, child_environment
 from gapscope.lean.kernel import run_bounded
 from gapscope.lean.process import ReplProcess
-from gapscope.lean.sandbox import sandbox_argv, sandbox_status
+from gapscope.lean.sandbox import sandbox_argv
 from gapscope.lean.screen import screen_code
+from tests.environment import require_lean_sandbox
 from tests.lean.conftest import FAKE_REPL
 
 CANARY = "sk-canary-" + "9" * 24
@@ -51,8 +51,7 @@ def test_comparator_runs_do_not_inherit_an_api_key(tmp_path: Path) -> None:
 
 
 def test_the_sandbox_clears_the_environment_it_was_started_with(tmp_path: Path) -> None:
-    if shutil.which("bwrap") is None or not sandbox_status().available:
-        pytest.skip("bubblewrap cannot build a sandbox here")
+    require_lean_sandbox()
     # started with the full environment, as a caller that forgot the allow-list would
     done = subprocess.run(
         sandbox_argv(["cat", "/proc/self/environ"], tmp_path),

@@ -87,7 +87,7 @@ def test_onng_hostile_replies_are_never_valid(
         )
 
     lean = make_backend(max_workers=2)
-    monkeypatch.setattr(onng_task, "open_backend", lambda spec: lean)
+    monkeypatch.setattr(onng_task, "open_checker", lambda spec, **_: lean)
     task = onng_task.onng(lams="0", modules="all", limit=len(problems), lean="fake")
     log = inspect_eval(
         task, model=script("onng-hostile", reply), log_dir=str(tmp_path), display="none"

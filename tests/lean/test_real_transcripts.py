@@ -13,13 +13,17 @@ import pytest
 
 from gapscope.lean.protocol import decode_block, expected_env, parse_response, split_blocks
 from gapscope.lean.soundness import is_sorry_warning
+from tests.environment import SharedData
 
-TRANSCRIPTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "lean-repl" / "test"
+
+@pytest.fixture(scope="module")
+def transcripts(shared_data: SharedData) -> Path:
+    """The real REPL's test transcripts (``lean-repl/test`` in the shared data)."""
+    return shared_data("lean-repl/test")
 
 
-@pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason=f"REPL transcripts not found at {TRANSCRIPTS}")
-def test_every_real_response_parses() -> None:
-    files = sorted(TRANSCRIPTS.rglob("*.expected.out"))
+def test_every_real_response_parses(transcripts: Path) -> None:
+    files = sorted(transcripts.rglob("*.expected.out"))
     assert len(files) > 50
     responses = 0
     sorry_warnings = 0
@@ -34,12 +38,11 @@ def test_every_real_response_parses() -> None:
     assert sorry_warnings > 10
 
 
-@pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason=f"REPL transcripts not found at {TRANSCRIPTS}")
-def test_the_env_id_of_every_real_reply_is_the_one_expected() -> None:
+def test_the_env_id_of_every_real_reply_is_the_one_expected(transcripts: Path) -> None:
     """The one-to-one rule of ``ReplProcess.request`` (a reply must carry the env id its
     request gets) holds for the real REPL: every transcript replayed request by request."""
     checked = 0
-    for out in sorted(TRANSCRIPTS.rglob("*.expected.out")):
+    for out in sorted(transcripts.rglob("*.expected.out")):
         sent = out.with_name(out.name.removesuffix(".expected.out") + ".in")
         # Lean's JSON reader takes raw newlines inside strings; some test inputs have them.
         requests = [
@@ -58,9 +61,9 @@ def test_the_env_id_of_every_real_reply_is_the_one_expected() -> None:
     assert checked > 100
 
 
-def _pairs() -> list[tuple[dict[str, object], dict[str, object]]]:
+def _pairs(transcripts: Path) -> list[tuple[dict[str, object], dict[str, object]]]:
     pairs = []
-    for out in sorted(TRANSCRIPTS.rglob("*.expected.out")):
+    for out in sorted(transcripts.rglob("*.expected.out")):
         sent = out.with_name(out.name.removesuffix(".expected.out") + ".in")
         requests = [
             json.loads(b, strict=False) for b in split_blocks(sent.read_text(encoding="utf-8"))
@@ -70,8 +73,7 @@ def _pairs() -> list[tuple[dict[str, object], dict[str, object]]]:
     return pairs
 
 
-@pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason=f"REPL transcripts not found at {TRANSCRIPTS}")
-def test_the_elaboration_verdict_reads_real_replies_as_lean_meant_them() -> None:
+def test_the_elaboration_verdict_reads_real_replies_as_lean_meant_them(transcripts: Path) -> None:
     """On every real reply to a ``cmd``: an error message is ``lean_error``, a sorry (the
     v4.33 warning text has backticks) is ``sorry``, anything else goes on to the acceptance
     check - and a real ``unpickleEnvFrom`` reply is an env, never a failure."""
@@ -79,7 +81,7 @@ def test_the_elaboration_verdict_reads_real_replies_as_lean_meant_them() -> None
     from gapscope.lean.verdict import Status
 
     seen: dict[object, int] = {}
-    for request, reply in _pairs():
+    for request, reply in _pairs(transcripts):
         response = parse_response(reply)
         if "unpickleEnvFrom" in request:
             assert response.error is None and response.env is not None, (request, reply)

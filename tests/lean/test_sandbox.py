@@ -17,8 +17,9 @@ from gapscope.lean import sandbox
 from gapscope.lean.backend import CheckRequest, LeanUnavailable
 from gapscope.lean.factory import open_backend
 from gapscope.lean.local import LocalBackend
-from gapscope.lean.sandbox import SandboxStatus, SandboxUnavailable, sandbox_argv, sandbox_status
+from gapscope.lean.sandbox import SandboxStatus, SandboxUnavailable, sandbox_argv
 from gapscope.lean.verdict import Checker, Status
+from tests.environment import require_lean_sandbox
 from tests.lean.conftest import FAKE_REPL
 
 MISSING = SandboxStatus(False, "bubblewrap (bwrap) not found")
@@ -128,9 +129,11 @@ def test_doctor_says_whether_the_sandbox_is_available(
     assert ("apt-get install bubblewrap" in result.output) is (not status.available)
 
 
-needs_bwrap = pytest.mark.skipif(
-    not sandbox_status().available, reason=f"no working bubblewrap: {sandbox_status().detail}"
-)
+@pytest.fixture
+def needs_bwrap() -> None:
+    """Skip (when the test runs, not at import) unless the Lean sandbox starts here."""
+    require_lean_sandbox()
+
 
 PROBE = """
 import socket, sys
@@ -151,7 +154,7 @@ print(" ".join(outcome))
 """
 
 
-@needs_bwrap
+@pytest.mark.usefixtures("needs_bwrap")
 def test_sandboxed_process_cannot_write_outside_tmp_nor_reach_the_network(
     project: Path,
 ) -> None:
@@ -169,7 +172,7 @@ def test_sandboxed_process_cannot_write_outside_tmp_nor_reach_the_network(
     assert not (project / "escaped").exists() and not inside.exists()  # /tmp was private
 
 
-@needs_bwrap
+@pytest.mark.usefixtures("needs_bwrap")
 def test_fake_repl_checks_and_times_out_inside_the_sandbox(project: Path) -> None:
     with LocalBackend(
         project, repl_command=(sys.executable, str(FAKE_REPL)), sandbox=True, max_workers=1
@@ -181,7 +184,7 @@ def test_fake_repl_checks_and_times_out_inside_the_sandbox(project: Path) -> Non
         assert backend.check("theorem v : True := trivial", header="import X").valid
 
 
-@needs_bwrap
+@pytest.mark.usefixtures("needs_bwrap")
 def test_the_acceptance_check_and_the_kernel_checker_work_inside_the_sandbox(
     project: Path,
 ) -> None:

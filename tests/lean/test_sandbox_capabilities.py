@@ -7,15 +7,12 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import pytest
-
-from gapscope.lean.sandbox import sandbox_argv, sandbox_status
+from gapscope.lean.sandbox import sandbox_argv
+from tests.environment import require_lean_sandbox
 
 
 def test_sandboxed_code_cannot_remount_the_root_writable(tmp_path: Path) -> None:
-    status = sandbox_status()
-    if not status.available:
-        pytest.skip(f"bubblewrap cannot run here: {status.detail} (apt-get install bubblewrap)")
+    require_lean_sandbox()
     outside = tmp_path / "remounted"
     shell = (
         f"for m in / /usr {tmp_path}; do mount -o remount,rw,bind $m; done 2>/dev/null; "

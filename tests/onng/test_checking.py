@@ -94,13 +94,13 @@ def test_check_with_lean_gives_lean_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = FakeLean()
-    monkeypatch.setattr(gapscope.lean, "open_backend", lambda spec: fake)
+    monkeypatch.setattr(gapscope.lean, "open_checker", lambda spec, **_: fake)
     args = ["check", "--problem", "tutorial_rfl", "--lean", "fake", "--json"]
     valid = CliRunner().invoke(onng_app, [*args, _answer(tmp_path, {"code": "rfl"})])
     assert valid.exit_code == 0, valid.output
     assert json.loads(valid.stdout)["details"]["lean"] == "valid" and fake.closed
     assert "theorem tutorial_rfl" in fake.requests[0].code
-    monkeypatch.setattr(gapscope.lean, "open_backend", lambda spec: BrokenLean())
+    monkeypatch.setattr(gapscope.lean, "open_checker", lambda spec, **_: BrokenLean())
     broken = CliRunner().invoke(onng_app, [*args, _answer(tmp_path, {"code": "rfl"})])
     assert broken.exit_code == 1
     assert json.loads(broken.stdout)["details"]["status"] == "server_error"

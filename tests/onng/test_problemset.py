@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -11,6 +10,7 @@ from gapscope.onng.lexicon import identifiers
 from gapscope.onng.problemset import load_problem_set
 from gapscope.onng.render import library_file, obfuscation
 from gapscope.onng.tactics import CUSTOM_TACTICS, supported_tactics
+from tests.environment import SharedData
 
 PS = load_problem_set()
 TACTIC_AT_LINE = re.compile(r"^\s*(?:\|[^=]*=>\s*)?([^\W\d][\w']*)")
@@ -115,7 +115,6 @@ def test_rendered_library_deterministic_and_complete() -> None:
     assert "add_comm" not in noisy
 
 
-NNG_LEVELS = Path("/work/shared/data/nng/levels.md")
 NAT = "\u2115"  # the game's notation for its own type
 _ASCRIPTION = re.compile(rf"\((\d+) : (?:{NAT}|MyNat)\)")
 
@@ -126,9 +125,9 @@ def _comparable(statement: str) -> str:
     return " ".join(text.replace("(", " ").replace(")", " ").split())
 
 
-@pytest.mark.skipif(not NNG_LEVELS.is_file(), reason="NNG level list not present")
-def test_modules_follow_the_nng_levels_world_by_world() -> None:
-    worlds = re.split(r"\n### ", NNG_LEVELS.read_text(encoding="utf-8"))[1:9]
+def test_modules_follow_the_nng_levels_world_by_world(shared_data: SharedData) -> None:
+    levels = shared_data("nng/levels.md")
+    worlds = re.split(r"\n### ", levels.read_text(encoding="utf-8"))[1:9]
     for world, module in zip(worlds, PS.modules, strict=True):
         statements = [
             row.strip("|").split("|")[3].strip().strip("`")

@@ -54,7 +54,7 @@ def test_the_static_checks_run_off_the_event_loop(
         return json.dumps({"draft": "", "code": "rfl"})
 
     monkeypatch.setattr(onng_task, "static_check", recording)
-    monkeypatch.setattr(onng_task, "open_backend", lambda spec: FakeLean())
+    monkeypatch.setattr(onng_task, "open_checker", lambda spec, **_: FakeLean())
     task = onng_task.onng(lams="0", modules="tutorial", limit=2, lean="fake")
     log = inspect_eval(task, model=script("off-loop", reply), log_dir=str(tmp_path), display="none")
     assert log[0].status == "success", log[0].error

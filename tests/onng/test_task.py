@@ -65,7 +65,7 @@ def _reply(messages: list[ChatMessage]) -> str:
 
 def test_task_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake = FakeLean()
-    monkeypatch.setattr(onng_task, "open_backend", lambda spec: fake)
+    monkeypatch.setattr(onng_task, "open_checker", lambda spec, **_: fake)
     task = onng_task.onng(lams="0,1.0", modules="tutorial,addition", limit=10, lean="fake")
     log = inspect_eval(task, model=script("onng", _reply), log_dir=str(tmp_path), display="none")[0]
     assert log.status == "success", log.error
@@ -87,17 +87,17 @@ def test_task_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_task_refuses_without_lean(monkeypatch: pytest.MonkeyPatch) -> None:
-    def unavailable(spec: str | None) -> FakeLean:
+    def unavailable(spec: str | None, **_: object) -> FakeLean:
         raise LeanUnavailable("install Lean: gapscope lean setup DIR")
 
-    monkeypatch.setattr(onng_task, "open_backend", unavailable)
+    monkeypatch.setattr(onng_task, "open_checker", unavailable)
     with pytest.raises(LeanUnavailable, match="gapscope lean setup"):
         onng_task.onng(lams="0")
 
 
 def test_default_open_lean_raises_when_nothing_configured() -> None:
     with pytest.raises(LeanUnavailable):
-        onng_task.open_backend(None)
+        onng_task.open_checker(None)
 
 
 @pytest.mark.parametrize("bad", ["", "2", "0,0", "x"])
@@ -107,7 +107,7 @@ def test_bad_lams(bad: str) -> None:
 
 
 def test_bad_module(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(onng_task, "open_backend", lambda spec: FakeLean())
+    monkeypatch.setattr(onng_task, "open_checker", lambda spec, **_: FakeLean())
     with pytest.raises(ValueError, match="unknown module"):
         onng_task.onng(modules="geometry")
 
@@ -127,7 +127,7 @@ def test_render_command(tmp_path: Path) -> None:
 def test_run_onng_cli_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from gapscope.app.main import app
 
-    monkeypatch.setattr(onng_task, "open_backend", lambda spec: FakeLean())
+    monkeypatch.setattr(onng_task, "open_checker", lambda spec, **_: FakeLean())
     args = ["run", "onng", "--model", script("onng-cli", _reply), "--lams", "0,1.0"]
     args += ["--modules", "tutorial", "--limit", "3", "--lean", "fake", "--json"]
     result = CliRunner().invoke(app, [*args, "--log-dir", str(tmp_path)])
@@ -159,7 +159,7 @@ def test_automation_is_rejected_before_lean_at_every_lambda(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = FakeLean()
-    monkeypatch.setattr(onng_task, "open_backend", lambda spec: fake)
+    monkeypatch.setattr(onng_task, "open_checker", lambda spec, **_: fake)
     task = onng_task.onng(lams="0,0.5,1.0", modules="tutorial", limit=3, lean="fake")
     log = inspect_eval(
         task, model=script("simp", _automation), log_dir=str(tmp_path), display="none"
@@ -177,7 +177,7 @@ def test_a_backend_failure_is_a_server_error_for_that_sample(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     broken = BrokenLean()
-    monkeypatch.setattr(onng_task, "open_backend", lambda spec: broken)
+    monkeypatch.setattr(onng_task, "open_checker", lambda spec, **_: broken)
     task = onng_task.onng(lams="0", modules="tutorial", limit=2, lean="fake")
     log = inspect_eval(
         task, model=script("onng-broken", _reply), log_dir=str(tmp_path), display="none"

@@ -17,9 +17,9 @@ from gapscope.prove.problems import (
     select,
 )
 from gapscope.records import SourceError
+from tests.environment import SharedData
 
 HEADER = "import Mathlib\n\n"
-REFERENCE = Path("/work/shared/data/minif2f/minif2f_lean4.jsonl")
 
 
 def _record(name: str, split: str = "test", **extra: object) -> dict[str, object]:
@@ -130,9 +130,8 @@ def test_bad_limit() -> None:
         select(_problems(), limit=0)
 
 
-@pytest.mark.skipif(not REFERENCE.is_file(), reason="miniF2F reference data not present")
-def test_reference_minif2f_counts() -> None:
-    result = load_problems(REFERENCE)
+def test_reference_minif2f_counts(shared_data: SharedData) -> None:
+    result = load_problems(shared_data("minif2f/minif2f_lean4.jsonl"))
     assert result.skipped == []
     assert len(result.problems) == 488
     assert len(select(result.problems, split="test")) == 244

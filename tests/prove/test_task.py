@@ -126,11 +126,11 @@ def _cli() -> typer.Typer:
 def fake_lean(monkeypatch: pytest.MonkeyPatch) -> FakeLean:
     fake = FakeLean()
 
-    def open_fake(spec: str | None) -> LeanBackend:
+    def open_fake(spec: str | None, **_: object) -> LeanBackend:
         assert spec == "fake"
         return fake
 
-    monkeypatch.setattr(prove_task, "open_backend", open_fake)
+    monkeypatch.setattr(prove_task, "open_checker", open_fake)
     return fake
 
 
@@ -215,10 +215,10 @@ def test_task_arguments(tmp_path: Path, fake_lean: FakeLean) -> None:
 
 
 def test_no_lean_fails_at_creation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def unavailable(spec: str | None) -> LeanBackend:
+    def unavailable(spec: str | None, **_: object) -> LeanBackend:
         raise LeanUnavailable("no Lean found: install elan and build a Mathlib project")
 
-    monkeypatch.setattr(prove_task, "open_backend", unavailable)
+    monkeypatch.setattr(prove_task, "open_checker", unavailable)
     with pytest.raises(LeanUnavailable, match="install elan"):
         prove(dataset=str(_dataset(tmp_path)), n=1, k="1")
     result = CliRunner().invoke(

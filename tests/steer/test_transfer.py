@@ -20,7 +20,7 @@ from tests.steer.conftest import random_vector
 @pytest.fixture
 def fake_lean(monkeypatch: pytest.MonkeyPatch) -> FakeLean:
     fake = FakeLean()
-    monkeypatch.setattr(prove_task, "open_backend", lambda spec: fake)
+    monkeypatch.setattr(prove_task, "open_checker", lambda spec, **_: fake)
     return fake
 
 

@@ -28,9 +28,9 @@ from gapscope.t2.bleu import (
     ta_by_bleu,
 )
 from gapscope.t2.rules import Rules, bleu_metric
+from tests.environment import SharedData
 
 TARGET = "theorem add_comm' (a b : ℕ) : a + b = b + a := by omega"
-RELEASED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "t2" / "data" / "final"
 
 
 def test_sentence_bleu_is_sacrebleus_on_the_stripped_texts() -> None:
@@ -119,13 +119,13 @@ def _definition(prediction: str, reference: str) -> float:
     return 100 * math.exp(sum(logs) / 4) * penalty
 
 
-def _released_pairs() -> list[tuple[str, str]]:
+def _released_pairs(released: Path) -> list[tuple[str, str]]:
     """Pairs from the released ``target_code`` texts: each against itself, its first half,
     itself with one token dropped, and the next record's target (neighbours share headers)."""
     targets = [
         json.loads(line)["target_code"].strip()
         for name in ("existing_datasets.all.jsonl", "research_papers.prop.jsonl")
-        for line in (RELEASED / name).read_text(encoding="utf-8").splitlines()
+        for line in (released / name).read_text(encoding="utf-8").splitlines()
         if line.strip()
     ]
     pairs = []
@@ -137,9 +137,10 @@ def _released_pairs() -> list[tuple[str, str]]:
     return pairs
 
 
-@pytest.mark.skipif(not RELEASED.is_dir(), reason=f"released T2 records not at {RELEASED}")
-def test_t2_rules_buckets_equal_the_released_bleus_on_released_targets() -> None:
-    pairs = _released_pairs()
+def test_t2_rules_buckets_equal_the_released_bleus_on_released_targets(
+    shared_data: SharedData,
+) -> None:
+    pairs = _released_pairs(shared_data("t2/data/final"))
     assert len(pairs) > 600
     metric = bleu_metric(Rules.T2)
     ours = [sentence_bleu(h, r, metric) for h, r in pairs]

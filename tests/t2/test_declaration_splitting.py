@@ -6,15 +6,12 @@ starts with ``:``, ``|``, ``(`` or an operator, or inside an open bracket) is no
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from gapscope.lean.verdict import LeanMessage
 from gapscope.t2.declarations import head, split_declarations
 from gapscope.t2.programs import attribute, build_programs
 from gapscope.t2.records import T2Record, load_records
 from gapscope.t2.successors import record_successors
+from tests.environment import SharedData
 
 
 def _spans(text: str) -> list[tuple[str, str | None, int, int]]:
@@ -81,26 +78,27 @@ def test_an_error_in_a_statement_continued_at_column_0_is_placed_in_its_declarat
     assert (where.successors, where.unplaced) == ((1,), 0)
 
 
-RELEASED = Path("/work/shared/data/t2/data/final/existing_datasets.all.jsonl")
+RELEASED = "t2/data/final/existing_datasets.all.jsonl"
 
 
-@pytest.mark.skipif(not RELEASED.is_file(), reason="T2's released records are not here")
-def test_the_released_statement_continued_at_column_0_is_one_declaration() -> None:
-    (record,) = [r for r in load_records(RELEASED).records if r.id.endswith("LinearTrinomials")]
+def test_the_released_statement_continued_at_column_0_is_one_declaration(
+    shared_data: SharedData,
+) -> None:
+    records = load_records(shared_data(RELEASED)).records
+    (record,) = [r for r in records if r.id.endswith("LinearTrinomials")]
     last = split_declarations(record.after_target_code)[-1]
     assert (last.name, last.end_line - last.start_line) == ("algebra_24801", 4)
     assert last.text.endswith("m ∈ validMSet := by sorry")
 
 
-@pytest.mark.skipif(not RELEASED.is_file(), reason="T2's released records are not here")
-def test_every_released_declaration_is_split_whole() -> None:
+def test_every_released_declaration_is_split_whole(shared_data: SharedData) -> None:
     """Cutting at every column-0 line (the old splitter) broke 9 released rows into 613
     pieces, 12 of them fragments (a statement or ``by sorry`` continued at column 0 became a
     piece of its own); split by command structure, each of the 601 pieces of
     ``after_target_code`` opens with a declaration's head."""
     pieces = [
         (record.id, d.text)
-        for record in load_records(RELEASED).records
+        for record in load_records(shared_data(RELEASED)).records
         for d in split_declarations(record.after_target_code)
     ]
     assert len(pieces) == 601

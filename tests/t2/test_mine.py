@@ -24,6 +24,7 @@ from gapscope.t2.project import OutsideProject, project_modules
 from gapscope.t2.prompting import load_nl_file
 from gapscope.t2.records import FIELDS, load_records
 from gapscope.t2.repo import RepoSuccessors, file_text_of
+from tests.environment import require_lean_sandbox
 from tests.t2.mine_project import (
     BASIC,
     DECLARATIONS,
@@ -430,10 +431,7 @@ def test_a_failing_build_is_reported_and_what_was_built_is_traced(
 
 
 def test_tracing_runs_sandboxed_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gapscope.lean.sandbox import sandbox_status
-
-    if not sandbox_status().available:
-        pytest.skip(f"no working bubblewrap here: {sandbox_status().detail}")
+    require_lean_sandbox()
     project = make_project(tmp_path)
     monkeypatch.setenv("PATH", f"{fake_lake_bin(tmp_path)}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.delenv("GAPSCOPE_LEAN_SANDBOX", raising=False)

@@ -10,13 +10,13 @@ over the released golds when they are on disk (they are never committed).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from gapscope.verify import Verifier
 from gapscope.verify.extract import read_gold
 from gapscope.verify.split import split_top
+from tests.environment import SharedData
 
 # (response, gold written as a solution, a wrong response to the same gold)
 SOLUTION_GOLDS = [
@@ -144,14 +144,10 @@ def test_perturbed_gold_is_not_accepted(
     assert verifier.check(f"So the answer is $\\boxed{{{honest or gold}}}$.", gold).accepted
 
 
-FAMILIES = Path("/work/shared/data/oracleladder/data/diagnostic_354_families.jsonl")
-
-
-def _released_golds() -> list[str]:
-    if not FAMILIES.exists():
-        pytest.skip(f"released golds not on disk ({FAMILIES})")
+def _released_golds(shared_data: SharedData) -> list[str]:
+    families = shared_data("oracleladder/data/diagnostic_354_families.jsonl")
     golds = []
-    for line in FAMILIES.read_text(encoding="utf-8").splitlines():
+    for line in families.read_text(encoding="utf-8").splitlines():
         family = json.loads(line)
         golds += [family["parent_answer"], *(m["answer"] for m in family["milestones"])]
         golds += [family["parent_answer_corrected"]] if "parent_answer_corrected" in family else []
@@ -166,16 +162,16 @@ def _one_digit_off(gold: str) -> str | None:
     return gold[:i] + str((int(gold[i]) + 1) % 10) + gold[i + 1 :]
 
 
-def test_released_golds_accept_themselves(verifier: Verifier) -> None:
-    golds = _released_golds()
+def test_released_golds_accept_themselves(verifier: Verifier, shared_data: SharedData) -> None:
+    golds = _released_golds(shared_data)
     verdicts = verifier.check_many([(g, g) for g in golds])
     refused = [g for g, v in zip(golds, verdicts, strict=True) if not v.accepted]
     assert len(refused) <= 1, refused  # a prose gold ("$z=0$ is a pole of ... $f(z)$"); 7 before
 
 
-def test_released_golds_refuse_a_digit_off(verifier: Verifier) -> None:
+def test_released_golds_refuse_a_digit_off(verifier: Verifier, shared_data: SharedData) -> None:
     """Every tenth released gold with its last digit changed (all of them take minutes)."""
-    golds = _released_golds()[::10]
+    golds = _released_golds(shared_data)[::10]
     pairs = [(p, g) for g in golds if (p := _one_digit_off(g)) is not None]
     verdicts = verifier.check_many([(f"So $\\boxed{{{p}}}$.", g) for p, g in pairs])
     accepted = [pair for pair, v in zip(pairs, verdicts, strict=True) if v.accepted]

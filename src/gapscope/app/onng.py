@@ -88,9 +88,8 @@ def check_command(
 ) -> None:
     """The verdict for one answer: the static checks (JSON, statement kept, allowed tactics)
     always, then Lean when a backend is configured. Exits 0 for valid, 1 otherwise."""
-    from gapscope.lean import open_backend
+    from gapscope.lean import open_checker
     from gapscope.lean.backend import LeanUnavailable
-    from gapscope.lean.factory import sandbox_options
     from gapscope.onng.checking import lean_check, static_check
     from gapscope.onng.problemset import load_problem_set
     from gapscope.onng.render import obfuscation
@@ -118,7 +117,7 @@ def check_command(
         }
         if static.needs_lean:
             try:
-                backend = open_backend(lean, **sandbox_options(allow_unsandboxed))
+                backend = open_checker(lean, allow_unsandboxed=allow_unsandboxed)
             except (LeanUnavailable, ValueError) as exc:
                 result["detail"] = f"static checks passed; Lean not run: {exc}".splitlines()[0]
             else:

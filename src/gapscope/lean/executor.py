@@ -1,12 +1,15 @@
 """One job-runner interface for Lean checks: a local pool (default) or Ray actors.
 
 Checking is the cost of every Lean-backed diagnostic (a Mathlib import per Lean process,
-project builds of minutes), so ``run t2``, ``run prove`` and ``run onng`` open their checker
-through ``open_checker``: ``executor="local"`` is today's backend on this machine
-(``open_backend``); ``executor="ray"`` spreads the same checks over Ray actors, each owning
-one Lean backend (a REPL pool or a kimina client) whose imports load once and then serve many
-checks. Both are ``LeanBackend``s: verdicts come back in submission order, with progress and
-the verdict cache handled once on the driver (``CachedBackend``).
+project builds of minutes), so every one of them (``t2``, ``prove``, ``onng`` and
+``gapscope onng check``) opens its checker through ``open_checker`` and nothing else:
+``executor="local"`` is the backend ``open_backend`` opens on this machine (its self-test gate
+and sandbox refusal included); ``executor="ray"`` spreads the same checks over Ray actors,
+each owning one Lean backend (a REPL pool or a kimina client, opened by ``open_backend`` in
+the actor) whose imports load once and then serve many checks. Calls go one way: diagnostic
+-> ``open_checker`` -> ``gapscope.lean.factory.open_backend`` -> a backend. Both are
+``LeanBackend``s: verdicts come back in submission order, with progress and the verdict cache
+handled once on the driver (``CachedBackend``).
 
 A check whose actor dies is retried on another actor, at most ``max_retries`` times; the dead
 actor is replaced while the restart budget lasts. Every actor, a replacement too, must open a

@@ -1,5 +1,8 @@
 """Open a backend from a one-line spec, or say exactly what to install.
 
+The floor below ``gapscope.lean.executor``: a diagnostic calls ``open_checker``, which calls
+``open_backend`` here (on this machine, or in each Ray actor); nothing here calls back up.
+
 Specs: ``local:/path/to/lean/project`` (REPL processes via ``lake env``) and
 ``kimina:http://host:port`` (kimina-lean-server). With no spec, ``$GAPSCOPE_LEAN`` is used.
 """
@@ -58,13 +61,6 @@ def kernel_checker_choice() -> str | None:
     if choice not in ("auto", "none"):
         raise ValueError(f"{ENV_KERNEL_CHECKER} must be auto or none, got {choice!r}")
     return "auto" if choice == "auto" else None
-
-
-def sandbox_options(allow_unsandboxed: bool) -> dict[str, Any]:
-    """The keyword a task passes to ``open_backend``/``open_checker`` for its
-    ``allow_unsandboxed`` parameter: none at the default, so that the call stays
-    ``open_backend(spec)`` - the one form every backend opener (and stand-in) accepts."""
-    return {"allow_unsandboxed": True} if allow_unsandboxed else {}
 
 
 def open_backend(

@@ -22,10 +22,8 @@ from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, grouped, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from gapscope.lean import open_backend
+from gapscope.lean import RayOptions, open_checker
 from gapscope.lean.backend import LeanBackend
-from gapscope.lean.executor import RayOptions, open_checker
-from gapscope.lean.factory import sandbox_options
 from gapscope.log_metadata import plain
 from gapscope.models.solvers import system_first
 from gapscope.onng.checking import lean_check, static_check
@@ -106,13 +104,11 @@ def onng(
     problem_set = load_problem_set()
     levels = parse_lams(lams)
     indices = select_problems(problem_set, modules, limit)
-    options = sandbox_options(allow_unsandboxed)
-    backend = (
-        open_backend(lean, **options)
-        if executor == "local"
-        else open_checker(
-            lean, executor=executor, ray=RayOptions(ray_address, ray_actors), **options
-        )
+    backend = open_checker(
+        lean,
+        executor=executor,
+        ray=RayOptions(ray_address, ray_actors),
+        allow_unsandboxed=allow_unsandboxed,
     )
     obfs = {lam: obfuscation(problem_set, lam, seed) for lam in levels}
     samples = [_sample(problem_set, obfs[lam], i) for lam in levels for i in indices]

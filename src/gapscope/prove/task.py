@@ -19,9 +19,7 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState
 
-from gapscope.lean import open_backend
-from gapscope.lean.executor import RayOptions, open_checker
-from gapscope.lean.factory import sandbox_options
+from gapscope.lean import RayOptions, open_checker
 from gapscope.lean.verdict import LeanVerdict
 from gapscope.log_metadata import plain
 from gapscope.models.task_steering import check_options, steered_generate
@@ -193,12 +191,7 @@ def lean_proof(
     ``server_error`` (scored incorrect here, excluded by the report) and the run goes on; a
     reply with a forbidden command is ``forbidden_command`` and never reaches Lean.
     """
-    options = sandbox_options(allow_unsandboxed)
-    backend = (
-        open_backend(lean, **options)
-        if executor == "local"
-        else open_checker(lean, executor=executor, ray=ray, **options)
-    )
+    backend = open_checker(lean, executor=executor, ray=ray, allow_unsandboxed=allow_unsandboxed)
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
