@@ -177,10 +177,12 @@ def add_parity_in_tree(repo: Path) -> None:
     source = EXAMPLE / "src" / "gapscope_parity"
     package = repo / "src" / "gapscope" / "parity"
     package.mkdir()
-    shutil.copy(source / "__init__.py", package / "__init__.py")
-    shutil.copy(source / "task.py", package / "task.py")
-    reader = (source / "diagnostic.py").read_text().replace("gapscope_parity.", "gapscope.parity.")
-    (repo / "src" / "gapscope" / "analysis" / "parity.py").write_text(reader)
+    for name, target in (
+        ("__init__.py", package / "__init__.py"),
+        ("task.py", package / "task.py"),
+        ("diagnostic.py", repo / "src" / "gapscope" / "analysis" / "parity.py"),
+    ):
+        target.write_text((source / name).read_text().replace("gapscope_parity", "gapscope.parity"))
     table_file = repo / "src" / "gapscope" / "analysis" / "table.py"
     anchor = "from gapscope.analysis.report_sections import"
     parity = "from gapscope.analysis.parity import SPEC as PARITY"
@@ -208,6 +210,7 @@ import json, sys
 from pathlib import Path
 from typer.testing import CliRunner
 from gapscope.app.main import app
+from tests.test_faces import bypasses
 from tests.test_layers import problems
 
 root, logs = Path(sys.argv[1]), json.loads(sys.argv[2])
@@ -221,6 +224,7 @@ out = {
     "report": run("report", *logs.values(), "--out", str(root / "report.html")),
     "compare": run("compare", logs["right"], logs["even"]),
     "layers": problems(root / "src" / "gapscope"),
+    "faces": bypasses(root / "src" / "gapscope"),
 }
 print(json.dumps(out))
 """
@@ -259,7 +263,7 @@ def test_the_example_added_in_tree_touches_five_files_and_reaches_every_command(
     assert code == 0 and {r["diagnostic"] for r in report["summary"]} == {"parity"}
     code, compared = out["compare"]
     assert code == 0 and [m["metric"] for m in compared["details"]["metrics"]] == ["accuracy"]
-    assert out["layers"] == []
+    assert out["layers"] == [] and out["faces"] == []
 
 
 def test_an_entry_point_that_is_no_spec_or_takes_a_name_is_left_out_with_its_reason(

@@ -34,7 +34,9 @@ LAYERS: dict[str, int] = {
     # every built-in diagnostic's package (the table names them), and steering
     **dict.fromkeys((*DIAGNOSTIC_PACKAGES, "steer"), 2),
     **dict.fromkeys(("models", "lean", "verify", "stats"), 1),
-    **dict.fromkeys(("", "records", "templates", "process_shared", "log_metadata", "params"), 0),
+    **dict.fromkeys(
+        ("", "_face", "records", "templates", "process_shared", "log_metadata", "params"), 0
+    ),
 }
 """Rank of each top-level unit of ``gapscope`` (a sub-package or a root module)."""
 

@@ -10,3 +10,5 @@ to Inspect's runner.
 """
 
 __version__ = "0.1.0"
+
+__all__ = ["__version__"]

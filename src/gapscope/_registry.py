@@ -9,7 +9,7 @@ own ``inspect_ai`` entry point.
 
 from importlib import import_module
 
-from gapscope.analysis.table import BUILTINS
+from gapscope.analysis import BUILTINS
 from gapscope.models import providers  # noqa: F401
 
 for _spec in BUILTINS:

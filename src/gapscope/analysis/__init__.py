@@ -23,3 +23,160 @@
 
 The commands that call all this live in :mod:`gapscope.app`; nothing here imports them.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gapscope._face import lazy_face
+
+if TYPE_CHECKING:
+    from gapscope.analysis import ladder, ladder_review, onng, prove
+    from gapscope.analysis.compare import ComparisonError, compare_runs, print_comparison
+    from gapscope.analysis.diagnostics import (
+        LoadedLog,
+        LoadedLogs,
+        load_all,
+        load_standing,
+        loaded_from,
+        present,
+    )
+    from gapscope.analysis.figures import dosage_figure, quadrant_scatter, save_figure
+    from gapscope.analysis.ladder import ModelRun, compile_funnel
+    from gapscope.analysis.ladder_panel import read_panels
+    from gapscope.analysis.ladder_review import review_cases, review_view, summarize
+    from gapscope.analysis.ladder_tables import print_agreement
+    from gapscope.analysis.literal import LiteralConsole, printable
+    from gapscope.analysis.logs import LogError, expand_log_paths, log_path, read_log
+    from gapscope.analysis.report import write_report
+    from gapscope.analysis.spec import DiagnosticSpec, Inputs, NamedFigure, SpecError
+    from gapscope.analysis.steering import SWEEP_KEY, DosageCurve, build_curve, dosage_rows
+    from gapscope.analysis.t2_tables import print_t2_audit
+    from gapscope.analysis.table import BUILTINS, S2B, lean_backed, load_problems, spec_named, specs
+    from gapscope.analysis.terminal import (
+        print_dosage,
+        print_funnel,
+        print_plan,
+        print_quadrant,
+        print_rows,
+    )
+    from gapscope.analysis.view import View, ViewOptions, ladder_view, onng_view, prove_view
+
+__all__ = [
+    "BUILTINS",
+    "S2B",
+    "SWEEP_KEY",
+    "ComparisonError",
+    "DiagnosticSpec",
+    "DosageCurve",
+    "Inputs",
+    "LiteralConsole",
+    "LoadedLog",
+    "LoadedLogs",
+    "LogError",
+    "ModelRun",
+    "NamedFigure",
+    "SpecError",
+    "View",
+    "ViewOptions",
+    "build_curve",
+    "compare_runs",
+    "compile_funnel",
+    "dosage_figure",
+    "dosage_rows",
+    "expand_log_paths",
+    "ladder",
+    "ladder_review",
+    "ladder_view",
+    "lean_backed",
+    "load_all",
+    "load_problems",
+    "load_standing",
+    "loaded_from",
+    "log_path",
+    "onng",
+    "onng_view",
+    "present",
+    "print_agreement",
+    "print_comparison",
+    "print_dosage",
+    "print_funnel",
+    "print_plan",
+    "print_quadrant",
+    "print_rows",
+    "print_t2_audit",
+    "printable",
+    "prove",
+    "prove_view",
+    "quadrant_scatter",
+    "read_log",
+    "read_panels",
+    "review_cases",
+    "review_view",
+    "save_figure",
+    "spec_named",
+    "specs",
+    "summarize",
+    "write_report",
+]
+
+__getattr__, __dir__ = lazy_face(
+    __name__,
+    {
+        "prove": ".prove",
+        "onng": ".onng",
+        "ladder_review": ".ladder_review",
+        "ladder": ".ladder",
+        "BUILTINS": ".table",
+        "ComparisonError": ".compare",
+        "DiagnosticSpec": ".spec",
+        "DosageCurve": ".steering",
+        "Inputs": ".spec",
+        "LiteralConsole": ".literal",
+        "LoadedLog": ".diagnostics",
+        "LoadedLogs": ".diagnostics",
+        "LogError": ".logs",
+        "ModelRun": ".ladder",
+        "NamedFigure": ".spec",
+        "S2B": ".table",
+        "SWEEP_KEY": ".steering",
+        "SpecError": ".spec",
+        "View": ".view",
+        "ViewOptions": ".view",
+        "build_curve": ".steering",
+        "compare_runs": ".compare",
+        "compile_funnel": ".ladder",
+        "dosage_figure": ".figures",
+        "dosage_rows": ".steering",
+        "expand_log_paths": ".logs",
+        "ladder_view": ".view",
+        "lean_backed": ".table",
+        "load_all": ".diagnostics",
+        "load_problems": ".table",
+        "load_standing": ".diagnostics",
+        "loaded_from": ".diagnostics",
+        "log_path": ".logs",
+        "onng_view": ".view",
+        "present": ".diagnostics",
+        "print_agreement": ".ladder_tables",
+        "print_comparison": ".compare",
+        "print_dosage": ".terminal",
+        "print_funnel": ".terminal",
+        "print_plan": ".terminal",
+        "print_quadrant": ".terminal",
+        "print_rows": ".terminal",
+        "print_t2_audit": ".t2_tables",
+        "printable": ".literal",
+        "prove_view": ".view",
+        "quadrant_scatter": ".figures",
+        "read_log": ".logs",
+        "read_panels": ".ladder_panel",
+        "review_cases": ".ladder_review",
+        "review_view": ".ladder_review",
+        "save_figure": ".figures",
+        "spec_named": ".table",
+        "specs": ".table",
+        "summarize": ".ladder_review",
+        "write_report": ".report",
+    },
+)

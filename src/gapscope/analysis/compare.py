@@ -21,7 +21,7 @@ from gapscope.analysis.diagnostics import LoadedLog
 from gapscope.analysis.profile import GapRow
 from gapscope.analysis.steering import is_steering_run
 from gapscope.analysis.table import specs
-from gapscope.stats.paired import (
+from gapscope.stats import (
     DifferenceCI,
     McNemarResult,
     holm,

@@ -21,19 +21,19 @@ from gapscope.analysis.onng import ONNGSummary
 from gapscope.analysis.prove import ProveSummary
 from gapscope.analysis.s2b import S2BRunSummary, axes
 from gapscope.analysis.spec import LoadedLog, NamedFigure, summaries_of
-from gapscope.ladder.contract import TASK as LADDER_TASK
-from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER, profile, tau_sensitivity
-from gapscope.onng.contract import TASK as ONNG_TASK
-from gapscope.prove.contract import TASK as PROVE_TASK
-from gapscope.s2b.contract import TASK as S2B_TASK
-from gapscope.steer.dosage import BASELINE
+from gapscope.ladder import GAP_ORDER, OUTCOME_ORDER, profile, tau_sensitivity
+from gapscope.ladder import TASK as LADDER_TASK
+from gapscope.onng import TASK as ONNG_TASK
+from gapscope.prove import TASK as PROVE_TASK
+from gapscope.s2b import TASK as S2B_TASK
+from gapscope.steer import BASELINE
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from gapscope.analysis.steering import DosageCurve
-    from gapscope.stats.quadrant import QuadrantResult
+    from gapscope.stats import QuadrantResult
 
 WIDTH, HEIGHT = 6.4, 3.6  # inches: a single column of a two-column paper at 2x
 PNG_DPI = 300
@@ -316,7 +316,7 @@ def receptivity_constructivity(logs: Sequence[LoadedLog]) -> NamedFigure | None:
     claim (a receptive bottleneck collapses constructivity) forbids high constructivity with
     low receptivity. Where the test is undefined (too few models, or ties at a median, or
     presets mixed) the points are drawn alone and the title says why."""
-    from gapscope.stats.quadrant import quadrant_test
+    from gapscope.stats import quadrant_test
 
     pairs = axes(summaries_of(logs, S2B_TASK))
     if not pairs:

@@ -23,33 +23,43 @@ from gapscope.analysis.logs import (
     sample_score,
 )
 from gapscope.analysis.profile import GapRow
-from gapscope.ladder.agreement import Agreement, run_agreement
-from gapscope.ladder.anchors import AnchorAgreement, AnchorRule, anchor_agreement
-from gapscope.ladder.containment import (
+from gapscope.ladder import (
+    COMPILE_TASK,
+    CONTROLS,
+    GAP_ORDER,
+    LADDER,
+    OUTCOME_ORDER,
+    TASK,
+    Agreement,
+    AnchorAgreement,
+    AnchorRule,
+    CompileStore,
+    Condition,
     Containment,
     ContainmentFamily,
-    Match,
-    Rate,
-    measure_containment,
-)
-from gapscope.ladder.contract import COMPILE_TASK, TASK, CompileStore, ProbeMetadata, RunMetadata
-from gapscope.ladder.probes import CONTROLS, LADDER, Condition, family_of
-from gapscope.ladder.taxonomy import (
-    GAP_ORDER,
-    OUTCOME_ORDER,
     FamilyCounts,
     LadderOutcome,
+    Match,
     ModelProfile,
+    ProbeMetadata,
+    Rate,
+    RunMetadata,
+    anchor_agreement,
+    family_of,
+    measure_containment,
     outcome,
     profile,
+    run_agreement,
     tau_sensitivity,
 )
-from gapscope.stats.paired import McNemarResult, holm, mcnemar_exact
-from gapscope.stats.rank import kendall_tau
-from gapscope.stats.resampling import (
+from gapscope.stats import (
     BootstrapCI,
+    McNemarResult,
     PairwiseStability,
     bootstrap_ci,
+    holm,
+    kendall_tau,
+    mcnemar_exact,
     ranking_stability,
 )
 
@@ -630,7 +640,7 @@ class CompileFunnel:
 
 def compile_funnel(log: EvalLog) -> CompileFunnel:
     """Kept families and the per-stage funnel (plus rejected attempts) of a compile log."""
-    from gapscope.ladder.compile import Stage, funnel_counts
+    from gapscope.ladder import Stage, funnel_counts
 
     require_task(log, COMPILE_TASK)
     kept: list[dict[str, Any]] = []

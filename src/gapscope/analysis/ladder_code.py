@@ -21,8 +21,13 @@ from rich.table import Table
 from gapscope.analysis.logs import read_log, require_task, run_info, sample_score
 from gapscope.analysis.profile import GapRow
 from gapscope.analysis.view import View, ViewOptions
-from gapscope.ladder.code import CODE_CONDITIONS, CodeCondition
-from gapscope.ladder.contract import CODE_TASK, CodeProbeMetadata, CodeRunMetadata
+from gapscope.ladder import (
+    CODE_CONDITIONS,
+    CODE_TASK,
+    CodeCondition,
+    CodeProbeMetadata,
+    CodeRunMetadata,
+)
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog

@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from gapscope.analysis.ladder import ModelRun, Rollout
-from gapscope.ladder.families import Family, load_families
-from gapscope.ladder.probes import LADDER, Condition
+from gapscope.ladder import LADDER, Condition, Family, load_families
 from gapscope.records import jsonl_rows
 
 RELEASED_CONDITIONS: dict[str, Condition] = {

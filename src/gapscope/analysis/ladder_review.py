@@ -21,28 +21,27 @@ from gapscope.analysis.ladder import model_run
 from gapscope.analysis.logs import read_log, require_task, sample_score
 from gapscope.analysis.profile import GapRow
 from gapscope.analysis.view import View, ViewOptions
-from gapscope.ladder.contract import (
-    REVIEW_TASK,
-    ProbeMetadata,
-    ReviewCaseMetadata,
-    ReviewRunMetadata,
-    ReviewVerdictMetadata,
-)
-from gapscope.ladder.probes import Condition
-from gapscope.ladder.review import (
+from gapscope.ladder import (
     GRADING,
     PRIORITY,
+    REVIEW_TASK,
     Attempt,
+    Condition,
+    Gap,
     ModelReview,
     ModelTotals,
+    ProbeMetadata,
     ReviewCase,
+    ReviewCaseMetadata,
     ReviewLabel,
+    ReviewRunMetadata,
     ReviewSet,
+    ReviewVerdictMetadata,
+    gap,
     model_review,
 )
-from gapscope.ladder.taxonomy import Gap, gap
 from gapscope.records import jsonl_rows
-from gapscope.stats.agreement import cohen_kappa
+from gapscope.stats import cohen_kappa
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample

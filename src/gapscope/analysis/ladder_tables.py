@@ -11,15 +11,13 @@ from rich.table import Table
 
 from gapscope.analysis.ladder import share
 from gapscope.analysis.terminal import percent
-from gapscope.ladder.anchors import AnchorRule
-from gapscope.ladder.taxonomy import GAP_ORDER, OUTCOME_ORDER, MilestoneTest
+from gapscope.ladder import GAP_ORDER, OUTCOME_ORDER, AnchorRule, MilestoneTest
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from gapscope.analysis.ladder import AgreementReport, LadderReport
-    from gapscope.ladder.anchors import AnchorAgreement
-    from gapscope.ladder.containment import Rate
+    from gapscope.ladder import AnchorAgreement, Rate
 
 
 def print_ladder(report: LadderReport, console: Console) -> None:

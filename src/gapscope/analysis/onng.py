@@ -24,9 +24,8 @@ from gapscope.analysis.logs import (
     sample_score,
 )
 from gapscope.analysis.profile import GapRow
-from gapscope.onng.contract import TASK, AttemptRecord, ProblemMetadata
-from gapscope.stats.groups import GroupTest, kruskal_wallis, one_way_anova
-from gapscope.stats.proportion import wilson_percent
+from gapscope.onng import TASK, AttemptRecord, ProblemMetadata
+from gapscope.stats import GroupTest, kruskal_wallis, one_way_anova, wilson_percent
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gapscope.stats.proportion import wilson_percent
+from gapscope.stats import wilson_percent
 
 
 @dataclass(frozen=True)

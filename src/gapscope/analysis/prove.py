@@ -23,10 +23,8 @@ from gapscope.analysis.logs import (
     sample_score,
 )
 from gapscope.analysis.profile import GapRow
-from gapscope.prove.coherence import COHERENT, Coherence
-from gapscope.prove.contract import TASK, AttemptMetadata, ProblemMetadata, RunMetadata
-from gapscope.stats.passk import mean_pass_at_k, pass_at_k
-from gapscope.stats.resampling import bootstrap_ci
+from gapscope.prove import COHERENT, TASK, AttemptMetadata, Coherence, ProblemMetadata, RunMetadata
+from gapscope.stats import bootstrap_ci, mean_pass_at_k, pass_at_k
 
 if TYPE_CHECKING:
     from pathlib import Path

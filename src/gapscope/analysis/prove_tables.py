@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from gapscope.analysis.terminal import percent, warning
-from gapscope.prove.coherence import Coherence
+from gapscope.prove import Coherence
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -16,7 +16,7 @@ from gapscope.analysis.spec import LoadedLog, summaries_of
 from gapscope.analysis.t2 import T2Summary
 from gapscope.analysis.t2_tables import t2_bleu_caption, t2_bleu_cells, t2_contexts
 from gapscope.analysis.terminal import rate_cell
-from gapscope.s2b.contract import TASK as S2B_TASK
+from gapscope.s2b import TASK as S2B_TASK
 
 
 def escape(value: object) -> str:

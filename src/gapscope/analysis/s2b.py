@@ -28,17 +28,19 @@ from gapscope.analysis.logs import (
     sample_score,
 )
 from gapscope.analysis.profile import GapRow
-from gapscope.s2b.contract import TASK, EpisodeMetadata, RunMetadata
-from gapscope.s2b.metrics import (
+from gapscope.s2b import (
     LANGUAGE_KEYS,
     SCORE_KEYS,
     SPEAKER_SCORE_KEYS,
+    TASK,
+    EpisodeMetadata,
+    RunMetadata,
     SeedSummary,
     adj_zsct,
     beyond_context,
 )
-from gapscope.stats.proportion import wilson_percent
-from gapscope.steer.protocol import Extraction, seed_overlap
+from gapscope.stats import wilson_percent
+from gapscope.steer import Extraction, seed_overlap
 
 if TYPE_CHECKING:
     from pathlib import Path

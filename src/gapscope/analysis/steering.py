@@ -30,20 +30,21 @@ from typing import TYPE_CHECKING, Any, cast
 from gapscope.analysis.profile import GapRow
 from gapscope.analysis.prove import ProveSummary
 from gapscope.analysis.s2b import S2BRunSummary
-from gapscope.prove.coherence import Coherence
-from gapscope.prove.contract import TASK as PROVE_TASK
-from gapscope.s2b.contract import TASK as S2B_TASK
-from gapscope.s2b.metrics import adj_zsct
-from gapscope.stats.passk import pass_at_k
-from gapscope.steer.dosage import (
+from gapscope.prove import TASK as PROVE_TASK
+from gapscope.prove import Coherence
+from gapscope.s2b import TASK as S2B_TASK
+from gapscope.s2b import adj_zsct
+from gapscope.stats import pass_at_k
+from gapscope.steer import (
     BASELINE,
     CurvePoint,
     DoseCondition,
+    Extraction,
     Trend,
     curve_points,
+    seed_overlap,
     trend,
 )
-from gapscope.steer.protocol import Extraction, seed_overlap
 
 if TYPE_CHECKING:
     from gapscope.analysis.logs import RunInfo

@@ -13,11 +13,18 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from gapscope.analysis.logs import counted_samples, malformed_sample, require_task, sample_score
 from gapscope.analysis.profile import GapRow
-from gapscope.t2.bleu import BUCKETS
-from gapscope.t2.contract import TASK, RunMetadata, SampleScoreMetadata
-from gapscope.t2.evaluate import SampleOutcome
-from gapscope.t2.metrics import ScoredSample, summarize, with_missing
-from gapscope.t2.rules import Rules, parse_rules
+from gapscope.t2 import (
+    BUCKETS,
+    TASK,
+    Rules,
+    RunMetadata,
+    SampleOutcome,
+    SampleScoreMetadata,
+    ScoredSample,
+    parse_rules,
+    summarize,
+    with_missing,
+)
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         Interval,
         T2Summary,
     )
-    from gapscope.t2.audit import Audit
+    from gapscope.t2 import Audit
 
 T2_OUTCOMES = {
     "renamed": "renamed",

@@ -65,7 +65,7 @@ REFERENCE_SEATS = (
 
 
 def _s2b_plan(budget: Mapping[str, Any], inputs: Inputs, model: str) -> list[Builder]:
-    from gapscope.s2b.task import s2b_lm
+    from gapscope.s2b import s2b_lm
 
     out: list[Builder] = []
     for preset, seeds in budget["presets"]:
@@ -90,7 +90,7 @@ def _s2b_plan(budget: Mapping[str, Any], inputs: Inputs, model: str) -> list[Bui
 
 
 def _ladder_plan(budget: Mapping[str, Any], inputs: Inputs, model: str) -> list[Builder]:
-    from gapscope.ladder.task import oracle_ladder
+    from gapscope.ladder import oracle_ladder
 
     families = inputs.data["families"]
     args = {**budget, "families": families}
@@ -102,21 +102,21 @@ def _lean_args(inputs: Inputs) -> dict[str, Any]:
 
 
 def _onng_plan(budget: Mapping[str, Any], inputs: Inputs, model: str) -> list[Builder]:
-    from gapscope.onng.task import onng as onng_task
+    from gapscope.onng import onng as onng_task
 
     args = {**budget, **_lean_args(inputs)}
     return [("O-NNG", lambda: onng_task(**args))]
 
 
 def _prove_plan(budget: Mapping[str, Any], inputs: Inputs, model: str) -> list[Builder]:
-    from gapscope.prove.task import prove as prove_task
+    from gapscope.prove import prove as prove_task
 
     args = {**budget, **_lean_args(inputs), "dataset": inputs.data["minif2f"]}
     return [("miniF2F", lambda: prove_task(**args))]
 
 
 def _t2_plan(budget: Mapping[str, Any], inputs: Inputs, model: str) -> list[Builder]:
-    from gapscope.t2.task import t2 as t2_task
+    from gapscope.t2 import t2 as t2_task
 
     args = {**budget, **_lean_args(inputs), "data": inputs.data["t2_data"]}
     return [("T2", lambda: t2_task(**args))]

@@ -21,8 +21,8 @@ from gapscope.analysis.literal import printable
 
 if TYPE_CHECKING:
     from gapscope.analysis.profile import GapRow
-    from gapscope.stats.quadrant import QuadrantResult
-    from gapscope.steer.dosage import CurvePoint, Trend
+    from gapscope.stats import QuadrantResult
+    from gapscope.steer import CurvePoint, Trend
 
 
 def styled(text: str, style: str) -> Text:

@@ -57,8 +57,7 @@ def s2b_view(summary: S2BRunSummary, options: ViewOptions = ViewOptions()) -> Vi
 def ladder_view(runs: Sequence[ModelRun], options: ViewOptions = ViewOptions()) -> View:
     from gapscope.analysis.ladder import build_report
     from gapscope.analysis.ladder_tables import print_ladder
-    from gapscope.ladder.anchors import AnchorRule
-    from gapscope.ladder.containment import Match
+    from gapscope.ladder import AnchorRule, Match
 
     report = build_report(
         list(runs),

@@ -19,3 +19,19 @@ The top floor (DESIGN.md: app -> analysis -> diagnostics -> floors); nothing imp
 Command modules import Inspect, torch and scipy only inside their commands, so
 ``gapscope --help`` stays fast.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gapscope._face import lazy_face
+
+if TYPE_CHECKING:
+    from gapscope.app.verify import verify_command
+
+__all__ = ["verify_command"]
+
+__getattr__, __dir__ = lazy_face(
+    __name__,
+    {"verify_command": ".verify"},
+)

@@ -25,19 +25,24 @@ from typing import Any, cast
 
 from rich.console import Console
 
-from gapscope.analysis.diagnostics import LoadedLogs, load_all
-from gapscope.analysis.ladder import ModelRun
-from gapscope.analysis.logs import log_path
-from gapscope.analysis.report import write_report
-from gapscope.analysis.spec import Inputs
-from gapscope.analysis.table import BUILTINS, S2B
-from gapscope.analysis.terminal import print_plan, print_rows
-from gapscope.analysis.view import ladder_view
+from gapscope.analysis import (
+    BUILTINS,
+    S2B,
+    Inputs,
+    LoadedLogs,
+    ModelRun,
+    ladder_view,
+    load_all,
+    log_path,
+    print_plan,
+    print_rows,
+    write_report,
+)
 from gapscope.app.kit import EMBEDDED_MODEL, run_tasks, table_console
 from gapscope.app.profile import build_study
 from gapscope.app.study import StudyProgress, run_study
-from gapscope.ladder.contract import TASK as LADDER_TASK
-from gapscope.models.embedded import GEMMA3_270M
+from gapscope.ladder import TASK as LADDER_TASK
+from gapscope.models import GEMMA3_270M
 
 DEMO_MODELS = (EMBEDDED_MODEL, GEMMA3_270M.model_string)
 """Two offline models of different architectures, so the demo's logs can be compared."""

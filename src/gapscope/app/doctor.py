@@ -13,13 +13,12 @@ import shutil
 
 from gapscope.app.kit import JsonOut, command_output
 from gapscope.app.lean import findings_view
-from gapscope.lean.doctor import Finding, sandbox_finding
-from gapscope.lean.sandbox import ALLOW_HINT, INSTALL_HINT
+from gapscope.lean import ALLOW_HINT, INSTALL_HINT, Finding, sandbox_finding
 
 
 def code_pilot_finding() -> Finding:
     """``run ladder-code`` with the default ``--sandbox bwrap``: sandboxed, or refused."""
-    from gapscope.ladder.sandbox import bwrap_status
+    from gapscope.ladder import bwrap_status
 
     status = bwrap_status()
     name = "ladder-code (--sandbox bwrap)"

@@ -51,8 +51,7 @@ from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 import typer
 from rich.text import Text
 
-from gapscope.analysis.literal import LiteralConsole, printable
-from gapscope.analysis.view import View, ViewOptions
+from gapscope.analysis import LiteralConsole, View, ViewOptions, printable
 from gapscope.app.endings import EXIT_BAD_INPUT as EXIT_BAD_INPUT  # re-exported: every command's
 from gapscope.app.endings import EXIT_INTERRUPTED as EXIT_INTERRUPTED
 from gapscope.app.endings import EXIT_OK as EXIT_OK
@@ -225,8 +224,7 @@ def refuse_overwriting(out: Path | None, option: str, inputs: Iterable[tuple[str
 
 def read_or_fail(out: Output, read: Callable[[], T]) -> T:
     """Run a log-reading step; an unreadable or wrong-kind log is bad input (exit 2)."""
-    from gapscope.analysis.compare import ComparisonError
-    from gapscope.analysis.logs import LogError
+    from gapscope.analysis import ComparisonError, LogError
 
     try:
         return read()
@@ -267,7 +265,7 @@ def interrupted(out: Output, stop: Interrupted) -> NoReturn:
 def _end_on_disk(location: str) -> TaskEnd | None:
     """How the log at ``location`` says its run ended (None: no readable log there yet, e.g.
     one cut off before its header was written)."""
-    from gapscope.analysis.logs import log_path
+    from gapscope.analysis import log_path
 
     try:
         return read_end(log_path(location))
@@ -446,7 +444,7 @@ def open_model(model: str) -> str | Model:
     """
     from inspect_ai.model import get_model
 
-    from gapscope.models.endpoint import guarded_model_args
+    from gapscope.models import guarded_model_args
 
     if model == "none":
         return model
@@ -515,7 +513,7 @@ def run_diagnostic(
     replaces that for a task that is not a diagnostic (teacher compilation).
     """
     if summarize is None:
-        from gapscope.analysis.diagnostics import present
+        from gapscope.analysis import present
 
         def summarize(log: EvalLog) -> View:
             return present(log, view_options)
@@ -545,7 +543,7 @@ def _run_diagnostic(
         out.fail(exc)
     from gapscope.app.preflight import PREFLIGHT_TIMEOUT_S, check_endpoints, request_bounds
     from gapscope.app.study import plan_of
-    from gapscope.models.endpoint import EndpointError
+    from gapscope.models import EndpointError
 
     given = GENERATION.get() or generation_limits()
     try:
@@ -581,7 +579,7 @@ def _run_diagnostic(
 def _finish_run(out: Output, log: EvalLog, summarize: Callable[[EvalLog], View]) -> None:
     """Show the log; its status on disk (not the one Inspect returned) decides the exit code:
     0 finished, 1 not (a cancelled one never gets here: :func:`run_task` raised Interrupted)."""
-    from gapscope.analysis.logs import log_path
+    from gapscope.analysis import log_path
 
     out.logs.append(log.location)
     end = read_end(log_path(log.location))
@@ -622,7 +620,7 @@ def run_error_text(message: str, traceback: str) -> str:
 
 def one_line(message: str) -> str:
     """A log's error message on one line (a provider's message may carry the whole reply)."""
-    from gapscope.models.replies import excerpt
+    from gapscope.models import excerpt
 
     return excerpt(message, 500)
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from gapscope.analysis.view import View, ViewOptions
+from gapscope.analysis import View, ViewOptions
 from gapscope.app.kit import (
     EMBEDDED_MODEL,
     JsonOut,
@@ -22,15 +22,13 @@ from gapscope.app.kit import (
     write_output,
 )
 from gapscope.app.options import AllowUnsandboxedOption
-from gapscope.ladder.anchors import AnchorRule
-from gapscope.ladder.containment import Match
-from gapscope.ladder.probes import PAPER_MAX_TOKENS
+from gapscope.ladder import PAPER_MAX_TOKENS, AnchorRule, Match
 
 if TYPE_CHECKING:
     from inspect_ai import Task
     from inspect_ai.log import EvalLog
 
-    from gapscope.ladder.review import ReviewLabel
+    from gapscope.ladder import ReviewLabel
 
 
 ladder_app = typer.Typer(
@@ -70,7 +68,7 @@ def run_ladder(
         raise typer.BadParameter("give exactly one of --families F or --bundled")
 
     def build() -> Task:
-        from gapscope.ladder.task import oracle_ladder
+        from gapscope.ladder import oracle_ladder
 
         if tau > k:
             raise typer.BadParameter(
@@ -136,14 +134,14 @@ def run_ladder_code(
     (each attempt in its own sandboxed process, judged outside it), then per-attempt and
     problem-level solve rates per condition. Refuses without a working sandbox unless
     --allow-unsandboxed (`gapscope doctor` says what each code-running path has)."""
-    from gapscope.lean.sandbox import SandboxUnavailable
+    from gapscope.lean import SandboxUnavailable
     from gapscope.records import SourceError
 
     if bundled == (problems is not None):
         raise typer.BadParameter("give exactly one of --problems F or --bundled")
 
     def build() -> Task:
-        from gapscope.ladder.code_task import ladder_code
+        from gapscope.ladder import ladder_code
 
         return ladder_code(
             problems="bundled" if bundled else str(problems),
@@ -194,8 +192,8 @@ def review(
     """The LLM rubric review of every composition-gap family in the logs: one label per family
     (verifier-format, defective-reference, roadmap-omission, genuine-composition), and each
     student's composition-gap share before and after removing the flagged families."""
-    from gapscope.analysis.logs import LogError, read_log
-    from gapscope.ladder.contract import TASK
+    from gapscope.analysis import LogError, read_log
+    from gapscope.ladder import TASK
 
     labels = names.split(",") if names else [None] * len(logs)
     if len(labels) != len(logs):
@@ -205,8 +203,8 @@ def review(
     removed = _removed(remove)
 
     def build() -> Task:
-        from gapscope.analysis.ladder_review import review_cases
-        from gapscope.ladder.review_task import ladder_review
+        from gapscope.analysis import review_cases
+        from gapscope.ladder import ladder_review
 
         review_set = review_cases([read_log(p, task=TASK) for p in logs], labels, tau)
         if not review_set.cases:
@@ -218,7 +216,7 @@ def review(
         )
 
     def summarize(log: EvalLog) -> View:
-        from gapscope.analysis.ladder_review import review_view, summarize
+        from gapscope.analysis import review_view, summarize
 
         return review_view([summarize(log, removed)])
 
@@ -270,7 +268,7 @@ def review_report(
 
 def _removed(spec: str) -> frozenset[ReviewLabel]:
     """The ``--remove`` option as labels; a bad name is a bad parameter (exit 2)."""
-    from gapscope.ladder.review import parse_removed
+    from gapscope.ladder import parse_removed
 
     try:
         return parse_removed(spec)
@@ -322,9 +320,7 @@ def report(
     (``--panel P.jsonl --stage0 S.jsonl``, repeatable, the model named by the records, with
     ``--families``). With two runs (e.g. two checkpoints) it adds the transition matrix.
     """
-    from gapscope.analysis import ladder
-    from gapscope.analysis.ladder_panel import read_panels
-    from gapscope.analysis.view import ladder_view
+    from gapscope.analysis import ladder, ladder_view, read_panels
 
     logs = logs or []
     labels = names.split(",") if names else [None] * len(logs)
@@ -378,21 +374,21 @@ def compile_families(
     require_directory(out.parent, "--out")
 
     def build() -> Task:
-        from gapscope.ladder.compile_task import ladder_compile
+        from gapscope.ladder import ladder_compile
 
         refuse_overwriting(out, "--out", [("--problems", Path(problems))])
         return ladder_compile(problems=problems, max_attempts=max_attempts, problem_set=problem_set)
 
     def summarize(log: EvalLog) -> View:
         """Write the kept families (also after a failed run: finished work is kept)."""
-        from gapscope.analysis.ladder import compile_funnel
+        from gapscope.analysis import compile_funnel
 
         result = compile_funnel(log)
         kept, funnel = result.kept, result.funnel
         write_output(out, "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in kept))
 
         def show(console: Console) -> None:
-            from gapscope.analysis.terminal import print_funnel
+            from gapscope.analysis import print_funnel
 
             print_funnel("Teacher compilation funnel", funnel, console)
             console.print(f"wrote {len(kept)} families to {out}; log: {log.location}")
@@ -430,8 +426,7 @@ def screen_families(
     """The paper's anchor screen: keep families the anchor fails directly in every rollout
     but whose every milestone it solves alone, with at least two tested milestones."""
     from gapscope.analysis import ladder
-    from gapscope.ladder.anchors import screen
-    from gapscope.ladder.families import load_families
+    from gapscope.ladder import load_families, screen
 
     require_directory(out.parent, "--out")
     with command_output("ladder screen", json_out) as output:
@@ -449,7 +444,7 @@ def screen_families(
         counts = funnel.counts()
 
         def show(console: Console) -> None:
-            from gapscope.analysis.terminal import print_funnel
+            from gapscope.analysis import print_funnel
 
             print_funnel("Anchor screen", counts, console)
             console.print(f"wrote {len(chosen)} families to {out}")
@@ -474,8 +469,7 @@ def agree(
     by pid. Per-family C1/C2/C3 outcome agreement, five-way label agreement under the strict
     and the at-least-half milestone test, and each set's milestone counts and pass fraction.
     """
-    from gapscope.analysis import ladder
-    from gapscope.analysis.ladder_tables import print_agreement
+    from gapscope.analysis import ladder, print_agreement
 
     labels = names.split(",") if names else ["A", "B"]
     if len(labels) != 2 or labels[0] == labels[1]:

@@ -10,20 +10,19 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from gapscope.analysis.view import View
+from gapscope.analysis import View
 from gapscope.app.kit import JsonOut, command_output
 from gapscope.app.workspace_setup import write_and_explain
-from gapscope.lean.doctor import (
+from gapscope.lean import (
+    DEFAULT_REPL_REV,
+    DEFAULT_TOOLCHAIN,
+    ENV_SPEC,
     Finding,
     kimina_finding,
+    parse_spec,
     project_findings,
     sandbox_finding,
     tool_findings,
-)
-from gapscope.lean.factory import ENV_SPEC, parse_spec
-from gapscope.lean.workspace import (
-    DEFAULT_REPL_REV,
-    DEFAULT_TOOLCHAIN,
 )
 
 ENV_KIMINA_URL = "GAPSCOPE_KIMINA_URL"
@@ -174,8 +173,7 @@ def selftest(
 
     Until it passes, local Lean runs refuse to start. Exits 0 if every case gave its known
     answer, 1 otherwise, 2 if the workspace cannot be opened."""
-    from gapscope.lean.backend import LeanUnavailable
-    from gapscope.lean.selftest.runner import selftest_workspace
+    from gapscope.lean import LeanUnavailable, selftest_workspace
 
     with command_output("lean selftest", as_json) as out:
         try:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from gapscope.analysis.view import View
+from gapscope.analysis import View
 from gapscope.app.kit import (
     EMBEDDED_MODEL,
     EXIT_RUN_FAILED,
@@ -45,7 +45,7 @@ def render_command(
     json_out: JsonOut = False,
 ) -> None:
     """Write the Lean library, the renaming map and one prompt per problem."""
-    from gapscope.onng.export import write_obfuscation
+    from gapscope.onng import write_obfuscation
 
     require_directory(out, "--out")
     with command_output("onng render", json_out) as output:
@@ -66,7 +66,7 @@ def setup_lean_command(
 ) -> None:
     """A Lean workspace (toolchain, REPL) with O-NNG's Peano library installed in it."""
     from gapscope.app.workspace_setup import write_and_explain
-    from gapscope.onng.render import workspace_libraries
+    from gapscope.onng import workspace_libraries
 
     write_and_explain("onng setup-lean", json_out, directory, workspace_libraries(), force=force)
 
@@ -88,11 +88,8 @@ def check_command(
 ) -> None:
     """The verdict for one answer: the static checks (JSON, statement kept, allowed tactics)
     always, then Lean when a backend is configured. Exits 0 for valid, 1 otherwise."""
-    from gapscope.lean import open_checker
-    from gapscope.lean.backend import LeanUnavailable
-    from gapscope.onng.checking import lean_check, static_check
-    from gapscope.onng.problemset import load_problem_set
-    from gapscope.onng.render import obfuscation
+    from gapscope.lean import LeanUnavailable, open_checker
+    from gapscope.onng import lean_check, load_problem_set, obfuscation, static_check
 
     problem_set = load_problem_set()
     by_name = {p.name: p for p in problem_set.problems}
@@ -163,10 +160,10 @@ def run_onng(
     Needs a Lean backend: without one it stops before asking the model anything and says what
     to install.
     """
-    from gapscope.lean.backend import LeanUnavailable
+    from gapscope.lean import LeanUnavailable
 
     def build() -> Task:
-        from gapscope.onng.task import onng
+        from gapscope.onng import onng
 
         return onng(
             lams=lams,
@@ -197,8 +194,7 @@ def report_command(
     json_out: JsonOut = False,
 ) -> None:
     """Correct rate and latency per model and lambda, ANOVA and Kruskal-Wallis across lambda."""
-    from gapscope.analysis import onng
-    from gapscope.analysis.view import onng_view
+    from gapscope.analysis import onng, onng_view
 
     with command_output("onng report", json_out) as out:
         records = read_or_fail(out, lambda: [r for p in logs for r in onng.read(p)])

@@ -49,7 +49,7 @@ Overrides = Annotated[
 
 def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:
     """``key=value`` pairs -> S2BConfig overrides, converted to each field's type."""
-    from gapscope.s2b.config import S2BConfig
+    from gapscope.s2b import S2BConfig
 
     defaults = S2BConfig()
     types = {f.name: type(getattr(defaults, f.name)) for f in dataclasses.fields(defaults)}

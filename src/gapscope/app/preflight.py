@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gapscope.app.options import ATTEMPT_SLACK, MIN_ATTEMPT_TIMEOUT_S
-from gapscope.models.endpoint import EndpointError, Probe, is_served, probe
+from gapscope.models import EndpointError, Probe, is_served, probe
 
 if TYPE_CHECKING:
     from inspect_ai.model import Model

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from gapscope.analysis.spec import DiagnosticSpec, Inputs
-from gapscope.analysis.view import View
+from gapscope.analysis import DiagnosticSpec, Inputs, View
 from gapscope.app.kit import (
     EMBEDDED_MODEL,
     JsonOut,
@@ -77,8 +76,7 @@ def build_study(
 
 def _parse_diagnostics(names: str | None) -> list[DiagnosticSpec]:
     """The chosen diagnostics (default: every one known, built-in or installed)."""
-    from gapscope.analysis.spec import SpecError
-    from gapscope.analysis.table import spec_named, specs
+    from gapscope.analysis import SpecError, spec_named, specs
 
     if names is None:
         return list(specs())
@@ -135,8 +133,8 @@ def profile(
 ) -> None:
     """Profile models on every diagnostic: plan, run (resumable), report and comparisons."""
     from gapscope.app.preflight import PREFLIGHT_TIMEOUT_S, plan_time, request_bounds
-    from gapscope.lean.backend import LeanUnavailable
-    from gapscope.models.endpoint import EndpointError
+    from gapscope.lean import LeanUnavailable
+    from gapscope.models import EndpointError
     from gapscope.records import SourceError
 
     if budget not in BUDGETS:
@@ -158,7 +156,7 @@ def profile(
         except (ValueError, SourceError, OSError, LeanUnavailable, EndpointError) as exc:
             out.fail(exc)
         plan = study.plan() | {"time": plan_time((t.row for t in study.tasks), rates)}
-        from gapscope.analysis.terminal import print_plan
+        from gapscope.analysis import print_plan
 
         if dry_run:
             out.finish(View(details={"plan": plan}, show=lambda c: print_plan(plan, c)))
@@ -176,7 +174,7 @@ def profile(
 def _say_load_problems() -> None:
     """One line on stderr per installed diagnostic that did not load (the study goes on
     without it; asking for it by name is an error that repeats the line)."""
-    from gapscope.analysis.table import load_problems
+    from gapscope.analysis import load_problems
     from gapscope.app.kit import err_console
 
     for problem in load_problems():
@@ -184,9 +182,7 @@ def _say_load_problems() -> None:
 
 
 def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_args: Any) -> None:
-    from gapscope.analysis.diagnostics import load_standing
-    from gapscope.analysis.report import write_report
-    from gapscope.analysis.terminal import print_plan, print_rows
+    from gapscope.analysis import load_standing, print_plan, print_rows, write_report
     from gapscope.app.kit import err_console
     from gapscope.app.study import StudyProgress, run_study
 
@@ -231,7 +227,7 @@ def open_and_check(
     """
     from gapscope.app.kit import _has_gpu, open_model
     from gapscope.app.preflight import assumed_rate, check_endpoints
-    from gapscope.models.endpoint import is_served
+    from gapscope.models import is_served
 
     models = list(models)
     opened = {name: open_model(name) for name in models if not dry_run or is_served(name)}

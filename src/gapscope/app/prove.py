@@ -73,11 +73,11 @@ def run_prove(
     json_out: JsonOut = False,
 ) -> None:
     """Generate n whole proofs per problem, check them with Lean, print pass@k and coherence."""
-    from gapscope.lean.backend import LeanUnavailable
+    from gapscope.lean import LeanUnavailable
     from gapscope.records import SourceError
 
     def build() -> Task:
-        from gapscope.prove.task import prove
+        from gapscope.prove import prove
 
         return prove(
             dataset=dataset,
@@ -119,8 +119,7 @@ def report(
     json_out: JsonOut = False,
 ) -> None:
     """pass@k (unbiased estimator, mean over problems) and coherence fractions per log."""
-    from gapscope.analysis import prove
-    from gapscope.analysis.view import ViewOptions, prove_view
+    from gapscope.analysis import ViewOptions, prove, prove_view
 
     ks = _ks(k)
     with command_output("prove report", json_out) as out:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from gapscope.analysis.view import View
+from gapscope.analysis import View
 from gapscope.app.kit import (
     JsonOut,
     command_output,
@@ -18,13 +18,13 @@ from gapscope.app.kit import (
 )
 
 if TYPE_CHECKING:
-    from gapscope.analysis.spec import NamedFigure
+    from gapscope.analysis import NamedFigure
 
 
 def _quadrant_figure(csv: Path, x: str, y: str, label: str | None) -> NamedFigure:
-    from gapscope.analysis.figures import quadrant_scatter
+    from gapscope.analysis import quadrant_scatter
     from gapscope.app.csv_columns import read_columns
-    from gapscope.stats.quadrant import quadrant_test
+    from gapscope.stats import quadrant_test
 
     xs, ys, labels = read_columns(csv, x, y, label)
     try:
@@ -48,10 +48,7 @@ def report_command(
     json_out: JsonOut = False,
 ) -> None:
     """One self-contained HTML report: gap profile, figures (also PNG + SVG), comparisons."""
-    from gapscope.analysis.diagnostics import load_all
-    from gapscope.analysis.logs import expand_log_paths
-    from gapscope.analysis.report import write_report
-    from gapscope.analysis.terminal import print_rows
+    from gapscope.analysis import expand_log_paths, load_all, print_rows, write_report
 
     if out.is_dir():
         raise typer.BadParameter(
@@ -102,8 +99,7 @@ def compare_command(
 ) -> None:
     """Paired comparison per metric: exact McNemar, bootstrap CI of A - B, Holm; OracleLadder
     transition matrix. Refuses differing item sets (saying how many differ) unless --intersect."""
-    from gapscope.analysis.compare import compare_runs, print_comparison
-    from gapscope.analysis.diagnostics import load_all
+    from gapscope.analysis import compare_runs, load_all, print_comparison
 
     with command_output("compare", json_out) as output:
         side_a = read_or_fail(output, lambda: load_all([a]))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gapscope.analysis.view import View
+from gapscope.analysis import View
 from gapscope.app.kit import (
     EMBEDDED_MODEL,
     JsonOut,
@@ -18,7 +18,7 @@ from gapscope.app.kit import (
     run_diagnostic,
 )
 from gapscope.app.options import parse_overrides
-from gapscope.s2b.config import ConfigError, resolve
+from gapscope.s2b import ConfigError, resolve
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -68,8 +68,7 @@ def run_s2b(
     overrides = parse_overrides(set_)
 
     def build() -> Task:
-        from gapscope.s2b.speaker import SPEAKERS
-        from gapscope.s2b.task import LISTENERS, ROLES, s2b_lm
+        from gapscope.s2b import LISTENERS, ROLES, SPEAKERS, s2b_lm
 
         for option, value, choices in (
             ("--role", role, ROLES),
@@ -113,8 +112,7 @@ def episodes(
     json_out: JsonOut = False,
 ) -> None:
     """Export one S2B-LM episode as JSONL for audit (schema: docs/s2b.md)."""
-    from gapscope.s2b.episode import build_episode
-    from gapscope.s2b.export import write_jsonl
+    from gapscope.s2b import build_episode, write_jsonl
 
     with command_output("episodes", json_out) as output:
         if out.is_dir():

@@ -14,10 +14,10 @@ from typing import Annotated
 
 import typer
 
-from gapscope.analysis.view import View
+from gapscope.analysis import View
 from gapscope.app.csv_columns import read_columns
 from gapscope.app.kit import JsonOut, command_output
-from gapscope.stats.quadrant import quadrant_test
+from gapscope.stats import quadrant_test
 
 __all__ = ["stats_app"]
 
@@ -56,7 +56,7 @@ def quadrant(
     One-sided exact p-value P(forbidden <= observed) over all placements of the high-Y labels
     with both margins fixed.  Values equal to a median count as low.
     """
-    from gapscope.analysis.terminal import print_quadrant
+    from gapscope.analysis import print_quadrant
 
     with command_output("stats quadrant", as_json) as out:
         xs, ys, labels = read_columns(file, x, y, label)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from gapscope.analysis.view import View
+from gapscope.analysis import View
 from gapscope.app.kit import (
     EMBEDDED_MODEL,
     EXIT_RUN_FAILED,
@@ -23,9 +23,8 @@ from gapscope.app.kit import (
     run_tasks,
 )
 from gapscope.app.options import Overrides, parse_overrides
-from gapscope.s2b.config import ConfigError, resolve
-from gapscope.s2b.verbalizer import CORRUPTIONS, DEFAULT_CORRUPTION, check_corruption
-from gapscope.steer.protocol import EXTRACTION_FIRST_SEED
+from gapscope.s2b import CORRUPTIONS, DEFAULT_CORRUPTION, ConfigError, check_corruption, resolve
+from gapscope.steer import EXTRACTION_FIRST_SEED
 
 if TYPE_CHECKING:  # Inspect and torch load only when a command runs
     from inspect_ai import Task
@@ -73,9 +72,9 @@ def extract(
     json_out: JsonOut = False,
 ) -> None:
     """Teacher-force correct vs corrupted traces on every query game; save the mean difference."""
-    from gapscope.models.task_steering import engine_for
-    from gapscope.s2b.task import MAX_SEEDS
-    from gapscope.steer.extract import extract_direction
+    from gapscope.models import engine_for
+    from gapscope.s2b import MAX_SEEDS
+    from gapscope.steer import extract_direction
 
     with command_output("steer extract", json_out) as output:
         if seeds > MAX_SEEDS:
@@ -154,8 +153,7 @@ def run_steer(
     json_out: JsonOut = False,
 ) -> None:
     """Dosage sweep: every direction at every alpha; curve, monotonicity, coherence, figure."""
-    from gapscope.analysis.steering import dosage_rows
-    from gapscope.analysis.terminal import print_dosage
+    from gapscope.analysis import dosage_rows, print_dosage
     from gapscope.app.sweep import SweepSpec, parse_alphas, run_sweep
 
     with command_output("run steer", json_out) as output:

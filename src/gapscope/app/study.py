@@ -94,7 +94,7 @@ def plan_of(task: Task, model: str, diagnostic: str, label: str) -> PlanRow:
     """The plan row of a built task: samples x epochs generations (an S2B-LM sample is an
     episode of several model calls, counted by its own task), each up to ``max_tokens``; a
     Lean-backed diagnostic (its spec's ``lean``) checks every generation."""
-    from gapscope.analysis.table import lean_backed
+    from gapscope.analysis import lean_backed
 
     epochs = task.epochs or 1
     samples = len(task.dataset)

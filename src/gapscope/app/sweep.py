@@ -31,18 +31,28 @@ from typing import Any
 from inspect_ai import Task
 from inspect_ai.log import EvalLog
 
-from gapscope.analysis.diagnostics import LoadedLog, loaded_from
-from gapscope.analysis.figures import dosage_figure, save_figure
-from gapscope.analysis.steering import SWEEP_KEY, DosageCurve, build_curve
-from gapscope.models.direction import SteeringVector
-from gapscope.models.task_steering import engine_for, load_direction
-from gapscope.s2b.config import resolve
-from gapscope.s2b.task import s2b_lm
-from gapscope.s2b.verbalizer import DEFAULT_CORRUPTION, Corruption, check_corruption
-from gapscope.steer.controls import CONTROLS, control
-from gapscope.steer.dosage import BASELINE, CurvePoint, Trend
-from gapscope.steer.extract import extract_direction
-from gapscope.steer.protocol import EXTRACTION_FIRST_SEED, Diagnostic, default_grid
+from gapscope.analysis import (
+    SWEEP_KEY,
+    DosageCurve,
+    LoadedLog,
+    build_curve,
+    dosage_figure,
+    loaded_from,
+    save_figure,
+)
+from gapscope.models import SteeringVector, engine_for, load_direction
+from gapscope.s2b import DEFAULT_CORRUPTION, Corruption, check_corruption, resolve, s2b_lm
+from gapscope.steer import (
+    BASELINE,
+    CONTROLS,
+    EXTRACTION_FIRST_SEED,
+    CurvePoint,
+    Diagnostic,
+    Trend,
+    control,
+    default_grid,
+    extract_direction,
+)
 
 RunTasks = Callable[[list[Task], str], list[EvalLog]]
 """Runs tasks side by side on a model and returns their logs in task order
@@ -144,7 +154,7 @@ def _task(spec: SweepSpec, steer: Path | None, alpha: float) -> Task:
     steer_arg = None if steer is None else str(steer)
     task: Task
     if spec.diagnostic == "prove":
-        from gapscope.prove.task import prove
+        from gapscope.prove import prove
 
         task = prove(**spec.prove_args, steer=steer_arg, alpha=alpha)
     else:

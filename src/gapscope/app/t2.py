@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gapscope.analysis.view import View
+from gapscope.analysis import View
 from gapscope.app.kit import EMBEDDED_MODEL, JsonOut, command_output, run_diagnostic
 from gapscope.app.options import (
     AllowUnsandboxedOption,
@@ -42,12 +42,16 @@ def audit_command(
     json_out: JsonOut = False,
 ) -> None:
     """Count the records of each defect class, list the offending ids, show the funnel."""
-    from gapscope.analysis.t2_tables import print_t2_audit
+    from gapscope.analysis import print_t2_audit
     from gapscope.records import SourceError
-    from gapscope.t2.audit import audit_records
-    from gapscope.t2.records import load_records
-    from gapscope.t2.repo import RepoSuccessors, file_text_of
-    from gapscope.t2.successors import record_successors, successor_profile
+    from gapscope.t2 import (
+        RepoSuccessors,
+        audit_records,
+        file_text_of,
+        load_records,
+        record_successors,
+        successor_profile,
+    )
 
     with command_output("t2 audit", json_out) as out:
         try:
@@ -138,11 +142,11 @@ def run_t2(
     anything and says what to install. Records with defects are skipped and counted (with
     ``--rules t2``: every row is evaluated and counted as the released evaluator does).
     """
-    from gapscope.lean.backend import LeanUnavailable
+    from gapscope.lean import LeanUnavailable
     from gapscope.records import SourceError
 
     def build() -> Task:
-        from gapscope.t2.task import t2
+        from gapscope.t2 import t2
 
         return t2(
             data=data,

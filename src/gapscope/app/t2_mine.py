@@ -12,16 +12,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gapscope.analysis.view import View
+from gapscope.analysis import View
 from gapscope.app.kit import JsonOut, Output, command_output, open_model, refuse_overwriting
 from gapscope.app.options import AllowUnsandboxedOption, ExecutorOption, RayAddressOption
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from gapscope.t2.mining.output import OutputPaths
-    from gapscope.t2.mining.targets import Mined
-    from gapscope.t2.mining.trace import Trace, TraceConfig
+    from gapscope.t2 import Mined, OutputPaths, Trace, TraceConfig
 
 LAKEFILES = ("lakefile.lean", "lakefile.toml")
 TRACERS = ("auto", "gapscope", "leandojo")
@@ -103,12 +101,21 @@ def mine_command(
     informalization file; the trace is cached next to --out and reused while the project's
     sources are unchanged.
     """
-    from gapscope.lean.backend import LeanUnavailable
-    from gapscope.lean.executor import EXECUTORS
-    from gapscope.lean.sandbox import decide_sandbox, sandbox_choice, unsandboxed_allowed
-    from gapscope.t2.mining.output import OutputPaths, write_nl, write_records
-    from gapscope.t2.mining.trace import TraceConfig, require_lake
-    from gapscope.t2.mining.traced import TraceError
+    from gapscope.lean import (
+        EXECUTORS,
+        LeanUnavailable,
+        decide_sandbox,
+        sandbox_choice,
+        unsandboxed_allowed,
+    )
+    from gapscope.t2 import (
+        OutputPaths,
+        TraceConfig,
+        TraceError,
+        require_lake,
+        write_nl,
+        write_records,
+    )
 
     with command_output("t2 mine", json_out) as output:
         root = _check_project(output, project)
@@ -163,7 +170,7 @@ def mine_command(
 
 
 def _nl_template(path: Path | None) -> str:
-    from gapscope.t2.mining.informalize import read_prompt
+    from gapscope.t2 import read_prompt
 
     try:
         return read_prompt(path)
@@ -183,9 +190,14 @@ def _trace(
     runs ``lake`` and Lean itself, outside gapscope's sandbox: where the sandbox is in force
     it needs ``--allow-unsandboxed`` (``auto`` then uses gapscope's tracer, and says so)."""
     from gapscope.app.kit import err_console
-    from gapscope.lean.progress import progress_bar
-    from gapscope.t2.mining.leandojo import leandojo_available, trace_with_leandojo
-    from gapscope.t2.mining.trace import run_local, run_ray, trace_project
+    from gapscope.lean import progress_bar
+    from gapscope.t2 import (
+        leandojo_available,
+        run_local,
+        run_ray,
+        trace_project,
+        trace_with_leandojo,
+    )
 
     paths.trace.parent.mkdir(parents=True, exist_ok=True)
     if tracer == "leandojo" and not leandojo_available():
@@ -215,9 +227,7 @@ def _trace(
 
 
 def _mine(trace: Trace, root: Path, min_successors: int, min_depth: int) -> Mined:
-    from gapscope.t2.mining.targets import Filters, mine_targets
-    from gapscope.t2.project import project_modules
-    from gapscope.t2.repo import RepoSuccessors
+    from gapscope.t2 import Filters, RepoSuccessors, mine_targets, project_modules
 
     def read(path: str) -> str | None:
         try:
@@ -236,8 +246,8 @@ def _mine(trace: Trace, root: Path, min_successors: int, min_depth: int) -> Mine
 
 
 def _describe(mined: Mined, model: str, user_template: str, paths: OutputPaths) -> dict[str, Any]:
-    from gapscope.lean.progress import progress_bar
-    from gapscope.t2.mining.informalize import Journal, informalize
+    from gapscope.lean import progress_bar
+    from gapscope.t2 import Journal, informalize
 
     records = [t.record for t in mined.targets]
     journal = Journal(paths.nl_journal)

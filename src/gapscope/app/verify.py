@@ -20,12 +20,9 @@ from typing import IO, Annotated, Any
 
 import typer
 
-from gapscope.analysis.view import View
+from gapscope.analysis import View
 from gapscope.app.kit import EXIT_INTERRUPTED, Output, command_output, refuse_overwriting
-from gapscope.verify.disk_cache import default_cache_path
-from gapscope.verify.schema import AnswerSchema
-from gapscope.verify.verdict import Verdict
-from gapscope.verify.verifier import Item, Verifier, check_timeout
+from gapscope.verify import AnswerSchema, Item, Verdict, Verifier, check_timeout, default_cache_path
 
 _SCHEMAS = ", ".join(s.value for s in AnswerSchema)
 

@@ -10,17 +10,22 @@ from pathlib import Path
 
 from rich.console import Console
 
-from gapscope.analysis.view import View
+from gapscope.analysis import View
 from gapscope.app.kit import command_output
-from gapscope.lean.selftest.runner import SelfTestResult, selftest_workspace
-from gapscope.lean.workspace import DEFAULT_REPL_REV, DEFAULT_TOOLCHAIN, next_steps, write_workspace
+from gapscope.lean import (
+    DEFAULT_REPL_REV,
+    DEFAULT_TOOLCHAIN,
+    SelfTestResult,
+    next_steps,
+    selftest_workspace,
+    write_workspace,
+)
 
 
 def selftest_if_built(directory: Path) -> SelfTestResult | None:
     """Run ``gapscope lean selftest`` on ``directory`` when it is built; None when it is not
     (or cannot be opened: the printed steps then end with the self-test)."""
-    from gapscope.lean.backend import LeanUnavailable
-    from gapscope.lean.local import find_repl_binary
+    from gapscope.lean import LeanUnavailable, find_repl_binary
 
     if shutil.which("lake") is None or find_repl_binary(directory) is None:
         return None

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from gapscope.ladder.taxonomy import FamilyCounts, Gap, gap, passes_stage0
-from gapscope.stats.rank import kendall_tau
+from gapscope.stats import kendall_tau
 
 MIN_TESTED_MILESTONES = 2
 """The paper's last screen: at least two tested (non-INTEGRATE) milestones."""

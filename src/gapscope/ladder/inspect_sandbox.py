@@ -32,7 +32,7 @@ from gapscope.ladder.sandbox import (
     exit_verdict,
     wall_clock_detail,
 )
-from gapscope.lean.sandbox import SandboxStatus, require_sandbox
+from gapscope.lean import SandboxStatus, require_sandbox
 
 CHILD_NAME = "gapscope_child.py"
 UNISOLATED = frozenset({"local"})

@@ -50,7 +50,7 @@ from latex2sympy2_extended.math_normalization import NormalizationConfig
 from gapscope.ladder.families import Family
 from gapscope.ladder.schema import AnswerSchema, MilestoneType
 from gapscope.process_shared import ProcessShared
-from gapscope.verify.pool import TaskPool
+from gapscope.verify import TaskPool
 
 
 class Equivalence(Protocol):

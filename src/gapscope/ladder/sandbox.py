@@ -50,7 +50,7 @@ from pathlib import Path
 
 import gapscope
 from gapscope.ladder.judge import CodeTest, Judge, Status, Verdict, child_job
-from gapscope.lean.sandbox import SandboxStatus, require_sandbox
+from gapscope.lean import SandboxStatus, require_sandbox
 
 __all__ = [
     "CodeTest",

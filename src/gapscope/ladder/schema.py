@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from gapscope.verify.schema import AnswerSchema
+from gapscope.verify import AnswerSchema
 
 __all__ = ["AnswerSchema", "MilestoneType"]
 

@@ -40,7 +40,7 @@ from gapscope.ladder.probes import (
     template,
 )
 from gapscope.log_metadata import plain
-from gapscope.models.solvers import system_first
+from gapscope.models import system_first
 from gapscope.params import choices, generations, real, whole
 from gapscope.verify import Verdict, Verifier, extract_boxed, verify
 

@@ -15,33 +15,179 @@ proof never needs get a ``forbidden_command`` verdict), and local checks run onl
 docs/lean.md.
 """
 
-from gapscope.lean.backend import CheckRequest, LeanBackend, LeanUnavailable
-from gapscope.lean.base import CachedBackend, check
-from gapscope.lean.cache import VerdictCache, default_cache_path
-from gapscope.lean.executor import RayOptions, open_checker
-from gapscope.lean.factory import open_backend
-from gapscope.lean.kimina import KiminaBackend
-from gapscope.lean.local import LocalBackend
-from gapscope.lean.sandbox import SandboxUnavailable
-from gapscope.lean.verdict import STANDARD_AXIOMS, Checker, LeanMessage, LeanVerdict, Status
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gapscope._face import lazy_face
+
+if TYPE_CHECKING:
+    from gapscope.lean.backend import CheckRequest, LeanBackend, LeanUnavailable
+    from gapscope.lean.base import CachedBackend, check
+    from gapscope.lean.cache import VerdictCache, default_cache_path
+    from gapscope.lean.doctor import (
+        Finding,
+        kimina_finding,
+        project_findings,
+        sandbox_finding,
+        tool_findings,
+    )
+    from gapscope.lean.executor import EXECUTORS, RAY_INSTALL, RayOptions, open_checker
+    from gapscope.lean.factory import ENV_SPEC, open_backend, parse_spec
+    from gapscope.lean.heads import DECLARATION_KINDS, read_heads
+    from gapscope.lean.kernel import run_bounded, tail_of
+    from gapscope.lean.kimina import KiminaBackend
+    from gapscope.lean.local import LocalBackend, find_repl_binary
+    from gapscope.lean.progress import progress_bar
+    from gapscope.lean.sandbox import (
+        ALLOW_HINT,
+        INSTALL_HINT,
+        SandboxStatus,
+        SandboxUnavailable,
+        decide_sandbox,
+        require_sandbox,
+        sandbox_argv,
+        sandbox_choice,
+        unsandboxed_allowed,
+    )
+    from gapscope.lean.screen import SYNTAX_COMMANDS, attributes_in, screen_code
+    from gapscope.lean.selftest.runner import SelfTestResult, selftest_workspace
+    from gapscope.lean.soundness import declared_names, is_sorry_warning
+    from gapscope.lean.source import Kind, Lexed, code_only, lex
+    from gapscope.lean.verdict import (
+        STANDARD_AXIOMS,
+        Checker,
+        LeanMessage,
+        LeanVerdict,
+        Status,
+        broken_by_code,
+    )
+    from gapscope.lean.workspace import (
+        DEFAULT_REPL_REV,
+        DEFAULT_TOOLCHAIN,
+        next_steps,
+        write_workspace,
+    )
 
 __all__ = [
+    "ALLOW_HINT",
+    "DECLARATION_KINDS",
+    "DEFAULT_REPL_REV",
+    "DEFAULT_TOOLCHAIN",
+    "ENV_SPEC",
+    "EXECUTORS",
+    "INSTALL_HINT",
+    "RAY_INSTALL",
     "STANDARD_AXIOMS",
+    "SYNTAX_COMMANDS",
     "CachedBackend",
     "CheckRequest",
     "Checker",
+    "Finding",
     "KiminaBackend",
+    "Kind",
     "LeanBackend",
     "LeanMessage",
     "LeanUnavailable",
     "LeanVerdict",
+    "Lexed",
     "LocalBackend",
     "RayOptions",
+    "SandboxStatus",
     "SandboxUnavailable",
+    "SelfTestResult",
     "Status",
     "VerdictCache",
+    "attributes_in",
+    "broken_by_code",
     "check",
+    "code_only",
+    "decide_sandbox",
+    "declared_names",
     "default_cache_path",
+    "find_repl_binary",
+    "is_sorry_warning",
+    "kimina_finding",
+    "lex",
+    "next_steps",
     "open_backend",
     "open_checker",
+    "parse_spec",
+    "progress_bar",
+    "project_findings",
+    "read_heads",
+    "require_sandbox",
+    "run_bounded",
+    "sandbox_argv",
+    "sandbox_choice",
+    "sandbox_finding",
+    "screen_code",
+    "selftest_workspace",
+    "tail_of",
+    "tool_findings",
+    "unsandboxed_allowed",
+    "write_workspace",
 ]
+
+__getattr__, __dir__ = lazy_face(
+    __name__,
+    {
+        "ALLOW_HINT": ".sandbox",
+        "CachedBackend": ".base",
+        "CheckRequest": ".backend",
+        "Checker": ".verdict",
+        "DECLARATION_KINDS": ".heads",
+        "DEFAULT_REPL_REV": ".workspace",
+        "DEFAULT_TOOLCHAIN": ".workspace",
+        "ENV_SPEC": ".factory",
+        "EXECUTORS": ".executor",
+        "Finding": ".doctor",
+        "INSTALL_HINT": ".sandbox",
+        "KiminaBackend": ".kimina",
+        "Kind": ".source",
+        "LeanBackend": ".backend",
+        "LeanMessage": ".verdict",
+        "LeanUnavailable": ".backend",
+        "LeanVerdict": ".verdict",
+        "Lexed": ".source",
+        "LocalBackend": ".local",
+        "RAY_INSTALL": ".executor",
+        "RayOptions": ".executor",
+        "STANDARD_AXIOMS": ".verdict",
+        "SYNTAX_COMMANDS": ".screen",
+        "SandboxStatus": ".sandbox",
+        "SandboxUnavailable": ".sandbox",
+        "SelfTestResult": ".selftest.runner",
+        "Status": ".verdict",
+        "VerdictCache": ".cache",
+        "attributes_in": ".screen",
+        "broken_by_code": ".verdict",
+        "check": ".base",
+        "code_only": ".source",
+        "decide_sandbox": ".sandbox",
+        "declared_names": ".soundness",
+        "default_cache_path": ".cache",
+        "find_repl_binary": ".local",
+        "is_sorry_warning": ".soundness",
+        "kimina_finding": ".doctor",
+        "lex": ".source",
+        "next_steps": ".workspace",
+        "open_backend": ".factory",
+        "open_checker": ".executor",
+        "parse_spec": ".factory",
+        "progress_bar": ".progress",
+        "project_findings": ".doctor",
+        "read_heads": ".heads",
+        "require_sandbox": ".sandbox",
+        "run_bounded": ".kernel",
+        "sandbox_argv": ".sandbox",
+        "sandbox_choice": ".sandbox",
+        "sandbox_finding": ".doctor",
+        "screen_code": ".screen",
+        "selftest_workspace": ".selftest.runner",
+        "tail_of": ".kernel",
+        "tool_findings": ".doctor",
+        "unsandboxed_allowed": ".sandbox",
+        "write_workspace": ".workspace",
+    },
+)

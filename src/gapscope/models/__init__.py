@@ -14,6 +14,77 @@
   to the residual stream, and the `steer`/`alpha` options of the tasks.
 * `solvers`: solvers the diagnostics' tasks share.
 
-Import the submodules directly; this package stays import-light because Inspect
-imports `providers` on every model lookup.
+Other packages import the names below from this package (its face, `gapscope._face`), which
+loads each module only when one of its names is first used: the package stays import-light,
+because Inspect imports `providers` on every model lookup and must not pay for torch.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gapscope._face import lazy_face
+
+if TYPE_CHECKING:
+    from gapscope.models import providers
+    from gapscope.models.direction import DirectionCard, ModelIdentity, SteeringVector
+    from gapscope.models.embedded import GEMMA3_270M
+    from gapscope.models.endpoint import EndpointError, Probe, guarded_model_args, is_served, probe
+    from gapscope.models.engine import Engine
+    from gapscope.models.replies import excerpt
+    from gapscope.models.solvers import system_first
+    from gapscope.models.task_steering import (
+        SteeringRecord,
+        check_options,
+        engine_for,
+        load_direction,
+        steered,
+        steered_generate,
+    )
+
+__all__ = [
+    "GEMMA3_270M",
+    "DirectionCard",
+    "EndpointError",
+    "Engine",
+    "ModelIdentity",
+    "Probe",
+    "SteeringRecord",
+    "SteeringVector",
+    "check_options",
+    "engine_for",
+    "excerpt",
+    "guarded_model_args",
+    "is_served",
+    "load_direction",
+    "probe",
+    "providers",
+    "steered",
+    "steered_generate",
+    "system_first",
+]
+
+__getattr__, __dir__ = lazy_face(
+    __name__,
+    {
+        "providers": ".providers",
+        "DirectionCard": ".direction",
+        "EndpointError": ".endpoint",
+        "Engine": ".engine",
+        "GEMMA3_270M": ".embedded",
+        "ModelIdentity": ".direction",
+        "Probe": ".endpoint",
+        "SteeringRecord": ".task_steering",
+        "SteeringVector": ".direction",
+        "check_options": ".task_steering",
+        "engine_for": ".task_steering",
+        "excerpt": ".replies",
+        "guarded_model_args": ".endpoint",
+        "is_served": ".endpoint",
+        "load_direction": ".task_steering",
+        "probe": ".endpoint",
+        "steered": ".task_steering",
+        "steered_generate": ".task_steering",
+        "system_first": ".solvers",
+    },
+)

@@ -17,10 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gapscope.lean.backend import CheckRequest, LeanBackend
-from gapscope.lean.screen import screen_code
-from gapscope.lean.source import code_only
-from gapscope.lean.verdict import LeanVerdict, Status
+from gapscope.lean import CheckRequest, LeanBackend, LeanVerdict, Status, code_only, screen_code
 from gapscope.onng.closed import disallowed_tactics
 from gapscope.onng.lexicon import identifiers
 from gapscope.onng.problemset import NAMESPACE, Problem, ProblemSet

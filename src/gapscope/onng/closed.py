@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from gapscope.lean.source import code_only
+from gapscope.lean import code_only
 
 KNOWN_TACTICS: frozenset[str] = frozenset(
     """

@@ -22,10 +22,9 @@ from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, grouped, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from gapscope.lean import RayOptions, open_checker
-from gapscope.lean.backend import LeanBackend
+from gapscope.lean import LeanBackend, RayOptions, open_checker
 from gapscope.log_metadata import plain
-from gapscope.models.solvers import system_first
+from gapscope.models import system_first
 from gapscope.onng.checking import lean_check, static_check
 from gapscope.onng.contract import TASK, AttemptRecord, ProblemMetadata
 from gapscope.onng.problemset import ProblemSet, load_problem_set

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gapscope.lean.backend import CheckRequest, LeanBackend
-from gapscope.lean.screen import screen_code
-from gapscope.lean.verdict import LeanVerdict, Status
+from gapscope.lean import CheckRequest, LeanBackend, LeanVerdict, Status, screen_code
 from gapscope.prove.extract import Extraction, extract_proof, official_names
 from gapscope.prove.problems import Problem
 

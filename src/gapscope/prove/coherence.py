@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
-from gapscope.lean.verdict import LeanVerdict, Status, broken_by_code
+from gapscope.lean import LeanVerdict, Status, broken_by_code
 from gapscope.prove.extract import ExtractionStatus
 
 

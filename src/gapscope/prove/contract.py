@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from gapscope.models.task_steering import SteeringRecord
+from gapscope.models import SteeringRecord
 
 TASK = "prove"
 

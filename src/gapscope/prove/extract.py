@@ -33,8 +33,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 
-from gapscope.lean.soundness import declared_names
-from gapscope.lean.source import code_only
+from gapscope.lean import code_only, declared_names
 from gapscope.prove.problems import Problem
 
 _OPEN_FENCE = re.compile(r"```[ \t]*lean4?[ \t]*\r?\n", re.IGNORECASE)

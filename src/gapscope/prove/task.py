@@ -19,10 +19,9 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState
 
-from gapscope.lean import RayOptions, open_checker
-from gapscope.lean.verdict import LeanVerdict
+from gapscope.lean import LeanVerdict, RayOptions, open_checker
 from gapscope.log_metadata import plain
-from gapscope.models.task_steering import check_options, steered_generate
+from gapscope.models import check_options, steered_generate
 from gapscope.params import generations, real, whole
 from gapscope.prove.checking import check_reply
 from gapscope.prove.coherence import classify

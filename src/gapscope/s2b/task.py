@@ -49,8 +49,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import display_counter
 
 from gapscope.log_metadata import plain
-from gapscope.models.endpoint import is_served
-from gapscope.models.task_steering import check_options, steered
+from gapscope.models import check_options, is_served, steered
 from gapscope.params import real, whole
 from gapscope.s2b.answers import extract
 from gapscope.s2b.config import S2BConfig, resolve

@@ -6,20 +6,91 @@ typer sub-app lives in :mod:`gapscope.app.stats` and is not imported here, so th
 stay importable without the CLI stack.
 """
 
-from gapscope.stats.quadrant import (
-    ENUMERATION_LIMIT,
-    QuadrantResult,
-    exact_p_value,
-    hypergeom_p_value,
-    median_split,
-    quadrant_test,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gapscope._face import lazy_face
+
+if TYPE_CHECKING:
+    from gapscope.stats.agreement import cohen_kappa
+    from gapscope.stats.groups import GroupTest, kruskal_wallis, one_way_anova
+    from gapscope.stats.paired import (
+        DifferenceCI,
+        McNemarResult,
+        holm,
+        mcnemar_exact,
+        paired_bootstrap_difference,
+    )
+    from gapscope.stats.passk import mean_pass_at_k, pass_at_k
+    from gapscope.stats.proportion import wilson_percent
+    from gapscope.stats.quadrant import (
+        ENUMERATION_LIMIT,
+        QuadrantResult,
+        exact_p_value,
+        hypergeom_p_value,
+        median_split,
+        quadrant_test,
+    )
+    from gapscope.stats.rank import kendall_tau
+    from gapscope.stats.resampling import (
+        BootstrapCI,
+        PairwiseStability,
+        bootstrap_ci,
+        ranking_stability,
+    )
 
 __all__ = [
     "ENUMERATION_LIMIT",
+    "BootstrapCI",
+    "DifferenceCI",
+    "GroupTest",
+    "McNemarResult",
+    "PairwiseStability",
     "QuadrantResult",
+    "bootstrap_ci",
+    "cohen_kappa",
     "exact_p_value",
+    "holm",
     "hypergeom_p_value",
+    "kendall_tau",
+    "kruskal_wallis",
+    "mcnemar_exact",
+    "mean_pass_at_k",
     "median_split",
+    "one_way_anova",
+    "paired_bootstrap_difference",
+    "pass_at_k",
     "quadrant_test",
+    "ranking_stability",
+    "wilson_percent",
 ]
+
+__getattr__, __dir__ = lazy_face(
+    __name__,
+    {
+        "BootstrapCI": ".resampling",
+        "DifferenceCI": ".paired",
+        "ENUMERATION_LIMIT": ".quadrant",
+        "GroupTest": ".groups",
+        "McNemarResult": ".paired",
+        "PairwiseStability": ".resampling",
+        "QuadrantResult": ".quadrant",
+        "bootstrap_ci": ".resampling",
+        "cohen_kappa": ".agreement",
+        "exact_p_value": ".quadrant",
+        "holm": ".paired",
+        "hypergeom_p_value": ".quadrant",
+        "kendall_tau": ".rank",
+        "kruskal_wallis": ".groups",
+        "mcnemar_exact": ".paired",
+        "mean_pass_at_k": ".passk",
+        "median_split": ".quadrant",
+        "one_way_anova": ".groups",
+        "paired_bootstrap_difference": ".paired",
+        "pass_at_k": ".passk",
+        "quadrant_test": ".quadrant",
+        "ranking_stability": ".resampling",
+        "wilson_percent": ".proportion",
+    },
+)

@@ -11,3 +11,65 @@ alpha)``: alpha * v on the residual stream through scoped forward hooks) and
 :mod:`gapscope.models.task_steering` (the tasks' ``steer``/``alpha`` options). The sweep that
 runs the grid and the commands are in :mod:`gapscope.app.sweep` and :mod:`gapscope.app.steer`.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gapscope._face import lazy_face
+
+if TYPE_CHECKING:
+    from gapscope.steer.controls import CONTROLS, control
+    from gapscope.steer.dosage import (
+        BASELINE,
+        CurvePoint,
+        DoseCondition,
+        Trend,
+        curve_points,
+        trend,
+    )
+    from gapscope.steer.extract import extract_direction
+    from gapscope.steer.protocol import (
+        EXTRACTION_FIRST_SEED,
+        Diagnostic,
+        Extraction,
+        default_grid,
+        seed_overlap,
+    )
+
+__all__ = [
+    "BASELINE",
+    "CONTROLS",
+    "EXTRACTION_FIRST_SEED",
+    "CurvePoint",
+    "Diagnostic",
+    "DoseCondition",
+    "Extraction",
+    "Trend",
+    "control",
+    "curve_points",
+    "default_grid",
+    "extract_direction",
+    "seed_overlap",
+    "trend",
+]
+
+__getattr__, __dir__ = lazy_face(
+    __name__,
+    {
+        "BASELINE": ".dosage",
+        "CONTROLS": ".controls",
+        "CurvePoint": ".dosage",
+        "Diagnostic": ".protocol",
+        "DoseCondition": ".dosage",
+        "EXTRACTION_FIRST_SEED": ".protocol",
+        "Extraction": ".protocol",
+        "Trend": ".dosage",
+        "control": ".controls",
+        "curve_points": ".dosage",
+        "default_grid": ".protocol",
+        "extract_direction": ".extract",
+        "seed_overlap": ".protocol",
+        "trend": ".dosage",
+    },
+)

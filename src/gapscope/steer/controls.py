@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from gapscope.models.direction import SteeringVector
+from gapscope.models import SteeringVector
 
 CONTROLS = ("orthogonal", "random")
 CONTROL_STREAMS = {"orthogonal": 1, "random": 2}

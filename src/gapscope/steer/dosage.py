@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats as scipy_stats
 
-from gapscope.stats.resampling import bootstrap_ci
+from gapscope.stats import bootstrap_ci
 
 BASELINE = "baseline"
 """The direction name of the alpha = 0 condition, shared by every curve."""

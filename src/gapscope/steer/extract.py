@@ -31,10 +31,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from gapscope.models.direction import DirectionCard, ModelIdentity, SteeringVector
-from gapscope.models.engine import Engine
-from gapscope.s2b.config import S2BConfig
-from gapscope.s2b.verbalizer import DEFAULT_CORRUPTION, Corruption, check_corruption
+from gapscope.models import DirectionCard, Engine, ModelIdentity, SteeringVector
+from gapscope.s2b import DEFAULT_CORRUPTION, Corruption, S2BConfig, check_corruption
 from gapscope.steer.pairs import ContrastPair, build_pairs, prompt_hash
 
 WEIGHTING = "episode-balanced: each pair weighs 1 / (episodes x pairs in its episode)"

@@ -16,10 +16,15 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from gapscope.s2b.config import S2BConfig
-from gapscope.s2b.episode import build_episode
-from gapscope.s2b.prompting import system_prompt, user_turn
-from gapscope.s2b.verbalizer import DEFAULT_CORRUPTION, Corruption, Tracker
+from gapscope.s2b import (
+    DEFAULT_CORRUPTION,
+    Corruption,
+    S2BConfig,
+    Tracker,
+    build_episode,
+    system_prompt,
+    user_turn,
+)
 
 Message = dict[str, str]
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from gapscope.models.direction import DirectionCard
+    from gapscope.models import DirectionCard
 
 Diagnostic = Literal["s2b", "prove"]
 

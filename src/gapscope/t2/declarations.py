@@ -24,9 +24,15 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property
 
-from gapscope.lean.heads import DECLARATION_KINDS, read_heads
-from gapscope.lean.screen import SYNTAX_COMMANDS
-from gapscope.lean.source import Kind, Lexed, code_only, lex
+from gapscope.lean import (
+    DECLARATION_KINDS,
+    SYNTAX_COMMANDS,
+    Kind,
+    Lexed,
+    code_only,
+    lex,
+    read_heads,
+)
 
 _MODIFIER_WORDS = frozenset(
     {"private", "protected", "noncomputable", "partial", "unsafe", "nonrec", "scoped", "local"}

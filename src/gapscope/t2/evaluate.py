@@ -20,10 +20,16 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from gapscope.lean.backend import CheckRequest
-from gapscope.lean.screen import attributes_in, screen_code
-from gapscope.lean.soundness import is_sorry_warning
-from gapscope.lean.verdict import STANDARD_AXIOMS, LeanVerdict, Status, broken_by_code
+from gapscope.lean import (
+    STANDARD_AXIOMS,
+    CheckRequest,
+    LeanVerdict,
+    Status,
+    attributes_in,
+    broken_by_code,
+    is_sorry_warning,
+    screen_code,
+)
 from gapscope.t2.declarations import split_declarations
 from gapscope.t2.extract import Answer, AnswerStatus
 from gapscope.t2.programs import Programs, attribute, build_programs

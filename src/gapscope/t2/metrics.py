@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from gapscope.stats.resampling import BootstrapCI, bootstrap_ci
+from gapscope.stats import BootstrapCI, bootstrap_ci
 from gapscope.t2.bleu import SIGNATURES, BleuMetric, ta_by_bleu
 from gapscope.t2.evaluate import SampleOutcome
 from gapscope.t2.rules import Rules, bleu_metric

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gapscope.lean.backend import CheckRequest
-from gapscope.lean.verdict import LeanMessage
+from gapscope.lean import CheckRequest, LeanMessage
 from gapscope.t2.records import T2Record
 from gapscope.t2.successors import Successor, later_declarations, successors_in, target_identity
 

@@ -40,12 +40,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from gapscope.lean.sandbox import (
-    decide_sandbox,
-    sandbox_argv,
-    sandbox_choice,
-    unsandboxed_allowed,
-)
+from gapscope.lean import decide_sandbox, sandbox_argv, sandbox_choice, unsandboxed_allowed
 from gapscope.t2.declarations import split_declarations
 from gapscope.t2.evaluate import SampleOutcome, SampleResult, Screen, code_to_check
 from gapscope.t2.extract import Answer

@@ -27,10 +27,9 @@ from inspect_ai.model import GenerateConfig, ModelOutput
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
-from gapscope.lean.cache import VerdictCache
-from gapscope.lean.executor import RayOptions, open_checker
+from gapscope.lean import RayOptions, VerdictCache, open_checker
 from gapscope.log_metadata import plain
-from gapscope.models.solvers import system_first
+from gapscope.models import system_first
 from gapscope.params import generations, real, whole
 from gapscope.t2.audit import Audit, Defect, SuccessorsOf, audit_records
 from gapscope.t2.bleu import BleuMetric, exact_match, sentence_bleu

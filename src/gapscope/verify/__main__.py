@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from gapscope.app.verify import verify_command
+from gapscope.app import verify_command
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ from gapscope.analysis.logs import counted_samples, sample_score
 from gapscope.analysis.profile import GapRow
 from gapscope.analysis.spec import Builder, DiagnosticSpec, Inputs, LogReader
 from gapscope.analysis.view import View, ViewOptions
-from gapscope_parity.task import TASK, parity
+from gapscope_parity import TASK, parity
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog

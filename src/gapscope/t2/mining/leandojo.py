@@ -24,7 +24,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from gapscope.lean.backend import LeanUnavailable
+from gapscope.lean import LeanUnavailable
 from gapscope.t2.declarations import THEOREM_LIKE_KINDS, head
 from gapscope.t2.mining.trace import Trace
 from gapscope.t2.mining.trace_cache import read_cache, source_key, write_cache

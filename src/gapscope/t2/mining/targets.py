@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from gapscope.lean.source import code_only
+from gapscope.lean import code_only
 from gapscope.t2.audit import SuccessorsOf, audit_records
 from gapscope.t2.declarations import DEFINITION_LIKE_KINDS, head
 from gapscope.t2.extract import unquoted_name

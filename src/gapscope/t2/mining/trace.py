@@ -34,10 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gapscope.lean.backend import LeanUnavailable
-from gapscope.lean.executor import RAY_INSTALL
-from gapscope.lean.kernel import run_bounded, tail_of
-from gapscope.lean.sandbox import sandbox_argv
+from gapscope.lean import RAY_INSTALL, LeanUnavailable, run_bounded, sandbox_argv, tail_of
 from gapscope.t2.declarations import name_components
 from gapscope.t2.mining.trace_cache import read_cache, source_key, tracer_source, write_cache
 from gapscope.t2.mining.traced import TracedDeclaration, TraceError, parse_batch, parse_declaration
