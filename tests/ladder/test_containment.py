@@ -223,6 +223,8 @@ def test_strip_string_follows_the_math_normalisation() -> None:
     assert strip_string("3/4") == "\\frac{3}{4}" and strip_string("3/x") == "3/x"
     assert strip_string("ab=cd") == "cd" and strip_string("abc=d") == "abc=d"
     assert strip_string("\\frac1") == "\\frac1"  # fewer than two characters: left as it was
+    assert strip_string("\\frac12+1") == "\\frac{1}{2}+1"  # what follows the two digits stays
+    assert strip_string("\\frac1{2}+1") == "\\frac{1}{2}+1"
     for undefined in ("1\\text{ m} and 2\\text{ m}", "x\\sqrt", "x\\frac"):
         with pytest.raises(MalformedAnswer):
             strip_string(undefined)
