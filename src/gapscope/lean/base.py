@@ -13,8 +13,9 @@ when the control gets a verdict, the backend was healthy and the error is the co
 verdict lists :data:`~gapscope.lean.verdict.CONTROL_CHECK` and every diagnostic counts it as a
 failure (:func:`~gapscope.lean.verdict.broken_by_code`). The header is the request's, before
 the backend moves the code's own ``import`` lines into it, so an import the model wrote that
-breaks the header is the code's doing too. One control per header and batch, and only when a
-server error occurred that reached the code (not :data:`~gapscope.lean.verdict.UNREACHED_CHECK`).
+breaks the header is the code's doing too. One control per distinct control and header in a
+batch, and only when a server error occurred that reached the code (not
+:data:`~gapscope.lean.verdict.UNREACHED_CHECK`).
 """
 
 from __future__ import annotations
@@ -140,20 +141,16 @@ class CachedBackend(ABC):
     ) -> list[LeanVerdict]:
         """``verdicts`` with :data:`CONTROL_CHECK` listed on each ``server_error`` whose header's
         control the backend then answered (module docstring)."""
-        suspects = [
-            i
+        suspects = {
+            i: (requests[i].header, requests[i].challenge or TRIVIAL_CONTROL)
             for i, v in enumerate(verdicts)
             if v.status is Status.SERVER_ERROR
             and not broken_by_code(v)
             and UNREACHED_CHECK not in v.checks
-        ]
+        }
         controls: dict[tuple[str, str], CheckRequest] = {}
-        for i in suspects:
-            request = requests[i]
-            code = request.challenge or TRIVIAL_CONTROL
-            controls.setdefault(
-                (request.header, code), CheckRequest(code, request.header, request.timeout_s)
-            )
+        for i, (header, code) in suspects.items():
+            controls.setdefault((header, code), CheckRequest(code, header, requests[i].timeout_s))
         if not controls:
             return verdicts
         answers = self._check_uncached(list(controls.values()), lambda _n: None)
@@ -163,9 +160,8 @@ class CachedBackend(ABC):
             if answer.status is not Status.SERVER_ERROR
         }
         out = list(verdicts)
-        for i in suspects:
-            request = requests[i]
-            if (request.header, request.challenge or TRIVIAL_CONTROL) in healthy:
+        for i, key in suspects.items():
+            if key in healthy:
                 out[i] = replace(out[i], checks=(*out[i].checks, CONTROL_CHECK))
         return out
 
