@@ -64,15 +64,16 @@ def _pairs(n: int, rng: random.Random) -> list[PairTokens]:
     return pairs
 
 
-@pytest.mark.parametrize("batch_size", [1, 8])
+@pytest.mark.parametrize("chained", [False, True])
 def test_planted_direction_is_recovered_and_absent_before_its_layer(
-    make_engine: EngineFactory, batch_size: int
+    make_engine: EngineFactory, chained: bool
 ) -> None:
     engine = make_engine()
     u = torch.randn(HIDDEN, generator=torch.Generator().manual_seed(3))
     handles = _plant(engine, u)
     try:
-        found = mean_difference(engine, _pairs(12, random.Random(0)), range(4), batch_size)
+        pairs = _pairs(12, random.Random(0))
+        found = mean_difference(engine, _chain(pairs) if chained else pairs, range(4))
     finally:
         for handle in handles:
             handle.remove()
@@ -84,13 +85,42 @@ def test_planted_direction_is_recovered_and_absent_before_its_layer(
     assert float(found[PLANT_LAYER + 1].norm()) > 0.01
 
 
-def test_batched_and_one_at_a_time_extraction_agree(make_engine: EngineFactory) -> None:
+def _chain(pairs: list[PairTokens]) -> list[PairTokens]:
+    """Each pair's prompt extends the previous pair's prompt and positive trace, as an
+    episode's query games do: the shape whose shared prefixes ``span_means`` reuses."""
+    chained, before = [], ()
+    for pair in pairs:
+        prompt = before + pair.prompt
+        chained.append(PairTokens(pair.group, prompt, pair.positive, pair.negative))
+        before = prompt + pair.positive
+    return chained
+
+
+def test_reused_prefixes_give_the_means_of_sequences_computed_alone(
+    make_engine: EngineFactory,
+) -> None:
     engine = make_engine()
-    pairs = _pairs(9, random.Random(1))
-    one = mean_difference(engine, pairs, (1, 3), batch_size=1)
-    batched = mean_difference(engine, pairs, (1, 3), batch_size=8)
-    for layer in (1, 3):
-        torch.testing.assert_close(one[layer], batched[layer], rtol=1e-4, atol=1e-5)
+    pairs = _chain(_pairs(6, random.Random(1)))
+    sequences = [p.prompt + t for p in pairs for t in (p.positive, p.negative)]
+    spans = [
+        (len(p.prompt), len(p.prompt) + len(t)) for p in pairs for t in (p.positive, p.negative)
+    ]
+    shared = engine.span_means(sequences, spans, (1, 3))
+    alone = torch.cat(
+        [engine.span_means([q], [span], (1, 3)) for q, span in zip(sequences, spans, strict=True)]
+    )
+    torch.testing.assert_close(shared, alone, rtol=1e-4, atol=1e-5)
+    # and the prefixes were reused: a later sequence fed fewer tokens than it has
+    fed: list[int] = []
+    handle = engine.model.register_forward_pre_hook(
+        lambda module, args, kwargs: fed.append(kwargs["input_ids"].shape[1]), with_kwargs=True
+    )
+    try:
+        engine.span_means(sequences, spans, (1,))
+    finally:
+        handle.remove()
+    assert fed[0] == len(sequences[0])
+    assert all(n < len(q) for n, q in zip(fed[1:], sequences[1:], strict=True))
 
 
 def test_span_means_rejects_a_span_outside_the_sequence(make_engine: EngineFactory) -> None:

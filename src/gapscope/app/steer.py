@@ -67,7 +67,6 @@ def extract(
     layers: Annotated[
         str, typer.Option(help="last-quarter (seed default) | all | 20,21,...")
     ] = "last-quarter",
-    batch_size: Annotated[int, typer.Option(min=1, help="Sequences per forward pass.")] = 8,
     set_: Overrides = None,
     json_out: JsonOut = False,
 ) -> None:
@@ -90,7 +89,6 @@ def extract(
                 preset=preset,
                 seeds=list(range(first_seed, first_seed + seeds)),
                 layers=layers,
-                batch_size=batch_size,
                 corruption=check_corruption(corruption),
             )
             vector.save(out)

@@ -47,6 +47,8 @@ StopReason = Literal["stop", "max_tokens", "model_length"]
 
 _PLAIN_NAMESPACE = ""
 """KV-cache namespace of requests made without hooks."""
+_SPAN_PREFIXES = 4
+"""Sequences ``span_means`` keeps keys/values of, for later ones that share their prefix."""
 _ADDITIVE = "additive"
 """The batch group of requests whose hooks are additive (``hooks.is_additive``)."""
 
@@ -255,14 +257,18 @@ class Engine:
         sequences: Sequence[Sequence[int]],
         spans: Sequence[tuple[int, int]],
         layers: Sequence[int],
-        batch_size: int | None = None,
     ) -> Tensor:
         """Mean output of each of ``layers`` over each sequence's token span ``[start, end)``.
 
         The hidden-states path for activation extraction: one teacher-forced forward pass per
-        sequence (``batch_size`` per pass, right-padded), no KV cache, no hooks but capturing
-        ones; the span mean is taken inside the capture so no full hidden-state tensor is
-        kept. Returns float32 ``[len(sequences), len(layers), hidden]`` on the CPU.
+        sequence, no hooks but capturing ones; the span mean is taken inside the capture so no
+        full hidden-state tensor is kept. A sequence that shares a prefix with one computed
+        before it in this call reuses that one's keys/values up to its span's start, and only
+        its other tokens go through the model: an S2B episode's query games each extend the
+        ones before them, so the demo's eight traces cost about 2,500 tokens of prefill
+        instead of 15,000 padded ones (68 s on two cores before). The span itself always goes
+        through the model, exactly as in a full pass up to float rounding. Returns float32
+        ``[len(sequences), len(layers), hidden]`` on the CPU.
         """
         if len(sequences) != len(spans):
             raise ValueError("span_means needs one span per sequence")
@@ -271,29 +277,24 @@ class Engine:
                 raise ValueError(
                     f"span [{start}, {end}) is empty or outside a {len(sequence)}-token sequence"
                 )
-        size = batch_size or self.config.batch_size
-        out = []
+        computed = PrefixCache(_SPAN_PREFIXES)
         with self._lock, torch.inference_mode():
-            for first in range(0, len(sequences), size):
-                chunk = range(first, min(first + size, len(sequences)))
-                out.append(
-                    self._span_means_batch(
-                        [sequences[i] for i in chunk], [spans[i] for i in chunk], layers
-                    )
-                )
-        return torch.cat(out)
+            means = [
+                self._span_mean(as_token_tensor(sequence), span, layers, computed)
+                for sequence, span in zip(sequences, spans, strict=True)
+            ]
+        return torch.stack(means)
 
-    def _span_means_batch(
-        self, sequences: list[Sequence[int]], spans: list[tuple[int, int]], layers: Sequence[int]
+    def _span_mean(
+        self, tokens: Tensor, span: tuple[int, int], layers: Sequence[int], computed: PrefixCache
     ) -> Tensor:
-        width = max(len(sequence) for sequence in sequences)
-        input_ids = torch.full((len(sequences), width), self._pad, dtype=torch.long)
-        mask = torch.zeros((len(sequences), width), dtype=torch.long)
-        weights = torch.zeros((len(sequences), width), dtype=torch.float32)
-        for row, (sequence, (start, end)) in enumerate(zip(sequences, spans, strict=True)):
-            input_ids[row, : len(sequence)] = as_token_tensor(sequence)
-            mask[row, : len(sequence)] = 1
-            weights[row, start:end] = 1.0 / (end - start)
+        start, end = span
+        entry, shared = computed.lookup(_PLAIN_NAMESPACE, tokens)
+        reused = min(shared, start)
+        cache, _ = batch_cache([(entry, reused)])
+        suffix = tokens[reused:]
+        weights = torch.zeros(suffix.numel(), dtype=torch.float32)
+        weights[start - reused : end - reused] = 1.0 / (end - start)
         device = self.device
         weights = weights.to(device)
         captured: dict[int, Tensor] = {}
@@ -301,18 +302,18 @@ class Engine:
         def capture(layer: int) -> Any:
             def hook(module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
                 hidden = output[0] if isinstance(output, tuple) else output
-                captured[layer] = torch.einsum("bt,bth->bh", weights, hidden.float()).cpu()
+                captured[layer] = torch.einsum("t,th->h", weights, hidden[0].float()).cpu()
 
             return hook
 
         hooks = HookSet(tuple((layer, capture(layer)) for layer in layers))
-        # no KV cache and only the last position's logits: nothing but the captures is kept
-        kwargs: dict[str, Any] = {"use_cache": False}
-        if self._keep_arg is not None:
-            kwargs[self._keep_arg] = 1
+        mask = torch.ones((1, tokens.numel()), dtype=torch.long, device=device)
+        positions = torch.arange(reused, tokens.numel(), device=device)[None]
         with attached(self.model, self._layers, hooks):
-            self.model(input_ids=input_ids.to(device), attention_mask=mask.to(device), **kwargs)
-        return torch.stack([captured[layer] for layer in layers], dim=1)
+            self._forward(suffix[None].to(device), mask, positions, cache)
+        every = torch.arange(tokens.numel(), device=device)
+        computed.store(_PLAIN_NAMESPACE, KVEntry(tokens, extract_row(cache, 0, every)))
+        return torch.stack([captured[layer] for layer in layers])
 
     # --- one batch -------------------------------------------------------------------
 

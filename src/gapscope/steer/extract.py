@@ -92,7 +92,6 @@ def mean_difference(
     engine: Engine,
     pairs: Sequence[PairTokens],
     layers: Sequence[int],
-    batch_size: int | None = None,
 ) -> dict[int, Tensor]:
     """Per layer, the weighted mean over pairs of span-mean(positive) - span-mean(negative)."""
     if not pairs:
@@ -103,7 +102,7 @@ def mean_difference(
         for trace in (pair.positive, pair.negative):
             sequences.append(pair.prompt + trace)
             spans.append((len(pair.prompt), len(pair.prompt) + len(trace)))
-    means = engine.span_means(sequences, spans, layers, batch_size).double()
+    means = engine.span_means(sequences, spans, layers).double()
     differences = means[0::2] - means[1::2]  # [pairs, layers, hidden]
     weights = episode_weights([pair.group for pair in pairs])
     direction = torch.einsum("p,plh->lh", weights, differences).float()
@@ -118,14 +117,13 @@ def extract_direction(
     preset: str,
     seeds: Sequence[int],
     layers: str = "last-quarter",
-    batch_size: int | None = None,
     corruption: Corruption = DEFAULT_CORRUPTION,
 ) -> SteeringVector:
     """The CLB direction of ``engine``'s model from the query games of ``seeds``."""
     n_layers = len(engine.decoder_layers())
     chosen = parse_layers(layers, n_layers)
     pairs = build_pairs(config, seeds, check_corruption(corruption))
-    directions = mean_difference(engine, tokenize_pairs(engine, pairs), chosen, batch_size)
+    directions = mean_difference(engine, tokenize_pairs(engine, pairs), chosen)
     card = DirectionCard(
         model=ModelIdentity.of(engine.model, n_layers, model_id),
         layers=chosen,
