@@ -115,6 +115,9 @@ class GrowingLayer(DynamicLayer):  # type: ignore[no-untyped-call]
     _value_buffer: Tensor
     _length: int = 0
 
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+
     def update(
         self, key_states: Tensor, value_states: Tensor, *args: Any, **kwargs: Any
     ) -> tuple[Tensor, Tensor]:
