@@ -96,8 +96,10 @@ def extraction_throughput(seeds: int = 1) -> dict[str, float]:
     pairs = tokenize_pairs(engine, build_pairs(resolve("demo"), range(seeds)))
     out: dict[str, float] = {"pairs": float(len(pairs))}
     mean_difference(engine, pairs[:1], layers)  # warm-up
-    arms = {"alone": lambda: traces_alone(engine, pairs, layers)}
-    arms["reused"] = lambda: mean_difference(engine, pairs, layers)
+    arms: dict[str, Callable[[], object]] = {
+        "alone": lambda: traces_alone(engine, pairs, layers),
+        "reused": lambda: mean_difference(engine, pairs, layers),
+    }
     for label, arm in arms.items():
         start = time.perf_counter()
         arm()

@@ -26,3 +26,10 @@ def test_a_growing_layer_holds_what_concatenation_holds_across_reallocations() -
     last = torch.ones((2, 2, 1, 4))
     got, want = growing.update(last, last), reference.update(last, last)
     assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+    # a crop narrows the filled part: the next step writes where the cropped columns were
+    growing.crop(-5)
+    reference.crop(-5)
+    again = torch.full((2, 2, 1, 4), 2.0)
+    got, want = growing.update(again, again), reference.update(again, again)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+    assert growing.get_seq_length() == reference.get_seq_length()

@@ -109,11 +109,14 @@ class GrowingLayer(DynamicLayer):  # type: ignore[no-untyped-call]
     reallocation adds `GROWTH_COLUMNS` beyond what is needed (or doubles, whichever is more),
     so the copies amortise to a constant per step. What the model reads is the same tensor
     values as `DynamicLayer` would give it.
+
+    The filled length is the view's (`keys`), so the inherited methods need no override: one
+    that narrows the view (`crop`) keeps the buffer, and one that replaces the tensors (a
+    batch selection, a reorder) hands the new ones over as the buffer at the next update.
     """
 
-    _key_buffer: Tensor
-    _value_buffer: Tensor
-    _length: int = 0
+    _key_buffer: Tensor | None = None
+    _value_buffer: Tensor | None = None
 
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
@@ -123,34 +126,31 @@ class GrowingLayer(DynamicLayer):  # type: ignore[no-untyped-call]
     ) -> tuple[Tensor, Tensor]:
         if not self.is_initialized:
             self.lazy_initialization(key_states, value_states)
-            self._length = 0
-            self._key_buffer = key_states.new_empty((*key_states.shape[:2], 0, key_states.shape[3]))
-            self._value_buffer = value_states.new_empty(
-                (*value_states.shape[:2], 0, value_states.shape[3])
-            )
-        end = self._length + key_states.shape[-2]
-        if end > self._key_buffer.shape[-2]:
-            capacity = max(end + GROWTH_COLUMNS, 2 * self._key_buffer.shape[-2])
-            self._key_buffer = _regrown(self._key_buffer, self._length, capacity)
-            self._value_buffer = _regrown(self._value_buffer, self._length, capacity)
-        self._key_buffer[:, :, self._length : end] = key_states
-        self._value_buffer[:, :, self._length : end] = value_states
-        self._length = end
-        self.keys = self._key_buffer[:, :, :end]
-        self.values = self._value_buffer[:, :, :end]
+            self.keys, self.values = key_states[:, :, :0], value_states[:, :, :0]
+        keys, values = self.keys, self.values
+        assert keys is not None and values is not None
+        key_buffer, value_buffer = self._key_buffer, self._value_buffer
+        if key_buffer is None or value_buffer is None or not _shares_storage(keys, key_buffer):
+            key_buffer, value_buffer = keys, values
+        length, end = keys.shape[-2], keys.shape[-2] + key_states.shape[-2]
+        if end > key_buffer.shape[-2]:
+            capacity = max(end + GROWTH_COLUMNS, 2 * key_buffer.shape[-2])
+            key_buffer, value_buffer = _regrown(keys, capacity), _regrown(values, capacity)
+        key_buffer[:, :, length:end] = key_states
+        value_buffer[:, :, length:end] = value_states
+        self._key_buffer, self._value_buffer = key_buffer, value_buffer
+        self.keys, self.values = key_buffer[:, :, :end], value_buffer[:, :, :end]
         return self.keys, self.values
 
-    def batch_select_indices(self, indices: Tensor) -> None:
-        if self.is_initialized:
-            self._key_buffer = self._key_buffer[indices]
-            self._value_buffer = self._value_buffer[indices]
-            self.keys = self._key_buffer[:, :, : self._length]
-            self.values = self._value_buffer[:, :, : self._length]
+
+def _shares_storage(view: Tensor, buffer: Tensor) -> bool:
+    return view.untyped_storage().data_ptr() == buffer.untyped_storage().data_ptr()
 
 
-def _regrown(buffer: Tensor, length: int, capacity: int) -> Tensor:
-    grown = buffer.new_empty((*buffer.shape[:2], capacity, buffer.shape[3]))
-    grown[:, :, :length] = buffer[:, :, :length]
+def _regrown(filled: Tensor, capacity: int) -> Tensor:
+    """A buffer of ``capacity`` columns starting with ``filled``'s."""
+    grown = filled.new_empty((*filled.shape[:2], capacity, filled.shape[3]))
+    grown[:, :, : filled.shape[-2]] = filled
     return grown
 
 
