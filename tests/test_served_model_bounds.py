@@ -203,7 +203,7 @@ def test_the_plan_counts_each_requests_fixed_cost_and_prompt_reading() -> None:
     fixed cost, its reading per prompt token and its decoding per output token; an S2B-LM
     episode's calls each re-read the transcript, so its plan counts far more prompt tokens
     than calls, and the estimate charges them (it was 3.5x short without them)."""
-    from gapscope.app.preflight import TYPICAL_REPLY_TOKENS, estimated_seconds, measured_rate
+    from gapscope.app.preflight import estimated_seconds, measured_rate
     from gapscope.app.study import plan_of
     from gapscope.models.endpoint import Probe
     from gapscope.s2b.task import s2b_lm
@@ -218,6 +218,31 @@ def test_the_plan_counts_each_requests_fixed_cost_and_prompt_reading() -> None:
     assert row.prompt_tokens > 500 * row.generations
     (estimate,) = estimated_seconds([row], {model: rate}).values()
     fixed = row.generations * rate.call_s + row.prompt_tokens * rate.prompt_token_s
-    typical = row.generations * TYPICAL_REPLY_TOKENS / rate.tokens_per_s
+    assert row.reply_tokens == 72  # a listener's decision, well below its 160-token cap
+    typical = row.generations * 72 / rate.tokens_per_s
     assert estimate.about == pytest.approx(fixed + typical, abs=0.1)
     assert estimate.up_to == pytest.approx(fixed + row.token_budget / rate.tokens_per_s, abs=0.1)
+
+
+def test_each_task_tells_the_plan_how_long_its_replies_run() -> None:
+    """The plan's "about" takes each task's own expected reply length (measured on SmolLM2
+    against ``transformers serve``): a speaker writes to its cap, an OracleLadder rollout half
+    its cap, a listener's decision 72 tokens below a higher cap; a task that declares none is
+    assumed to stop after 64 tokens."""
+    from inspect_ai import Task
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import GenerateConfig
+
+    from gapscope.app.study import plan_of
+    from gapscope.ladder.task import oracle_ladder
+    from gapscope.s2b.task import s2b_lm
+
+    def reply(task: Task) -> int:
+        return plan_of(task, "openai-api/local/m", "x", "x").reply_tokens
+
+    assert reply(s2b_lm(preset="demo", seeds=1, role="speaker", max_tokens=32)) == 32
+    assert reply(s2b_lm(preset="demo", seeds=1, max_tokens=160)) == 72
+    assert reply(s2b_lm(preset="demo", seeds=1, max_tokens=40)) == 40  # never over the cap
+    assert reply(oracle_ladder(families="bundled", k=1, max_tokens=384)) == 192
+    bare = Task(dataset=[Sample(input="q")], config=GenerateConfig(max_tokens=512))
+    assert reply(bare) == 64

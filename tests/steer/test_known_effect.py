@@ -202,3 +202,49 @@ def test_the_decision_is_a_generated_token_after_the_first(
     assert replies[("baseline", 0.0)] == {"same"}
     assert replies[("clb", 2.0)] == {"different"}  # the second token moved
     assert replies[("clb", -2.0)] == {"same"}
+
+
+def test_a_grid_run_inside_a_study_reads_the_same_curve(
+    listener: Path, sweep: SweepResult, tmp_path: Path
+) -> None:
+    """``make demo`` runs the grid's cells among a study's tasks (one eval_set, shared
+    batches); each cell's log is found by its direction and alpha among logs that include an
+    unsteered run with the baseline's very arguments but no sweep, and the curve is the one
+    ``run_sweep`` reads."""
+    from gapscope.app.study import Study, StudyProgress, StudyTask, plan_of, run_study
+    from gapscope.app.sweep import cell_logs, finish_sweep, prepare_directions, sweep_cells
+    from gapscope.s2b import s2b_lm
+
+    model = f"gapscope/hf/{listener}"
+    spec = SweepSpec(
+        model=model,
+        out=tmp_path / "sweep",
+        alphas=(-2.0, 0.0, 2.0),
+        steer=_decision_direction(listener, tmp_path / "planted"),
+        preset="demo",
+        seeds=4,
+        max_tokens=REPLY_TOKENS,
+        overrides=QUERIES,
+    )
+    directions = prepare_directions(spec)
+    cells = sweep_cells(spec, directions)
+    profile = s2b_lm(preset="demo", seeds=4, max_tokens=REPLY_TOKENS, **QUERIES)
+    tasks = [profile, *(cell.task for cell in reversed(cells))]
+    study = Study([StudyTask(plan_of(t, model, "s2b", "x"), t, model) for t in tasks])
+    ending = run_study(study, tmp_path / "logs", StudyProgress(study, lambda line: None))
+    assert ending.complete
+    finished = [Path(t.log) for t in ending.finished]
+    assert len(finished) == len(cells) + 1
+    logs = cell_logs(spec, cells, finished)
+    assert [log.eval.task_args.get("alpha") for log in logs] == [c.alpha for c in cells]
+    result = finish_sweep(spec, directions, cells, logs)
+    assert [(p.direction, p.alpha, p.mean) for p in result.points] == [
+        (p.direction, p.alpha, p.mean) for p in sweep.points
+    ]
+    planted = next(i for i, c in enumerate(cells) if (c.direction, c.alpha) == ("clb", 2.0))
+    unplanted = [f for f in finished if str(f) != logs[planted].location]
+    with pytest.raises(RuntimeError, match="no finished run of clb alpha=2"):
+        cell_logs(spec, cells, unplanted)
+    without_baseline = [f for f in finished if str(f) != logs[0].location]
+    with pytest.raises(RuntimeError, match="no finished run of baseline alpha=0"):
+        cell_logs(spec, cells, without_baseline)  # the profile's own run is not taken for it

@@ -1,18 +1,23 @@
 """``make demo``: ``gapscope profile`` on the two embedded models at the demo's budget (``quick``,
-shortened), offline, on a CPU, then a short steering sweep and the report.
+shortened), offline, on a CPU, with a short steering sweep run beside it, then the report.
 
-1. The study: S2B-LM's small ``demo`` preset with SmolLM2-135M-Instruct and Gemma 3 270M as
+1. The CLB direction: extracted from one demo episode of SmolLM2 (seconds once the model is
+   loaded; the first run also converts both embedded checkpoints and measures their weight
+   formats).
+2. The study: S2B-LM's small ``demo`` preset with SmolLM2-135M-Instruct and Gemma 3 270M as
    the listener, and the rule-based and random reference listeners (the scale); OracleLadder
    on two bundled families, one rollout per probe. The budget is ``quick`` with one supporting
    game per attribute value (``coverage=1``: six model calls an episode instead of nine; the
    query games, which ZSCT scores, are the same four) and OracleLadder rollouts of up to 256
    tokens (``quick``: 384). The Lean-backed diagnostics are listed as
    skipped, with what would make them run. A rerun of ``make demo`` resumes the same study.
-2. A steering sweep on SmolLM2 (the CLB direction and its orthogonal control at three alphas
-   on one small episode): the dosage-curve figure. Its five runs go side by side in one
-   Inspect eval, so the engine decodes them in shared batches.
-3. The HTML report over everything (plan, gap profile, figures, the dosage curve, the models
-   compared item by item); then what each part cost, every log, and what to run next.
+   The steering sweep's five runs on SmolLM2 (the CLB direction and its orthogonal control
+   at -4 and +1, and the unsteered baseline, on one episode) are tasks of the same
+   ``eval_set``: the engine decodes them in the batches of the study's own SmolLM2 requests,
+   where after it they would run alone (the sweep took a third of the demo's time that way).
+3. The dosage curve and the HTML report over everything (plan, gap profile, figures, the
+   dosage curve, the models compared item by item); then what each part cost, every log, and
+   what to run next.
 """
 
 from __future__ import annotations
@@ -29,18 +34,26 @@ from gapscope.analysis import (
     BUILTINS,
     S2B,
     Inputs,
-    LoadedLogs,
     ModelRun,
     ladder_view,
     load_all,
-    log_path,
     print_plan,
     print_rows,
     write_report,
 )
-from gapscope.app.kit import EMBEDDED_MODEL, run_tasks, table_console
+from gapscope.analysis.steering import is_steering_run
+from gapscope.app.kit import EMBEDDED_MODEL, table_console
 from gapscope.app.profile import build_study
-from gapscope.app.study import StudyProgress, run_study
+from gapscope.app.study import StudyProgress, StudyTask, plan_of, run_study
+from gapscope.app.sweep import (
+    SweepCell,
+    SweepResult,
+    SweepSpec,
+    cell_logs,
+    finish_sweep,
+    prepare_directions,
+    sweep_cells,
+)
 from gapscope.ladder import TASK as LADDER_TASK
 from gapscope.models import GEMMA3_270M
 
@@ -51,12 +64,10 @@ EPISODE: dict[str, Any] = dict(S2B.budgets["demo"]["episode"])
 """The study's S2B episode at the ``demo`` budget, which the sweep plays too."""
 
 
-def _steering_sweep(log_dir: Path, console: Console) -> list[Path]:
-    """Extract the CLB direction on a demo episode and sweep three alphas; print the trend.
-    Returns the sweep's logs, which the report draws as a dosage curve."""
-    from gapscope.app.sweep import SweepSpec, run_sweep
-
-    spec = SweepSpec(
+def _sweep_spec(log_dir: Path) -> SweepSpec:
+    """The demo's grid: the CLB direction and its orthogonal control at -4 and +1, and the
+    unsteered baseline, on one episode of the study's own size."""
+    return SweepSpec(
         model=EMBEDDED_MODEL,
         out=log_dir / "steer-demo",
         alphas=STEER_ALPHAS,
@@ -66,13 +77,33 @@ def _steering_sweep(log_dir: Path, console: Console) -> list[Path]:
         max_tokens=STEER_MAX_TOKENS,
         overrides=EPISODE,
     )
-    result = run_sweep(spec, lambda tasks, model: run_tasks(tasks, model, log_dir))
+
+
+def _sweep_tasks(spec: SweepSpec) -> tuple[dict[str, Path], list[SweepCell], list[StudyTask]]:
+    """Extract the CLB direction (one episode: seconds once the model is loaded) and build the
+    grid's runs as tasks of the study, so that the engine decodes them in the same batches as
+    the study's own SmolLM2 requests instead of after the study."""
+    directions = prepare_directions(spec)
+    cells = sweep_cells(spec, directions)
+    tasks = [
+        StudyTask(
+            plan_of(
+                cell.task, spec.model, S2B.name, f"steer {cell.direction} alpha {cell.alpha:+g}"
+            ),
+            cell.task,
+            spec.model,
+        )
+        for cell in cells
+    ]
+    return directions, cells, tasks
+
+
+def _show_sweep(result: SweepResult, console: Console) -> None:
     console.print(f"\nSteering sweep ({STEER_PRESET} preset, 1 episode, alphas -4, 0, +1):")
     for trend in result.trends:
         rho = "n/a" if trend.rho is None else f"{trend.rho:+.2f}"
         console.print(f"  {trend.direction:12s} Spearman rho {rho}  slope {trend.slope:+.2f}/alpha")
     console.print(f"  dosage curve: {result.files['png']} (and .svg; data {result.files['csv']})")
-    return [log_path(location) for location in result.logs.values()]
 
 
 def _what_next(console: Console, log_dir: Path, html: Path) -> None:
@@ -102,37 +133,46 @@ def main() -> None:
     study = build_study(
         list(DEMO_MODELS), list(BUILTINS), "demo", Inputs(data={"families": "bundled"})
     )
+    spec = _sweep_spec(log_dir)
+    console.print("Extracting the CLB direction (SmolLM2, one demo episode) ...")
+    directions, cells, sweep = _sweep_tasks(spec)
+    study.tasks += sweep
+    timings["CLB direction (loading SmolLM2, extraction)"] = time.monotonic() - start
+    start = time.monotonic()
     plan = study.plan()
     print_plan(plan, console)
     progress = StudyProgress(study, lambda line: print(line, file=sys.stderr, flush=True))
-    ending = run_study(study, log_dir, progress, max_samples=8)
-    timings["study (S2B-LM + OracleLadder, both models)"] = time.monotonic() - start
-    done = load_all([Path(t.log) for t in ending.finished])
-    print_rows([row for loaded in done.logs for row in loaded.rows()], console)
-    ladders = [cast(ModelRun, x.summary) for x in done.logs if x.diagnostic.task == LADDER_TASK]
+    # every task at once (Inspect's eval_set runs ten by default): the sweep's runs share
+    # SmolLM2's batches with the study's from the start
+    ending = run_study(study, log_dir, progress, max_samples=8, max_tasks=len(study.tasks))
+    timings["study and sweep (S2B-LM, OracleLadder, steering)"] = time.monotonic() - start
+    finished = [Path(t.log) for t in ending.finished]
+    done = load_all(finished)
+    profiled = [loaded for loaded in done.logs if not is_steering_run(loaded)]
+    print_rows([row for loaded in profiled for row in loaded.rows()], console)
+    ladders = [cast(ModelRun, x.summary) for x in profiled if x.diagnostic.task == LADDER_TASK]
     if ladders:
         show = ladder_view(ladders).show
         assert show is not None
         show(console)
     start = time.monotonic()
     try:
-        steered = _steering_sweep(log_dir, console)
+        result = finish_sweep(spec, directions, cells, cell_logs(spec, cells, finished))
     except RuntimeError as error:
         console.print(f"\nSteering sweep FAILED: {error}", markup=False)
-        sys.exit(1)
-    timings["steering sweep (SmolLM2)"] = time.monotonic() - start
-    start = time.monotonic()
-    swept = load_all(steered)
-    everything = LoadedLogs(done.logs + swept.logs, done.notes + swept.notes)
-    report = write_report(everything, log_dir / "report.html", plan=plan)
-    timings["report"] = time.monotonic() - start
+        for line in ending.lines():
+            console.print(line, markup=False)
+        sys.exit(ending.code or 1)
+    _show_sweep(result, console)
+    report = write_report(done, log_dir / "report.html", plan=plan)
+    timings["dosage curve and report"] = time.monotonic() - start
     for note in report.notes:
         console.print(f"note: {note}", markup=False)
     console.print("\nWhat ran, and how long it took:")
     for part, seconds in timings.items():
         console.print(f"  {part:48s} {seconds:6.0f} s", markup=False)
     console.print(f"\nLogs in {log_dir}:", markup=False)
-    for loaded in everything.logs:
+    for loaded in done.logs:
         console.print(f"  {loaded.path}", markup=False)
     _what_next(console, log_dir, report.html)
     console.print(f"\nReport: {report.html}", markup=False)

@@ -130,16 +130,10 @@ def assumed_rate(model: str, has_gpu: bool) -> Rate | None:
     return None
 
 
-TYPICAL_REPLY_TOKENS = 64
-"""The reply length the plan's "about" assumes where a task's cap is higher: replies end
-well before most caps (SmolLM2's S2B-LM listener replies averaged 23 of 160 tokens on
-``transformers serve``); "up to" assumes every reply runs to its cap."""
-
-
 @dataclass(frozen=True)
 class Estimate:
-    """A model's estimated wall time: ``about`` with replies of up to
-    :data:`TYPICAL_REPLY_TOKENS` tokens, ``up_to`` with every reply at its cap."""
+    """A model's estimated wall time: ``about`` with each reply at its task's expected length
+    (``PlanRow.reply_tokens``), ``up_to`` with every reply at its cap."""
 
     about: float
     up_to: float
@@ -152,8 +146,8 @@ def estimated_seconds(rows: Iterable[PlanRow], rates: Mapping[str, Rate]) -> dic
 
     Without the reading of prompts, an S2B-LM episode (each call re-reads the growing
     transcript) took 3.5x its estimate on ``transformers serve`` on a loaded CPU here; with
-    every reply at its cap, a quick profile's S2B-LM listener (replies of ~23 of 160 tokens)
-    was estimated at over 3x its time.
+    64-token replies everywhere, a whole quick profile took 1.8x its estimate (its OracleLadder
+    rollouts averaged 180 tokens), hence each task's own expected length.
     """
     about: dict[str, float] = {}
     up_to: dict[str, float] = {}
@@ -161,7 +155,7 @@ def estimated_seconds(rows: Iterable[PlanRow], rates: Mapping[str, Rate]) -> dic
         rate = rates.get(row.model)
         if not row.generations or rate is None or rate.tokens_per_s <= 0:
             continue
-        typical = row.generations * min(row.max_tokens, TYPICAL_REPLY_TOKENS)
+        typical = row.generations * row.reply_tokens
         fixed = rate.seconds(row.generations, row.prompt_tokens, 0)
         about[row.model] = about.get(row.model, 0.0) + fixed + rate.seconds(0, 0, typical)
         capped = rate.seconds(0, 0, row.token_budget)

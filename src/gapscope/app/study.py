@@ -40,6 +40,10 @@ class PlanRow:
     prompt_tokens: int = 0
     """About how many prompt tokens all its generations read (characters / 4): the server's
     reading time in the plan's estimate (``preflight.estimated_seconds``)."""
+    reply_tokens: int = 0
+    """The output tokens the plan's "about" expects one generation to cost: the task's own
+    ``expected_reply_tokens`` where it declares one, else :data:`TYPICAL_REPLY_TOKENS` or the
+    cap when that is lower."""
 
     @property
     def token_budget(self) -> int:
@@ -110,6 +114,7 @@ def plan_of(task: Task, model: str, diagnostic: str, label: str) -> PlanRow:
         prompt_chars = epochs * sum(_chars(sample.input) for sample in task.dataset)
     if model == "none":
         generations = prompt_chars = 0
+    reply_tokens = metadata.get("expected_reply_tokens", min(max_tokens, TYPICAL_REPLY_TOKENS))
     return PlanRow(
         model=model,
         diagnostic=diagnostic,
@@ -119,8 +124,14 @@ def plan_of(task: Task, model: str, diagnostic: str, label: str) -> PlanRow:
         max_tokens=max_tokens,
         lean_checks=samples * epochs if lean_backed(diagnostic) else 0,
         prompt_tokens=prompt_chars // CHARS_PER_TOKEN,
+        reply_tokens=int(reply_tokens),
     )
 
+
+TYPICAL_REPLY_TOKENS = 64
+"""The reply length a plan expects of a task that declares none (O-NNG, prove, T2, the code
+and review pilots: not measured), where its cap is higher; "up to" assumes every reply runs
+to its cap."""
 
 CHARS_PER_TOKEN = 4
 """English text per token, roughly, in the tokenizers of the models gapscope meets."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -172,25 +172,85 @@ def _task(spec: SweepSpec, steer: Path | None, alpha: float) -> Task:
     return task
 
 
+@dataclass(frozen=True)
+class SweepCell:
+    """One point of the grid: its direction's name (``BASELINE`` for alpha 0) and directory
+    (None for the baseline), its alpha, and the task that measures it."""
+
+    direction: str
+    steer: Path | None
+    alpha: float
+    task: Task
+
+    @property
+    def key(self) -> tuple[str | None, float]:
+        """What its task was given, as its log records it (``task_args``)."""
+        return (None if self.steer is None else str(self.steer), self.alpha)
+
+
+def sweep_cells(spec: SweepSpec, directions: dict[str, Path]) -> list[SweepCell]:
+    """The grid's tasks: the unsteered baseline, then every direction at every non-zero
+    alpha."""
+    cells = [SweepCell(BASELINE, None, 0.0, _task(spec, None, 0.0))]
+    cells += [
+        SweepCell(name, path, a, _task(spec, path, a))
+        for name, path in directions.items()
+        for a in spec.grid_alphas
+        if a != 0
+    ]
+    return cells
+
+
+def cell_logs(spec: SweepSpec, cells: list[SweepCell], paths: Iterable[Path]) -> list[EvalLog]:
+    """Each cell's log among the logs at ``paths`` (a study's, which holds other tasks too),
+    in the order of ``cells``: the log of this sweep whose task was given the cell's
+    direction and alpha.
+    Raises RuntimeError naming the first cell no log ran."""
+    from inspect_ai.log import read_eval_log
+
+    def key(args: dict[str, Any]) -> tuple[str | None, float]:
+        steer = args.get("steer")
+        return (None if steer is None else str(steer), float(args.get("alpha", 0.0)))
+
+    wanted = {cell.key for cell in cells}
+    found: dict[tuple[str | None, float], Path] = {}
+    for path in paths:
+        header = read_eval_log(str(path), header_only=True)
+        ours = (header.eval.metadata or {}).get(SWEEP_KEY) == str(spec.out)
+        if ours and key(header.eval.task_args) in wanted:
+            found[key(header.eval.task_args)] = path
+    missing = [f"{c.direction} alpha={c.alpha:g}" for c in cells if c.key not in found]
+    if missing:
+        raise RuntimeError(f"no finished run of {', '.join(missing)}")
+    return [read_eval_log(str(found[cell.key])) for cell in cells]
+
+
 def run_sweep(spec: SweepSpec, run: RunTasks) -> SweepResult:
     """Run the whole grid at once and write its files; a failed run fails the sweep with its
-    log.
+    log."""
+    directions = prepare_directions(spec)
+    cells = sweep_cells(spec, directions)
+    logs = run([cell.task for cell in cells], spec.model)
+    return finish_sweep(spec, directions, cells, logs)
+
+
+def finish_sweep(
+    spec: SweepSpec, directions: dict[str, Path], cells: list[SweepCell], logs: list[EvalLog]
+) -> SweepResult:
+    """The curve of the grid's finished runs (``logs``, in the order of ``cells``), and its
+    files; raises RuntimeError naming the first run that did not succeed, with its log.
 
     The curve is read back from the runs' logs by the analysis layer, exactly as
     ``gapscope report`` reads it later, so the sweep's files and the report agree.
     """
-    directions = prepare_directions(spec)
-    cells: list[tuple[str, float, Path | None]] = [(BASELINE, 0.0, None)]
-    cells += [
-        (name, a, path) for name, path in directions.items() for a in spec.grid_alphas if a != 0
-    ]
-    logs = run([_task(spec, path, alpha) for _, alpha, path in cells], spec.model)
     done: list[tuple[str, float, LoadedLog]] = []
-    for (name, alpha, _), log in zip(cells, logs, strict=True):
+    for cell, log in zip(cells, logs, strict=True):
         if log.status != "success":
             reason = log.error.message if log.error else log.status
-            raise RuntimeError(f"{name} alpha={alpha:g} failed: {reason} (log: {log.location})")
-        done.append((name, alpha, loaded_from(log)))
+            raise RuntimeError(
+                f"{cell.direction} alpha={cell.alpha:g} failed: {reason} (log: {log.location})"
+            )
+        done.append((cell.direction, cell.alpha, loaded_from(log)))
     # the CLB direction as every steered run loaded it (cached by path): no second read
     base = load_direction(str(directions["clb"])).fingerprint
     curve = build_curve(done, base=base)

@@ -30,6 +30,9 @@ class RunMetadata(TypedDict):
     n_families: int
     load_problems: list[str]
     tested_milestones: dict[str, int]
+    expected_reply_tokens: int
+    """What a plan expects one rollout to cost (``task.EXPECTED_REPLY_SHARE`` of the cap): an
+    assumption for the time estimate, not a measurement of this run."""
 
 
 class VerdictMetadata(TypedDict):

@@ -82,6 +82,12 @@ def probe_sample(probe: Probe) -> Sample:
     )
 
 
+EXPECTED_REPLY_SHARE = 0.5
+"""The share of its token cap a plan expects a rollout to use: SmolLM2-135M-Instruct's 16
+rollouts of a quick profile (cap 384, ``transformers serve``) averaged 180 tokens, 4 of them at
+the cap. A model that reasons at length runs to the cap: the plan's "up to" covers it."""
+
+
 @task(name=TASK)
 def oracle_ladder(
     families: str = "bundled",
@@ -129,6 +135,7 @@ def oracle_ladder(
                 n_families=len(chosen),
                 load_problems=problems,
                 tested_milestones={f.pid: len(f.tested_milestones) for f in chosen},
+                expected_reply_tokens=max(1, round(max_tokens * EXPECTED_REPLY_SHARE)),
             )
         ),
     )

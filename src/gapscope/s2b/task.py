@@ -148,6 +148,7 @@ def s2b_lm(
             str(seed): prompt_chars(build_episode(config, seed), tested, role)
             for seed in range(first_seed, first_seed + seeds)
         },
+        expected_reply_tokens=expected_reply_tokens(role, max_tokens),
     )
     if role == "listener":
         return Task(
@@ -204,6 +205,19 @@ def _check_seats(role: str, listener: str, speaker: str) -> None:
             f"listener={listener!r} applies to role=listener; the speaker role's listener is "
             "always the rule listener"
         )
+
+
+LISTENER_REPLY_TOKENS = 72
+"""The listener reply length a plan expects below a higher cap: SmolLM2-135M-Instruct's
+replies averaged 69 and 72 tokens (cap 160) in two quick profiles on ``transformers serve``."""
+
+
+def expected_reply_tokens(role: str, max_tokens: int) -> int:
+    """What a plan's time estimate assumes one reply costs: a listener's decision ends well
+    before its cap (:data:`LISTENER_REPLY_TOKENS`); a speaker's message runs to it (SmolLM2
+    wrote all 20 of a quick profile's messages to the 32-token cap: nothing in a game's
+    prompt tells a speaker where to stop)."""
+    return max_tokens if role == "speaker" else min(max_tokens, LISTENER_REPLY_TOKENS)
 
 
 def model_calls(episode: Episode, tested: str) -> int:
