@@ -8,10 +8,12 @@ as generations/s (one model call each) and the ratio to the baseline's.
 Lean-backed diagnostics are left out here: their cost is the Lean check, measured in
 ``bench_lean`` and ``bench_executor``.
 
-Goal (reported, not failed on yet): OracleLadder at least as fast as the bare task
-(``LADDER_GOAL``). Measured 0.99-1.53x on a lightly shared machine, and 0.26x beside five
-other jobs (load 20 on 2 cores), where the verifier's worker processes wait for a core; it
-becomes a required target once it holds under load.
+Target (``make bench`` fails below it): OracleLadder at least as fast as the bare task
+(``LADDER_TARGET``). Measured 1.45x, 1.22x and 1.32x in three runs on an idle 2-core machine
+(2026-12-02; the verifier cascade runs on a worker thread, its checks in worker processes),
+0.99-1.53x on a lightly shared one, and 0.26x beside five other jobs (load 20), where those
+processes wait for a core: like every ratio here, it is meant for a machine that runs
+nothing else.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from gapscope.models.scripted import script
 from gapscope.s2b.task import s2b_lm
 
 BASELINE_SAMPLES = 400
-LADDER_GOAL = 1.0
+LADDER_TARGET = 1.0
 
 
 def _instant(messages: list[ChatMessage]) -> str:
@@ -79,7 +81,7 @@ def main() -> list[Target]:
             f"{rate / base_rate:.2f}x the bare task"
         )
     ladder_ratio = ratios["OracleLadder bundled, k = 2"]
-    return [Target("OracleLadder / bare Inspect task", ladder_ratio, LADDER_GOAL, required=False)]
+    return [Target("OracleLadder / bare Inspect task", ladder_ratio, LADDER_TARGET)]
 
 
 if __name__ == "__main__":

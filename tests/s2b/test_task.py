@@ -8,6 +8,7 @@ from pathlib import Path
 
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
+from inspect_ai.model import ChatMessage
 
 from gapscope.analysis.s2b import summarize
 from gapscope.models.scripted import REQUESTS, script
@@ -181,3 +182,29 @@ def test_a_steered_run_on_its_directions_own_episodes_says_it_is_not_held_out(
     assert "seeds [1]" in note
     steering["extraction"]["seeds"] = [1000, 1001]  # run steer's and steer extract's default
     assert not [n for n in summarize(log).notes if "not held out" in n]
+
+
+def test_a_speaker_plan_counts_the_transcript_its_model_reads(tmp_path: Path) -> None:
+    """The plan's prompt size for a speaker run is what the model really reads (each call the
+    whole transcript: its own cap-length replies and every sync round) within 25 %; before
+    the sync rounds and reply lengths were counted it was under half."""
+    read: list[int] = []
+    reply = "Message: " + " ".join(["tok"] * 29)  # about a 32-token reply at the cap
+
+    def speaker(messages: list[ChatMessage]) -> str:
+        read.append(sum(len(m.text) for m in messages))
+        return reply
+
+    task = s2b_lm(preset="demo", seeds=2, role="speaker", max_tokens=32)
+    planned = sum((task.metadata or {})["prompt_chars"].values())
+    log = _run(
+        tmp_path,
+        script("cap-speaker", speaker),
+        preset="demo",
+        seeds=2,
+        role="speaker",
+        max_tokens=32,
+    )
+    assert len(read) == sum((task.metadata or {})["model_calls"].values())
+    assert 0.8 <= planned / sum(read) <= 1.25, (planned, sum(read))
+    assert log.status == "success"
