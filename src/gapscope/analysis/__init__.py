@@ -50,7 +50,13 @@ if TYPE_CHECKING:
     from gapscope.analysis.logs import LogError, expand_log_paths, log_path, read_log
     from gapscope.analysis.report import write_report
     from gapscope.analysis.spec import DiagnosticSpec, Inputs, NamedFigure, SpecError
-    from gapscope.analysis.steering import SWEEP_KEY, DosageCurve, build_curve, dosage_rows
+    from gapscope.analysis.steering import (
+        SWEEP_KEY,
+        DosageCurve,
+        build_curve,
+        dosage_rows,
+        is_steering_run,
+    )
     from gapscope.analysis.t2_tables import print_t2_audit
     from gapscope.analysis.table import BUILTINS, S2B, lean_backed, load_problems, spec_named, specs
     from gapscope.analysis.terminal import (
@@ -85,6 +91,7 @@ __all__ = [
     "dosage_figure",
     "dosage_rows",
     "expand_log_paths",
+    "is_steering_run",
     "ladder",
     "ladder_review",
     "ladder_view",
@@ -148,6 +155,7 @@ __getattr__, __dir__ = lazy_face(
         "compile_funnel": ".ladder",
         "dosage_figure": ".figures",
         "dosage_rows": ".steering",
+        "is_steering_run": ".steering",
         "expand_log_paths": ".logs",
         "ladder_view": ".view",
         "lean_backed": ".table",

@@ -35,13 +35,13 @@ from gapscope.analysis import (
     S2B,
     Inputs,
     ModelRun,
+    is_steering_run,
     ladder_view,
     load_all,
     print_plan,
     print_rows,
     write_report,
 )
-from gapscope.analysis.steering import is_steering_run
 from gapscope.app.kit import EMBEDDED_MODEL, table_console
 from gapscope.app.profile import build_study
 from gapscope.app.study import StudyProgress, StudyTask, plan_of, run_study
