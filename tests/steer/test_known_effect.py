@@ -122,10 +122,10 @@ def sweep_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("known-effect")
 
 
-@pytest.fixture(scope="module")
-def sweep(listener: Path, sweep_dir: Path) -> SweepResult:
-    tmp = sweep_dir
-    spec = SweepSpec(
+def _planted_grid(listener: Path, tmp: Path) -> SweepSpec:
+    """The grid over the planted direction (both controls by default), written under
+    ``tmp``."""
+    return SweepSpec(
         model=f"gapscope/hf/{listener}",
         out=tmp / "sweep",
         alphas=(-2.0, 0.0, 2.0),
@@ -135,7 +135,12 @@ def sweep(listener: Path, sweep_dir: Path) -> SweepResult:
         max_tokens=REPLY_TOKENS,
         overrides=QUERIES,
     )
-    return run_sweep(spec, lambda tasks, model: run_tasks(tasks, model, tmp / "logs"))
+
+
+@pytest.fixture(scope="module")
+def sweep(listener: Path, sweep_dir: Path) -> SweepResult:
+    spec = _planted_grid(listener, sweep_dir)
+    return run_sweep(spec, lambda tasks, model: run_tasks(tasks, model, sweep_dir / "logs"))
 
 
 def test_the_sweep_sees_a_direction_that_moves_the_decision(sweep: SweepResult) -> None:
@@ -211,40 +216,33 @@ def test_a_grid_run_inside_a_study_reads_the_same_curve(
     batches); each cell's log is found by its direction and alpha among logs that include an
     unsteered run with the baseline's very arguments but no sweep, and the curve is the one
     ``run_sweep`` reads."""
+    from gapscope.analysis import load_all
     from gapscope.app.study import Study, StudyProgress, StudyTask, plan_of, run_study
     from gapscope.app.sweep import cell_logs, finish_sweep, prepare_directions, sweep_cells
     from gapscope.s2b import s2b_lm
 
-    model = f"gapscope/hf/{listener}"
-    spec = SweepSpec(
-        model=model,
-        out=tmp_path / "sweep",
-        alphas=(-2.0, 0.0, 2.0),
-        steer=_decision_direction(listener, tmp_path / "planted"),
-        preset="demo",
-        seeds=4,
-        max_tokens=REPLY_TOKENS,
-        overrides=QUERIES,
-    )
+    spec = _planted_grid(listener, tmp_path)
     directions = prepare_directions(spec)
     cells = sweep_cells(spec, directions)
     profile = s2b_lm(preset="demo", seeds=4, max_tokens=REPLY_TOKENS, **QUERIES)
     tasks = [profile, *(cell.task for cell in reversed(cells))]
-    study = Study([StudyTask(plan_of(t, model, "s2b", "x"), t, model) for t in tasks])
+    study = Study([StudyTask(plan_of(t, spec.model, "s2b", "x"), t, spec.model) for t in tasks])
     ending = run_study(study, tmp_path / "logs", StudyProgress(study, lambda line: None))
     assert ending.complete
-    finished = [Path(t.log) for t in ending.finished]
+    finished = load_all([Path(t.log) for t in ending.finished]).logs
     assert len(finished) == len(cells) + 1
     logs = cell_logs(spec, cells, finished)
-    assert [log.eval.task_args.get("alpha") for log in logs] == [c.alpha for c in cells]
+    assert [log.info and log.info.task_args.get("alpha") for log in logs] == [
+        c.alpha for c in cells
+    ]
     result = finish_sweep(spec, directions, cells, logs)
     assert [(p.direction, p.alpha, p.mean) for p in result.points] == [
         (p.direction, p.alpha, p.mean) for p in sweep.points
     ]
     planted = next(i for i, c in enumerate(cells) if (c.direction, c.alpha) == ("clb", 2.0))
-    unplanted = [f for f in finished if str(f) != logs[planted].location]
+    unplanted = [log for log in finished if log.path != logs[planted].path]
     with pytest.raises(RuntimeError, match="no finished run of clb alpha=2"):
         cell_logs(spec, cells, unplanted)
-    without_baseline = [f for f in finished if str(f) != logs[0].location]
+    without_baseline = [log for log in finished if log.path != logs[0].path]
     with pytest.raises(RuntimeError, match="no finished run of baseline alpha=0"):
         cell_logs(spec, cells, without_baseline)  # the profile's own run is not taken for it

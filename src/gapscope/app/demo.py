@@ -146,8 +146,7 @@ def main() -> None:
     # SmolLM2's batches with the study's from the start
     ending = run_study(study, log_dir, progress, max_samples=8, max_tasks=len(study.tasks))
     timings["study and sweep (S2B-LM, OracleLadder, steering)"] = time.monotonic() - start
-    finished = [Path(t.log) for t in ending.finished]
-    done = load_all(finished)
+    done = load_all([Path(t.log) for t in ending.finished])
     profiled = [loaded for loaded in done.logs if not is_steering_run(loaded)]
     print_rows([row for loaded in profiled for row in loaded.rows()], console)
     ladders = [cast(ModelRun, x.summary) for x in profiled if x.diagnostic.task == LADDER_TASK]
@@ -157,7 +156,7 @@ def main() -> None:
         show(console)
     start = time.monotonic()
     try:
-        result = finish_sweep(spec, directions, cells, cell_logs(spec, cells, finished))
+        result = finish_sweep(spec, directions, cells, cell_logs(spec, cells, done.logs))
     except RuntimeError as error:
         console.print(f"\nSteering sweep FAILED: {error}", markup=False)
         for line in ending.lines():

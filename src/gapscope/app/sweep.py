@@ -172,6 +172,11 @@ def _task(spec: SweepSpec, steer: Path | None, alpha: float) -> Task:
     return task
 
 
+def _cell_key(steer: object, alpha: float | None) -> tuple[str | None, float]:
+    """A grid point as its task's ``steer`` and ``alpha`` arguments name it."""
+    return (None if steer is None else str(steer), float(alpha or 0.0))
+
+
 @dataclass(frozen=True)
 class SweepCell:
     """One point of the grid: its direction's name (``BASELINE`` for alpha 0) and directory
@@ -185,7 +190,7 @@ class SweepCell:
     @property
     def key(self) -> tuple[str | None, float]:
         """What its task was given, as its log records it (``task_args``)."""
-        return (None if self.steer is None else str(self.steer), self.alpha)
+        return _cell_key(self.steer, self.alpha)
 
 
 def sweep_cells(spec: SweepSpec, directions: dict[str, Path]) -> list[SweepCell]:
@@ -201,28 +206,21 @@ def sweep_cells(spec: SweepSpec, directions: dict[str, Path]) -> list[SweepCell]
     return cells
 
 
-def cell_logs(spec: SweepSpec, cells: list[SweepCell], paths: Iterable[Path]) -> list[EvalLog]:
-    """Each cell's log among the logs at ``paths`` (a study's, which holds other tasks too),
-    in the order of ``cells``: the log of this sweep whose task was given the cell's
-    direction and alpha.
-    Raises RuntimeError naming the first cell no log ran."""
-    from inspect_ai.log import read_eval_log
-
-    def key(args: dict[str, Any]) -> tuple[str | None, float]:
-        steer = args.get("steer")
-        return (None if steer is None else str(steer), float(args.get("alpha", 0.0)))
-
-    wanted = {cell.key for cell in cells}
-    found: dict[tuple[str | None, float], Path] = {}
-    for path in paths:
-        header = read_eval_log(str(path), header_only=True)
-        ours = (header.eval.metadata or {}).get(SWEEP_KEY) == str(spec.out)
-        if ours and key(header.eval.task_args) in wanted:
-            found[key(header.eval.task_args)] = path
+def cell_logs(
+    spec: SweepSpec, cells: list[SweepCell], loaded: Iterable[LoadedLog]
+) -> list[LoadedLog]:
+    """Each cell's log among ``loaded`` (a study's finished logs, which hold other tasks
+    too), in the order of ``cells``: the log of this sweep whose task was given the cell's
+    direction and alpha. Raises RuntimeError naming every cell no log ran."""
+    found: dict[tuple[str | None, float], LoadedLog] = {}
+    for log in loaded:
+        info = log.info
+        if info is not None and info.metadata.get(SWEEP_KEY) == str(spec.out):
+            found[_cell_key(info.task_args.get("steer"), info.task_args.get("alpha"))] = log
     missing = [f"{c.direction} alpha={c.alpha:g}" for c in cells if c.key not in found]
     if missing:
         raise RuntimeError(f"no finished run of {', '.join(missing)}")
-    return [read_eval_log(str(found[cell.key])) for cell in cells]
+    return [found[cell.key] for cell in cells]
 
 
 def run_sweep(spec: SweepSpec, run: RunTasks) -> SweepResult:
@@ -231,26 +229,25 @@ def run_sweep(spec: SweepSpec, run: RunTasks) -> SweepResult:
     directions = prepare_directions(spec)
     cells = sweep_cells(spec, directions)
     logs = run([cell.task for cell in cells], spec.model)
-    return finish_sweep(spec, directions, cells, logs)
-
-
-def finish_sweep(
-    spec: SweepSpec, directions: dict[str, Path], cells: list[SweepCell], logs: list[EvalLog]
-) -> SweepResult:
-    """The curve of the grid's finished runs (``logs``, in the order of ``cells``), and its
-    files; raises RuntimeError naming the first run that did not succeed, with its log.
-
-    The curve is read back from the runs' logs by the analysis layer, exactly as
-    ``gapscope report`` reads it later, so the sweep's files and the report agree.
-    """
-    done: list[tuple[str, float, LoadedLog]] = []
     for cell, log in zip(cells, logs, strict=True):
         if log.status != "success":
             reason = log.error.message if log.error else log.status
             raise RuntimeError(
                 f"{cell.direction} alpha={cell.alpha:g} failed: {reason} (log: {log.location})"
             )
-        done.append((cell.direction, cell.alpha, loaded_from(log)))
+    return finish_sweep(spec, directions, cells, [loaded_from(log) for log in logs])
+
+
+def finish_sweep(
+    spec: SweepSpec, directions: dict[str, Path], cells: list[SweepCell], logs: list[LoadedLog]
+) -> SweepResult:
+    """The curve of the grid's finished runs (``logs``, in the order of ``cells``), and its
+    files.
+
+    The curve is read back from the runs' logs by the analysis layer, exactly as
+    ``gapscope report`` reads it later, so the sweep's files and the report agree.
+    """
+    done = [(cell.direction, cell.alpha, log) for cell, log in zip(cells, logs, strict=True)]
     # the CLB direction as every steered run loaded it (cached by path): no second read
     base = load_direction(str(directions["clb"])).fingerprint
     curve = build_curve(done, base=base)
