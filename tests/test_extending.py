@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
@@ -102,10 +103,14 @@ def parity_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {names[_model_of(log)]: log for log in map(Path, out["logs"])}
 
 
-def _model_of(log: Path) -> str:
+def _read(log: Path) -> EvalLog:
     from inspect_ai.log import read_eval_log
 
-    return read_eval_log(str(log), header_only=True).eval.model
+    return read_eval_log(str(log), header_only=True)
+
+
+def _model_of(log: Path) -> str:
+    return _read(log).eval.model
 
 
 def test_an_installed_diagnostic_is_planned_by_profile_dry_run(
@@ -143,6 +148,47 @@ def test_an_installed_diagnostic_reaches_report_and_compare(
         3,
         0,
     )
+
+
+def test_an_installed_diagnostic_runs_through_gapscope_run_with_its_task_args(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _install(monkeypatch, tmp_path / "site")
+    listed = runner.invoke(app, ["run", "--help"])
+    assert listed.exit_code == 0 and "parity" in listed.output
+    model = script("parity-run", lambda m: "odd")
+    args = ["run", "parity", "--model", model, "--log-dir", str(tmp_path), "-T", "limit=8"]
+    code, out = _json([*args, "-T", "max_tokens=4", "--limit", "5"])
+    assert code == 0, out
+    # the spec's view: the share correct of the five numbers the limit kept (1..5: 3 odd)
+    assert [(r["diagnostic"], r["metric"], r["n"]) for r in out["summary"]] == [
+        ("parity", "accuracy", 5)
+    ]
+    assert out["summary"][0]["value"] == pytest.approx(60.0)
+    assert out["details"]["correct"] == {"1": True, "2": False, "3": True, "4": False, "5": True}
+    log = _read(Path(out["logs"][0]))
+    assert (log.eval.task_args["limit"], log.eval.task_args["max_tokens"]) == (8, 4)
+    shown = runner.invoke(app, args)
+    assert shown.exit_code == 0 and "parity accuracy" in shown.output
+
+
+def test_a_task_argument_the_task_does_not_take_is_refused_naming_the_ones_it_does(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _install(monkeypatch, tmp_path / "site")
+    args = ["run", "parity", "--model", script("parity-bad", _right), "--log-dir", str(tmp_path)]
+    code, out = _json([*args, "-T", "colour=red"])
+    assert code == 2 and out["logs"] == []
+    assert "unknown task argument 'colour'; the task takes: limit, max_tokens" in out["error"]
+    code, out = _json([*args, "-T", "limit"])
+    assert code == 2 and "expected key=value, got 'limit'" in out["error"]
+
+
+def test_a_builtin_keeps_its_own_run_command() -> None:
+    result = runner.invoke(app, ["run", "s2b", "--help"])
+    assert result.exit_code == 0 and "--preset" in result.output
+    result = runner.invoke(app, ["run", "nothing"])
+    assert result.exit_code == 2 and "No such command 'nothing'" in result.output
 
 
 def test_a_broken_entry_point_is_one_line_naming_it_and_the_builtins_still_load(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from gapscope.analysis.logs import RunInfo
 from gapscope.analysis.profile import GapRow
@@ -144,6 +144,33 @@ class DiagnosticSpec:
     transitions: Transitions | None = None
     docs: str = ""
     """Its documentation page (a path in gapscope's docs, or a URL)."""
+
+    def task_function(self) -> Callable[..., Task]:
+        """The ``@task`` function of this diagnostic's first reader (what ``gapscope run NAME``
+        builds with the user's task arguments), found among the functions of
+        :attr:`task_modules` by its Inspect task name.
+
+        The name is matched without Inspect's package prefix: an installed package's task
+        registers as ``package/name`` while the spec's reader names the bare ``name``.
+        Raises SpecError when no module holds it.
+        """
+        import importlib
+
+        from inspect_ai.util import registry_info
+
+        wanted = self.readers[0].task
+        for module_name in self.task_modules:
+            for value in vars(importlib.import_module(module_name)).values():
+                try:
+                    info = registry_info(value)
+                except ValueError:
+                    continue  # not an Inspect registry object
+                if info.type == "task" and info.name.split("/")[-1] == wanted:
+                    return cast("Callable[..., Task]", value)
+        raise SpecError(
+            f"diagnostic {self.name}: no @task named {wanted!r} in its task_modules "
+            f"({', '.join(self.task_modules) or 'none declared'})"
+        )
 
     def tasks(self, budget: str, inputs: Inputs, model: str) -> tuple[list[Builder], str | None]:
         """The tasks of this diagnostic for ``model`` at ``budget``, or why it is skipped.

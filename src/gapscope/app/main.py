@@ -28,6 +28,7 @@ from gapscope.app.profile import profile
 from gapscope.app.prove import prove_app, run_prove
 from gapscope.app.report import compare_command, report_command
 from gapscope.app.s2b import episodes, run_s2b
+from gapscope.app.spec_run import SpecRunGroup
 from gapscope.app.stats import stats_app
 from gapscope.app.steer import run_steer, steer_app
 from gapscope.app.t2 import run_t2, t2_app
@@ -41,6 +42,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 run_app = typer.Typer(
+    cls=SpecRunGroup,  # and one generated command per diagnostic without its own
     help="Run a diagnostic as an Inspect evaluation (logs open with `inspect view`).",
     no_args_is_help=True,
 )
