@@ -172,6 +172,20 @@ def test_an_installed_diagnostic_runs_through_gapscope_run_with_its_task_args(
     assert shown.exit_code == 0 and "parity accuracy" in shown.output
 
 
+def test_the_example_scores_the_whole_answer_not_a_word_inside_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _install(monkeypatch, tmp_path / "site")
+
+    def hedging(messages: list[ChatMessage]) -> str:
+        return "Odd." if _right(messages) == "odd" else "not even, odd"
+
+    args = ["run", "parity", "--model", script("parity-hedge", hedging), "-T", "limit=4"]
+    code, out = _json([*args, "--log-dir", str(tmp_path)])
+    assert code == 0, out
+    assert out["details"]["correct"] == {"1": True, "2": False, "3": True, "4": False}
+
+
 def test_a_task_argument_the_task_does_not_take_is_refused_naming_the_ones_it_does(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -335,3 +349,42 @@ def test_a_budget_a_spec_does_not_define_is_an_error_naming_the_ones_it_has() ->
     quick_only = replace(table.T2, name="t2-quick", budgets={"quick": {}})
     with pytest.raises(SpecError, match=r"t2-quick has no 'paper' budget \(it has: quick\)"):
         quick_only.tasks("paper", Inputs(lean="local:/x", data={"t2_data": "x"}), "m")
+
+
+@pytest.mark.slow
+def test_an_installed_diagnostic_is_steered_on_the_embedded_model_and_reported(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``run steer --diagnostic parity``: the CLB direction extracted from one small S2B-LM
+    episode, the parity task steered through the spec's target, the curve read back by
+    ``report`` from the logs alone."""
+    from gapscope.models import engine_for
+    from gapscope.models.checkpoints import CheckpointError
+
+    try:
+        engine_for("gapscope/embedded")
+    except CheckpointError as error:
+        pytest.skip(str(error))
+    _install(monkeypatch, tmp_path / "site")
+    out, logs = tmp_path / "sweep", tmp_path / "logs"
+    args = ["run", "steer", "--diagnostic", "parity", "--out", str(out), "--log-dir", str(logs)]
+    args += ["--preset", "demo", "--seeds", "1", "-S", "query_size=2", "-S", "k_shot=1"]
+    args += ["--alphas", "-4,0,1", "--controls", "orthogonal", "-T", "limit=4"]
+    code, result = _json(args)
+    assert code == 0, result
+    assert [(r["metric"], r["n"], r["unit"]) for r in result["summary"]] == [
+        ("accuracy [baseline, alpha=0]", 4, "%"),
+        ("accuracy [clb, alpha=-4]", 4, "%"),
+        ("accuracy [clb, alpha=1]", 4, "%"),
+        ("accuracy [orthogonal, alpha=-4]", 4, "%"),
+        ("accuracy [orthogonal, alpha=1]", 4, "%"),
+    ]
+    curve = json.loads((out / "curve.json").read_text())
+    assert (curve["diagnostic"], curve["metric"]) == ("parity", "accuracy")
+    assert curve["spec"]["task_args"] == {"limit": 4}
+    steered = _read(Path(result["details"]["logs"]["clb@-4"]))
+    assert (steered.eval.task, steered.eval.task_args["alpha"]) == ("parity", -4.0)
+    assert steered.eval.metadata is not None and steered.eval.metadata["steering"]["kind"] == "clb"
+    code, report = _json(["report", str(logs), "--out", str(tmp_path / "report.html")])
+    assert code == 0, report
+    assert "parity dosage curve" in (tmp_path / "report.html").read_text()

@@ -12,7 +12,7 @@ from gapscope.analysis.logs import RunInfo
 from gapscope.analysis.prove import ProblemCounts, ProveRun, summarize
 from gapscope.analysis.s2b import S2BRunSummary
 from gapscope.analysis.steering import SOLVE_RATE, dosage_curves, is_steering_run, steering_of
-from gapscope.analysis.table import reader
+from gapscope.analysis.table import reader, steering_target
 from gapscope.prove.coherence import Coherence
 
 SETTINGS = {"preset": "demo", "seeds": 2, "first_seed": 0, "listener": "lm", "max_tokens": 8}
@@ -55,7 +55,7 @@ def test_runs_group_by_base_direction_and_share_the_unsteered_baseline() -> None
         _run("other.eval", (10.0, 20.0), alpha=-2, kind="clb", base="b2"),
     ]
     notes: list[str] = []
-    first, second = dosage_curves(logs, notes)
+    first, second = dosage_curves(logs, notes, steering_target)
     cells = [(p.direction, p.alpha, p.mean) for p in first.points]
     assert cells == [
         ("baseline", 0.0, 55.0),
@@ -77,7 +77,7 @@ def test_a_curve_without_matching_baseline_says_so() -> None:
         _run("clb.eval", (30.0, 40.0), alpha=-2, kind="clb"),
         _run("again.eval", (20.0, 40.0), alpha=-2, kind="clb"),
     ]
-    (curve,) = dosage_curves(logs, [])
+    (curve,) = dosage_curves(logs, [], steering_target)
     assert [(p.direction, p.mean) for p in curve.points] == [("clb", 30.0)]
     assert any("no alpha = 0 point" in note for note in curve.notes)
     assert any("two runs, again.eval is used" in note for note in curve.notes)
@@ -136,7 +136,7 @@ def test_transfer_reads_the_per_attempt_solve_rate_on_the_seeds_scale() -> None:
         _prove_run("clb+1.eval", _spread(114), alpha=1, kind="clb"),
         _prove_run("random-3.eval", _spread(153), alpha=-3, kind="random"),
     ]
-    (curve,) = dosage_curves(logs, [])
+    (curve,) = dosage_curves(logs, [], steering_target)
     assert curve.metric == SOLVE_RATE == curve.to_dict()["metric"]
     points = {(p.direction, p.alpha): p for p in curve.points}
     base, suppressed = points[("baseline", 0.0)], points[("clb", -3.0)]
@@ -162,7 +162,7 @@ def test_solve_rate_pools_attempts_where_problems_have_unequal_counts() -> None:
     summary = summarize(ProveRun("m", "base.eval", "success", (1,), problems))
     loaded = LoadedLog(uneven.path, uneven.diagnostic, summary, uneven.info)
     steered = _prove_run("clb.eval", [0, 0], alpha=-3, kind="clb")
-    (curve,) = dosage_curves([loaded, steered], [])
+    (curve,) = dosage_curves([loaded, steered], [], steering_target)
     assert curve.points[0].mean == pytest.approx(1 / 10)  # 1 of 10 attempts, not (1 + 0) / 2
 
 
@@ -179,12 +179,12 @@ def test_a_point_evaluated_on_the_extraction_episodes_is_flagged() -> None:
     steered = logs[1].info
     assert steered is not None
     steered.metadata["steering"]["extraction"] = extraction
-    (curve,) = dosage_curves(logs, [])
+    (curve,) = dosage_curves(logs, [], steering_target)
     assert [p.overlaps_extraction for p in curve.points] == [True, True]  # seed 1 in both
     assert curve.to_dict()["points"][1]["overlaps_extraction"] is True
     assert any("episode seeds 1, which the direction was extracted" in n for n in curve.notes)
 
     # the same seeds under another episode configuration are other episodes
     steered.metadata["steering"]["extraction"] = {**extraction, "config": {"n_dim": 3}}
-    (held_out,) = dosage_curves(logs, [])
+    (held_out,) = dosage_curves(logs, [], steering_target)
     assert not any(p.overlaps_extraction for p in held_out.points) and not held_out.notes

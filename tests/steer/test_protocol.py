@@ -59,7 +59,7 @@ def test_sweep_grids_default_to_the_seeds_figures(tmp_path: Path) -> None:
     s2b = SweepSpec(model="m", out=tmp_path)
     assert (s2b.alphas, s2b.controls) == (S2B_ALPHAS, ("orthogonal", "random"))
     assert S2B_ALPHAS == (-4.0, -3.0, -2.0, -1.0, 0.0, 1.0)
-    prove = SweepSpec(model="m", out=tmp_path, diagnostic="prove", prove_args={"dataset": "d"})
+    prove = SweepSpec(model="m", out=tmp_path, diagnostic="prove", task_args={"dataset": "d"})
     assert (prove.alphas, prove.controls) == (PROVE_ALPHAS, PROVE_CONTROLS)
     assert (PROVE_ALPHAS, PROVE_CONTROLS) == ((-3.0, 0.0, 1.0), ("random",))
     chosen = SweepSpec(model="m", out=tmp_path, alphas=(-1.0,), controls=())

@@ -147,5 +147,8 @@ def test_bad_steering_options_fail_before_running(tmp_path: Path) -> None:
         parse_alphas("-1,x")
     with pytest.raises(ValueError, match="unknown control"):
         SweepSpec(model="m", out=tmp_path, controls=("mirror",))
-    with pytest.raises(ValueError, match="needs --dataset"):
+    needs = r"--diagnostic prove needs -T dataset=\.\.\. \(miniF2F JSONL or hub id\)"
+    with pytest.raises(ValueError, match=needs):
         SweepSpec(model="m", out=tmp_path, diagnostic="prove")
+    with pytest.raises(ValueError, match="t2 declares no steering target; steerable: s2b, prove"):
+        SweepSpec(model="m", out=tmp_path, diagnostic="t2")

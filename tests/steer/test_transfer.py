@@ -66,7 +66,7 @@ def test_grid_accepts_the_prove_diagnostic(
         controls=("random",),
         steer=_direction(tiny64, tmp_path),
         diagnostic="prove",
-        prove_args={
+        task_args={
             "dataset": str(_dataset(tmp_path)),
             "subset": "aime",
             "n": 2,

@@ -24,7 +24,7 @@ from gapscope.analysis.profile import GapRow
 from gapscope.analysis.report_sections import escape, notes_list
 from gapscope.analysis.spec import NamedFigure
 from gapscope.analysis.steering import DosageCurve, dosage_curves, is_steering_run
-from gapscope.analysis.table import specs
+from gapscope.analysis.table import specs, steering_target
 from gapscope.analysis.terminal import PLAN_COLUMNS
 
 MAX_PAIRS = 10  # comparisons drawn in a report; more models than 5 -> first ten pairs
@@ -236,7 +236,7 @@ def _results(loaded_logs: LoadedLogs, out: Path) -> tuple[Report, list[LoadedLog
         if note not in loaded_logs.notes  # a run that did not finish is said once
     ]
     report.comparisons = _comparisons(plain, report.notes)
-    report.curves = dosage_curves(logs, report.notes)
+    report.curves = dosage_curves(logs, report.notes, steering_target)
     steered = len(logs) - len(plain)
     if steered:
         report.notes.append(

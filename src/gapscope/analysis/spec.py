@@ -18,11 +18,14 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from gapscope.analysis.logs import RunInfo
 from gapscope.analysis.profile import GapRow
 from gapscope.analysis.view import View, ViewOptions
+from gapscope.steer import S2B_ALPHAS, S2B_CONTROLS
 
 if TYPE_CHECKING:
     from inspect_ai import Task
     from inspect_ai.log import EvalLog
     from matplotlib.figure import Figure
+
+    from gapscope.steer import DoseCondition, Extraction
 
 LEAN_HINT = (
     "needs a Lean backend: --lean local:DIR (make one with `gapscope lean setup DIR`; "
@@ -112,6 +115,47 @@ Transitions = Callable[[Sequence[LoadedLog], Sequence[LoadedLog]], dict[str, Mat
 """``compare``'s outcome matrices of side A against side B, by name (none: an empty dict)."""
 
 
+SteeredTask = Callable[[Mapping[str, Any], "str | None", float], "Task"]
+"""How a steered run is built: (task arguments, direction directory or None, alpha) -> Task."""
+Condition = Callable[[str, float, Any], "DoseCondition"]
+"""A steered run's summary as one dosage-curve point: (direction, alpha, summary) -> point."""
+HeldOut = Callable[["Extraction", "LoadedLog"], set[int]]
+"""The episode seeds a run evaluated that its direction was extracted from (empty: held out)."""
+
+
+@dataclass(frozen=True)
+class SteeringTarget:
+    """How a diagnostic is steered (``gapscope run steer --diagnostic NAME``): the runs of its
+    first reader's task with a direction added to the model's residual stream.
+
+    The task must take ``steer`` (a direction directory) and ``alpha`` and generate under
+    :func:`gapscope.models.steered_generate` (and record :func:`gapscope.models.check_options`
+    in its metadata as ``steering``): that is what makes a run steered, and what the report
+    reads back. ``build`` makes a steered run from the sweep's task arguments; left None it
+    calls the task function (:meth:`DiagnosticSpec.task_function`) with them and ``steer`` and
+    ``alpha``. ``alphas`` and ``controls`` are the grid a sweep runs when none is given.
+    """
+
+    metric: str
+    """The dosage curve's metric, as its JSON and figure axis name it (``zsct``)."""
+    condition: Condition
+    label: str = ""
+    """The metric in gap-profile rows of a sweep (``ZSCT [clb, alpha=-4]``; default: metric)."""
+    unit: str = ""
+    """The rows' unit (``%`` for a metric on the 0-100 scale)."""
+    build: SteeredTask | None = None
+    alphas: tuple[float, ...] = S2B_ALPHAS
+    controls: tuple[str, ...] = S2B_CONTROLS
+    plays_episodes: bool = False
+    """Its task plays the S2B-LM episodes the direction is extracted from: a sweep passes it
+    the episode settings (``preset``, ``seeds``, ``first_seed``, ``max_tokens``, ``--set``)."""
+    needs: Mapping[str, str] = field(default_factory=dict)
+    """Task arguments a sweep must be given: ``{argument: what it is}``, checked before the
+    direction is extracted."""
+    held_out: HeldOut | None = None
+    """Which evaluated episodes the direction saw (S2B-LM); None: no run can overlap."""
+
+
 class SpecError(ValueError):
     """A diagnostic name or budget that no spec answers to; the message lists the known ones."""
 
@@ -142,6 +186,8 @@ class DiagnosticSpec:
     figures: tuple[FigureMaker, ...] = ()
     sections: tuple[Section, ...] = ()
     transitions: Transitions | None = None
+    steering: SteeringTarget | None = None
+    """How its runs are steered; None: ``run steer`` refuses it."""
     docs: str = ""
     """Its documentation page (a path in gapscope's docs, or a URL)."""
 
@@ -171,6 +217,17 @@ class DiagnosticSpec:
             f"diagnostic {self.name}: no @task named {wanted!r} in its task_modules "
             f"({', '.join(self.task_modules) or 'none declared'})"
         )
+
+    def steered_task(self, args: Mapping[str, Any], steer: str | None, alpha: float) -> Task:
+        """One run of this diagnostic's steering target: ``args`` and the direction at
+        ``alpha`` (:attr:`SteeringTarget.build`, else the task function). Raises SpecError
+        for a diagnostic that declares no target."""
+        target = self.steering
+        if target is None:
+            raise SpecError(f"diagnostic {self.name} declares no steering target")
+        if target.build is not None:
+            return target.build(args, steer, alpha)
+        return self.task_function()(**args, steer=steer, alpha=alpha)
 
     def tasks(self, budget: str, inputs: Inputs, model: str) -> tuple[list[Builder], str | None]:
         """The tasks of this diagnostic for ``model`` at ``budget``, or why it is skipped.

@@ -1,6 +1,8 @@
 """Steered runs -> dosage curves (seed, Figure 5), read from Inspect logs like every result.
 
-A steered log is an S2B-LM or prove run with ``steer``/``alpha``; its metadata carries the
+A steered log is a run of a steering target's task (a spec's
+:class:`~gapscope.analysis.spec.SteeringTarget`: S2B-LM, prove, or any diagnostic that declares
+one) with ``steer``/``alpha``; its metadata carries the
 direction's provenance (:func:`gapscope.models.task_steering.check_options`): kind (``clb`` or a
 control), fingerprint, and ``base``, the CLB direction it belongs to. Steered logs that share
 diagnostic, model, settings (the task arguments apart from ``steer``/``alpha``) and base form
@@ -11,18 +13,21 @@ made by hand with ``--steer``, are grouped the same way, so the report needs no 
 Steered runs are interventions, not the model: the report keeps them (and a sweep's own
 baseline run) out of the gap profile and the pairwise comparisons and shows them here.
 
-Metrics: S2B-LM points are ZSCT per episode. Prove points are the per-attempt solve rate
+Metrics: each target's ``condition`` reads a run into a point. S2B-LM points are ZSCT per
+episode. Prove points are the per-attempt solve rate
 (correct attempts / checked attempts, pooled over problems, its CI clustered by problem), the
 scale of the seed's 32.3 % / 2.9 % (155 and 14 of 480); pass@k per problem and overall stand
-beside it. A point whose run evaluated episodes the direction was extracted from carries
-``overlaps_extraction`` and a note: it is not a held-out measurement.
+beside it. A right-or-wrong diagnostic's points are its share correct over samples
+(:func:`gapscope.analysis.share.share_condition`). A point whose run evaluated episodes the
+direction was extracted from carries ``overlaps_extraction`` and a note: it is not a held-out
+measurement.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -30,9 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 from gapscope.analysis.profile import GapRow
 from gapscope.analysis.prove import ProveSummary
 from gapscope.analysis.s2b import S2BRunSummary
-from gapscope.prove import TASK as PROVE_TASK
 from gapscope.prove import Coherence
-from gapscope.s2b import TASK as S2B_TASK
 from gapscope.s2b import adj_zsct
 from gapscope.stats import pass_at_k
 from gapscope.steer import (
@@ -48,17 +51,15 @@ from gapscope.steer import (
 
 if TYPE_CHECKING:
     from gapscope.analysis.logs import RunInfo
-    from gapscope.analysis.spec import LoadedLog
+    from gapscope.analysis.spec import LoadedLog, SteeringTarget
 
 STEERING_ARGS = ("steer", "alpha")
 SOLVE_RATE = "per-attempt solve rate"
 """The transfer's metric: correct attempts / checked attempts (seed: 32.3 % = 155 / 480)."""
 
-
-STEERABLE = {S2B_TASK: "zsct", PROVE_TASK: SOLVE_RATE}
-"""The tasks whose runs can be steered, and the metric of their dosage curve (named in its
-JSON and on its figure's axis): the seed's transfer numbers are per-attempt solve rates."""
-"""The tasks that take ``steer``/``alpha``."""
+TargetOf = Callable[[str], "SteeringTarget | None"]
+"""The steering target whose runs are of a task (``table.steering_target``): passed in, as
+the table names this module's point readers."""
 
 
 @dataclass(frozen=True)
@@ -154,16 +155,6 @@ def prove_condition(direction: str, alpha: float, summary: ProveSummary) -> Dose
     )
 
 
-def condition(direction: str, alpha: float, loaded: LoadedLog) -> DoseCondition:
-    """The dosage-grid cell of one run (S2B-LM or prove), read by its task's rule."""
-    task = loaded.diagnostic.task
-    if task == S2B_TASK:
-        return s2b_condition(direction, alpha, cast(S2BRunSummary, loaded.summary))
-    if task == PROVE_TASK:
-        return prove_condition(direction, alpha, cast(ProveSummary, loaded.summary))
-    raise ValueError(f"{loaded.diagnostic.name}: only S2B-LM and prove runs can be steered")
-
-
 @dataclass(frozen=True)
 class DosageCurve:
     """One CLB direction's grid for one model and setting: points, trends, the logs used."""
@@ -201,9 +192,14 @@ class DosageCurve:
 
 
 def build_curve(
-    cells: Sequence[tuple[str, float, LoadedLog]], *, base: str, notes: list[str] | None = None
+    cells: Sequence[tuple[str, float, LoadedLog]],
+    *,
+    target: SteeringTarget,
+    base: str,
+    notes: list[str] | None = None,
 ) -> DosageCurve:
-    """A curve from its cells ``(direction, alpha, log)``; the baseline is ``(BASELINE, 0)``.
+    """A curve from its cells ``(direction, alpha, log)``, each read into a point by
+    ``target``'s rule; the baseline is ``(BASELINE, 0)``.
 
     Every S2B-LM point is checked against the episodes the curve's direction was extracted
     from (recorded by each steered run); a point evaluated on them is flagged and named in
@@ -214,11 +210,11 @@ def build_curve(
     extraction = _extraction([loaded for _, _, loaded in cells])
     for direction, alpha, loaded in cells:
         try:
-            cell = condition(direction, alpha, loaded)
+            cell = target.condition(direction, alpha, loaded.summary)
         except ValueError as exc:
             notes.append(f"{exc} ({loaded.path}): left out")
             continue
-        overlap = _overlap(extraction, loaded)
+        overlap = target.held_out(extraction, loaded) if extraction and target.held_out else set()
         if overlap:
             cell = dataclasses.replace(cell, overlaps_extraction=True)
             seeds = ", ".join(str(s) for s in sorted(overlap))
@@ -237,7 +233,7 @@ def build_curve(
         model=first.info.model if first.info else first.path.stem,
         setting=_setting(first.info),
         base=base,
-        metric=STEERABLE[first.diagnostic.task],
+        metric=target.metric,
         points=curve_points(conditions),
         trends=[trend(d, conditions) for d in directions],
         logs=logs,
@@ -255,10 +251,8 @@ def _extraction(cells: Sequence[LoadedLog]) -> Extraction | None:
     return None
 
 
-def _overlap(extraction: Extraction | None, loaded: LoadedLog) -> set[int]:
-    """The S2B-LM episodes of ``loaded`` that ``extraction`` read (prove runs: none)."""
-    if extraction is None or loaded.diagnostic.task != S2B_TASK:
-        return set()
+def s2b_held_out(extraction: Extraction, loaded: LoadedLog) -> set[int]:
+    """The S2B-LM episodes of ``loaded`` that ``extraction`` read (S2B-LM's ``held_out``)."""
     summary = cast(S2BRunSummary, loaded.summary)
     config = loaded.info.metadata.get("config") if loaded.info else None
     seeds = {int(row["seed"]) for row in summary.per_seed}
@@ -290,20 +284,26 @@ def _baseline(candidates: Sequence[LoadedLog], cells: Sequence[LoadedLog]) -> Lo
     return chosen[-1] if chosen else None
 
 
-def dosage_curves(logs: Sequence[LoadedLog], notes: list[str]) -> list[DosageCurve]:
-    """Group the steered logs among ``logs`` into curves, each with its unsteered baseline;
-    a grid none of whose runs was scored is named in ``notes``."""
+def dosage_curves(
+    logs: Sequence[LoadedLog], notes: list[str], target_of: TargetOf
+) -> list[DosageCurve]:
+    """Group the steered logs among ``logs`` (those of a task ``target_of`` knows) into
+    curves, each with its unsteered baseline; a grid none of whose runs was scored is named in
+    ``notes``."""
     baselines: dict[str, list[LoadedLog]] = {}
     groups: dict[tuple[str, str], dict[tuple[str, float], LoadedLog]] = {}
     duplicates: dict[tuple[str, str], list[str]] = {}
+    targets: dict[tuple[str, str], SteeringTarget] = {}
     for loaded in logs:
-        if loaded.diagnostic.task not in STEERABLE:
+        target = target_of(loaded.diagnostic.task)
+        if target is None:
             continue
         steering = steering_of(loaded.info)
         if steering is None:
             baselines.setdefault(_key(loaded), []).append(loaded)
             continue
         group = (_key(loaded), steering.base)
+        targets[group] = target
         cell = (steering.kind, steering.alpha)
         cells = groups.setdefault(group, {})
         if cell in cells:
@@ -321,7 +321,9 @@ def dosage_curves(logs: Sequence[LoadedLog], notes: list[str]) -> list[DosageCur
         else:
             ordered.insert(0, (BASELINE, 0.0, baseline))
         try:
-            curves.append(build_curve(ordered, base=base, notes=group_notes))
+            curves.append(
+                build_curve(ordered, target=targets[(key, base)], base=base, notes=group_notes)
+            )
         except ValueError as exc:
             notes.append(str(exc))
     return curves
@@ -333,10 +335,11 @@ def _direction_order(cell: tuple[str, float]) -> tuple[int, str, float]:
 
 
 def dosage_rows(
-    model: str, diagnostic: str, points: Sequence[CurvePoint], logs: Mapping[str, str]
+    model: str, target: SteeringTarget, points: Sequence[CurvePoint], logs: Mapping[str, str]
 ) -> list[GapRow]:
-    """One gap-profile row per condition of a sweep's grid: its mean metric with the CI."""
-    metric = "ZSCT" if diagnostic == "s2b" else "solve rate"
+    """One gap-profile row per condition of a sweep's grid: its mean metric with the CI,
+    named and scaled as the sweep's steering target says."""
+    metric = target.label or target.metric
     return [
         GapRow(
             model=model,
@@ -346,7 +349,7 @@ def dosage_rows(
             ci=(p.ci_low, p.ci_high) if p.ci_low is not None and p.ci_high is not None else None,
             n=p.n,
             log=logs.get(f"{p.direction}@{p.alpha:g}", ""),
-            unit="%" if diagnostic == "s2b" else "",
+            unit=target.unit,
         )
         for p in points
     ]

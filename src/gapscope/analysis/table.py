@@ -36,14 +36,17 @@ from gapscope.analysis.spec import (
     LoadedLog,
     LogReader,
     SpecError,
+    SteeringTarget,
     Summary,
     summaries_of,
 )
+from gapscope.analysis.steering import SOLVE_RATE, prove_condition, s2b_condition, s2b_held_out
 from gapscope.analysis.view import ladder_view, onng_view, prove_view, s2b_view, t2_view
 from gapscope.ladder import contract as ladder_log
 from gapscope.onng import contract as onng_log
 from gapscope.prove import contract as prove_log
 from gapscope.s2b import contract as s2b_log
+from gapscope.steer import PROVE_ALPHAS, PROVE_CONTROLS
 from gapscope.t2 import contract as t2_log
 
 if TYPE_CHECKING:
@@ -122,6 +125,23 @@ def _t2_plan(budget: Mapping[str, Any], inputs: Inputs, model: str) -> list[Buil
     return [("T2", lambda: t2_task(**args))]
 
 
+def _s2b_steered(args: Mapping[str, Any], steer: str | None, alpha: float) -> Task:
+    from gapscope.s2b import s2b_lm
+
+    return s2b_lm(**args, steer=steer, alpha=alpha)
+
+
+PROVE_TRANSFER = {"subset": "aime", "n": 32, "k": "1,8,32"}
+"""The seed's transfer test (Figures 6-7): the AIME problems, 32 attempts, pass@1/8/32; a
+sweep's task arguments override each."""
+
+
+def _prove_steered(args: Mapping[str, Any], steer: str | None, alpha: float) -> Task:
+    from gapscope.prove import prove as prove_task
+
+    return prove_task(**{**PROVE_TRANSFER, **args}, steer=steer, alpha=alpha)
+
+
 def _onng_summary(log: EvalLog) -> Summary:
     return onng.summarize(onng.records_from_log(log))
 
@@ -177,6 +197,16 @@ S2B = DiagnosticSpec(
     references=True,
     figures=(zsct_per_preset, receptivity_constructivity),
     sections=(s2b_axes_section,),
+    # the dosage curve (Figure 5): ZSCT per episode, alpha -4..+1, both controls
+    steering=SteeringTarget(
+        metric="zsct",
+        label="ZSCT",
+        unit="%",
+        condition=s2b_condition,
+        build=_s2b_steered,
+        plays_episodes=True,
+        held_out=s2b_held_out,
+    ),
     docs="docs/s2b.md",
 )
 LADDER = DiagnosticSpec(
@@ -249,6 +279,16 @@ PROVE = DiagnosticSpec(
     lean=True,
     data={"minif2f": "needs --minif2f FILE (miniF2F Lean 4 statements, JSONL)"},
     figures=(passk_curves,),
+    # the transfer test (Figures 6-7): the per-attempt solve rate at -3, 0, +1, random control
+    steering=SteeringTarget(
+        metric=SOLVE_RATE,
+        label="solve rate",
+        condition=prove_condition,
+        build=_prove_steered,
+        alphas=PROVE_ALPHAS,
+        controls=PROVE_CONTROLS,
+        needs={"dataset": "miniF2F JSONL or hub id"},
+    ),
     docs="docs/prove.md",
 )
 T2 = DiagnosticSpec(
@@ -351,6 +391,11 @@ def lean_backed(name: str) -> bool:
 def reader(task: str) -> LogReader | None:
     """The reader of an Inspect task's logs, or None for a task no diagnostic reads."""
     return next((r for s in specs() for r in s.readers if r.task == task), None)
+
+
+def steering_target(task: str) -> SteeringTarget | None:
+    """The steering target whose runs are of ``task`` (None: that task is not steered)."""
+    return next((s.steering for s in specs() if s.steering and s.readers[0].task == task), None)
 
 
 def known_tasks() -> list[str]:

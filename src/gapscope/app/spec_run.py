@@ -43,18 +43,19 @@ TaskArgsOption = Annotated[
 def parse_task_args(pairs: list[str] | None, task: Callable[..., Task]) -> dict[str, Any]:
     """``key=value`` pairs -> keyword arguments of ``task``, each value read as YAML.
 
-    A pair without ``=`` or naming no parameter of the task is refused with the parameters it
-    has, before anything runs.
+    A pair without ``=`` or naming no parameter of the task (one without ``**kwargs``) is
+    refused with the parameters it has, before anything runs.
     """
     import yaml
 
     accepted = inspect.signature(task).parameters
+    open_ended = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
     out: dict[str, Any] = {}
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep:
             raise typer.BadParameter(f"expected key=value, got {pair!r}", param_hint="-T")
-        if key not in accepted:
+        if key not in accepted and not open_ended:
             raise typer.BadParameter(
                 f"unknown task argument {key!r}; the task takes: {', '.join(accepted) or 'none'}",
                 param_hint="-T",

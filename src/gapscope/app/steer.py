@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -23,6 +23,7 @@ from gapscope.app.kit import (
     run_tasks,
 )
 from gapscope.app.options import Overrides, parse_overrides
+from gapscope.app.spec_run import TaskArgsOption, parse_task_args
 from gapscope.s2b import CORRUPTIONS, DEFAULT_CORRUPTION, ConfigError, check_corruption, resolve
 from gapscope.steer import EXTRACTION_FIRST_SEED
 
@@ -115,15 +116,15 @@ def run_steer(
     alphas: Annotated[
         str | None,
         typer.Option(
-            help="Comma list of alphas (default: the seed's, Figure 5 for s2b: -4 .. +1; "
-            "Figures 6-7 for prove: -3, 0, +1)."
+            help="Comma list of alphas (default: the diagnostic's steering grid: Figure 5 for "
+            "s2b: -4 .. +1; Figures 6-7 for prove: -3, 0, +1)."
         ),
     ] = None,
     controls: Annotated[
         str | None,
         typer.Option(
             help="Comma list of control directions: orthogonal, random, or none (default: the "
-            "seed's: both for s2b, random for prove)."
+            "diagnostic's: both for s2b, random for prove)."
         ),
     ] = None,
     model: Annotated[
@@ -132,16 +133,15 @@ def run_steer(
     steer: Annotated[
         Path | None, typer.Option(help="Use this CLB direction instead of extracting one.")
     ] = None,
-    diagnostic: Annotated[str, typer.Option(help="s2b (dosage curve) | prove (transfer).")] = (
-        "s2b"
-    ),
-    dataset: Annotated[
-        str | None, typer.Option(help="prove: miniF2F-style JSONL or hub id.")
-    ] = None,
-    subset: Annotated[str, typer.Option(help="prove: problem subset (seed: aime).")] = "aime",
-    n: Annotated[int, typer.Option("-n", min=1, help="prove: attempts per problem.")] = 32,
-    k: Annotated[str, typer.Option("--k", help="prove: pass@k values.")] = "1,8,32",
-    lean: Annotated[str | None, typer.Option(help="prove: Lean backend spec.")] = None,
+    diagnostic: Annotated[
+        str,
+        typer.Option(
+            help="Any diagnostic whose spec declares a steering target: s2b (dosage curve), "
+            "prove (transfer: -T dataset=FILE; seed: -T subset=aime -T n=32 -T k=1,8,32), or "
+            "an installed one."
+        ),
+    ] = "s2b",
+    task_args: TaskArgsOption = None,
     layers: Annotated[str, typer.Option(help="Layers when extracting.")] = "last-quarter",
     control_seed: Annotated[int, typer.Option(help="Seed of the control directions.")] = 0,
     max_tokens: Annotated[int, typer.Option(min=1, help="S2B tokens per game.")] = 256,
@@ -151,7 +151,7 @@ def run_steer(
     json_out: JsonOut = False,
 ) -> None:
     """Dosage sweep: every direction at every alpha; curve, monotonicity, coherence, figure."""
-    from gapscope.analysis import dosage_rows, print_dosage
+    from gapscope.analysis import dosage_rows, print_dosage, spec_named
     from gapscope.app.sweep import SweepSpec, parse_alphas, run_sweep
 
     with command_output("run steer", json_out) as output:
@@ -169,10 +169,7 @@ def run_steer(
                 if controls is None
                 else tuple(c.strip() for c in controls.split(",") if c.strip() not in ("", "none"))
             )
-            prove_args: dict[str, Any] = {}
-            if diagnostic == "prove":
-                prove_args = {"dataset": dataset, "subset": subset, "n": n, "k": k, "lean": lean}
-                prove_args = {key: v for key, v in prove_args.items() if v is not None}
+            steered = spec_named(diagnostic).task_function()
             spec = SweepSpec(
                 corruption=check_corruption(corruption),
                 model=model,
@@ -181,13 +178,13 @@ def run_steer(
                 controls=chosen,
                 control_seed=control_seed,
                 steer=steer,
-                diagnostic=diagnostic,  # type: ignore[arg-type]
+                diagnostic=diagnostic,
                 preset=preset,
                 seeds=seeds,
                 layers=layers,
                 max_tokens=max_tokens,
                 overrides=parse_overrides(set_),
-                prove_args=prove_args,
+                task_args=parse_task_args(task_args, steered),
             )
             resolve(preset, **spec.overrides)
             result = run_sweep(spec, run)
@@ -204,7 +201,9 @@ def run_steer(
             "files": result.files,
             "notes": result.notes,
         }
-        rows = dosage_rows(spec.model, spec.diagnostic, result.points, result.logs)
+        target = spec.target.steering
+        assert target is not None  # SweepSpec refuses a diagnostic without one
+        rows = dosage_rows(spec.model, target, result.points, result.logs)
 
         def show(console: Console) -> None:
             print_dosage(result.points, result.trends, console)

@@ -10,13 +10,14 @@ conditions' requests in shared batches (each row steered its own way, exactly as
 Every run is an ordinary Inspect log that records its direction, so ``gapscope report`` over
 the log directory draws the same curve (:mod:`gapscope.analysis.steering`).
 
-The diagnostic is S2B-LM (metric: ZSCT per episode; incoherent: unparseable answers) or prove
-(metric: the per-attempt solve rate, pass@k beside it; incoherent: parse/elaboration errors
-and empty extractions). By default the CLB direction is extracted from episodes disjoint from
-the ones the S2B sweep evaluates (seeds from ``extract_first_seed``), so no evaluated game was
-seen during extraction. The default grid depends on the diagnostic (:mod:`gapscope.steer.protocol`:
-Figure 5's alphas and both controls for S2B-LM, Figures 6-7's -3, 0, +1 and the random control
-for prove).
+The diagnostic is any spec that declares a steering target
+(:class:`gapscope.analysis.spec.SteeringTarget`: how a steered run is built, its metric, its
+default grid): S2B-LM (metric: ZSCT per episode; incoherent: unparseable answers; Figure 5's
+alphas and both controls), prove (metric: the per-attempt solve rate, pass@k beside it;
+incoherent: parse/elaboration errors and empty extractions; Figures 6-7's -3, 0, +1 and the
+random control), or an installed one. By default the CLB direction is extracted from episodes
+disjoint from the ones the S2B sweep evaluates (seeds from ``extract_first_seed``), so no
+evaluated game was seen during extraction.
 """
 
 from __future__ import annotations
@@ -33,24 +34,26 @@ from inspect_ai.log import EvalLog
 
 from gapscope.analysis import (
     SWEEP_KEY,
+    DiagnosticSpec,
     DosageCurve,
     LoadedLog,
+    SpecError,
     build_curve,
     dosage_figure,
     loaded_from,
     save_figure,
+    spec_named,
+    specs,
 )
 from gapscope.models import SteeringVector, engine_for, load_direction
-from gapscope.s2b import DEFAULT_CORRUPTION, Corruption, check_corruption, resolve, s2b_lm
+from gapscope.s2b import DEFAULT_CORRUPTION, Corruption, check_corruption, resolve
 from gapscope.steer import (
     BASELINE,
     CONTROLS,
     EXTRACTION_FIRST_SEED,
     CurvePoint,
-    Diagnostic,
     Trend,
     control,
-    default_grid,
     extract_direction,
 )
 
@@ -62,7 +65,12 @@ RunTasks = Callable[[list[Task], str], list[EvalLog]]
 @dataclass(frozen=True)
 class SweepSpec:
     """Everything one grid needs; defaults follow the seed (``alphas``/``controls`` left None:
-    the diagnostic's grid, :func:`gapscope.steer.protocol.default_grid`)."""
+    the grid of the diagnostic's steering target).
+
+    ``preset``, ``seeds``, ``max_tokens`` and ``overrides`` are the S2B-LM episodes the CLB
+    direction is extracted from, and what a target that plays them (S2B-LM) evaluates;
+    ``task_args`` are the steered task's own arguments (prove: ``dataset``, ``n``, ...).
+    """
 
     model: str
     out: Path
@@ -70,7 +78,7 @@ class SweepSpec:
     controls: tuple[str, ...] | None = None
     control_seed: int = 0
     steer: Path | None = None
-    diagnostic: Diagnostic = "s2b"
+    diagnostic: str = "s2b"
     preset: str = "cat-10shot"
     seeds: int = 4
     first_seed: int = 0
@@ -79,22 +87,48 @@ class SweepSpec:
     layers: str = "last-quarter"
     max_tokens: int = 256
     overrides: dict[str, Any] = field(default_factory=dict)
-    prove_args: dict[str, Any] = field(default_factory=dict)
+    task_args: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        alphas, controls = default_grid(self.diagnostic)
-        object.__setattr__(self, "alphas", alphas if self.alphas is None else self.alphas)
-        object.__setattr__(self, "controls", controls if self.controls is None else self.controls)
+        target = self.target.steering
+        if target is None:
+            steerable = ", ".join(s.name for s in specs() if s.steering)
+            raise SpecError(
+                f"diagnostic {self.diagnostic} declares no steering target; steerable: {steerable}"
+            )
+        alphas = target.alphas if self.alphas is None else self.alphas
+        object.__setattr__(self, "alphas", alphas)
+        controls = target.controls if self.controls is None else self.controls
+        object.__setattr__(self, "controls", controls)
         check_corruption(self.corruption)
         unknown = [c for c in self.grid_controls if c not in CONTROLS]
         if unknown:
             raise ValueError(f"unknown control(s) {unknown}; choose from {', '.join(CONTROLS)}")
         if not self.grid_alphas:
             raise ValueError("alphas lists no value")
-        if self.diagnostic not in ("s2b", "prove"):
-            raise ValueError(f"diagnostic must be s2b or prove, got {self.diagnostic!r}")
-        if self.diagnostic == "prove" and "dataset" not in self.prove_args:
-            raise ValueError("--diagnostic prove needs --dataset (miniF2F JSONL or hub id)")
+        missing = [
+            f"-T {arg}=... ({what})"
+            for arg, what in target.needs.items()
+            if arg not in self.task_args
+        ]
+        if missing:
+            raise ValueError(f"--diagnostic {self.diagnostic} needs {', '.join(missing)}")
+
+    @property
+    def target(self) -> DiagnosticSpec:
+        """The diagnostic steered (raises SpecError naming the known ones)."""
+        return spec_named(self.diagnostic)
+
+    @property
+    def steered_args(self) -> dict[str, Any]:
+        """The steered task's arguments: the episode settings for a target that plays the
+        extraction's episodes, then ``task_args``."""
+        steering = self.target.steering
+        episode: dict[str, Any] = {}
+        if steering is not None and steering.plays_episodes:
+            episode = {"preset": self.preset, "seeds": self.seeds, "first_seed": self.first_seed}
+            episode |= {"max_tokens": self.max_tokens, **self.overrides}
+        return episode | self.task_args
 
     @property
     def grid_alphas(self) -> tuple[float, ...]:
@@ -152,21 +186,7 @@ def prepare_directions(spec: SweepSpec) -> dict[str, Path]:
 
 def _task(spec: SweepSpec, steer: Path | None, alpha: float) -> Task:
     steer_arg = None if steer is None else str(steer)
-    task: Task
-    if spec.diagnostic == "prove":
-        from gapscope.prove import prove
-
-        task = prove(**spec.prove_args, steer=steer_arg, alpha=alpha)
-    else:
-        task = s2b_lm(
-            preset=spec.preset,
-            seeds=spec.seeds,
-            first_seed=spec.first_seed,
-            max_tokens=spec.max_tokens,
-            steer=steer_arg,
-            alpha=alpha,
-            **spec.overrides,
-        )
+    task = spec.target.steered_task(spec.steered_args, steer_arg, alpha)
     # the unsteered baseline too: it is a point of the curve, not a run of the model's profile
     task.metadata = {**(task.metadata or {}), SWEEP_KEY: str(spec.out)}
     return task
@@ -250,7 +270,9 @@ def finish_sweep(
     done = [(cell.direction, cell.alpha, log) for cell, log in zip(cells, logs, strict=True)]
     # the CLB direction as every steered run loaded it (cached by path): no second read
     base = load_direction(str(directions["clb"])).fingerprint
-    curve = build_curve(done, base=base)
+    target = spec.target.steering
+    assert target is not None  # SweepSpec refuses a diagnostic without one
+    curve = build_curve(done, target=target, base=base)
     files = _write(spec, curve, directions)
     return SweepResult(curve.points, curve.trends, curve.logs, files, curve.notes)
 

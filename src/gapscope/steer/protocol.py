@@ -4,7 +4,8 @@ Kept free of torch so the command line and the report can read it without loadin
 
 * Grids: the S2B-LM dosage curve sweeps alpha from -4 to +1 with both controls (Figure 5);
   the miniF2F transfer runs the baseline, suppression at -3 and amplification at +1 with the
-  random control only (Figures 6-7). Any other grid is a parameter.
+  random control only (Figures 6-7). Each diagnostic's steering target names its grid
+  (``gapscope.analysis.table``); any other grid is a parameter.
 * Extraction seeds: a direction is extracted from episodes ``EXTRACTION_FIRST_SEED``.. while
   S2B-LM evaluates from seed 0, so no evaluated query game was teacher-forced during the
   extraction. :func:`seed_overlap` names the seeds where a run breaks that rule.
@@ -15,12 +16,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gapscope.models import DirectionCard
-
-Diagnostic = Literal["s2b", "prove"]
 
 S2B_ALPHAS: tuple[float, ...] = (-4.0, -3.0, -2.0, -1.0, 0.0, 1.0)
 """The dosage curve's alphas (seed, Figure 5: "swept from -4 to +1")."""
@@ -32,13 +31,6 @@ PROVE_CONTROLS: tuple[str, ...] = ("random",)
 
 EXTRACTION_FIRST_SEED = 1000
 """First episode seed of a default extraction: far from the evaluated seeds 0, 1, 2, ..."""
-
-
-def default_grid(diagnostic: Diagnostic) -> tuple[tuple[float, ...], tuple[str, ...]]:
-    """The seed's (alphas, controls) for a sweep of ``diagnostic``."""
-    if diagnostic == "prove":
-        return PROVE_ALPHAS, PROVE_CONTROLS
-    return S2B_ALPHAS, S2B_CONTROLS
 
 
 @dataclass(frozen=True)

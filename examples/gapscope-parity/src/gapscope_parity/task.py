@@ -5,8 +5,9 @@ from __future__ import annotations
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
-from inspect_ai.scorer import includes
-from inspect_ai.solver import generate
+from inspect_ai.scorer import exact
+
+from gapscope.models import check_options, steered_generate
 
 TASK = "parity"
 """The task's name in its logs: how gapscope finds the reader of a parity log."""
@@ -14,15 +15,24 @@ PROMPT = "Is {n} even or odd? Answer with one word: even or odd."
 
 
 @task(name=TASK)
-def parity(limit: int = 10, max_tokens: int = 16) -> Task:
-    """The numbers 1..``limit``, each a sample with its parity as the target."""
+def parity(
+    limit: int = 10, max_tokens: int = 16, steer: str | None = None, alpha: float = 0.0
+) -> Task:
+    """The numbers 1..``limit``, each a sample with its parity as the target.
+
+    The answer must be the word itself (``exact()``: case and punctuation aside): a substring
+    match would pass "not even, odd" for "even". ``steer``/``alpha`` add a direction to the
+    model's residual stream (``gapscope run steer --diagnostic parity``); the direction's
+    provenance goes in the log, where the report reads it back.
+    """
     samples = [
         Sample(id=str(n), input=PROMPT.format(n=n), target="even" if n % 2 == 0 else "odd")
         for n in range(1, limit + 1)
     ]
     return Task(
         dataset=MemoryDataset(samples, name="parity"),
-        solver=generate(),
-        scorer=includes(),
+        solver=steered_generate(steer, alpha),
+        scorer=exact(),
         config=GenerateConfig(max_tokens=max_tokens),
+        metadata={"steering": check_options(steer, alpha)},
     )
