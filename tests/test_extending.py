@@ -28,10 +28,13 @@ from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
 from gapscope.analysis import table
-from gapscope.analysis.spec import Inputs, SpecError
+from gapscope.analysis.spec import BUDGETS, Inputs, SpecError
+from gapscope.app.demo import DEMO_MODELS, demo_study
 from gapscope.app.main import app
 from gapscope.models.scripted import script
 
+BUILTIN_NAMES = [spec.name for spec in table.BUILTINS]
+"""The built-ins, read from the table: adding one edits no test."""
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "gapscope-parity"
 runner = CliRunner()
@@ -126,7 +129,7 @@ def test_an_installed_diagnostic_is_planned_by_profile_dry_run(
     # every built-in is still planned beside it (the Lean ones listed as skipped)
     planned = {t["diagnostic"] for t in out["details"]["plan"]["tasks"]}
     skipped = {s["diagnostic"] for s in out["details"]["plan"]["skipped"]}
-    assert planned | skipped == {"s2b", "ladder", "onng", "prove", "t2", "parity"}
+    assert planned | skipped == {*BUILTIN_NAMES, "parity"}
 
 
 def test_an_installed_diagnostic_reaches_report_and_compare(
@@ -213,7 +216,7 @@ def test_a_broken_entry_point_is_one_line_naming_it_and_the_builtins_still_load(
     [problem] = table.load_problems()
     assert problem.startswith("entry point broken = gapscope_parity.missing:SPEC")
     assert "ModuleNotFoundError" in problem and "\n" not in problem
-    assert [s.name for s in table.specs()] == ["s2b", "ladder", "onng", "prove", "t2", "parity"]
+    assert [s.name for s in table.specs()] == [*BUILTIN_NAMES, "parity"]
     args = ["profile", "--model", script("parity-broken", _right), "--budget", "quick", "--dry-run"]
     result = runner.invoke(app, [*args, "--diagnostics", "s2b", "--log-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
@@ -228,7 +231,7 @@ def test_an_unknown_diagnostic_names_the_known_ones(tmp_path: Path) -> None:
         app, ["profile", "--diagnostics", "s2b,steer", "--dry-run", "--log-dir", str(tmp_path)]
     )
     assert result.exit_code == 2
-    message = "unknown diagnostic 'steer'; choose from s2b, ladder, onng, prove, t2"
+    message = f"unknown diagnostic 'steer'; choose from {', '.join(BUILTIN_NAMES)}"
     assert message in _words(result.output)
 
 
@@ -247,7 +250,10 @@ def add_parity_in_tree(repo: Path) -> None:
     anchor = "from gapscope.analysis.report_sections import"
     parity = "from gapscope.analysis.parity import SPEC as PARITY"
     text = table_file.read_text().replace(anchor, f"{parity}\n{anchor}")
-    table_file.write_text(text.replace("PROVE, T2)", "PROVE, T2, PARITY)"))
+    builtins = re.compile(r"^(BUILTINS: tuple\[DiagnosticSpec, \.\.\.\] = \()(.*?)\)$", re.M | re.S)
+    text, added = builtins.subn(lambda m: f"{m[1]}{m[2].rstrip().rstrip(',')}, PARITY)", text)
+    assert added == 1, "no BUILTINS tuple in table.py"
+    table_file.write_text(text)
     shutil.copy(EXAMPLE / "README.md", repo / "docs" / "parity.md")
 
 
@@ -269,7 +275,9 @@ IN_TREE = """
 import json, sys
 from pathlib import Path
 from typer.testing import CliRunner
+from gapscope.app.demo import demo_study
 from gapscope.app.main import app
+from gapscope.models.scripted import script
 from tests.test_faces import bypasses
 from tests.test_layers import problems
 
@@ -283,6 +291,9 @@ out = {
                    "quick", "--dry-run", "--log-dir", str(root / "logs")),
     "report": run("report", *logs.values(), "--out", str(root / "report.html")),
     "compare": run("compare", logs["right"], logs["even"]),
+    "run": run("run", "parity", "--model", script("tree", lambda m: "odd"), "-T", "limit=2",
+               "--log-dir", str(root / "logs")),
+    "demo": [(t.row.diagnostic, t.row.label) for t in demo_study().tasks],
     "layers": problems(root / "src" / "gapscope"),
     "faces": bypasses(root / "src" / "gapscope"),
 }
@@ -323,7 +334,22 @@ def test_the_example_added_in_tree_touches_five_files_and_reaches_every_command(
     assert code == 0 and {r["diagnostic"] for r in report["summary"]} == {"parity"}
     code, compared = out["compare"]
     assert code == 0 and [m["metric"] for m in compared["details"]["metrics"]] == ["accuracy"]
+    code, ran = out["run"]
+    assert code == 0 and ran["details"]["correct"] == {"1": True, "2": False}
+    assert [label for name, label in out["demo"] if name == "parity"] == ["numbers 1..6"] * 2
     assert out["layers"] == [] and out["faces"] == []
+    # the tests that list the built-ins read them from the table: they pass with parity added
+    tests = "unknown_diagnostic_names or no_spec_or_takes or does_not_define or every_budget"
+    pytest_args = ["-q", "-p", "no:cacheprovider", "tests/test_extending.py", "-k", tests]
+    checked = subprocess.run(
+        [sys.executable, "-m", "pytest", *pytest_args],
+        env=env,
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert checked.returncode == 0 and " passed" in checked.stdout, checked.stdout
 
 
 def test_an_entry_point_that_is_no_spec_or_takes_a_name_is_left_out_with_its_reason(
@@ -334,7 +360,7 @@ def test_an_entry_point_that_is_no_spec_or_takes_a_name_is_left_out_with_its_rea
         metadata.EntryPoint("letters", "string:ascii_letters", group),
         metadata.EntryPoint("again", "gapscope.analysis.table:S2B", group),
     ]
-    monkeypatch.setattr(table.metadata, "entry_points", lambda group: declared)
+    monkeypatch.setattr(metadata, "entry_points", lambda group: declared)
     table.table.cache_clear()
     assert table.load_problems() == (
         f"entry point letters = string:ascii_letters ({group}) did not load: "
@@ -388,3 +414,35 @@ def test_an_installed_diagnostic_is_steered_on_the_embedded_model_and_reported(
     code, report = _json(["report", str(logs), "--out", str(tmp_path / "report.html")])
     assert code == 0, report
     assert "parity dosage curve" in (tmp_path / "report.html").read_text()
+
+
+def test_a_spec_without_a_demo_budget_runs_its_quick_one_in_the_demo(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    quick_only = replace(table.T2, name="t2-quick", budgets={"paper": {}, "quick": {"k": 7}})
+    inputs = Inputs(lean="local:/x", data={"t2_data": "x"})
+    seen: list[Any] = []
+
+    def plan(budget: Any, given: Inputs, model: str) -> list[Any]:
+        seen.append(budget)
+        return []
+
+    assert replace(quick_only, plan=plan).tasks("demo", inputs, "m") == ([], None)
+    assert seen == [{"k": 7}]
+    _install(monkeypatch, tmp_path / "site")
+    rows = [(t.row.model, t.row.label) for t in demo_study().tasks if t.row.diagnostic == "parity"]
+    assert rows == [(model, "numbers 1..6") for model in DEMO_MODELS]
+
+
+def test_profile_help_lists_every_budget_of_the_contract() -> None:
+    result = runner.invoke(app, ["profile", "--help"])
+    assert result.exit_code == 0
+    assert all(f"{name} (" in _words(result.output) for name in BUDGETS)
+
+
+def test_a_diagnostic_named_twice_is_planned_once(tmp_path: Path) -> None:
+    args = ["profile", "--model", script("twice", _right), "--budget", "quick", "--dry-run"]
+    code, out = _json([*args, "--diagnostics", "s2b,s2b", "--log-dir", str(tmp_path)])
+    assert code == 0, out
+    once = _json([*args, "--diagnostics", "s2b", "--log-dir", str(tmp_path)])[1]
+    assert out["details"]["plan"]["tasks"] == once["details"]["plan"]["tasks"]

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from gapscope.analysis.literal import LiteralConsole, printable
     from gapscope.analysis.logs import LogError, expand_log_paths, log_path, read_log
     from gapscope.analysis.report import write_report
-    from gapscope.analysis.spec import DiagnosticSpec, Inputs, NamedFigure, SpecError
+    from gapscope.analysis.spec import BUDGETS, DiagnosticSpec, Inputs, NamedFigure, SpecError
     from gapscope.analysis.steering import (
         SWEEP_KEY,
         DosageCurve,
@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from gapscope.analysis.view import View, ViewOptions, ladder_view, onng_view, prove_view
 
 __all__ = [
+    "BUDGETS",
     "BUILTINS",
     "S2B",
     "SWEEP_KEY",
@@ -134,6 +135,7 @@ __getattr__, __dir__ = lazy_face(
         "onng": ".onng",
         "ladder_review": ".ladder_review",
         "ladder": ".ladder",
+        "BUDGETS": ".spec",
         "BUILTINS": ".table",
         "ComparisonError": ".compare",
         "DiagnosticSpec": ".spec",

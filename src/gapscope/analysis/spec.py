@@ -156,6 +156,17 @@ class SteeringTarget:
     """Which evaluated episodes the direction saw (S2B-LM); None: no run can overlap."""
 
 
+BUDGETS: Mapping[str, str] = {
+    "paper": "each paper's protocol",
+    "quick": "a first look in minutes on a CPU",
+    "demo": "what `make demo` runs; a spec without one runs its quick budget",
+}
+"""The profile budgets every command offers, and what each means. A spec defines ``paper``
+and ``quick``; ``demo`` is optional (:data:`FALLBACK`)."""
+FALLBACK = {"demo": "quick"}
+"""The budget a spec runs when it lacks one of these."""
+
+
 class SpecError(ValueError):
     """A diagnostic name or budget that no spec answers to; the message lists the known ones."""
 
@@ -164,9 +175,9 @@ class SpecError(ValueError):
 class DiagnosticSpec:
     """One diagnostic, as every command knows it.
 
-    ``budgets`` maps a profile budget (``paper``, ``quick``; the built-ins add ``demo``, what
-    ``make demo`` runs) to the task arguments ``plan``
-    receives; ``data`` maps an :class:`Inputs` data name to the reason given when it is
+    ``budgets`` maps a profile budget (:data:`BUDGETS`: ``paper`` and ``quick``, and
+    optionally ``demo``, what ``make demo`` runs, else its ``quick``) to the task arguments
+    ``plan`` receives; ``data`` maps an :class:`Inputs` data name to the reason given when it is
     absent; ``references`` plans the tasks once more, per study, for model ``"none"`` (the
     reference players that give the models a scale).
     """
@@ -232,8 +243,10 @@ class DiagnosticSpec:
     def tasks(self, budget: str, inputs: Inputs, model: str) -> tuple[list[Builder], str | None]:
         """The tasks of this diagnostic for ``model`` at ``budget``, or why it is skipped.
 
-        Raises SpecError for a budget the spec does not define.
+        Raises SpecError for a budget the spec does not define (``demo`` falls back to
+        ``quick``).
         """
+        budget = budget if budget in self.budgets else FALLBACK.get(budget, budget)
         if budget not in self.budgets:
             raise SpecError(
                 f"diagnostic {self.name} has no {budget!r} budget (it has: "

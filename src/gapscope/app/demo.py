@@ -10,7 +10,9 @@ shortened), offline, on a CPU, with a short steering sweep run beside it, then t
    game per attribute value (``coverage=1``: six model calls an episode instead of nine; the
    query games, which ZSCT scores, are the same four) and OracleLadder rollouts of up to 256
    tokens (``quick``: 384). The Lean-backed diagnostics are listed as
-   skipped, with what would make them run. A rerun of ``make demo`` resumes the same study.
+   skipped, with what would make them run. An installed diagnostic (a ``gapscope.diagnostics``
+   entry point) is planned beside them, at its ``quick`` budget unless it defines a ``demo``
+   one. A rerun of ``make demo`` resumes the same study.
    The steering sweep's five runs on SmolLM2 (the CLB direction and its orthogonal control
    at -4 and +1, and the unsteered baseline, on one episode) are tasks of the same
    ``eval_set``: the engine decodes them in the batches of the study's own SmolLM2 requests,
@@ -31,7 +33,6 @@ from typing import Any, cast
 from rich.console import Console
 
 from gapscope.analysis import (
-    BUILTINS,
     S2B,
     Inputs,
     ModelRun,
@@ -40,11 +41,12 @@ from gapscope.analysis import (
     load_all,
     print_plan,
     print_rows,
+    specs,
     write_report,
 )
 from gapscope.app.kit import EMBEDDED_MODEL, table_console
 from gapscope.app.profile import build_study
-from gapscope.app.study import StudyProgress, StudyTask, plan_of, run_study
+from gapscope.app.study import Study, StudyProgress, StudyTask, plan_of, run_study
 from gapscope.app.sweep import (
     SweepCell,
     SweepResult,
@@ -62,6 +64,14 @@ DEMO_MODELS = (EMBEDDED_MODEL, GEMMA3_270M.model_string)
 STEER_PRESET, STEER_ALPHAS, STEER_MAX_TOKENS = "demo", (-4.0, 0.0, 1.0), 160
 EPISODE: dict[str, Any] = dict(S2B.budgets["demo"]["episode"])
 """The study's S2B episode at the ``demo`` budget, which the sweep plays too."""
+
+
+def demo_study() -> Study:
+    """Every diagnostic in the table on the demo's models at the ``demo`` budget: the
+    installed ones too, at their ``quick`` budget when they define no ``demo`` one."""
+    return build_study(
+        list(DEMO_MODELS), list(specs()), "demo", Inputs(data={"families": "bundled"})
+    )
 
 
 def _sweep_spec(log_dir: Path) -> SweepSpec:
@@ -130,9 +140,7 @@ def main() -> None:
     log_dir = Path(os.environ.get("INSPECT_LOG_DIR", "logs")).resolve()
     timings: dict[str, float] = {}
     start = time.monotonic()
-    study = build_study(
-        list(DEMO_MODELS), list(BUILTINS), "demo", Inputs(data={"families": "bundled"})
-    )
+    study = demo_study()
     spec = _sweep_spec(log_dir)
     console.print("Extracting the CLB direction (SmolLM2, one demo episode) ...")
     directions, cells, sweep = _sweep_tasks(spec)

@@ -1,9 +1,10 @@
 """``gapscope profile``: every diagnostic a model can run, for several models, in one command.
 
 It builds each diagnostic's task at a budget (``paper``: each paper's protocol; ``quick``: a
-small first look), prints the plan (samples, model calls, the token budget, Lean checks), runs
-it as one Inspect ``eval_set`` (a rerun resumes: finished tasks are not redone, a cut-off one
-continues) and ends with the report and the pairwise comparisons over the log directory.
+small first look; ``demo``: what ``make demo`` runs, ``quick`` where a spec has none), prints
+the plan (samples, model calls, the token budget, Lean checks), runs it as one Inspect
+``eval_set`` (a rerun resumes: finished tasks are not redone, a cut-off one continues) and
+ends with the report and the pairwise comparisons over the log directory.
 Lean-backed diagnostics run only with ``--lean``; without it (or without their data) each is
 listed as skipped, with what would make it run. Steering is not part of a profile: it needs a
 direction and is an intervention on a model, not a property of it (``gapscope run steer``).
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from gapscope.analysis import DiagnosticSpec, Inputs, View
+from gapscope.analysis import BUDGETS, DiagnosticSpec, Inputs, View
 from gapscope.app.kit import (
     EMBEDDED_MODEL,
     JsonOut,
@@ -43,9 +44,9 @@ if TYPE_CHECKING:
     from gapscope.app.preflight import Rate
     from gapscope.app.study import PlanRow, Study
 
-BUDGETS = ("paper", "quick")
-"""Each paper's protocol, and a first look in minutes on a CPU; every diagnostic's spec says
-what each means for it (:mod:`gapscope.analysis.table`)."""
+BUDGET_HELP = " | ".join(f"{name} ({meaning})" for name, meaning in BUDGETS.items()) + "."
+"""``--budget``'s help: the budgets of the spec contract; every diagnostic's spec says what
+each means for it (:mod:`gapscope.analysis.table`)."""
 
 
 def build_study(
@@ -80,7 +81,8 @@ def _parse_diagnostics(names: str | None) -> list[DiagnosticSpec]:
 
     if names is None:
         return list(specs())
-    chosen = [d.strip() for d in names.split(",") if d.strip()]
+    # a name given twice is planned once
+    chosen = list(dict.fromkeys(d.strip() for d in names.split(",") if d.strip()))
     try:
         if not chosen:
             raise SpecError(f"empty list; choose from {', '.join(s.name for s in specs())}")
@@ -104,9 +106,7 @@ def profile(
             "an unknown name lists them)."
         ),
     ] = None,
-    budget: Annotated[
-        str, typer.Option(help="paper (each paper's protocol) | quick (a first look).")
-    ] = "paper",
+    budget: Annotated[str, typer.Option(help=BUDGET_HELP)] = "paper",
     families: Annotated[
         str, typer.Option(help="OracleLadder families: JSONL path, hub id, or bundled.")
     ] = "bundled",
