@@ -91,8 +91,21 @@ TARGETS = (
     Target(
         "Lean acceptance",
         "src/gapscope/lean/soundness.py",
-        ("_judge", "is_sorry_warning", "_after_code", "_is_query_error"),
-        ("tests/lean/test_soundness.py", "tests/lean/test_verdict_axioms.py"),
+        (
+            "_judge",
+            "read_reports",
+            "lean_rejection",
+            "non_standard_axioms",
+            "unestablished",
+            "is_sorry_warning",
+            "_after_code",
+            "_is_query_error",
+        ),
+        (
+            "tests/lean/test_soundness.py",
+            "tests/lean/test_soundness_steps.py",
+            "tests/lean/test_verdict_axioms.py",
+        ),
     ),
     Target(
         "controls",

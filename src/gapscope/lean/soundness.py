@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gapscope.lean.heads import qualify, read_heads
-from gapscope.lean.protocol import ReplResponse
+from gapscope.lean.protocol import ReplResponse, Sorry
 from gapscope.lean.source import Lexed, lex
 from gapscope.lean.verdict import STANDARD_AXIOMS, Checker, LeanMessage, LeanVerdict, Status
 
@@ -145,10 +146,44 @@ def judge(response: ReplResponse, prepared: Prepared, elapsed_s: float) -> LeanV
 
 
 def _judge(response: ReplResponse, prepared: Prepared, elapsed_s: float) -> LeanVerdict:
+    """The rules in the order they settle a verdict: a REPL failure; what Lean itself rejected
+    (an error, then sorry); a non-standard axiom; then what leaves validity unknown (code not
+    read to the end, a required theorem absent, an axiom report missing). None holds: VALID."""
     if response.error is not None:
         return LeanVerdict(
             Status.SERVER_ERROR, elapsed_s=elapsed_s, detail=f"REPL error: {response.error}"
         )
+    read = read_reports(response, prepared)
+    settled = (
+        lean_rejection(read.messages, response.sorries)
+        or non_standard_axioms(read.reported)
+        or unestablished(prepared, read)
+    )
+    if settled is None:
+        return LeanVerdict(Status.VALID, read.messages, elapsed_s, read.axioms)
+    status, detail = settled
+    return LeanVerdict(status, read.messages, elapsed_s, read.axioms or None, detail)
+
+
+@dataclass(frozen=True)
+class Reports:
+    """A response's messages sorted: the axiom reports of the code's declarations (by the name
+    the code wrote), the errors of our axiom queries, and every other message (the code's)."""
+
+    reported: dict[str, tuple[str, ...]]
+    query_errors: tuple[LeanMessage, ...]
+    messages: tuple[LeanMessage, ...]
+
+    @property
+    def axioms(self) -> tuple[str, ...]:
+        """Every axiom reported for any declaration, sorted."""
+        return tuple(sorted({a for found in self.reported.values() for a in found}))
+
+
+def read_reports(response: ReplResponse, prepared: Prepared) -> Reports:
+    """Sort the messages: an ``info`` after the code parsing as the axiom report of a declared
+    name is that name's report; an error of a query line is a query error; the rest is the
+    code's (a report-shaped ``trace`` inside the code stays the code's)."""
     wanted = {_strip_guillemets(n): n for n in prepared.names}
     reported: dict[str, tuple[str, ...]] = {}
     kept: list[LeanMessage] = []
@@ -162,60 +197,68 @@ def _judge(response: ReplResponse, prepared: Prepared, elapsed_s: float) -> Lean
             query_errors.append(message)
         else:
             kept.append(message)
-    messages = tuple(kept)
-    axioms = tuple(sorted({a for found in reported.values() for a in found}))
+    return Reports(reported, tuple(query_errors), tuple(kept))
+
+
+Settled = tuple[Status, str]
+"""A verdict other than VALID and its reason."""
+
+
+def lean_rejection(messages: tuple[LeanMessage, ...], sorries: tuple[Sorry, ...]) -> Settled | None:
+    """What Lean itself rejected in the code: an error, else a use of ``sorry`` (the REPL's
+    sorries, or Lean's warning)."""
     if any(m.severity == "error" for m in messages):
-        return LeanVerdict(
-            Status.LEAN_ERROR, messages, elapsed_s, axioms or None, "Lean reported an error"
-        )
-    if response.sorries or any(is_sorry_warning(m) for m in messages):
-        return LeanVerdict(Status.SORRY, messages, elapsed_s, axioms or None, "the code uses sorry")
-    # a non-standard axiom settles the verdict whatever else is unknown: decided before any
-    # missing report, which the model can provoke (a declaration the heads misread)
+        return Status.LEAN_ERROR, "Lean reported an error"
+    if sorries or any(is_sorry_warning(m) for m in messages):
+        return Status.SORRY, "the code uses sorry"
+    return None
+
+
+def non_standard_axioms(reported: Mapping[str, tuple[str, ...]]) -> Settled | None:
+    """A declaration that depends on an axiom beyond propext, Classical.choice and Quot.sound.
+
+    It settles the verdict whatever else is unknown: decided before any missing report, which
+    the model can provoke (a declaration the heads misread).
+    """
     bad = {n: sorted(set(a) - STANDARD_AXIOMS) for n, a in reported.items()}
     bad = {n: a for n, a in bad.items() if a}
-    if bad:
-        detail = "; ".join(
-            f"'{n}' depends on non-standard axioms: {', '.join(a)}" for n, a in bad.items()
-        )
-        return LeanVerdict(Status.SORRY, messages, elapsed_s, axioms, detail)
+    if not bad:
+        return None
+    detail = "; ".join(
+        f"'{n}' depends on non-standard axioms: {', '.join(a)}" for n, a in bad.items()
+    )
+    return Status.SORRY, detail
+
+
+def unestablished(prepared: Prepared, read: Reports) -> Settled | None:
+    """Why validity is unknown, if it is: code not read to the end, a required declaration the
+    code does not make, or a declaration whose axioms were not reported (a query Lean answered
+    with an error is a counted failure; no reply at all is the server's)."""
     if prepared.unread is not None:
-        return LeanVerdict(
+        return (
             Status.SERVER_ERROR,
-            messages,
-            elapsed_s,
-            axioms or None,
             f"the code could not be read past {prepared.unread}: the declarations after it,"
             " and so their axioms, are unknown; validity not established",
         )
     declared = {_strip_guillemets(n) for n in prepared.names}
     absent = [r for r in prepared.required if _strip_guillemets(r) not in declared]
     if absent:
-        return LeanVerdict(
+        return (
             Status.MISSING_DECLARATION,
-            messages,
-            elapsed_s,
-            axioms or None,
             f"the code does not declare {', '.join(absent)}: the theorem asked for was not checked",
         )
-    missing = [n for n in prepared.names if n not in reported]
-    if missing and query_errors:
+    missing = [n for n in prepared.names if n not in read.reported]
+    if missing and read.query_errors:
         # Lean answered our query with an error: the code made a name we read as declared
         # unqueryable; a counted failure, never an excuse to leave the attempt out
-        return LeanVerdict(
+        return (
             Status.LEAN_ERROR,
-            messages,
-            elapsed_s,
-            axioms or None,
             f"axioms of {', '.join(missing)} could not be queried "
-            f"({'; '.join(m.data for m in query_errors)}); validity not established",
+            f"({'; '.join(m.data for m in read.query_errors)}); validity not established",
         )
     if missing:
-        return LeanVerdict(
+        return (
             Status.SERVER_ERROR,
-            messages,
-            elapsed_s,
-            axioms or None,
             f"axioms of {', '.join(missing)} not reported (no reply); validity not established",
         )
-    return LeanVerdict(Status.VALID, messages, elapsed_s, axioms)
+    return None
