@@ -162,8 +162,3 @@ class ReplPool:
             self._state.count -= len(idle)
         for repl in idle:
             repl.kill()
-
-    def idle_pids(self, header: str) -> list[int]:
-        """Pids of the REPLs idling for ``header`` (for inspection)."""
-        with self._lock:
-            return [r.pid for r in self._state.idle.get(header, [])]

@@ -150,11 +150,6 @@ class TaskPool(Generic[R]):
                 on_lost(w.task)
             self._replace(w)
 
-    @property
-    def outstanding(self) -> int:
-        """Tasks submitted and not yet collected (queued or running)."""
-        return len(self._queue) + sum(w.task is not None for w in self._workers)
-
     def submit(self, args: tuple[Any, ...]) -> int:
         """Queue ``fn(*args)``; the returned ticket identifies its result in ``collect``."""
         self._fill()
