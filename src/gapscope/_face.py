@@ -8,6 +8,12 @@ different costs - ``gapscope.models.providers`` is imported by Inspect on every 
 must not load torch, which ``gapscope.models.engine`` needs - and the CLI starts without any of
 them. The ``TYPE_CHECKING`` imports beside the map give type checkers and readers the same
 names statically; the layering test checks the two lists agree.
+
+Why a name is written three times (the ``TYPE_CHECKING`` import, ``__all__``, the map) rather
+than once as a plain import: measured on this project's 2-core machine, importing the command
+line with the lazy faces takes 0.2-0.6 s (``gapscope --help`` 0.7 s wall), and loading every
+name of the 12 faces takes 6-7 s (torch, Inspect, scipy, matplotlib). A plain import would
+charge every command that second figure; mypy reads only the static lists, Python only the map.
 """
 
 from __future__ import annotations
