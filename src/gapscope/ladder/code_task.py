@@ -136,7 +136,8 @@ def ladder_code(
         conditions: ``all`` or a comma list of no-help, helper-plan, verified-helpers.
         limit: only the first ``limit`` problems.
         time_limit: wall-clock seconds of one attempt's test run (it is killed past it).
-        memory_mb: address-space limit of one attempt.
+        memory_mb: memory of one attempt: all its processes together where this host offers
+            a cgroup (``gapscope doctor`` says), and each process's address space.
         workers: attempts tested at once (default: the CPU count).
         max_tokens: generation budget per attempt.
         temperature: sampling temperature of the attempts.
@@ -238,6 +239,7 @@ def code_tests(
                     isolation=result.isolation,
                     sandboxed=result.sandboxed,
                     seconds=result.seconds,
+                    bounds=result.bounds,
                 )
             ),
         )

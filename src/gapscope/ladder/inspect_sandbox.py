@@ -107,6 +107,8 @@ async def run_in_sandbox(
         where.isolation,
         where.sandboxed,
         time.monotonic() - started,
+        f"the Inspect sandbox's own (its configuration); per process: {limits.memory_mb} MB "
+        f"address space, {limits.cpu_s} s CPU; {limits.time_s:g} s wall clock",
     )
 
 
