@@ -377,6 +377,30 @@ def test_without_bubblewrap_the_pilot_refuses_before_any_model_call(
     assert all(s["metadata"]["isolation"] == "unsandboxed" for s in scores)
 
 
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        (" local", "lowercase and without spaces"),
+        ("local ", "lowercase and without spaces"),
+        ("LOCAL", "lowercase and without spaces"),
+        ("Local:x.yaml", "lowercase and without spaces"),
+        ("dockr", "SandboxEnvironment type 'dockr' not recognized"),
+        ("local:missing.yaml", "no configuration file 'missing.yaml' here"),
+    ],
+)
+def test_a_bad_sandbox_is_refused_before_any_model_call(
+    spec: str, says: str, tmp_path: Path
+) -> None:
+    model = script(f"code-bad-sandbox-{spec}", lambda messages: "```python\nprint(1)\n```")
+    args = ["run", "ladder-code", "--bundled", "--limit", "1", "-k", "1", "--sandbox", spec]
+    args += ["--allow-unsandboxed", "--model", model, "--log-dir", str(tmp_path), "--json"]
+    refused = CliRunner().invoke(app, args)
+    assert refused.exit_code == 2, refused.output
+    error = json.loads(refused.stdout)["error"]  # the --json envelope, not a traceback
+    assert error.startswith(f"--sandbox {spec!r}: ") and says in error
+    assert REQUESTS[f"code-bad-sandbox-{spec}"] == [] and not list(tmp_path.iterdir())
+
+
 def test_attempts_run_in_an_inspect_sandbox_and_are_judged_here(tmp_path: Path) -> None:
     # Inspect's `local` sandbox (this host, unisolated: it needs --allow-unsandboxed) stands
     # in for docker/k8s: the same write_file/exec calls, the same verdicts.
