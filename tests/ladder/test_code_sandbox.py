@@ -7,6 +7,7 @@ the reason, where bubblewrap does not work (decided when they run).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -291,6 +292,56 @@ model = script("code-snoop", lambda messages: "```python\\n" + sys.argv[2] + "\\
 app(["run", "ladder-code", "--bundled", "--limit", "1", "-k", "1", "--time-limit", "5",
      "--conditions", "no-help", "--model", model, "--log-dir", sys.argv[1], "--json"])
 """
+
+
+INTERRUPTED_RUN = """
+import sys
+from gapscope.models.scripted import script
+from gapscope.app.main import app
+model = script("code-interrupted", lambda messages: "```python\\n" + sys.argv[2] + "\\n```")
+app(["run", "ladder-code", "--bundled", "--limit", "1", "-k", "2", "--time-limit", "50",
+     "--conditions", "no-help", "--model", model, "--log-dir", sys.argv[1]])
+"""
+
+
+def _sleeping(marker: str) -> list[int]:
+    """The ``sleep MARKER`` processes running (not the commands that name the marker)."""
+    found = []
+    for pid in _processes_running(f"sleep {marker}"):
+        with contextlib.suppress(OSError):  # gone meanwhile
+            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"sleep\0"):
+                found.append(pid)
+    return found
+
+
+def test_ctrl_c_kills_the_attempts_in_flight_and_exits_130_at_once(tmp_path: Path) -> None:
+    """Two attempts that would run for their 50 s each: a user's Ctrl-C ends the run within
+    5 s (it waited for every attempt's time limit) and leaves none of their processes."""
+    require_code_sandbox()
+    marker = f"{os.getpid()}.{time.monotonic_ns() % 10**6}"
+    process = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED_RUN, str(tmp_path), _fork_exec(f"sleep {marker}")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a foreground job
+    )
+    deadline = time.monotonic() + 120
+    while len(_sleeping(marker)) < 2 and time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.1)
+    assert len(_sleeping(marker)) == 2  # both attempts under way
+    process.send_signal(signal.SIGINT)
+    interrupted = time.monotonic()
+    try:
+        _, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 130, err[-2000:]
+    assert time.monotonic() - interrupted < 5.0
+    assert _sleeping(marker) == []
+    assert "Traceback" not in err
 
 
 def test_an_api_key_in_the_parent_environment_reaches_no_log(tmp_path: Path) -> None:

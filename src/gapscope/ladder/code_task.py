@@ -14,7 +14,9 @@ with the next one; what is left to schedule is a bounded number of child process
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
+import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
@@ -224,9 +226,15 @@ def code_tests(
         if remote is not None:
             result = await run_in_sandbox(source, problem.tests, problem.entry, limits, remote)
         else:
-            result = await asyncio.get_running_loop().run_in_executor(
-                pool, run_tests, source, problem.tests, problem.entry, limits, layer
+            cancel = threading.Event()
+            attempt = functools.partial(
+                run_tests, source, problem.tests, problem.entry, limits, layer, cancel
             )
+            try:
+                result = await asyncio.get_running_loop().run_in_executor(pool, attempt)
+            except asyncio.CancelledError:  # Ctrl-C: kill the sandbox now, not at its limit
+                cancel.set()
+                raise
         return Score(
             value=CORRECT if result.solved else INCORRECT,
             answer=result.status.value,

@@ -49,6 +49,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -314,12 +315,15 @@ def run_tests(
     entry: str | None,
     limits: Limits = Limits(),
     layer: Isolation | None = None,
+    cancel: threading.Event | None = None,
 ) -> RunResult:
     """Run ``program`` on ``tests`` in a fresh sandbox; stop at the first failing test.
 
     ``entry`` names the function call tests call (a top-level function, or a method of a
     ``Solution`` class as LiveCodeBench writes them); None means stdin/stdout tests.
     ``layer`` is where it runs (default: the sandbox, refused where it does not work).
+    ``cancel``, once set (the run was interrupted), kills the attempt within ``POLL_S``
+    instead of at its time limit; the result then says so (ERROR, :data:`CANCELLED`).
     """
     layer = layer or local_layer(False)
     started = time.monotonic()
@@ -354,6 +358,7 @@ def run_tests(
             stack.callback(cgroup.remove)
             command = cgroup.wrap(command)
         attempt = Attempt(command, json.dumps(job).encode(), env, cwd, limits, stack, cgroup)
+        attempt.cancel = cancel
         attempt.start(fds, descriptors.close)
         verdict = attempt.judge(Judge(tests, entry), channel_r, info_r)
     return RunResult(
@@ -393,7 +398,9 @@ class Descriptors:
 
 OVER_LIMIT = "output over the limit"
 POLL_S = 0.05
-"""How often an attempt with a cgroup is checked for an OOM kill while it runs."""
+"""How often a running attempt with a cgroup is checked for an OOM kill, and one that can be
+cancelled for the cancellation."""
+CANCELLED = "cancelled: the run was interrupted"
 KILL_WAIT_S = 5.0
 """How long to wait for killed processes to die (SIGKILL is delivered asynchronously; a
 process still running when the attempt is reported would outlive it)."""
@@ -422,6 +429,7 @@ class Attempt:
         self.stack = stack
         self.namespace: int | None = None
         self.stopped = False
+        self.cancel: threading.Event | None = None
 
     def start(self, fds: tuple[int, ...], close: Callable[[int], None]) -> None:
         """Start the child with ``fds`` (the pipes' write ends), then ``close`` ours: the
@@ -457,7 +465,11 @@ class Attempt:
                 if self._out_of_memory():
                     self._stop()
                     return Verdict(Status.MEMORY, judge.passed, memory_detail(self.limits))
-                wait = min(remaining, POLL_S) if self.cgroup is not None else remaining
+                if self.cancel is not None and self.cancel.is_set():
+                    self._stop()
+                    return Verdict(Status.ERROR, judge.passed, CANCELLED)
+                polled = self.cgroup is not None or self.cancel is not None
+                wait = min(remaining, POLL_S) if polled else remaining
                 for key, _ in selector.select(wait):
                     data = os.read(key.fd, 1 << 16)
                     if not data:
