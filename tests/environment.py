@@ -90,3 +90,13 @@ def require_code_sandbox() -> None:
     status = bwrap_status()
     if not status.available:
         pytest.skip(f"the code sandbox cannot start: {status.detail}; {INSTALL_BWRAP}")
+
+
+def require_attempt_cgroup() -> None:
+    """Skip unless attempts get a cgroup of their own here (root on cgroup v1 memory+pids, or
+    a delegated cgroup v2 subtree)."""
+    from gapscope.lean.cgroup import cgroup_support
+
+    support = cgroup_support()
+    if support.layout is None:
+        pytest.skip(f"no cgroup per attempt here: {support.detail}")

@@ -104,15 +104,57 @@ def test_a_server_that_is_down_is_named_before_any_sample(
     assert not list(tmp_path.glob("*.eval"))
 
 
+CODE = ["ladder-code", "--bundled", "--limit", "1", "-k", "1", "--allow-unsandboxed"]
+S2B = ["s2b", "--seeds", "1", "--max-tokens", "64"]
+
+
+@pytest.mark.parametrize(
+    ("command", "where"),
+    [
+        (LADDER, "before"),
+        (LADDER, "after"),
+        (CODE, "after"),
+        (["s2b", "--seeds", "1", "--max-tokens", "64"], "after"),
+    ],
+)
 def test_a_trickling_server_is_abandoned_at_the_attempt_timeout(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    command: list[str], where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """``--attempt-timeout`` works before the diagnostic's name and after it, on every run
+    command; the preflight waits that long, and its refusal names the flag with a value."""
+    bounds = ["--attempt-timeout", "2", "--timeout", "30", "--max-retries", "0"]
+    args = [*bounds, *command] if where == "before" else [*command, *bounds]
     with serve(StubServer(mode="trickle")) as stub:
-        model = _model(monkeypatch, stub.url, "trickle")
-        result = _run(model, tmp_path, *LADDER, bounds=("--attempt-timeout", "2"))
+        model = _model(monkeypatch, stub.url, f"trickle-{command[0]}-{where}")
+        result = _run(model, tmp_path, *args)
     assert result.exit_code == 2, result.output
     (line,) = _error_lines(result)
-    assert model in line and "attempt timeout" in line
+    assert line == (
+        f"error: {model}: no reply within 2 s; a slow server (not a stalled one) needs "
+        "longer: --attempt-timeout 8"
+    )
+
+
+def test_the_preflight_waits_as_long_as_the_attempt_timeout_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past its own 120 s only when told: ``--attempt-timeout 600`` gives a slow server 600 s
+    (it was cut to 120, and the refusal then advised the flag that had been given)."""
+    from gapscope.app import preflight
+    from gapscope.models import EndpointError
+
+    waited: list[int] = []
+
+    async def fake_probe(model: object, name: str, timeout: int) -> None:
+        waited.append(timeout)
+        raise EndpointError(f"{name}: stopped here")
+
+    monkeypatch.setattr(preflight, "probe", fake_probe)
+    monkeypatch.setattr(preflight, "is_served", lambda name: True)
+    for given in (600, 5):
+        with pytest.raises(EndpointError):
+            preflight.check_endpoints({"openai-api/x/y": object()}, given)  # type: ignore[dict-item]
+    assert waited == [600, 5]
 
 
 def test_a_model_that_only_calls_tools_gets_one_request_per_sample(

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from inspect_ai.log import read_eval_log
 from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
@@ -239,6 +240,10 @@ def test_run_ladder_code_reports_attempt_and_problem_rates(tmp_path: Path) -> No
     assert rows["attempts passing helper-plan"] == pytest.approx(100 / 3)
     assert rows["problems solved verified-helpers"] == 100.0
     assert envelope["details"]["isolation"] == ("bwrap" if sandboxed else "unsandboxed")
+    samples = read_eval_log(envelope["logs"][0]).samples or []
+    ran = [s.scores["code_tests"].metadata for s in samples if s.scores]
+    bounds = {m["bounds"] for m in ran if m is not None}  # None: no code, nothing ran
+    assert len(bounds) == 1 and "2 s wall clock" in bounds.pop()  # every score says its limits
     loaded = load(Path(envelope["logs"][0]))  # what `gapscope report` reads
     assert loaded.summary.outcomes()["solved helper-plan"] == {
         p.pid: p.pid != load_bundled_code().problems[2].pid

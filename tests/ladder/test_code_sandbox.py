@@ -7,6 +7,7 @@ the reason, where bubblewrap does not work (decided when they run).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -21,13 +22,15 @@ import pytest
 from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
+from gapscope import lean
 from gapscope.app.main import app
 from gapscope.ladder import sandbox
 from gapscope.ladder.code import load_bundled_code
 from gapscope.ladder.sandbox import CodeTest, Isolation, Limits, Status, run_tests
+from gapscope.lean.cgroup import CgroupSupport, cgroup_support
 from gapscope.lean.sandbox import SandboxStatus
 from gapscope.models.scripted import REQUESTS, script
-from tests.environment import require_code_sandbox
+from tests.environment import require_attempt_cgroup, require_code_sandbox
 from tests.ladder.test_code import _processes_running
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -129,6 +132,59 @@ module.fork_exec(
 while True:
     time.sleep(0.05)
 """
+
+
+def _shell_output(shell: str) -> str:
+    """A program that runs ``sh -c shell`` through the renamed ``_posixsubprocess`` (past the
+    audit hook, as a hostile attempt would) and prints what the shell printed."""
+    return f"""
+import glob, importlib.util, os
+so = glob.glob(os.path.join(os.path.dirname(os.__file__), 'lib-dynload', '_posixsubprocess*'))
+spec = importlib.util.spec_from_file_location('x._posixsubprocess', so[0])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+read, write = os.pipe()
+out_read, out_write = os.pipe()
+module.fork_exec(
+    [b'/bin/sh', b'-c', {shell.encode()!r}], [b'/bin/sh'], True, (), None, None,
+    -1, -1, -1, out_write, -1, -1, read, write, True, False, -1, None, None, None, -1, None, False,
+)
+os.close(out_write)
+chunks = []
+while data := os.read(out_read, 65536):
+    chunks.append(data)
+print(b''.join(chunks).decode(), end='')
+"""
+
+
+def test_an_attempt_is_held_to_its_memory_limit_with_all_its_children() -> None:
+    """Four children of 400 MB each: each is under the 1,024 MB address-space limit of one
+    process, together they pass the attempt's, and the attempt is killed naming it."""
+    require_code_sandbox()
+    require_attempt_cgroup()
+    python = os.path.realpath(sys.executable)
+    child = f"{python} -I -S -c 'import time; x = bytearray(b\"1\") * (400 << 20); time.sleep(60)'"
+    shell = " & ".join([child] * 4) + " & wait"
+    started = time.monotonic()
+    result = run_tests(_fork_exec(shell), [CodeTest("", "")], None, Limits(time_s=30.0))
+    assert result.status is Status.MEMORY, result
+    assert "memory limit of 1024 MB (all its processes together" in result.detail
+    assert time.monotonic() - started < 25  # stopped at the kill, not at the wall clock
+    assert result.bounds.startswith("per attempt (cgroup v") and "memory 1024 MB" in result.bounds
+    assert list(_processes_running("time.sleep(60)")) == []
+
+
+def test_dev_cannot_take_100_mb() -> None:
+    """bubblewrap's private /dev is a tmpfs of half the host's memory: read-only here."""
+    require_code_sandbox()
+    fill = "dd if=/dev/zero of={} bs=1M count=100 2>/dev/null && echo wrote || echo refused"
+    shell = "; ".join(fill.format(path) for path in ("/dev/fill", "/dev/shm/fill"))
+    shell += "; echo done > /dev/null && echo devnull"
+    # the answer is what an attempt that could write neither prints (/dev/null still works)
+    expected = "refused\nrefused\ndevnull\n"
+    result = run_tests(_shell_output(shell), [CodeTest("", expected)], None, Limits(time_s=20.0))
+    assert result.solved, result
+    assert "/dev read-only" in result.bounds
 
 
 def test_a_renamed_fork_exec_and_its_setsid_children_die_with_the_attempt(tmp_path: Path) -> None:
@@ -238,6 +294,56 @@ app(["run", "ladder-code", "--bundled", "--limit", "1", "-k", "1", "--time-limit
 """
 
 
+INTERRUPTED_RUN = """
+import sys
+from gapscope.models.scripted import script
+from gapscope.app.main import app
+model = script("code-interrupted", lambda messages: "```python\\n" + sys.argv[2] + "\\n```")
+app(["run", "ladder-code", "--bundled", "--limit", "1", "-k", "2", "--time-limit", "50",
+     "--conditions", "no-help", "--model", model, "--log-dir", sys.argv[1]])
+"""
+
+
+def _sleeping(marker: str) -> list[int]:
+    """The ``sleep MARKER`` processes running (not the commands that name the marker)."""
+    found = []
+    for pid in _processes_running(f"sleep {marker}"):
+        with contextlib.suppress(OSError):  # gone meanwhile
+            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"sleep\0"):
+                found.append(pid)
+    return found
+
+
+def test_ctrl_c_kills_the_attempts_in_flight_and_exits_130_at_once(tmp_path: Path) -> None:
+    """Two attempts that would run for their 50 s each: a user's Ctrl-C ends the run within
+    5 s (it waited for every attempt's time limit) and leaves none of their processes."""
+    require_code_sandbox()
+    marker = f"{os.getpid()}.{time.monotonic_ns() % 10**6}"
+    process = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED_RUN, str(tmp_path), _fork_exec(f"sleep {marker}")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a foreground job
+    )
+    deadline = time.monotonic() + 120
+    while len(_sleeping(marker)) < 2 and time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.1)
+    assert len(_sleeping(marker)) == 2  # both attempts under way
+    process.send_signal(signal.SIGINT)
+    interrupted = time.monotonic()
+    try:
+        _, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 130, err[-2000:]
+    assert time.monotonic() - interrupted < 5.0
+    assert _sleeping(marker) == []
+    assert "Traceback" not in err
+
+
 def test_an_api_key_in_the_parent_environment_reaches_no_log(tmp_path: Path) -> None:
     require_code_sandbox()
     canary = "sk-canary-" + "7" * 24
@@ -322,6 +428,30 @@ def test_without_bubblewrap_the_pilot_refuses_before_any_model_call(
     assert all(s["metadata"]["isolation"] == "unsandboxed" for s in scores)
 
 
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        (" local", "lowercase and without spaces"),
+        ("local ", "lowercase and without spaces"),
+        ("LOCAL", "lowercase and without spaces"),
+        ("Local:x.yaml", "lowercase and without spaces"),
+        ("dockr", "SandboxEnvironment type 'dockr' not recognized"),
+        ("local:missing.yaml", "no configuration file 'missing.yaml' here"),
+    ],
+)
+def test_a_bad_sandbox_is_refused_before_any_model_call(
+    spec: str, says: str, tmp_path: Path
+) -> None:
+    model = script(f"code-bad-sandbox-{spec}", lambda messages: "```python\nprint(1)\n```")
+    args = ["run", "ladder-code", "--bundled", "--limit", "1", "-k", "1", "--sandbox", spec]
+    args += ["--allow-unsandboxed", "--model", model, "--log-dir", str(tmp_path), "--json"]
+    refused = CliRunner().invoke(app, args)
+    assert refused.exit_code == 2, refused.output
+    error = json.loads(refused.stdout)["error"]  # the --json envelope, not a traceback
+    assert error.startswith(f"--sandbox {spec!r}: ") and says in error
+    assert REQUESTS[f"code-bad-sandbox-{spec}"] == [] and not list(tmp_path.iterdir())
+
+
 def test_attempts_run_in_an_inspect_sandbox_and_are_judged_here(tmp_path: Path) -> None:
     # Inspect's `local` sandbox (this host, unisolated: it needs --allow-unsandboxed) stands
     # in for docker/k8s: the same write_file/exec calls, the same verdicts.
@@ -351,6 +481,24 @@ def test_doctor_says_what_isolation_the_code_pilot_has(monkeypatch: pytest.Monke
     assert pilot["name"] == "ladder-code (--sandbox bwrap)" and pilot["ok"] is False
     assert "refuses (exit 2) unless --allow-unsandboxed" in pilot["found"]
     assert pilot["fix"].startswith("apt-get install bubblewrap")
+
+
+def test_doctor_says_which_limits_hold_an_attempt(monkeypatch: pytest.MonkeyPatch) -> None:
+    result = CliRunner().invoke(app, ["doctor", "--json"])
+    limits = json.loads(result.stdout)["details"][1]
+    assert limits["name"] == "ladder-code attempt limits (defaults)"
+    if cgroup_support().layout is not None:
+        assert limits["ok"] and limits["found"].startswith("per attempt (cgroup v")
+
+    def no_cgroup() -> CgroupSupport:
+        return CgroupSupport(None, "no cgroup v2")
+
+    monkeypatch.setattr(lean, "cgroup_support", no_cgroup, raising=False)
+    monkeypatch.setattr(sandbox, "cgroup_support", no_cgroup)
+    result = CliRunner().invoke(app, ["doctor", "--json"])
+    limits = json.loads(result.stdout)["details"][1]
+    assert limits["ok"] is False and "nothing per attempt (no cgroup v2)" in limits["found"]
+    assert "memory 1024 MB" not in limits["found"] and "Delegate=yes" in limits["fix"]
 
 
 def test_the_attempt_sees_no_problem_file_package_secret_or_home() -> None:

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from gapscope.t2.extract import AnswerStatus, extract_answer, last_lean_block
+from gapscope.t2.declarations import split_declarations
+from gapscope.t2.extract import (
+    MAX_CODE_CHARS,
+    AnswerStatus,
+    extract_answer,
+    last_lean_block,
+    released_answer,
+)
 from gapscope.t2.prompting import load_nl_file, load_nl_files, parse_contexts
 from gapscope.t2.successors import TargetIdentity
 
@@ -106,3 +113,26 @@ def test_nl_files_merge_and_a_conflict_names_both(tmp_path: Path) -> None:
     prop.write_text(json.dumps([{"id": "a", "target_natural_language": ["other"]}]))
     with pytest.raises(ValueError, match=r"a: described differently in .*noprop.json and"):
         load_nl_files([noprop, prop])
+
+
+def test_a_code_block_over_the_cap_is_refused_unread_naming_its_size() -> None:
+    """Reading Lean is linear but slow in Python: a block past MAX_CODE_CHARS (a hostile
+    32 MB reply) is no answer, with its size and the cap, under either extraction."""
+    code = "def x := 1\n" * (MAX_CODE_CHARS // 11 + 1)
+    reply = f"```lean\n{code}```"
+    for answer in (extract_answer(reply, TargetIdentity("x", "def")), released_answer(reply)):
+        assert answer.status is AnswerStatus.NO_ANSWER and answer.code is None
+        assert f"has {len(code):,} characters, over the {MAX_CODE_CHARS:,} T2 reads" in (
+            answer.detail
+        )
+    # at the cap it is read as any other
+    fits = "def x := 1\n" * (MAX_CODE_CHARS // 11 - 1)
+    read = extract_answer(f"```lean\n{fits}```", TargetIdentity("x", "def"))
+    assert read.status is not AnswerStatus.NO_ANSWER and read.code == fits.strip("\n")
+
+
+def test_split_declarations_numbers_lines_of_many_commands() -> None:
+    text = "def a := 1\n\n-- c\ndef b := 2\ntheorem t : True := trivial\n"
+    spans = [(d.name, d.start_line, d.end_line) for d in split_declarations(text * 3)]
+    assert spans[:3] == [("a", 0, 1), ("b", 3, 4), ("t", 4, 5)]
+    assert spans[-1] == ("t", 14, 15)

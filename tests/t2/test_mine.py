@@ -689,6 +689,25 @@ def test_a_symlink_leaving_the_project_is_refused_before_lean_runs(mining: Path)
         project_modules(mining)
 
 
+def test_a_linked_folder_leaving_the_project_is_refused_naming_it(mining: Path) -> None:
+    """A walk does not enter a linked folder, lake does: such a project is refused, not
+    trimmed; a link to a folder inside the project is kept."""
+    vendor = mining.parent / "vendor"
+    vendor.mkdir()
+    (vendor / "Extra.lean").write_text("theorem extra : True := trivial\n")
+    (mining / "Proj" / "Inside").symlink_to(mining / "Proj")
+    assert "Proj.Basic" in project_modules(mining)
+    (mining / "Proj" / "Vendor").symlink_to(vendor)
+    result = mine(mining)
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]
+    assert f"{mining / 'Proj' / 'Vendor'} is a link to {vendor.resolve()}" in error
+    assert "outside the project: remove it or copy the folder in" in error
+    assert lake_calls(mining) == []
+    with pytest.raises(OutsideProject, match="Vendor is a link"):
+        project_modules(mining)
+
+
 def test_a_definition_keeps_the_kind_its_source_writes() -> None:
     """To Lean's environment ``@[reducible] def`` and ``abbrev`` are one thing; the record
     names the keyword the source wrote."""

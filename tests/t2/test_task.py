@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -11,7 +12,9 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
-from inspect_ai.model import ChatMessage
+from inspect_ai.model import ChatMessage, ModelName, ModelOutput
+from inspect_ai.scorer import Target
+from inspect_ai.solver import TaskState
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -241,3 +244,45 @@ def test_nl_comes_from_t2s_informalize_array_and_a_fallback_is_said(
     fallback = summarize_log(plain, n_resamples=20)
     assert fallback.to_dict()["nl_fallback"] == ["fixture-1.double_eq", "fixture-2.sq_nonneg'"]
     assert any("no --nl file given" in n for n in fallback.notes)
+
+
+def test_a_long_reply_is_scored_while_other_samples_go_on(fake_lean: str) -> None:
+    """Reading a long reply is CPU work: the event loop (every other sample) must not wait
+    for it. A ticker standing in for another sample keeps ticking while the scorer reads."""
+    task = t2(data=str(FIXTURE), lean=fake_lean, limit=1)
+    sample = task.dataset[0]
+    reply = "```lean\n" + "def x := 1\n" * 11_000 + "```"  # ~120 KB: read, about a second
+    state = TaskState(
+        model=ModelName("mockllm/model"),
+        sample_id=sample.id or 0,
+        epoch=1,
+        input=sample.input,
+        messages=[],
+        output=ModelOutput.from_content("mockllm/model", reply),
+        metadata=sample.metadata,
+    )
+
+    async def score_and_tick() -> tuple[float, int]:
+        ticks, done = 0, False
+
+        async def other_sample() -> None:
+            nonlocal ticks
+            while not done:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        ticker = asyncio.create_task(other_sample())
+        await asyncio.sleep(0)
+        started = asyncio.get_running_loop().time()
+        score = await task.scorer[0](state, Target(""))  # type: ignore[index]
+        elapsed = asyncio.get_running_loop().time() - started
+        done = True
+        await ticker
+        assert score is not None and score.metadata is not None
+        assert score.metadata["outcome"] == "renamed"  # declares x, not the target
+        return elapsed, ticks
+
+    elapsed, ticks = asyncio.run(score_and_tick())
+    # the ticker ran through the read (sharing the GIL with the reading thread, it gets some
+    # of its 10 ms slots: 67 of 288 measured; on the event loop it got 1)
+    assert elapsed > 0.2 and ticks >= elapsed / 0.01 / 10, (elapsed, ticks)

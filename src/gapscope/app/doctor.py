@@ -15,6 +15,12 @@ from gapscope.app.kit import JsonOut, command_output
 from gapscope.app.lean import findings_view
 from gapscope.lean import ALLOW_HINT, INSTALL_HINT, Finding, sandbox_finding
 
+CGROUP_FIX = (
+    "run as root where cgroup v1 memory and pids are mounted, or in a cgroup v2 subtree "
+    "delegated to you with the memory and pids controllers (e.g. systemd-run --user --scope "
+    "-p Delegate=yes gapscope ...)"
+)
+
 
 def code_pilot_finding() -> Finding:
     """``run ladder-code`` with the default ``--sandbox bwrap``: sandboxed, or refused."""
@@ -26,6 +32,22 @@ def code_pilot_finding() -> Finding:
         return Finding(name, True, f"{status.detail}; judged outside the attempt")
     found = f"{status.detail}; run ladder-code refuses (exit 2) unless --allow-unsandboxed"
     return Finding(name, False, found, f"{INSTALL_HINT}; {ALLOW_HINT}")
+
+
+def attempt_limits_finding() -> Finding:
+    """Whether the code pilot's attempts are bounded whole (a cgroup each) or per process."""
+    from gapscope.ladder import Isolation, Limits, bounds_in_force
+    from gapscope.lean import cgroup_support
+
+    support, limits = cgroup_support(), Limits()
+    cgroup = support.open(limits.bounds())
+    try:
+        found = bounds_in_force(limits, cgroup, Isolation.BWRAP)
+    finally:
+        if cgroup is not None:
+            cgroup.remove()
+    fix = "" if cgroup is not None else CGROUP_FIX
+    return Finding("ladder-code attempt limits (defaults)", cgroup is not None, found, fix)
 
 
 def inspect_sandbox_finding() -> Finding:
@@ -46,6 +68,7 @@ def doctor(as_json: JsonOut = False) -> None:
     lean = sandbox_finding()
     findings = [
         code_pilot_finding(),
+        attempt_limits_finding(),
         inspect_sandbox_finding(),
         Finding("Lean checks (local REPL, kernel checker, T2 lake)", lean.ok, lean.found, lean.fix),
     ]

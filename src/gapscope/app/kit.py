@@ -57,6 +57,7 @@ from gapscope.app.endings import EXIT_INTERRUPTED as EXIT_INTERRUPTED
 from gapscope.app.endings import EXIT_OK as EXIT_OK
 from gapscope.app.endings import EXIT_RUN_FAILED as EXIT_RUN_FAILED
 from gapscope.app.endings import TaskEnd, read_end
+from gapscope.app.options import GENERATION as GENERATION  # re-exported: set by run options
 from gapscope.app.options import generation_limits
 
 if TYPE_CHECKING:
@@ -87,9 +88,6 @@ WIDTH_ENV = "GAPSCOPE_WIDTH"
 """Width of printed tables, when ``gapscope --width N`` does not give one."""
 TABLE_WIDTH: ContextVar[int | None] = ContextVar("table_width", default=None)
 """``gapscope --width N``: set by the root command for every invocation (None when not given)."""
-GENERATION: ContextVar[dict[str, int] | None] = ContextVar("generation", default=None)
-"""``gapscope run --timeout/--attempt-timeout/--max-retries``: the bounds on a served model's
-requests, set by the ``run`` group for every ``run`` command (None: ``app.options``' defaults)."""
 PIPED_WIDTH = 1000
 """Tables written to a pipe or a file are not cut to a terminal's width (rich's default of 80
 columns turned names into ``gapsc…``): they take the width their cells need, up to this."""

@@ -23,6 +23,7 @@ from gapscope.app.options import (
     MaxRetriesOption,
     TimeoutOption,
     generation_limits,
+    with_request_bounds,
 )
 from gapscope.app.profile import profile
 from gapscope.app.prove import prove_app, run_prove
@@ -95,13 +96,13 @@ app.command("episodes")(episodes)
 app.command("report")(report_command)
 app.command("compare")(compare_command)
 app.command("profile")(profile)
-run_app.command("s2b")(run_s2b)
-run_app.command("ladder")(run_ladder)
-run_app.command("ladder-code")(run_ladder_code)
-run_app.command("prove")(run_prove)
-run_app.command("onng")(run_onng)
-run_app.command("t2")(run_t2)
-run_app.command("steer")(run_steer)
+run_app.command("s2b")(with_request_bounds(run_s2b))
+run_app.command("ladder")(with_request_bounds(run_ladder))
+run_app.command("ladder-code")(with_request_bounds(run_ladder_code))
+run_app.command("prove")(with_request_bounds(run_prove))
+run_app.command("onng")(with_request_bounds(run_onng))
+run_app.command("t2")(with_request_bounds(run_t2))
+run_app.command("steer")(with_request_bounds(run_steer))
 
 
 def main() -> None:

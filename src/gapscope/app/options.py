@@ -1,6 +1,8 @@
 """Options several commands share: ``--executor`` & co. of every Lean-backed ``gapscope run``,
-``--allow-unsandboxed`` of every command that runs model-written code,
-and the S2B-LM episode overrides (``--set``) of ``run s2b``, ``episodes`` and ``steer``.
+``--allow-unsandboxed`` of every command that runs model-written code, the bounds on a served
+model's requests (``--timeout``, ``--attempt-timeout``, ``--max-retries``) of ``profile`` and
+every ``run`` command (:func:`with_request_bounds`), and the S2B-LM episode overrides
+(``--set``) of ``run s2b``, ``episodes`` and ``steer``.
 
 Help texts are rich markup (typer renders them so): ``\\[`` keeps a literal bracket.
 """
@@ -8,6 +10,10 @@ Help texts are rich markup (typer renders them so): ``\\[`` keeps a literal brac
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
+from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Annotated, Any
 
 import typer
@@ -87,31 +93,18 @@ for a stalled one, and one that stops answering mid-reply is. gapscope's own eng
 (``gapscope/…``) and other in-process models get none of these: they cannot be down, and a
 long CPU generation is not a stall."""
 
-TimeoutOption = Annotated[
-    int,
-    typer.Option(
-        "--timeout",
-        min=1,
-        help="Seconds one request to a served model may take, retries included.",
-    ),
-]
+TIMEOUT_HELP = "Seconds one request to a served model may take, retries included."
+ATTEMPT_TIMEOUT_HELP = (
+    "Seconds one attempt of a request may take before it is abandoned and retried "
+    "(default: 4x the token cap at the preflight's measured speed, at least 300); the "
+    "preflight waits as long (default 120 s)."
+)
+MAX_RETRIES_HELP = "Retries of a request the server failed (HTTP 5xx, 429, a dropped connection)."
+TimeoutOption = Annotated[int, typer.Option("--timeout", min=1, help=TIMEOUT_HELP)]
 AttemptTimeoutOption = Annotated[
-    int | None,
-    typer.Option(
-        "--attempt-timeout",
-        min=1,
-        help="Seconds one attempt of a request may take before it is abandoned and retried "
-        "(default: 4x the token cap at the preflight's measured speed, at least 300).",
-    ),
+    int | None, typer.Option("--attempt-timeout", min=1, help=ATTEMPT_TIMEOUT_HELP)
 ]
-MaxRetriesOption = Annotated[
-    int,
-    typer.Option(
-        "--max-retries",
-        min=0,
-        help="Retries of a request the server failed (HTTP 5xx, 429, a dropped connection).",
-    ),
-]
+MaxRetriesOption = Annotated[int, typer.Option("--max-retries", min=0, help=MAX_RETRIES_HELP)]
 
 
 def generation_limits(
@@ -123,3 +116,44 @@ def generation_limits(
     given is computed per task: ``preflight.request_bounds``)."""
     limits = {"timeout": timeout, "max_retries": max_retries}
     return limits | ({"attempt_timeout": attempt_timeout} if attempt_timeout else {})
+
+
+GENERATION: ContextVar[dict[str, int] | None] = ContextVar("generation", default=None)
+"""The bounds on a served model's requests for this invocation, as ``gapscope run --timeout
+...`` or ``gapscope run NAME --timeout ...`` gave them (None: the defaults above)."""
+
+_BOUND_OPTIONS = {
+    "timeout": Annotated[int | None, typer.Option("--timeout", min=1, help=TIMEOUT_HELP)],
+    "attempt_timeout": Annotated[
+        int | None, typer.Option("--attempt-timeout", min=1, help=ATTEMPT_TIMEOUT_HELP)
+    ],
+    "max_retries": Annotated[
+        int | None, typer.Option("--max-retries", min=0, help=MAX_RETRIES_HELP)
+    ],
+}
+
+
+def with_request_bounds(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``command`` taking ``--timeout``, ``--attempt-timeout`` and ``--max-retries`` too, so
+    ``gapscope run ladder-code --timeout 60`` works as ``gapscope run --timeout 60
+    ladder-code`` does (there, after the diagnostic's name, they win). What is given is set in
+    :data:`GENERATION`, which :func:`gapscope.app.kit.run_diagnostic` reads; the command itself
+    never sees them."""
+
+    @functools.wraps(command)
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        given = {name: kwargs.pop(name, None) for name in _BOUND_OPTIONS}
+        chosen = {name: value for name, value in given.items() if value is not None}
+        GENERATION.set((GENERATION.get() or generation_limits()) | chosen)
+        return command(*args, **kwargs)
+
+    signature = inspect.signature(command, eval_str=True)  # typer reads these annotations
+    extra = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=kind)
+        for name, kind in _BOUND_OPTIONS.items()
+    ]
+    bounded.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[*signature.parameters.values(), *extra]
+    )
+    bounded.__annotations__ = {**command.__annotations__, **_BOUND_OPTIONS}
+    return bounded

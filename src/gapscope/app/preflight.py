@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from gapscope.app.study import PlanRow
 
 PREFLIGHT_TIMEOUT_S = 120
-"""The most one preflight request may take (no retry; ``--attempt-timeout`` when lower): a
+"""The most one preflight request may take unless ``--attempt-timeout`` is given (no retry): a
 server that accepts connections but does not answer (or trickles) is reported within it, and
 one that refuses connections at once. ``transformers serve`` on SmolLM2 took 30 s for its
 first request (it loads the model then) and 25 to over 60 s for 32 tokens on this loaded
@@ -71,10 +71,10 @@ def check_endpoints(
 ) -> dict[str, Rate]:
     """Probe every served model of ``models`` (name -> opened model); their measured rates.
 
-    Each request gets ``timeout`` seconds, at most :data:`PREFLIGHT_TIMEOUT_S`. Raises
-    EndpointError with one line per model that failed (all of them are tried).
+    Each request gets ``timeout`` seconds (``--attempt-timeout`` where given, so that flag,
+    which the refusal of a slow server names, does give it longer). Raises EndpointError with
+    one line per model that failed (all of them are tried).
     """
-    timeout = min(timeout, PREFLIGHT_TIMEOUT_S)
     served = {name: m for name, m in models.items() if is_served(name) and not isinstance(m, str)}
     if not served:
         return {}

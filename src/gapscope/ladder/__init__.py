@@ -55,7 +55,7 @@ if TYPE_CHECKING:
         parse_removed,
     )
     from gapscope.ladder.review_task import ladder_review
-    from gapscope.ladder.sandbox import bwrap_status
+    from gapscope.ladder.sandbox import Isolation, Limits, bounds_in_force, bwrap_status
     from gapscope.ladder.task import oracle_ladder
     from gapscope.ladder.taxonomy import (
         GAP_ORDER,
@@ -98,7 +98,9 @@ __all__ = [
     "Family",
     "FamilyCounts",
     "Gap",
+    "Isolation",
     "LadderOutcome",
+    "Limits",
     "Match",
     "MilestoneTest",
     "ModelProfile",
@@ -115,6 +117,7 @@ __all__ = [
     "RunMetadata",
     "Stage",
     "anchor_agreement",
+    "bounds_in_force",
     "bwrap_status",
     "contract",
     "family_of",
@@ -182,6 +185,9 @@ __getattr__, __dir__ = lazy_face(
         "Stage": ".compile",
         "TASK": ".contract",
         "anchor_agreement": ".anchors",
+        "Isolation": ".sandbox",
+        "Limits": ".sandbox",
+        "bounds_in_force": ".sandbox",
         "bwrap_status": ".sandbox",
         "family_of": ".probes",
         "funnel_counts": ".compile",

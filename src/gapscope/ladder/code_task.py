@@ -14,7 +14,9 @@ with the next one; what is left to schedule is a bounded number of child process
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
+import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
@@ -136,7 +138,8 @@ def ladder_code(
         conditions: ``all`` or a comma list of no-help, helper-plan, verified-helpers.
         limit: only the first ``limit`` problems.
         time_limit: wall-clock seconds of one attempt's test run (it is killed past it).
-        memory_mb: address-space limit of one attempt.
+        memory_mb: memory of one attempt: all its processes together where this host offers
+            a cgroup (``gapscope doctor`` says), and each process's address space.
         workers: attempts tested at once (default: the CPU count).
         max_tokens: generation budget per attempt.
         temperature: sampling temperature of the attempts.
@@ -223,9 +226,15 @@ def code_tests(
         if remote is not None:
             result = await run_in_sandbox(source, problem.tests, problem.entry, limits, remote)
         else:
-            result = await asyncio.get_running_loop().run_in_executor(
-                pool, run_tests, source, problem.tests, problem.entry, limits, layer
+            cancel = threading.Event()
+            attempt = functools.partial(
+                run_tests, source, problem.tests, problem.entry, limits, layer, cancel
             )
+            try:
+                result = await asyncio.get_running_loop().run_in_executor(pool, attempt)
+            except asyncio.CancelledError:  # Ctrl-C: kill the sandbox now, not at its limit
+                cancel.set()
+                raise
         return Score(
             value=CORRECT if result.solved else INCORRECT,
             answer=result.status.value,
@@ -238,6 +247,7 @@ def code_tests(
                     isolation=result.isolation,
                     sandboxed=result.sandboxed,
                     seconds=result.seconds,
+                    bounds=result.bounds,
                 )
             ),
         )

@@ -106,7 +106,8 @@ class CodeRunMetadata(TypedDict):
 
 class CodeVerdictMetadata(TypedDict):
     """One attempt's test run: how it ended, tests passed of total, where it ran (and whether
-    that was a sandbox: False only when the user allowed unsandboxed runs), seconds."""
+    that was a sandbox: False only when the user allowed unsandboxed runs), seconds, and
+    which limits held it and how (per attempt in a cgroup, or per process only)."""
 
     status: str
     passed: int
@@ -114,3 +115,4 @@ class CodeVerdictMetadata(TypedDict):
     isolation: str
     sandboxed: bool
     seconds: float
+    bounds: str

@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from inspect_ai.util import ExecResult, OutputLimitExceededError, sandbox
+from inspect_ai.util._sandbox.registry import registry_find_sandboxenv
 
 from gapscope.ladder.judge import CodeTest, Judge, Status, Verdict, child_job
 from gapscope.ladder.sandbox import (
@@ -48,9 +51,20 @@ class InspectSandbox:
 
     @classmethod
     def parse(cls, spec: str) -> InspectSandbox:
+        """The spec, checked before any model call: a type Inspect knows (its sandbox
+        registry, entry points included) and a config file that exists. ValueError naming the
+        fix otherwise (Inspect itself finds out only when the first sample starts)."""
         kind, _, config = spec.partition(":")
-        if not kind:
-            raise ValueError(f"sandbox {spec!r}: expected TYPE or TYPE:CONFIG, e.g. docker")
+        usage = "expected bwrap, or an Inspect sandbox type as TYPE or TYPE:CONFIG (docker, "
+        usage += "docker:compose.yaml, k8s, local), lowercase and without spaces"
+        if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", kind):
+            raise ValueError(f"--sandbox {spec!r}: {usage}")
+        try:
+            registry_find_sandboxenv(kind)
+        except ValueError as exc:  # Inspect's words name the package that provides a type
+            raise ValueError(f"--sandbox {spec!r}: {exc} ({usage})") from None
+        if config and not Path(config).is_file():
+            raise ValueError(f"--sandbox {spec!r}: no configuration file {config!r} here")
         return cls(kind, config or None)
 
     @property
@@ -107,6 +121,8 @@ async def run_in_sandbox(
         where.isolation,
         where.sandboxed,
         time.monotonic() - started,
+        f"the Inspect sandbox's own (its configuration); per process: {limits.memory_mb} MB "
+        f"address space, {limits.cpu_s} s CPU; {limits.time_s:g} s wall clock",
     )
 
 

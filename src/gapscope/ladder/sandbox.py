@@ -17,15 +17,22 @@ may loop forever, fork without end, allocate 10 GB, open a socket, or try to fak
   the interpreter's installation, read-only; a fresh ``/proc`` of the sandbox's own PIDs; a
   private ``/dev``; the attempt's folder (``/attempt``) a size-capped in-memory file system,
   the one writable place; an environment of PATH, HOME, TMPDIR and LANG only; its own
-  session; death with its parent. The child lowers its resource limits (memory, CPU seconds,
-  file size, open files, processes, no core dumps) before the attempt runs.
+  session; death with its parent; ``/dev`` read-only. The child lowers its resource limits
+  (memory, CPU seconds, file size, open files, processes, no core dumps) before the attempt
+  runs.
+* **Bounded together.** Those limits hold per process; where this host offers a cgroup
+  (:func:`gapscope.lean.cgroup_support`) every attempt also gets its own, whose memory,
+  process count and CPU share bound everything the attempt starts together. An attempt the
+  kernel's OOM killer touched is stopped at once and reported as over its memory limit; every
+  result names the limits that held (:func:`bounds_in_force`).
 * **Killed whole.** Past the wall-clock limit the sandbox's init is killed, which kills every
   process of its PID namespace, setsid'd children included; the attempt is reported only
   once none of them runs.
 
-As root the kernel does not enforce the process limit (``RLIMIT_NPROC``), so there a fork
+Without a cgroup, and as root (where the kernel does not enforce ``RLIMIT_NPROC``), a fork
 bomb is held only by the audit hook's block on process creation (which a renamed extension
-module gets round) and the wall-clock kill (docs/ladder.md, threat model).
+module gets round) and the wall-clock kill, and every result says so (docs/ladder.md, threat
+model).
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -50,7 +58,7 @@ from pathlib import Path
 
 import gapscope
 from gapscope.ladder.judge import CodeTest, Judge, Status, Verdict, child_job
-from gapscope.lean import SandboxStatus, require_sandbox
+from gapscope.lean import AttemptCgroup, Bounds, SandboxStatus, cgroup_support, require_sandbox
 
 __all__ = [
     "CodeTest",
@@ -58,6 +66,7 @@ __all__ = [
     "Limits",
     "RunResult",
     "Status",
+    "bounds_in_force",
     "bwrap_status",
     "local_layer",
     "run_tests",
@@ -87,6 +96,8 @@ class Limits:
     cpu_s: int = 10
     memory_mb: int = 1024
     processes: int = 64
+    cpus: float = 1.0
+    """The CPUs' share all the attempt's processes together may use (with a cgroup)."""
     file_mb: int = 16
     open_files: int = 64
     output_mb: int = 16
@@ -108,6 +119,10 @@ class Limits:
             "RLIMIT_CORE": 0,
         }
 
+    def bounds(self) -> Bounds:
+        """What the attempt's cgroup holds, all its processes together."""
+        return Bounds(self.memory_mb, self.processes, self.cpus)
+
 
 @dataclass(frozen=True)
 class RunResult:
@@ -121,6 +136,8 @@ class RunResult:
     isolation: str
     sandboxed: bool
     seconds: float
+    bounds: str
+    """Which limits held, and how (:func:`bounds_in_force`)."""
 
     @property
     def solved(self) -> bool:
@@ -229,12 +246,40 @@ def bwrap_argv(bwrap: str, limits: Limits, info_fd: int | None = None) -> list[s
         "--ro-bind", str(CHILD), CHILD_IN_SANDBOX,
         "--dev", "/dev",
         "--proc", "/proc",
-        "--size", str(limits.file_mb * 4 * 1024 * 1024), "--tmpfs", ATTEMPT_DIR,
+        "--size", str(attempt_folder_mb(limits) * 1024 * 1024), "--tmpfs", ATTEMPT_DIR,
         "--chdir", ATTEMPT_DIR,
+        "--remount-ro", "/dev",  # bubblewrap's /dev is a tmpfs of half the host's memory
         "--remount-ro", "/",
         *info,
         "--",
     ]  # fmt: skip
+
+
+def attempt_folder_mb(limits: Limits) -> int:
+    """The size of ``/attempt``, the one writable place in the sandbox."""
+    return limits.file_mb * 4
+
+
+def bounds_in_force(limits: Limits, cgroup: AttemptCgroup | None, layer: Isolation) -> str:
+    """Which limits hold an attempt, and how: per attempt (its cgroup) where there is one,
+    per process always, and the sandbox's file systems."""
+    per_process = (
+        f"per process: {limits.memory_mb} MB address space, {limits.cpu_s} s CPU, "
+        f"{limits.file_mb} MB per file, {limits.open_files} open files"
+    )
+    if cgroup is not None:
+        together = cgroup.describe()
+    elif os.geteuid() == 0:
+        together = f"nothing per attempt ({cgroup_support().detail}); processes unbounded as root"
+    else:
+        together = f"nothing per attempt ({cgroup_support().detail})"
+        per_process += f", {limits.processes} processes of this user"
+    files = (
+        f"/attempt {attempt_folder_mb(limits)} MB, /dev read-only"
+        if layer is Isolation.BWRAP
+        else "files: this host's"
+    )
+    return f"{together}; {per_process}; {files}; {limits.time_s:g} s wall clock"
 
 
 @functools.cache
@@ -270,12 +315,15 @@ def run_tests(
     entry: str | None,
     limits: Limits = Limits(),
     layer: Isolation | None = None,
+    cancel: threading.Event | None = None,
 ) -> RunResult:
     """Run ``program`` on ``tests`` in a fresh sandbox; stop at the first failing test.
 
     ``entry`` names the function call tests call (a top-level function, or a method of a
     ``Solution`` class as LiveCodeBench writes them); None means stdin/stdout tests.
     ``layer`` is where it runs (default: the sandbox, refused where it does not work).
+    ``cancel``, once set (the run was interrupted), kills the attempt within ``POLL_S``
+    instead of at its time limit; the result then says so (ERROR, :data:`CANCELLED`).
     """
     layer = layer or local_layer(False)
     started = time.monotonic()
@@ -305,7 +353,12 @@ def run_tests(
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
         if cwd is not None:  # bubblewrap sets the sandbox's own (--clearenv, --setenv)
             env |= {"HOME": cwd, "TMPDIR": cwd}
-        attempt = Attempt(command, json.dumps(job).encode(), env, cwd, limits, stack)
+        cgroup = cgroup_support().open(limits.bounds())
+        if cgroup is not None:  # removed after the attempt is stopped (the stack is LIFO)
+            stack.callback(cgroup.remove)
+            command = cgroup.wrap(command)
+        attempt = Attempt(command, json.dumps(job).encode(), env, cwd, limits, stack, cgroup)
+        attempt.cancel = cancel
         attempt.start(fds, descriptors.close)
         verdict = attempt.judge(Judge(tests, entry), channel_r, info_r)
     return RunResult(
@@ -316,6 +369,7 @@ def run_tests(
         layer.value,
         layer is Isolation.BWRAP,
         time.monotonic() - started,
+        bounds_in_force(limits, cgroup, layer),
     )
 
 
@@ -343,6 +397,10 @@ class Descriptors:
 
 
 OVER_LIMIT = "output over the limit"
+POLL_S = 0.05
+"""How often a running attempt with a cgroup is checked for an OOM kill, and one that can be
+cancelled for the cancellation."""
+CANCELLED = "cancelled: the run was interrupted"
 KILL_WAIT_S = 5.0
 """How long to wait for killed processes to die (SIGKILL is delivered asynchronously; a
 process still running when the attempt is reported would outlive it)."""
@@ -359,8 +417,10 @@ class Attempt:
         cwd: str | None,
         limits: Limits,
         stack: contextlib.ExitStack,
+        cgroup: AttemptCgroup | None = None,
     ) -> None:
         self.command, self.env, self.cwd, self.limits = command, env, cwd, limits
+        self.cgroup = cgroup
         # unnamed files, closed by the stack: the job leaves no file for the attempt to find
         self.stdin = stack.enter_context(tempfile.TemporaryFile())  # noqa: SIM115
         self.stdin.write(job)
@@ -369,6 +429,7 @@ class Attempt:
         self.stack = stack
         self.namespace: int | None = None
         self.stopped = False
+        self.cancel: threading.Event | None = None
 
     def start(self, fds: tuple[int, ...], close: Callable[[int], None]) -> None:
         """Start the child with ``fds`` (the pipes' write ends), then ``close`` ours: the
@@ -401,7 +462,15 @@ class Attempt:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
-                for key, _ in selector.select(remaining):
+                if self._out_of_memory():
+                    self._stop()
+                    return Verdict(Status.MEMORY, judge.passed, memory_detail(self.limits))
+                if self.cancel is not None and self.cancel.is_set():
+                    self._stop()
+                    return Verdict(Status.ERROR, judge.passed, CANCELLED)
+                polled = self.cgroup is not None or self.cancel is not None
+                wait = min(remaining, POLL_S) if polled else remaining
+                for key, _ in selector.select(wait):
                     data = os.read(key.fd, 1 << 16)
                     if not data:
                         selector.unregister(key.fd)
@@ -428,11 +497,18 @@ class Attempt:
         except subprocess.TimeoutExpired:
             code = None
         self._stop()
+        if self._out_of_memory():
+            return Verdict(Status.MEMORY, passed, memory_detail(self.limits))
         if code is None:
             return Verdict(Status.TIMEOUT, passed, wall_clock_detail(self.limits))
         self.stderr.seek(0, os.SEEK_END)
         self.stderr.seek(max(0, self.stderr.tell() - TAIL_BYTES))
         return exit_verdict(code, self.stderr.read(), passed, self.limits)
+
+    def _out_of_memory(self) -> bool:
+        """Whether the kernel killed one of the attempt's processes for passing its cgroup's
+        memory limit (the rest then go too: an attempt is held to its limit whole)."""
+        return self.cgroup is not None and self.cgroup.oom_kills() > 0
 
     def _stop(self) -> None:
         """SIGKILL the child's process group and reap it; then wait until nothing of it runs:
@@ -443,6 +519,8 @@ class Attempt:
         self.stopped = True
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
+        if self.cgroup is not None:
+            self.cgroup.kill()
         self.process.wait()
         group, namespace = self.process.pid, self.namespace
         deadline = time.monotonic() + KILL_WAIT_S
@@ -455,6 +533,13 @@ class Attempt:
 
 
 TAIL_BYTES = 400
+
+
+def memory_detail(limits: Limits) -> str:
+    return (
+        f"killed: the attempt's memory limit of {limits.memory_mb} MB "
+        "(all its processes together, its cgroup) was reached"
+    )
 
 
 def wall_clock_detail(limits: Limits) -> str:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from gapscope.lean.backend import CheckRequest, LeanBackend, LeanUnavailable
     from gapscope.lean.base import CachedBackend, check
     from gapscope.lean.cache import VerdictCache, default_cache_path
+    from gapscope.lean.cgroup import AttemptCgroup, Bounds, CgroupSupport, cgroup_support
     from gapscope.lean.doctor import (
         Finding,
         kimina_finding,
@@ -80,7 +81,10 @@ __all__ = [
     "RAY_INSTALL",
     "STANDARD_AXIOMS",
     "SYNTAX_COMMANDS",
+    "AttemptCgroup",
+    "Bounds",
     "CachedBackend",
+    "CgroupSupport",
     "CheckRequest",
     "Checker",
     "Finding",
@@ -100,6 +104,7 @@ __all__ = [
     "VerdictCache",
     "attributes_in",
     "broken_by_code",
+    "cgroup_support",
     "check",
     "code_only",
     "decide_sandbox",
@@ -133,6 +138,9 @@ __getattr__, __dir__ = lazy_face(
     __name__,
     {
         "ALLOW_HINT": ".sandbox",
+        "AttemptCgroup": ".cgroup",
+        "Bounds": ".cgroup",
+        "CgroupSupport": ".cgroup",
         "CachedBackend": ".base",
         "CheckRequest": ".backend",
         "Checker": ".verdict",
@@ -162,6 +170,7 @@ __getattr__, __dir__ = lazy_face(
         "VerdictCache": ".cache",
         "attributes_in": ".screen",
         "broken_by_code": ".verdict",
+        "cgroup_support": ".cgroup",
         "check": ".base",
         "code_only": ".source",
         "decide_sandbox": ".sandbox",

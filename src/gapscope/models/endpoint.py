@@ -78,9 +78,16 @@ HINTS = {
 }
 
 
-def describe_error(model: str, exc: BaseException) -> str:
-    """One line for a failed request: the model, what happened and the server's own words."""
+def describe_error(model: str, exc: BaseException, waited: int | None = None) -> str:
+    """One line for a failed request: the model, what happened and the server's own words;
+    for a request that timed out after ``waited`` seconds, the flag that gives it longer."""
     import openai
+
+    longer = (
+        f"; a slow server (not a stalled one) needs longer: --attempt-timeout {4 * waited}"
+        if waited
+        else "; a slow server (not a stalled one) needs a longer --attempt-timeout"
+    )
 
     for cause in _chain(exc):
         if isinstance(cause, openai.APIError) and _refused_here(cause.body):
@@ -95,13 +102,15 @@ def describe_error(model: str, exc: BaseException) -> str:
                 f"{model}: the server refused the request (HTTP {cause.status_code}): {words}{tail}"
             )
         if isinstance(cause, openai.APITimeoutError):
-            return f"{model}: no reply from {cause.request.url} in time"
+            within = f" within {waited} s" if waited else " in time"
+            return f"{model}: no reply from {cause.request.url}{within}{longer}"
         if isinstance(cause, openai.APIConnectionError):
             reason = next((str(c) for c in _chain(cause) if c is not cause and str(c)), "")
             return f"{model}: cannot reach {cause.request.url}: {reason or cause.message}"
     for cause in _chain(exc):
         if type(cause).__name__ == "AttemptTimeoutError":
-            return f"{model}: no reply within the attempt timeout ({cause}); see --attempt-timeout"
+            within = f"{waited} s" if waited else f"the attempt timeout ({cause})"
+            return f"{model}: no reply within {within}{longer}"
     return f"{model}: {type(exc).__name__}: {excerpt(str(exc))}"
 
 
@@ -194,11 +203,11 @@ async def probe(model: Model, name: str, timeout: int) -> Probe:
         if not first and getattr(event, "type", "") == "text":
             first.append(time.monotonic() - start)
 
-    short = await _generate(model, name, PROBE_PROMPT, config, on_stream)
+    short = await _generate(model, name, PROBE_PROMPT, config, on_stream, timeout)
     seconds = time.monotonic() - start
     start = time.monotonic()
     one_token = config.model_copy(update={"max_tokens": 1})
-    long = await _generate(model, name, LONG_PROBE_PROMPT, one_token)
+    long = await _generate(model, name, LONG_PROBE_PROMPT, one_token, waited=timeout)
     long_s = time.monotonic() - start
     output_tokens = short.usage.output_tokens if short.usage else 0
     if not output_tokens:  # a server that reports no usage: count words, about one token each
@@ -215,12 +224,17 @@ async def probe(model: Model, name: str, timeout: int) -> Probe:
 
 
 async def _generate(
-    model: Model, name: str, prompt: str, config: GenerateConfig, on_stream: Any = None
+    model: Model,
+    name: str,
+    prompt: str,
+    config: GenerateConfig,
+    on_stream: Any = None,
+    waited: int | None = None,
 ) -> ModelOutput:
     try:
         output = await model.generate(prompt, config=config, on_stream=on_stream)
     except Exception as exc:
-        raise EndpointError(describe_error(name, exc)) from None
+        raise EndpointError(describe_error(name, exc, waited)) from None
     if output.error:
         raise EndpointError(f"{name}: {output.error}")
     return output

@@ -168,6 +168,7 @@ def _command_lines(text: str) -> list[int]:
     depth = 0
     prefix = False  # the current command is, so far, only a doc comment/attributes/modifiers
     previous = ""
+    lines = _LineCounter(text)
     for i, token in enumerate(tokens):
         word = lexed.word(token)
         if token.kind is Kind.SYMBOL and word in _OPENING:
@@ -182,7 +183,7 @@ def _command_lines(text: str) -> list[int]:
             # truncated statement), Lean gives up on it and resumes at that keyword.
             depth = 0
             if previous != "in":  # ``open Foo in`` / ``set_option … in`` scope the next one
-                starts.append(text.count("\n", 0, token.start))
+                starts.append(lines.at(token.start))
             prefix = opener == "prefix"
         elif prefix and depth == 0 and opener != "prefix" and word not in _PAIRS:
             prefix = False  # the keyword (or a command this reader does not know) came
@@ -194,6 +195,20 @@ def _command_lines(text: str) -> list[int]:
         if not starts or starts[0] > line:
             starts.insert(0, line)
     return starts
+
+
+class _LineCounter:
+    """The 0-based line of each offset asked, for offsets asked in increasing order: counts
+    only the newlines since the last one (counting from the start each time is quadratic in
+    a reply of many commands)."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.offset, self.line = text, 0, 0
+
+    def at(self, offset: int) -> int:
+        self.line += self.text.count("\n", self.offset, offset)
+        self.offset = offset
+        return self.line
 
 
 def _opener(lexed: Lexed, i: int) -> str | None:

@@ -28,6 +28,12 @@ _RELEASED_CLOSED = re.compile(r"```[a-z]*\n(.*?)```", re.DOTALL)
 _RELEASED_OPEN = re.compile(r"```[a-z]*\n(.*?)$", re.DOTALL)
 
 
+MAX_CODE_CHARS = 128 * 1024
+"""The most code T2 reads from one reply: 4x what the released budget (8,192 tokens) can
+write. A longer block is refused unread (as no answer, naming its size): reading Lean is linear
+but slow in Python (~10 s per MB), and a hostile 32 MB reply must not hold a scorer for minutes."""
+
+
 class AnswerStatus(StrEnum):
     OK = "ok"
     NO_ANSWER = "no_answer"
@@ -45,8 +51,8 @@ class Answer:
 
 def fenced_blocks(reply: str) -> list[tuple[str, str]]:
     """(tag, body) of every fenced block, in order; an unclosed last one runs to the end."""
-    fences = list(_FENCE.finditer(reply.replace("\r\n", "\n")))
     text = reply.replace("\r\n", "\n")
+    fences = list(_FENCE.finditer(text))
     out: list[tuple[str, str]] = []
     i = 0
     while i < len(fences):
@@ -72,6 +78,8 @@ def extract_answer(reply: str, target: TargetIdentity) -> Answer:
     block = last_lean_block(reply)
     if block is None:
         return Answer(AnswerStatus.NO_ANSWER, None, "no fenced code block in the reply")
+    if (too_long := _over_cap(block)) is not None:
+        return too_long
     code = _IMPORT_LINE.sub("", block).strip("\n")
     if not code.strip():
         return Answer(AnswerStatus.NO_ANSWER, None, "the last code block is empty")
@@ -88,6 +96,18 @@ def extract_answer(reply: str, target: TargetIdentity) -> Answer:
             f"declares {target.name} as {named[0].kind}; target is a {target.kind}",
         )
     return Answer(AnswerStatus.OK, code)
+
+
+def _over_cap(code: str) -> Answer | None:
+    """The refusal of a code block over :data:`MAX_CODE_CHARS`, or None."""
+    if len(code) <= MAX_CODE_CHARS:
+        return None
+    return Answer(
+        AnswerStatus.NO_ANSWER,
+        None,
+        f"the code block has {len(code):,} characters, over the {MAX_CODE_CHARS:,} T2 reads "
+        "(lower max_tokens, or ask for one declaration)",
+    )
 
 
 def unquoted_name(name: str) -> str:
@@ -116,6 +136,8 @@ def released_answer(reply: str) -> Answer:
     else:
         unclosed = _RELEASED_OPEN.findall(reply)
         code = unclosed[-1] if unclosed else reply
+    if (too_long := _over_cap(code)) is not None:
+        return too_long
     code = code.strip()
     if code.startswith("```lean"):
         code = code.replace("```lean", "").replace("```", "")

@@ -13,8 +13,8 @@ another file is found too.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 
@@ -36,24 +36,36 @@ class OutsideProject(ValueError):
     """A project file that is a link leading out of the project."""
 
 
-def lean_files(project: Path) -> Iterator[Path]:
+def lean_files(project: Path) -> list[Path]:
     """The project's own ``.lean`` files (not its dependencies' or build outputs), sorted.
 
-    OutsideProject for a file whose real path lies outside the project (a symlink such as
-    ``Shadow.lean -> /etc/shadow``): what T2 reads, hashes and hands to Lean as the project's
-    source must be the project's, so such a project is refused, not silently trimmed."""
+    OutsideProject for any link, to a file or to a folder, whose real path lies outside the
+    project (``Shadow.lean -> /etc/shadow``, ``Vendor -> /home/me/other``): what T2 reads,
+    hashes and hands to Lean as the project's source must be the project's, and ``lake``
+    follows a linked folder that a walk of the project would not enter, so such a project is
+    refused, not silently trimmed. Links inside the project are kept (their targets are read
+    where they lie)."""
     root = project.resolve()
-    for path in sorted(project.rglob("*.lean")):
-        relative = path.relative_to(project)
-        if _SKIP_DIRS.intersection(relative.parts):
-            continue
-        real = path.resolve()
-        if not real.is_relative_to(root):
-            raise OutsideProject(
-                f"{project / relative} is a link to {real}, outside the project: remove it"
-                " or copy the file in (a project's sources must lie inside it)"
-            )
-        yield path
+    found: list[Path] = []
+    for folder, folders, files in os.walk(project):  # links to folders are listed, not entered
+        here = Path(folder)
+        folders[:] = [f for f in folders if f not in _SKIP_DIRS]
+        for name in (*folders, *files):
+            _refuse_outside(here / name, project, root)
+        found += [here / name for name in files if name.endswith(".lean")]
+    return sorted(found)
+
+
+def _refuse_outside(path: Path, project: Path, root: Path) -> None:
+    if not path.is_symlink():
+        return
+    real = path.resolve()
+    if not real.is_relative_to(root):
+        kind = "folder" if real.is_dir() else "file"
+        raise OutsideProject(
+            f"{path} is a link to {real}, outside the project: remove it or copy the {kind}"
+            f" in (a project's sources must lie inside {project})"
+        )
 
 
 NOT_MODULES = frozenset({"lakefile.lean"})

@@ -35,7 +35,7 @@ from gapscope.t2.audit import Audit, Defect, SuccessorsOf, audit_records
 from gapscope.t2.bleu import BleuMetric, exact_match, sentence_bleu
 from gapscope.t2.contract import TASK, RunMetadata
 from gapscope.t2.declarations import is_hard
-from gapscope.t2.evaluate import Evaluate, evaluate_answer, settle
+from gapscope.t2.evaluate import Evaluate, SampleResult, evaluate_answer, settle
 from gapscope.t2.extract import Answer, extract_answer, released_answer
 from gapscope.t2.prompting import (
     Context,
@@ -452,10 +452,21 @@ def t2_scorer(evaluate: Evaluate, rules: Rules = Rules.GAPSCOPE) -> Scorer:
     answer's BLEU against the ground truth."""
     extract = _extract(rules)
 
+    def judged(reply: str, record: T2Record) -> tuple[Answer, SampleResult, dict[str, Any]]:
+        """Extraction, checks and text metrics: CPU-bound on a long reply (lexing Lean), so
+        run in a worker thread, where the event loop goes on with the other samples."""
+        answer = extract(reply, target_identity(record))
+        result = settle(evaluate, record, answer)
+        text = {
+            "bleu": sentence_bleu(answer.code, record.target_code, BleuMetric.SACREBLEU),
+            "bleu_t2": sentence_bleu(answer.code, record.target_code, BleuMetric.T2),
+            "exact_match": exact_match(answer.code, record.target_code),
+        }
+        return answer, result, text
+
     async def score(state: TaskState, target: Target) -> Score:
         record = _record(state.metadata)
-        answer = extract(state.output.completion, target_identity(record))
-        result = await asyncio.to_thread(settle, evaluate, record, answer)
+        answer, result, text = await asyncio.to_thread(judged, state.output.completion, record)
         return Score(
             value=CORRECT if result.ta else INCORRECT,
             answer=answer.code,
@@ -468,9 +479,7 @@ def t2_scorer(evaluate: Evaluate, rules: Rules = Rules.GAPSCOPE) -> Scorer:
                 "dependents": state.metadata["dependents"],
                 "hard": state.metadata["hard"],
                 "rows": state.metadata["rows"],
-                "bleu": sentence_bleu(answer.code, record.target_code, BleuMetric.SACREBLEU),
-                "bleu_t2": sentence_bleu(answer.code, record.target_code, BleuMetric.T2),
-                "exact_match": exact_match(answer.code, record.target_code),
+                **text,
             },
         )
 
