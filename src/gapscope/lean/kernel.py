@@ -13,7 +13,10 @@ maps a model-built ``.olean`` into its own memory.
 
 Each check runs in a fresh project laid out as comparator's own test runner lays one out
 (:func:`judge_files`); nothing outside it is writable, and packages the header imports
-(Mathlib, ...) are read from the workspace's builds through ``LEAN_PATH``.
+(Mathlib, ...) are ``require``d from the workspace's builds with a manifest lake resolves
+offline (``gapscope.lean.packages``): comparator's build runs under landrun, which passes the
+build nothing but ``PATH``, ``HOME`` and ``LEAN_ABORT_ON_PANIC``, so a ``LEAN_PATH`` never
+reaches it.
 
 The channel a model's code cannot write is comparator's **exit status** (its children's output
 reaches the same stdout, so no line of output can make a verdict VALID): exit 0 is VALID, any
@@ -45,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gapscope.lean.childenv import child_environment
+from gapscope.lean.packages import MANIFEST, judge_requires, read_manifest
 from gapscope.lean.process import die_with_parent
 from gapscope.lean.sandbox import sandbox_argv
 from gapscope.lean.verdict import STANDARD_AXIOMS, Checker, LeanMessage, LeanVerdict, Status
@@ -172,15 +176,21 @@ def workspace_libraries(workspace: Path) -> list[str]:
     return _LEAN_LIB_NAME.findall(text)
 
 
-def judge_files(workspace: Path, header: str, challenge: str, solution: str) -> dict[str, str]:
-    """The per-check project, laid out as comparator's own test runner lays one out
-    (``runtests.lean`` 52-66, 100 at 5d21b89): the workspace's ``lean-toolchain``, a
+def judge_files(
+    workspace: Path, header: str, challenge: str, solution: str, judge_dir: Path
+) -> dict[str, str]:
+    """The per-check project in ``judge_dir``, laid out as comparator's own test runner lays
+    one out (``runtests.lean`` 52-66, 100 at 5d21b89): the workspace's ``lean-toolchain``, a
     ``lakefile.toml`` with the challenge, the solution and the workspace's own libraries as
-    ``lean_lib``s and no ``require`` (packages are found through ``LEAN_PATH``, so nothing
-    outside this project is ever built or fetched), and the modules."""
+    ``lean_lib``s, a ``require`` of each library package the workspace requires and a
+    ``lake-manifest.json`` locking them to the workspace's built copies
+    (:func:`gapscope.lean.packages.judge_requires`: nothing is fetched), and the modules."""
     libraries = [CHALLENGE_MODULE, SOLUTION_MODULE, *workspace_libraries(workspace)]
-    lakefile = 'name = "gapscope_judge"\n' + "".join(
-        f'\n[[lean_lib]]\nname = "{name}"\n' for name in libraries
+    requires, manifest = judge_requires(workspace, judge_dir)
+    lakefile = (
+        'name = "gapscope_judge"\n'
+        + "".join(f'\n[[lean_lib]]\nname = "{name}"\n' for name in libraries)
+        + requires
     )
     toolchain = workspace / "lean-toolchain"
     files = {
@@ -188,6 +198,8 @@ def judge_files(workspace: Path, header: str, challenge: str, solution: str) -> 
         f"{CHALLENGE_MODULE}.lean": f"{header}\n\n{challenge}\n",
         f"{SOLUTION_MODULE}.lean": f"{header}\n\n{solution}\n",
     }
+    if manifest is not None:
+        files[MANIFEST] = manifest
     if toolchain.is_file():
         files["lean-toolchain"] = toolchain.read_text(encoding="utf-8")
     for name in libraries[2:]:
@@ -195,14 +207,6 @@ def judge_files(workspace: Path, header: str, challenge: str, solution: str) -> 
             if source.is_file() and not source.is_symlink():
                 files[source.relative_to(workspace).as_posix()] = source.read_text("utf-8")
     return files
-
-
-def package_lean_path(workspace: Path) -> str:
-    """``LEAN_PATH`` entries for the packages the workspace built (Mathlib, ...): where the
-    per-check project's header imports are found."""
-    builds = sorted((workspace / ".lake" / "packages").glob("*/.lake/build"))
-    dirs = [b / "lib" / "lean" if (b / "lib" / "lean").is_dir() else b / "lib" for b in builds]
-    return os.pathsep.join(str(d.resolve()) for d in dirs if d.is_dir())
 
 
 def rejection(run: Run) -> tuple[Status, str]:
@@ -274,17 +278,15 @@ class KernelChecker:
         start = time.monotonic()
         scratch = Path(tempfile.mkdtemp(prefix="gapscope-kernel-"))
         try:
-            files = judge_files(project, header, challenge, solution)
+            files = judge_files(project, header, challenge, solution, scratch)
             files["config.json"] = json.dumps(comparator_config(names))
             for name, text in files.items():
                 (scratch / name).parent.mkdir(parents=True, exist_ok=True)
                 (scratch / name).write_text(text, encoding="utf-8")
             argv = [*self.run, str(scratch / "config.json")]
-            inherited = [p for p in (package_lean_path(project), os.environ.get("LEAN_PATH")) if p]
-            env = {**self.env, "LEAN_PATH": os.pathsep.join(inherited)} if inherited else self.env
             if sandboxed:
-                argv = sandbox_argv(argv, scratch, writable=(scratch,), env=env)
-            done = run_bounded(argv, scratch, timeout_s, env)
+                argv = sandbox_argv(argv, scratch, writable=(scratch,), env=self.env)
+            done = run_bounded(argv, scratch, timeout_s, self.env)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         if done.code is None:
@@ -336,11 +338,7 @@ def find_kernel_checker(project: Path) -> KernelChecker | None:
 
 def manifest_revision(project: Path, package: str) -> str | None:
     """The commit ``lake-manifest.json`` says ``package`` was fetched at (what was built)."""
-    try:
-        manifest = json.loads((project / "lake-manifest.json").read_text(encoding="utf-8"))
-        entries = manifest.get("packages", [])
-    except (OSError, ValueError, AttributeError):
-        return None
+    entries = read_manifest(project).get("packages", [])
     for entry in entries if isinstance(entries, list) else []:
         if isinstance(entry, dict) and str(entry.get("name", "")).lower() == package.lower():
             rev = entry.get("rev")
