@@ -34,7 +34,6 @@ SafeVerify has no revision for v4.33 (its newest branch targets v4.29), so it is
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -47,6 +46,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gapscope.lean.binaries import file_sha256, identify
 from gapscope.lean.childenv import child_environment
 from gapscope.lean.packages import MANIFEST, judge_requires, read_manifest
 from gapscope.lean.process import die_with_parent
@@ -98,15 +98,6 @@ def find_landrun() -> str | None:
     if named:
         return named if Path(named).is_file() else None
     return shutil.which("landrun")
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 of ``path``'s bytes: what a program is, whatever its name or path."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(2**20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -243,13 +234,16 @@ class KernelChecker:
     ``env``: what it needs in its environment (``COMPARATOR_LEAN4EXPORT``,
     ``COMPARATOR_LANDRUN``); ``revision``: the commit it was built from; ``sandbox``: the
     landrun it runs the builds in, as ``<path>#<sha256>`` (both in every cached verdict's key
-    and in the self-test's: another landrun, or the same path rebuilt, voids a pass)."""
+    and in the self-test's: another landrun, or the same path rebuilt, voids a pass);
+    ``binaries``: comparator, lean4export and landrun as ``<path>#<sha256>`` (the self-test's
+    key holds them: a rebuilt comparator voids a pass as another landrun does)."""
 
     name: Checker
     run: tuple[str, ...]
     revision: str
     env: Mapping[str, str] = field(default_factory=dict)
     sandbox: str = ""
+    binaries: tuple[tuple[str, str], ...] = ()
 
     @property
     def label(self) -> str:
@@ -331,8 +325,13 @@ def find_kernel_checker(project: Path) -> KernelChecker | None:
     env = {"COMPARATOR_LEAN4EXPORT": str(export.resolve()), ENV_LANDRUN: str(sandbox)}
     revision = manifest_revision(project, "Comparator") or f"unknown (not {COMPARATOR_REV})"
     run = ("lake", "env", str(comparator.resolve()))
+    binaries = (
+        ("comparator", identify(comparator)),
+        ("lean4export", identify(export)),
+        ("landrun", identify(sandbox)),
+    )
     return KernelChecker(
-        Checker.COMPARATOR, run, revision, env, f"{sandbox}#{file_sha256(sandbox)}"
+        Checker.COMPARATOR, run, revision, env, f"{sandbox}#{file_sha256(sandbox)}", binaries
     )
 
 
