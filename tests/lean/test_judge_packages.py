@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gapscope.lean.childenv import ENV_PASS
-from gapscope.lean.kernel import KernelChecker, find_kernel_checker, judge_files
+from gapscope.lean.kernel import KernelChecker, Run, find_kernel_checker, judge_files, rejection
 from gapscope.lean.packages import judge_requires
 from gapscope.lean.verdict import Status
 from gapscope.lean.workspace import write_workspace
@@ -122,3 +122,41 @@ def test_the_judge_requires_libraries_not_tools_and_locks_every_package_by_path(
 def test_a_workspace_without_packages_needs_no_manifest(tmp_path: Path) -> None:
     write_workspace(tmp_path / "bare")
     assert judge_requires(tmp_path / "bare", tmp_path / "judge") == ("", None)
+
+
+def test_comparator_without_git_on_path_is_a_server_error_naming_it(
+    mathlib_ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checker = _checker(mathlib_ws)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))  # lake, landrun, lean; no which, no git
+    verdict = checker.check(
+        mathlib_ws, "import Mathlib", CHALLENGE, HONEST, ("amc_t",), 60.0, sandboxed=False
+    )
+    assert verdict.status is Status.SERVER_ERROR  # never cached (cache.UNCACHED)
+    assert "which, git not on PATH" in verdict.detail
+
+
+def test_a_failing_lean_prefix_query_is_a_server_error_not_the_models_lean_error(
+    mathlib_ws: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "bin" / "lean").write_text("#!/bin/sh\nexit 3\n")  # elan without a toolchain
+    verdict = _checker(mathlib_ws).check(
+        mathlib_ws, "import Mathlib", CHALLENGE, HONEST, ("amc_t",), 60.0, sandboxed=False
+    )
+    assert verdict.status is Status.SERVER_ERROR
+    assert "`lean` failed or is missing" in verdict.detail
+
+
+@pytest.mark.parametrize(
+    ("line", "tool"),
+    [
+        ("process 'which' exited with code 1", "which"),
+        ("could not execute external process 'landrun'", "landrun"),
+        ("Expected config file path as first argument.", ""),
+        ("config.json: no such file or directory (error code: 2)", ""),
+    ],
+)
+def test_comparator_failures_before_any_build_are_server_errors(line: str, tool: str) -> None:
+    status, detail = rejection(Run(1, f"Building X\nuncaught exception: {line}\n"))
+    assert status is Status.SERVER_ERROR and line in detail
+    assert f"`{tool}`" in detail if tool else "failed or is missing" not in detail

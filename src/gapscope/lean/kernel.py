@@ -70,6 +70,18 @@ ENV_LANDRUN = "COMPARATOR_LANDRUN"
 MAX_OUTPUT_BYTES = 4 * 2**20
 """Output past this is cut; only its tail is read (where comparator's own last line is)."""
 _UNCAUGHT = "uncaught exception:"
+_ENVIRONMENT = re.compile(
+    r"process '(?P<tool>[^']+)' exited with code|could not execute external process"
+    r" '(?P<missing>[^']+)'|no such file or directory|Expected config file path"
+    r"|property not found|unexpected (?:end of input|character)",
+    re.IGNORECASE,
+)
+"""comparator's failures before it builds anything (``M.run`` and ``main`` in ``Main.lean``
+at 5d21b89: ``lean --print-prefix`` and ``which git`` through ``IO.Process.run``, reading and
+parsing ``config.json``): they say nothing about the proof."""
+_PRELUDE_TOOLS = ("lean", "which", "git")
+"""What comparator runs before building (``queryLeanPrefix``, ``queryGitLocation``), found on
+the PATH it is started with; ``git`` must also be executable inside its landrun sandbox."""
 _MISMATCH = re.compile(
     r"not found in solution|do not match|does not match|don't match|is not a theorem"
     r"|is not a definition",
@@ -217,6 +229,11 @@ def rejection(run: Run) -> tuple[Status, str]:
     why = last.removeprefix(_UNCAUGHT).strip()
     if not why:
         return Status.SERVER_ERROR, f"comparator exited {run.code} without saying why"
+    environment = _ENVIRONMENT.search(why)
+    if environment:
+        tool = environment["tool"] or environment["missing"]
+        named = f" (`{tool}` failed or is missing)" if tool else ""
+        return Status.SERVER_ERROR, f"comparator could not start its checks{named}: {why}"
     if why.startswith("Child exited") or "not found in challenge" in why:
         return Status.SERVER_ERROR, f"comparator could not build or export a module: {why}"
     if "Illegal axiom" in why:
@@ -256,6 +273,11 @@ class KernelChecker:
             f"+landrun:{self.sandbox}" if self.sandbox else ""
         )
 
+    def missing_tools(self) -> list[str]:
+        """The tools comparator runs before building that are not on the PATH it gets."""
+        path = child_environment(self.env).get("PATH")
+        return [tool for tool in _PRELUDE_TOOLS if shutil.which(tool, path=path) is None]
+
     def check(
         self,
         project: Path,
@@ -270,6 +292,14 @@ class KernelChecker:
         """comparator's verdict on ``solution`` against ``challenge`` (``messages``: what the
         REPL said of the solution, kept on the verdict for the record)."""
         start = time.monotonic()
+        missing = self.missing_tools()
+        if missing:
+            return LeanVerdict(
+                Status.SERVER_ERROR, messages, 0.0, None,
+                f"comparator cannot run here: {', '.join(missing)} not on PATH (comparator "
+                "runs `lean --print-prefix` and `which git` before building anything)",
+                checker=self.name, checks=("repl-text", self.label),
+            )  # fmt: skip
         scratch = Path(tempfile.mkdtemp(prefix="gapscope-kernel-"))
         try:
             files = judge_files(project, header, challenge, solution, scratch)
