@@ -15,11 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from gapscope.lean import doctor, kernel
 from gapscope.lean.childenv import ENV_PASS
 from gapscope.lean.kernel import KernelChecker, Run, find_kernel_checker, judge_files, rejection
 from gapscope.lean.packages import judge_requires
+from gapscope.lean.sandbox import SandboxStatus
 from gapscope.lean.verdict import Status
-from gapscope.lean.workspace import write_workspace
+from gapscope.lean.workspace import next_steps, write_workspace
 from tests.lean.fake_tools import install_fake_tools
 
 CHALLENGE = "theorem amc_t (a : ℕ) (h : a = 2) : a + a = 4 := sorry"  # noqa: RUF001
@@ -160,3 +162,32 @@ def test_comparator_failures_before_any_build_are_server_errors(line: str, tool:
     status, detail = rejection(Run(1, f"Building X\nuncaught exception: {line}\n"))
     assert status is Status.SERVER_ERROR and line in detail
     assert f"`{tool}`" in detail if tool else "failed or is missing" not in detail
+
+
+def test_without_landlock_an_unsandboxed_comparator_check_is_refused(
+    mathlib_ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(kernel, "landlock_abi", lambda: 0)
+    verdict = _checker(mathlib_ws).check(
+        mathlib_ws, "import Mathlib", CHALLENGE, HONEST, ("amc_t",), 60.0, sandboxed=False
+    )
+    assert verdict.status is Status.SERVER_ERROR and "no Landlock" in verdict.detail
+
+
+@pytest.mark.parametrize(
+    ("abi", "bwrap", "ok"), [(5, False, True), (0, True, True), (0, False, False)]
+)
+def test_the_doctor_says_whether_landlock_confines_comparator(
+    mathlib_ws: Path, monkeypatch: pytest.MonkeyPatch, abi: int, bwrap: bool, ok: bool
+) -> None:
+    monkeypatch.setattr(doctor, "landlock_abi", lambda: abi)
+    monkeypatch.setattr(doctor, "sandbox_status", lambda: SandboxStatus(bwrap, "bwrap"))
+    finding = doctor.kernel_checker_finding(mathlib_ws)
+    assert finding.ok is ok and finding.data["landlock_abi"] == abi
+    assert (f"Landlock ABI {abi}" if abi else "no Landlock") in finding.found
+    assert ("refused" in finding.found) is not ok
+
+
+def test_landrun_setup_says_where_go_1_24_comes_from() -> None:
+    (step,) = [s for s in next_steps(Path("/ws"), have_elan=True) if "landrun" in s]
+    assert "Go >= 1.24" in step and "Debian 12 ships 1.19" in step and "go.dev/dl" in step

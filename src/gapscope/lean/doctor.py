@@ -14,6 +14,7 @@ from gapscope.lean.backend import LeanUnavailable
 from gapscope.lean.factory import ENV_REPL_COMMAND, kernel_checker_choice
 from gapscope.lean.kernel import find_kernel_checker, kernel_checker_missing
 from gapscope.lean.kimina import KiminaBackend
+from gapscope.lean.landlock import landlock_abi
 from gapscope.lean.local import (
     REPL_BINARY_CANDIDATES,
     LocalBackend,
@@ -93,7 +94,17 @@ def kernel_checker_finding(project: Path) -> Finding:
         )
     checker = find_kernel_checker(project)
     found = f"comparator at {checker.revision}" if checker else "comparator"
-    return Finding("kernel checker", True, found + " (built; see the self-test line)")
+    abi = landlock_abi()
+    if abi:
+        confined = f"Landlock ABI {abi}: landrun confines comparator's builds"
+        found = f"{found} (built; {confined}; see the self-test)"
+        return Finding("kernel checker", True, found, data={"landlock_abi": abi})
+    ok = sandbox_status().available
+    confined = "no Landlock on this kernel: landrun --best-effort confines nothing, so " + (
+        "comparator runs only inside bubblewrap" if ok else "comparator checks are refused"
+    )
+    fix = "" if ok else f"{INSTALL_HINT}, or use a kernel with Landlock (Linux >= 5.13)"
+    return Finding("kernel checker", ok, f"{found} (built; {confined})", fix, {"landlock_abi": 0})
 
 
 def selftest_finding(project: Path) -> Finding:

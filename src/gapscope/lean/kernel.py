@@ -48,6 +48,7 @@ from pathlib import Path
 
 from gapscope.lean.binaries import file_sha256, identify
 from gapscope.lean.childenv import child_environment
+from gapscope.lean.landlock import landlock_abi
 from gapscope.lean.packages import MANIFEST, judge_requires, read_manifest
 from gapscope.lean.process import die_with_parent
 from gapscope.lean.sandbox import sandbox_argv
@@ -292,6 +293,14 @@ class KernelChecker:
         """comparator's verdict on ``solution`` against ``challenge`` (``messages``: what the
         REPL said of the solution, kept on the verdict for the record)."""
         start = time.monotonic()
+        if not sandboxed and landlock_abi() == 0:
+            return LeanVerdict(
+                Status.SERVER_ERROR, messages, 0.0, None,
+                "comparator refused: this kernel has no Landlock, so landrun --best-effort "
+                "would build the model's code unconfined, and the check is not in bubblewrap "
+                "either; install bubblewrap or use a kernel with Landlock",
+                checker=self.name, checks=("repl-text", self.label),
+            )  # fmt: skip
         missing = self.missing_tools()
         if missing:
             return LeanVerdict(
