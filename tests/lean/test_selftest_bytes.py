@@ -43,9 +43,7 @@ def _pass_selftest(project: Path, repl: Path) -> None:
         assert run_selftest(backend, FAKE_CASES, timeout_s=10.0).passed
 
 
-def test_a_repl_swapped_behind_the_same_path_is_refused(
-    project: Path, repl_copy: Path
-) -> None:
+def test_a_repl_swapped_behind_the_same_path_is_refused(project: Path, repl_copy: Path) -> None:
     _pass_selftest(project, repl_copy)
     with open_backend(f"local:{project}") as opened:
         assert isinstance(opened, LocalBackend) and opened.selftest
@@ -56,9 +54,7 @@ def test_a_repl_swapped_behind_the_same_path_is_refused(
         open_backend(f"local:{project}")
 
 
-def test_the_doctor_lists_the_hashes_the_selftest_key_holds(
-    project: Path, repl_copy: Path
-) -> None:
+def test_the_doctor_lists_the_hashes_the_selftest_key_holds(project: Path, repl_copy: Path) -> None:
     _pass_selftest(project, repl_copy)
     result = CliRunner().invoke(app, ["lean", "doctor", "--project", str(project), "--json"])
     findings = {f["name"]: f for f in json.loads(result.stdout)["details"]}
