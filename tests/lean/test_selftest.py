@@ -113,8 +113,6 @@ def test_each_false_proof_class_of_issue_37_has_a_case_citing_its_reference_suit
     }
     for name, reference in classes.items():
         assert reference in raw[name]["reference"], name
-            "b291b588a53999a7e837dda61c7dbfe8c550c814", "b291b58"
-        ).replace("91a7f0e8e9dffe927089f5a6edcfeeb8a0e07709", "91a7f0e"), name
     loaded = {c.name: c for c in load_cases()}
     assert loaded["mathlib-header-honest"].header == "import Mathlib"
     assert loaded["mathlib-header-honest"].needs == ("mathlib",)
