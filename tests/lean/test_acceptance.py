@@ -10,6 +10,7 @@ restated inside ``namespace Evil`` where ``Nat.Prime`` means ``True``, with a ro
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,7 @@ from gapscope.lean.kernel import KernelChecker
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.verdict import Checker, Status
 from tests.lean.conftest import read_log
+from tests.lean.fake_tools import FAKE_BIN
 
 FAKE_COMPARATOR = Path(__file__).parent / "fake_comparator.py"
 HEADER = "import Mathlib"
@@ -52,7 +54,10 @@ def request(code: str) -> CheckRequest:
 
 
 def fake_kernel() -> KernelChecker:
-    return KernelChecker(Checker.COMPARATOR, (sys.executable, str(FAKE_COMPARATOR)), "fake-rev")
+    """The fake comparator, with the ``lean`` it queries before building on its PATH."""
+    path = f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}"
+    run = (sys.executable, str(FAKE_COMPARATOR))
+    return KernelChecker(Checker.COMPARATOR, run, "fake-rev", {"PATH": path})
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))

@@ -6,20 +6,29 @@ import os
 import shlex
 import shutil
 import subprocess
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from gapscope.lean.backend import LeanUnavailable
 from gapscope.lean.factory import ENV_REPL_COMMAND, kernel_checker_choice
 from gapscope.lean.kernel import find_kernel_checker, kernel_checker_missing
 from gapscope.lean.kimina import KiminaBackend
+from gapscope.lean.landlock import landlock_abi
 from gapscope.lean.local import (
     REPL_BINARY_CANDIDATES,
     LocalBackend,
     find_repl_binary,
     read_toolchain,
 )
-from gapscope.lean.sandbox import ALLOW_HINT, INSTALL_HINT, sandbox_status
+from gapscope.lean.sandbox import (
+    ALLOW_HINT,
+    INSTALL_HINT,
+    SandboxUnavailable,
+    sandbox_choice,
+    sandbox_status,
+    unsandboxed_allowed,
+)
 from gapscope.lean.selftest.record import load_records
 
 ELAN_INSTALL = (
@@ -29,12 +38,14 @@ ELAN_INSTALL = (
 
 @dataclass(frozen=True)
 class Finding:
-    """One check: its name, whether it passed, what was found, and the fix if it did not."""
+    """One check: its name, whether it passed, what was found, the fix if it did not, and
+    what a script may read (``data``: the self-test key's binaries, in ``--json``)."""
 
     name: str
     ok: bool
     found: str
     fix: str = ""
+    data: Mapping[str, object] = field(default_factory=dict)
 
 
 def _version(tool: str) -> str:
@@ -83,21 +94,36 @@ def kernel_checker_finding(project: Path) -> Finding:
         )
     checker = find_kernel_checker(project)
     found = f"comparator at {checker.revision}" if checker else "comparator"
-    return Finding("kernel checker", True, found + " (built; see the self-test line)")
+    abi = landlock_abi()
+    if abi:
+        confined = f"Landlock ABI {abi}: landrun confines comparator's builds"
+        found = f"{found} (built; {confined}; see the self-test)"
+        return Finding("kernel checker", True, found, data={"landlock_abi": abi})
+    ok = sandbox_status().available
+    confined = "no Landlock on this kernel: landrun --best-effort confines nothing, so " + (
+        "comparator runs only inside bubblewrap" if ok else "comparator checks are refused"
+    )
+    fix = "" if ok else f"{INSTALL_HINT}, or use a kernel with Landlock (Linux >= 5.13)"
+    return Finding("kernel checker", ok, f"{found} (built; {confined})", fix, {"landlock_abi": 0})
 
 
 def selftest_finding(project: Path) -> Finding:
     """Whether the known-answer self-test passed for this installation (the REPL path and
     the checker that local verdicts would use); nothing is run here."""
     command = os.environ.get(ENV_REPL_COMMAND)
+    repl = shlex.split(command) if command else None
+    checker = kernel_checker_choice()
     try:
-        backend = LocalBackend(
-            project,
-            repl_command=shlex.split(command) if command else None,
-            allow_unsandboxed=True,
-            sandbox=False,
-            kernel_checker=kernel_checker_choice(),
-        )
+        try:  # the sandbox a run would get: the key differs sandboxed and not
+            backend = LocalBackend(
+                project, repl_command=repl, kernel_checker=checker, sandbox=sandbox_choice(),
+                allow_unsandboxed=unsandboxed_allowed(),
+            )  # fmt: skip
+        except SandboxUnavailable:
+            backend = LocalBackend(
+                project, repl_command=repl, kernel_checker=checker, sandbox=False,
+                allow_unsandboxed=True,
+            )  # fmt: skip
     except LeanUnavailable as exc:
         return Finding("selftest", False, f"cannot be run: {exc}", f"gapscope lean setup {project}")
     try:
@@ -107,15 +133,16 @@ def selftest_finding(project: Path) -> Finding:
         backend.close()
     fix = f"gapscope lean selftest {project}"
     judges = ", ".join(key.judges)
+    data = {"digest": key.digest, **asdict(key)}
     if not isinstance(record, dict):
-        return Finding("selftest", False, f"not run for {judges} at {key.toolchain}", fix)
+        return Finding("selftest", False, f"not run for {judges} at {key.toolchain}", fix, data)
     results = record.get("results", [])
     failed = [f"{r['case']}@{r['path']}" for r in results if r.get("ok") is False]
     if record.get("passed") is not True:
-        return Finding(
-            "selftest", False, f"FAILED for {judges} ({record.get('at')}): {', '.join(failed)}", fix
-        )
-    return Finding("selftest", True, f"passed for {judges} at {key.toolchain} ({record.get('at')})")
+        found = f"FAILED for {judges} ({record.get('at')}): {', '.join(failed)}"
+        return Finding("selftest", False, found, fix, data)
+    found = f"passed for {judges} at {key.toolchain} ({record.get('at')})"
+    return Finding("selftest", True, found, data=data)
 
 
 def project_findings(project: Path) -> list[Finding]:

@@ -13,7 +13,10 @@ maps a model-built ``.olean`` into its own memory.
 
 Each check runs in a fresh project laid out as comparator's own test runner lays one out
 (:func:`judge_files`); nothing outside it is writable, and packages the header imports
-(Mathlib, ...) are read from the workspace's builds through ``LEAN_PATH``.
+(Mathlib, ...) are ``require``d from the workspace's builds with a manifest lake resolves
+offline (``gapscope.lean.packages``): comparator's build runs under landrun, which passes the
+build nothing but ``PATH``, ``HOME`` and ``LEAN_ABORT_ON_PANIC``, so a ``LEAN_PATH`` never
+reaches it.
 
 The channel a model's code cannot write is comparator's **exit status** (its children's output
 reaches the same stdout, so no line of output can make a verdict VALID): exit 0 is VALID, any
@@ -31,7 +34,6 @@ SafeVerify has no revision for v4.33 (its newest branch targets v4.29), so it is
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -44,7 +46,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gapscope.lean.binaries import file_sha256, identify
 from gapscope.lean.childenv import child_environment
+from gapscope.lean.landlock import landlock_abi
+from gapscope.lean.packages import MANIFEST, judge_requires, read_manifest
 from gapscope.lean.process import die_with_parent
 from gapscope.lean.sandbox import sandbox_argv
 from gapscope.lean.verdict import STANDARD_AXIOMS, Checker, LeanMessage, LeanVerdict, Status
@@ -66,6 +71,18 @@ ENV_LANDRUN = "COMPARATOR_LANDRUN"
 MAX_OUTPUT_BYTES = 4 * 2**20
 """Output past this is cut; only its tail is read (where comparator's own last line is)."""
 _UNCAUGHT = "uncaught exception:"
+_ENVIRONMENT = re.compile(
+    r"process '(?P<tool>[^']+)' exited with code|could not execute external process"
+    r" '(?P<missing>[^']+)'|no such file or directory|Expected config file path"
+    r"|property not found|unexpected (?:end of input|character)",
+    re.IGNORECASE,
+)
+"""comparator's failures before it builds anything (``M.run`` and ``main`` in ``Main.lean``
+at 5d21b89: ``lean --print-prefix`` and ``which git`` through ``IO.Process.run``, reading and
+parsing ``config.json``): they say nothing about the proof."""
+_PRELUDE_TOOLS = ("lean", "which", "git")
+"""What comparator runs before building (``queryLeanPrefix``, ``queryGitLocation``), found on
+the PATH it is started with; ``git`` must also be executable inside its landrun sandbox."""
 _MISMATCH = re.compile(
     r"not found in solution|do not match|does not match|don't match|is not a theorem"
     r"|is not a definition",
@@ -94,15 +111,6 @@ def find_landrun() -> str | None:
     if named:
         return named if Path(named).is_file() else None
     return shutil.which("landrun")
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 of ``path``'s bytes: what a program is, whatever its name or path."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(2**20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -172,15 +180,21 @@ def workspace_libraries(workspace: Path) -> list[str]:
     return _LEAN_LIB_NAME.findall(text)
 
 
-def judge_files(workspace: Path, header: str, challenge: str, solution: str) -> dict[str, str]:
-    """The per-check project, laid out as comparator's own test runner lays one out
-    (``runtests.lean`` 52-66, 100 at 5d21b89): the workspace's ``lean-toolchain``, a
+def judge_files(
+    workspace: Path, header: str, challenge: str, solution: str, judge_dir: Path
+) -> dict[str, str]:
+    """The per-check project in ``judge_dir``, laid out as comparator's own test runner lays
+    one out (``runtests.lean`` 52-66, 100 at 5d21b89): the workspace's ``lean-toolchain``, a
     ``lakefile.toml`` with the challenge, the solution and the workspace's own libraries as
-    ``lean_lib``s and no ``require`` (packages are found through ``LEAN_PATH``, so nothing
-    outside this project is ever built or fetched), and the modules."""
+    ``lean_lib``s, a ``require`` of each library package the workspace requires and a
+    ``lake-manifest.json`` locking them to the workspace's built copies
+    (:func:`gapscope.lean.packages.judge_requires`: nothing is fetched), and the modules."""
     libraries = [CHALLENGE_MODULE, SOLUTION_MODULE, *workspace_libraries(workspace)]
-    lakefile = 'name = "gapscope_judge"\n' + "".join(
-        f'\n[[lean_lib]]\nname = "{name}"\n' for name in libraries
+    requires, manifest = judge_requires(workspace, judge_dir)
+    lakefile = (
+        'name = "gapscope_judge"\n'
+        + "".join(f'\n[[lean_lib]]\nname = "{name}"\n' for name in libraries)
+        + requires
     )
     toolchain = workspace / "lean-toolchain"
     files = {
@@ -188,6 +202,8 @@ def judge_files(workspace: Path, header: str, challenge: str, solution: str) -> 
         f"{CHALLENGE_MODULE}.lean": f"{header}\n\n{challenge}\n",
         f"{SOLUTION_MODULE}.lean": f"{header}\n\n{solution}\n",
     }
+    if manifest is not None:
+        files[MANIFEST] = manifest
     if toolchain.is_file():
         files["lean-toolchain"] = toolchain.read_text(encoding="utf-8")
     for name in libraries[2:]:
@@ -195,14 +211,6 @@ def judge_files(workspace: Path, header: str, challenge: str, solution: str) -> 
             if source.is_file() and not source.is_symlink():
                 files[source.relative_to(workspace).as_posix()] = source.read_text("utf-8")
     return files
-
-
-def package_lean_path(workspace: Path) -> str:
-    """``LEAN_PATH`` entries for the packages the workspace built (Mathlib, ...): where the
-    per-check project's header imports are found."""
-    builds = sorted((workspace / ".lake" / "packages").glob("*/.lake/build"))
-    dirs = [b / "lib" / "lean" if (b / "lib" / "lean").is_dir() else b / "lib" for b in builds]
-    return os.pathsep.join(str(d.resolve()) for d in dirs if d.is_dir())
 
 
 def rejection(run: Run) -> tuple[Status, str]:
@@ -222,6 +230,11 @@ def rejection(run: Run) -> tuple[Status, str]:
     why = last.removeprefix(_UNCAUGHT).strip()
     if not why:
         return Status.SERVER_ERROR, f"comparator exited {run.code} without saying why"
+    environment = _ENVIRONMENT.search(why)
+    if environment:
+        tool = environment["tool"] or environment["missing"]
+        named = f" (`{tool}` failed or is missing)" if tool else ""
+        return Status.SERVER_ERROR, f"comparator could not start its checks{named}: {why}"
     if why.startswith("Child exited") or "not found in challenge" in why:
         return Status.SERVER_ERROR, f"comparator could not build or export a module: {why}"
     if "Illegal axiom" in why:
@@ -239,13 +252,16 @@ class KernelChecker:
     ``env``: what it needs in its environment (``COMPARATOR_LEAN4EXPORT``,
     ``COMPARATOR_LANDRUN``); ``revision``: the commit it was built from; ``sandbox``: the
     landrun it runs the builds in, as ``<path>#<sha256>`` (both in every cached verdict's key
-    and in the self-test's: another landrun, or the same path rebuilt, voids a pass)."""
+    and in the self-test's: another landrun, or the same path rebuilt, voids a pass);
+    ``binaries``: comparator, lean4export and landrun as ``<path>#<sha256>`` (the self-test's
+    key holds them: a rebuilt comparator voids a pass as another landrun does)."""
 
     name: Checker
     run: tuple[str, ...]
     revision: str
     env: Mapping[str, str] = field(default_factory=dict)
     sandbox: str = ""
+    binaries: tuple[tuple[str, str], ...] = ()
 
     @property
     def label(self) -> str:
@@ -257,6 +273,11 @@ class KernelChecker:
         return f"{self.label}@{self.revision}" + (
             f"+landrun:{self.sandbox}" if self.sandbox else ""
         )
+
+    def missing_tools(self) -> list[str]:
+        """The tools comparator runs before building that are not on the PATH it gets."""
+        path = child_environment(self.env).get("PATH")
+        return [tool for tool in _PRELUDE_TOOLS if shutil.which(tool, path=path) is None]
 
     def check(
         self,
@@ -272,19 +293,33 @@ class KernelChecker:
         """comparator's verdict on ``solution`` against ``challenge`` (``messages``: what the
         REPL said of the solution, kept on the verdict for the record)."""
         start = time.monotonic()
+        if not sandboxed and landlock_abi() == 0:
+            return LeanVerdict(
+                Status.SERVER_ERROR, messages, 0.0, None,
+                "comparator refused: this kernel has no Landlock, so landrun --best-effort "
+                "would build the model's code unconfined, and the check is not in bubblewrap "
+                "either; install bubblewrap or use a kernel with Landlock",
+                checker=self.name, checks=("repl-text", self.label),
+            )  # fmt: skip
+        missing = self.missing_tools()
+        if missing:
+            return LeanVerdict(
+                Status.SERVER_ERROR, messages, 0.0, None,
+                f"comparator cannot run here: {', '.join(missing)} not on PATH (comparator "
+                "runs `lean --print-prefix` and `which git` before building anything)",
+                checker=self.name, checks=("repl-text", self.label),
+            )  # fmt: skip
         scratch = Path(tempfile.mkdtemp(prefix="gapscope-kernel-"))
         try:
-            files = judge_files(project, header, challenge, solution)
+            files = judge_files(project, header, challenge, solution, scratch)
             files["config.json"] = json.dumps(comparator_config(names))
             for name, text in files.items():
                 (scratch / name).parent.mkdir(parents=True, exist_ok=True)
                 (scratch / name).write_text(text, encoding="utf-8")
             argv = [*self.run, str(scratch / "config.json")]
-            inherited = [p for p in (package_lean_path(project), os.environ.get("LEAN_PATH")) if p]
-            env = {**self.env, "LEAN_PATH": os.pathsep.join(inherited)} if inherited else self.env
             if sandboxed:
-                argv = sandbox_argv(argv, scratch, writable=(scratch,), env=env)
-            done = run_bounded(argv, scratch, timeout_s, env)
+                argv = sandbox_argv(argv, scratch, writable=(scratch,), env=self.env)
+            done = run_bounded(argv, scratch, timeout_s, self.env)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         if done.code is None:
@@ -329,18 +364,19 @@ def find_kernel_checker(project: Path) -> KernelChecker | None:
     env = {"COMPARATOR_LEAN4EXPORT": str(export.resolve()), ENV_LANDRUN: str(sandbox)}
     revision = manifest_revision(project, "Comparator") or f"unknown (not {COMPARATOR_REV})"
     run = ("lake", "env", str(comparator.resolve()))
+    binaries = (
+        ("comparator", identify(comparator)),
+        ("lean4export", identify(export)),
+        ("landrun", identify(sandbox)),
+    )
     return KernelChecker(
-        Checker.COMPARATOR, run, revision, env, f"{sandbox}#{file_sha256(sandbox)}"
+        Checker.COMPARATOR, run, revision, env, f"{sandbox}#{file_sha256(sandbox)}", binaries
     )
 
 
 def manifest_revision(project: Path, package: str) -> str | None:
     """The commit ``lake-manifest.json`` says ``package`` was fetched at (what was built)."""
-    try:
-        manifest = json.loads((project / "lake-manifest.json").read_text(encoding="utf-8"))
-        entries = manifest.get("packages", [])
-    except (OSError, ValueError, AttributeError):
-        return None
+    entries = read_manifest(project).get("packages", [])
     for entry in entries if isinstance(entries, list) else []:
         if isinstance(entry, dict) and str(entry.get("name", "")).lower() == package.lower():
             rev = entry.get("rev")

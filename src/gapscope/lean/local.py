@@ -36,6 +36,7 @@ from typing import Any
 
 from gapscope.lean.backend import CheckRequest, LeanUnavailable
 from gapscope.lean.base import CachedBackend, split_imports
+from gapscope.lean.binaries import command_binaries, identify, toolchain_binaries
 from gapscope.lean.cache import VerdictCache
 from gapscope.lean.kernel import (
     KernelChecker,
@@ -163,7 +164,10 @@ class LocalBackend(CachedBackend):
             )
         self._toolchain = read_toolchain(project)
         judges = ("repl-text",) + ((self.kernel.identity,) if self.kernel else ())
-        self.installation = InstallationKey(self._toolchain, repl, judges, key_source())
+        self.installation = InstallationKey(
+            self._toolchain, repl, judges, key_source(), self._binaries(repl_command),
+            self.sandboxed,
+        )  # fmt: skip
         self.selftest = passed(project, self.installation)
         self.pool = ReplPool(
             PoolConfig(
@@ -180,6 +184,16 @@ class LocalBackend(CachedBackend):
         self._challenges: dict[tuple[str, str, tuple[str, ...]], dict[str, Signature]] = {}
         self._challenge_lock = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="lean-repl")
+
+    def _binaries(self, repl_command: Sequence[str] | None) -> tuple[tuple[str, str], ...]:
+        """The programs this backend's verdicts depend on, each ``<path>#<sha256>``."""
+        repl = (
+            command_binaries(repl_command)
+            if repl_command
+            else identify(find_repl_binary(self.project))
+        )
+        found = {"repl": repl, **toolchain_binaries(self.project)}
+        return tuple(sorted({**found, **dict(self.kernel.binaries if self.kernel else ())}.items()))
 
     @property
     def toolchain(self) -> str:

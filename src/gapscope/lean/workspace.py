@@ -157,7 +157,8 @@ def next_steps(directory: Path, have_elan: bool, checker: str = "comparator") ->
         "comparator": [
             "lake build Comparator/comparator lean4export/lean4export",
             f"go install github.com/zouuup/landrun/cmd/landrun@{LANDRUN_REV}"
-            "  # comparator's sandbox, v0.1.17 (Go >= 1.24)",
+            "  # comparator's sandbox, v0.1.17; its go.mod needs Go >= 1.24 (Debian 12 ships"
+            " 1.19: take a release from https://go.dev/dl/ and put its bin/ first on PATH)",
         ],
         "none": [],
     }[checker]

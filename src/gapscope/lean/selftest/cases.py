@@ -7,8 +7,12 @@ status; a ``server_error`` or ``timeout`` establishes nothing and fails the case
 lists the paths documented not to catch it (docs/lean.md): ``repl-text`` cannot see a
 constructor's type, a constant's kind or a constant the kernel never checked; such a case is
 run and recorded there, but not asserted. ``header`` (per case, else the file's) is what the
-challenge and solution are elaborated on; ``cites`` (read by people, not by the loader) names,
-for each Lean API a case calls, the file and line at the pinned commits where it is used.
+challenge and solution are elaborated on; ``needs`` the packages (lower-case names in the
+workspace's manifest) that header imports: a case whose packages the workspace has not built
+is recorded as skipped, and runs wherever they are (the Mathlib-header cases). ``cites`` and
+``reference`` (read by people, not by the loader) name, for each Lean API a case calls, the
+file and line at the pinned commits where it is used, and the reference suite's test project
+the case mirrors (docs/lean.md has the table).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ class Case:
     misses: tuple[str, ...] = ()
     why: str = ""
     header: str = ""
+    needs: tuple[str, ...] = ()
 
 
 def cases_file() -> Path:
@@ -69,6 +74,7 @@ def load_cases(path: Path | None = None) -> list[Case]:
                 misses=tuple(raw.get("misses", ())),
                 why=raw.get("why", ""),
                 header=raw.get("header", header),
+                needs=tuple(raw.get("needs", ())),
             )
         )
     return out

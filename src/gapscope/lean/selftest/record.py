@@ -1,8 +1,9 @@
 """Where a self-test's result is kept, what it is keyed by, and the gate that reads it.
 
 A pass certifies one installation: the toolchain, the REPL's revision (or the command that
-stands in for it), each checker's identity and revision, and the source hash of the cases and
-the judge's code. The record lives in the workspace (``.gapscope/selftest.json``); a backend
+stands in for it), each checker's identity and revision, the sha256 of every program the judge
+runs, whether it runs sandboxed, and the source hash of the cases and the judge's code.
+The record lives in the workspace (``.gapscope/selftest.json``); a backend
 whose key has no passing record there decides no verdict (``open_backend`` refuses it, like a
 missing sandbox) unless the user allowed an untested path.
 """
@@ -28,12 +29,18 @@ class SelfTestRequired(LeanUnavailable):
 
 @dataclass(frozen=True)
 class InstallationKey:
-    """What a self-test pass certifies."""
+    """What a self-test pass certifies: ``binaries`` holds ``(program, <path>#<sha256>)`` for
+    the REPL, ``lean`` (and ``lean --version``), ``lake``, comparator, lean4export and
+    landrun as resolved when the backend opened (``gapscope.lean.binaries``); ``sandboxed``
+    whether its checks run sandboxed - a pass obtained unsandboxed does not certify sandboxed
+    runs, nor the reverse."""
 
     toolchain: str
     repl: str
     judges: tuple[str, ...]
     source: str
+    binaries: tuple[tuple[str, str], ...] = ()
+    sandboxed: bool | None = None
 
     @property
     def digest(self) -> str:

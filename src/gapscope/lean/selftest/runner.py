@@ -5,6 +5,10 @@ any kernel checker) and every theorem case also straight through the kernel chec
 backend has one - so that each judge is tested on every case, not only on those the REPL
 passed on. First, every Lean program gapscope ships is compiled in the workspace
 (``programs``): one that does not compile fails the self-test, named with Lean's first error.
+A case whose header needs a package the workspace has not built (``needs``: Mathlib) is
+recorded as skipped. The screen (``gapscope.lean.screen``, applied by the diagnostics before
+any backend) is not in this path: every case, those the screen would refuse included, is put
+to the REPL and the kernel checker themselves, so the judge is tested on its own.
 Nothing is cached: the point is to see this installation answer.
 """
 
@@ -17,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gapscope.lean.backend import CheckRequest
+from gapscope.lean.packages import locked_packages
 from gapscope.lean.selftest.cases import Case, load_cases
 from gapscope.lean.selftest.programs import COMPILE_PATH, compile_program, shipped_programs
 from gapscope.lean.selftest.record import save_record
@@ -77,7 +82,13 @@ def run_selftest(
         done = compile_program(program, backend.project, backend.sandboxed, timeout_s)
         detail = done.detail if done.ok else f"{name}: {done.detail}"
         results.append(CaseResult(name, COMPILE_PATH, done.status, done.ok, detail[:500]))
+    built = {package.name.lower() for package in locked_packages(backend.project)}
     for case in cases:
+        unmet = [need for need in case.needs if need.lower() not in built]
+        if unmet:
+            why = f"needs {', '.join(unmet)}, which this workspace has not built"
+            results.append(CaseResult(case.name, REPL_TEXT, "skipped", None, why))
+            continue
         request = CheckRequest(case.solution, case.header, timeout_s, case.required, case.challenge)
         results.append(judged(case, REPL_TEXT, backend.check_repl(request)))
         kernel = backend.kernel
