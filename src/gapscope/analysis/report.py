@@ -43,9 +43,12 @@ class Report:
 
 
 def model_of(loaded: LoadedLog) -> str:
-    """The model a log's results belong to (its first row's), or the file name."""
+    """The model a log's results belong to (its first row's, else its run's): never the file
+    name, which would make a log with nothing scored a model of its own."""
     rows = loaded.summary.rows()
-    return rows[0].model if rows else loaded.path.stem
+    if rows:
+        return rows[0].model
+    return loaded.info.model if loaded.info is not None else loaded.path.stem
 
 
 def _comparisons(logs: Sequence[LoadedLog], notes: list[str]) -> list[Comparison]:

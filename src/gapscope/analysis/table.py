@@ -184,7 +184,11 @@ LADDER = DiagnosticSpec(
     title=ladder.DIAGNOSTIC,
     readers=(
         LogReader(
-            ladder_log.TASK, ladder.DIAGNOSTIC, ladder.model_run, lambda s, o: ladder_view([s], o)
+            ladder_log.TASK,
+            ladder.DIAGNOSTIC,
+            ladder.model_run,
+            lambda s, o: ladder_view([s], o),
+            unit="rollouts",
         ),
         LogReader(
             ladder_log.REVIEW_TASK,
