@@ -9,8 +9,8 @@ JSON layer underneath (Inspect reports a corrupt ``.eval`` as ``ValueError: EOCD
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator, Sequence
 from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -231,7 +231,10 @@ OUTSIDE_THE_MODEL: tuple[tuple[str, str], ...] = (
 """Error types that stop a sample for a reason outside the model, and the cause a table
 names. Matched against the error's type and what it wraps (Inspect records a request that
 failed every retry as ``RetryError(<Future ... raised APIConnectionError>)``)."""
-HARNESS_LIMITS = {"time": "past the harness's time limit", "working": "past the harness's time limit"}
+HARNESS_LIMITS = {
+    "time": "past the harness's time limit",
+    "working": "past the harness's time limit",
+}
 """Inspect sample limits that are the harness's, not the model's (``operator``: a person
 stopped it): a sample cut by one was not answered."""
 NOT_STARTED = "not started"
@@ -244,7 +247,9 @@ def unanswered_cause(sample: EvalSample) -> str | None:
     if sample.error is None:
         return None
     head = sample.error.message.split("(", 1)[0].strip()
-    wrapped = sample.error.message.split(" raised ", 1)[-1] if " raised " in sample.error.message else ""
+    wrapped = (
+        sample.error.message.split(" raised ", 1)[-1] if " raised " in sample.error.message else ""
+    )
     for name, cause in OUTSIDE_THE_MODEL:
         if head.endswith(name) or wrapped.startswith(name):
             return cause

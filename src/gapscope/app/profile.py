@@ -191,9 +191,7 @@ def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_
     progress = StudyProgress(study, lambda line: err_console.print(line, markup=False))
     ending = run_study(study, log_dir, progress, **eval_args)
     out.logs.extend(t.log for t in ending.tasks)
-    loaded = read_or_fail(
-        out, lambda: load_standing([Path(t.log) for t in ending.tasks if t.scored])
-    )
+    loaded = read_or_fail(out, lambda: load_standing([Path(t.log) for t in ending.tasks]))
     report = write_report(
         loaded, log_dir / "report.html", plan=plan, status=ending.lines(), finished=ending.complete
     )
@@ -213,7 +211,7 @@ def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_
         console.print(f"report: {report.html}", markup=False, soft_wrap=True)
 
     error = None if ending.complete else f"{ending.headline()}; {ending.rerun}"
-    out.finish(View(report.rows, details, show), ending.code, error)
+    out.finish(View(report.rows, details, show, report.notes), ending.code, error)
 
 
 def open_and_check(
