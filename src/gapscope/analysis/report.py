@@ -17,7 +17,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gapscope.analysis.compare import Comparison, ComparisonError, compare_runs
+from gapscope.analysis.compare import (
+    Comparison,
+    ComparisonError,
+    NothingInCommon,
+    compare_runs,
+)
 from gapscope.analysis.diagnostics import LoadedLog, LoadedLogs
 from gapscope.analysis.figures import dosage_figures, save_figure
 from gapscope.analysis.profile import GapRow
@@ -56,11 +61,16 @@ def _comparisons(logs: Sequence[LoadedLog], notes: list[str]) -> list[Comparison
     for loaded in logs:
         by_model.setdefault(model_of(loaded), []).append(loaded)
     done = []
+    disjoint = 0
     for a, b in itertools.islice(itertools.combinations(by_model, 2), MAX_PAIRS):
         try:
             done.append(compare_runs(by_model[a], by_model[b], intersect=True))
+        except NothingInCommon:  # a reference listener and a ladder-only model: no finding
+            disjoint += 1
         except ComparisonError as exc:
             notes.append(f"{a} vs {b}: {exc}")
+    if disjoint:
+        notes.append(f"{disjoint} pairs of models share no diagnostic and are not compared")
     return done
 
 
