@@ -77,6 +77,21 @@ def test_a_partial_run_counts_only_its_finished_families_and_says_so(
     assert (low, high) == (direct["value"] / 2, (direct["value"] + 100) / 2)
 
 
+def test_report_puts_the_unanswered_families_and_bounds_on_each_cell(
+    ladder_log: Path, tmp_path: Path
+) -> None:
+    partial = _derived(ladder_log, tmp_path / "runs" / "partial.eval", keep=9, task_id="other")
+    out = tmp_path / "r.html"
+    result = runner.invoke(app, ["report", str(partial), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    said = "1 family not started, not scored: "
+    assert said in result.output  # the terminal table's cells
+    page = out.read_text(encoding="utf-8")
+    cells = page[page.index('<table class="profile">') : page.index("</table>")]
+    assert cells.count(f'<span class="unanswered">{said}') == 10  # every OracleLadder cell
+    assert "if all failed" in cells and "if passed" in cells
+
+
 def test_report_leaves_out_a_stopped_run_beside_the_real_one(
     ladder_log: Path, tmp_path: Path
 ) -> None:

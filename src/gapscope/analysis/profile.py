@@ -1,8 +1,11 @@
 """The gap-profile row: the one shape every table, figure, comparison and ``--json`` uses.
 
 A diagnostic's summary may hold much more (per-seed rows, tau tables, coherence classes), but
-what a researcher compares across models is a list of (model, diagnostic, metric, value, CI, n,
-log) rows. Keeping them in one shape is what lets the report put four diagnostics in one table.
+what a researcher compares across models is a list of rows of (model, diagnostic, metric,
+value, CI, n, log), each with its run's status and what the model never answered behind it
+(the unanswered count and cause, and for shares the all-fail / all-pass bounds). Keeping them
+in one shape is what lets the report, ``profile``, ``compare`` and every ``--json`` put four
+diagnostics in one table and read a log the same way.
 """
 
 from __future__ import annotations

@@ -85,6 +85,12 @@ def _unfinished(row: GapRow) -> str:
     return "" if row.status == "success" else f" · run {escape(row.status)}, not finished"
 
 
+def _unanswered(row: GapRow) -> str:
+    """What the model never answered behind a cell, on the cell: it changes how to read it."""
+    text = row.unanswered_text().removeprefix(" · ")
+    return f'<span class="unanswered">{escape(text)}</span>' if text else ""
+
+
 def _profile_table(rows: Sequence[GapRow]) -> str:
     """One row per model, one column per (diagnostic, metric); each cell names its log."""
     models = list(dict.fromkeys(r.model for r in rows))
@@ -108,7 +114,8 @@ def _profile_table(rows: Sequence[GapRow]) -> str:
             ci = f" [{r.ci[0]:.1f}, {r.ci[1]:.1f}]" if r.ci else ""
             tds.append(
                 f'<td title="{escape(r.log)}">{value}<span class="ci">{ci}</span>'
-                f'<span class="n">n={r.n} · {escape(Path(r.log).name)}{_unfinished(r)}</span></td>'
+                f'<span class="n">n={r.n} · {escape(Path(r.log).name)}{_unfinished(r)}</span>'
+                f"{_unanswered(r)}</td>"
             )
         body.append(f'<tr><th scope="row">{escape(model)}</th>{"".join(tds)}</tr>')
     return (
@@ -176,6 +183,7 @@ table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.85rem}
 th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right;vertical-align:top}
 th[scope=row],thead th{text-align:left;background:#f4f4f4}
 .ci{color:#555}.n{display:block;color:#888;font-size:.7rem}
+.unanswered{display:block;color:#b00;font-size:.7rem}
 .scroll{overflow-x:auto}
 .profile th[scope=row],.profile thead tr:first-child th:first-child{position:sticky;left:0;
 z-index:1}
@@ -288,6 +296,7 @@ def write_report(
     sections = "".join(section(plain, report.notes) for s in known for section in s.sections)
     steering = "".join(_trend_html(c) for c in report.curves)
     comparisons = "".join(_comparison_html(c) for c in report.comparisons)
+    report.notes = list(dict.fromkeys(report.notes))  # a note two logs or sections make, once
     notes = "".join(f"<li>{escape(n)}</li>" for n in report.notes)
     sources = "".join(f"<li>{escape(loaded.path)}</li>" for loaded in logs)
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
