@@ -72,6 +72,13 @@ def test_an_endpoint_killed_mid_run_is_no_failure_of_the_model(
     words = "16 rollouts cut off from the endpoint (connection error), not scored"
     assert _the_note(killed.envelope["notes"], words) == _the_note(report["notes"], words)
     assert "APIConnectionError" in _the_note(report["notes"], words)  # the first error
+    gone = (
+        f"endpoint gone: {killed.url} stopped answering; 16 samples of oracle_ladder could not "
+        "reach it (connection error): restart it, then rerun"
+    )
+    assert killed.envelope["details"]["ending"]["endpoints_gone"] == [gone]
+    standing = (killed.log_dir / "report.html").read_text(encoding="utf-8")
+    assert gone in standing[: standing.index("<h2>")]  # one line, in the report's first lines
 
 
 def test_ladder_report_of_the_interrupted_log_has_no_family(interrupted: StoppedStudy) -> None:

@@ -47,7 +47,14 @@ if TYPE_CHECKING:
     from gapscope.analysis.ladder_review import review_cases, review_view, summarize
     from gapscope.analysis.ladder_tables import print_agreement
     from gapscope.analysis.literal import LiteralConsole, printable
-    from gapscope.analysis.logs import LogError, expand_log_paths, log_path, read_log
+    from gapscope.analysis.logs import (
+        CUT_OFF,
+        LogError,
+        error_cause,
+        expand_log_paths,
+        log_path,
+        read_log,
+    )
     from gapscope.analysis.report import write_report
     from gapscope.analysis.spec import DiagnosticSpec, Inputs, NamedFigure, SpecError
     from gapscope.analysis.steering import (
@@ -70,6 +77,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUILTINS",
+    "CUT_OFF",
     "S2B",
     "SWEEP_KEY",
     "ComparisonError",
@@ -90,6 +98,7 @@ __all__ = [
     "compile_funnel",
     "dosage_figure",
     "dosage_rows",
+    "error_cause",
     "expand_log_paths",
     "is_steering_run",
     "ladder",
@@ -137,6 +146,7 @@ __getattr__, __dir__ = lazy_face(
         "BUILTINS": ".table",
         "ComparisonError": ".compare",
         "DiagnosticSpec": ".spec",
+        "CUT_OFF": ".logs",
         "DosageCurve": ".steering",
         "Inputs": ".spec",
         "LiteralConsole": ".literal",
@@ -155,6 +165,7 @@ __getattr__, __dir__ = lazy_face(
         "compile_funnel": ".ladder",
         "dosage_figure": ".figures",
         "dosage_rows": ".steering",
+        "error_cause": ".logs",
         "is_steering_run": ".steering",
         "expand_log_paths": ".logs",
         "ladder_view": ".view",

@@ -212,13 +212,14 @@ def _completed(log: EvalLog, sample: EvalSample) -> bool:
     return log.status == "success" or sample_score(sample) is not None or sample.error is not None
 
 
+CUT_OFF = "cut off from the endpoint (connection error)"
 OUTSIDE_THE_MODEL: tuple[tuple[str, str], ...] = (
     ("CancelledError", "cancelled"),
     ("KeyboardInterrupt", "cancelled"),
-    ("APIConnectionError", "cut off from the endpoint (connection error)"),
-    ("ConnectError", "cut off from the endpoint (connection error)"),
-    ("RemoteProtocolError", "cut off from the endpoint (connection error)"),
-    ("ConnectionError", "cut off from the endpoint (connection error)"),
+    ("APIConnectionError", CUT_OFF),
+    ("ConnectError", CUT_OFF),
+    ("RemoteProtocolError", CUT_OFF),
+    ("ConnectionError", CUT_OFF),
     ("APITimeoutError", "timed out at the endpoint"),
     ("ReadTimeout", "timed out at the endpoint"),
     ("InternalServerError", "refused by the endpoint (server error)"),
@@ -244,12 +245,14 @@ def unanswered_cause(sample: EvalSample) -> str | None:
     """Why the model never answered ``sample`` (None: it answered, maybe wrongly)."""
     if sample.limit is not None and sample.limit.type in (*HARNESS_LIMITS, "operator"):
         return HARNESS_LIMITS.get(sample.limit.type, "stopped by the operator")
-    if sample.error is None:
-        return None
-    head = sample.error.message.split("(", 1)[0].strip()
-    wrapped = (
-        sample.error.message.split(" raised ", 1)[-1] if " raised " in sample.error.message else ""
-    )
+    return None if sample.error is None else error_cause(sample.error.message)
+
+
+def error_cause(message: str) -> str | None:
+    """The cause outside the model of a sample's error message (Inspect's ``Type(args)``),
+    or None for an error of the model's making."""
+    head = message.split("(", 1)[0].strip()
+    wrapped = message.split(" raised ", 1)[-1] if " raised " in message else ""
     for name, cause in OUTSIDE_THE_MODEL:
         if head.endswith(name) or wrapped.startswith(name):
             return cause
