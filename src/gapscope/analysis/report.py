@@ -30,7 +30,7 @@ from gapscope.analysis.report_sections import escape, notes_list
 from gapscope.analysis.spec import NamedFigure
 from gapscope.analysis.steering import DosageCurve, dosage_curves, is_steering_run
 from gapscope.analysis.table import specs
-from gapscope.analysis.terminal import PLAN_COLUMNS
+from gapscope.analysis.terminal import PLAN_COLUMNS, skip_lines
 
 MAX_PAIRS = 10  # comparisons drawn in a report; more models than 5 -> first ten pairs
 
@@ -219,7 +219,7 @@ def _plan_html(plan: Mapping[str, Any]) -> str:
         "<tr>" + "".join(f"<td>{escape(row[k])}</td>" for _, k in PLAN_COLUMNS) + "</tr>"
         for row in plan["tasks"]
     )
-    skipped = [f"{s['diagnostic']} for {s['model']}: {s['reason']}" for s in plan["skipped"]]
+    skipped = skip_lines(plan)  # each reason once, as the terminal prints them
     return (
         "<h2>Plan</h2><table><thead><tr>"
         + "".join(f"<th>{escape(h)}</th>" for h, _ in PLAN_COLUMNS)
