@@ -74,6 +74,12 @@ def _comparisons(logs: Sequence[LoadedLog], notes: list[str]) -> list[Comparison
     return done
 
 
+def under_test_first(logs: Sequence[LoadedLog]) -> list[LoadedLog]:
+    """The logs of the models under test, then the reference players' (run as Inspect's
+    ``none`` model): the rows a reader came for come first, the scale they are read on after."""
+    return sorted(logs, key=lambda x: x.info is not None and x.info.model == "none")
+
+
 def _embed(figure: NamedFigure, directory: Path) -> tuple[list[Path], str]:
     """Write PNG and SVG; return the paths and the SVG as a data URI."""
     png, svg = save_figure(figure, directory)
@@ -248,7 +254,7 @@ def _results(loaded_logs: LoadedLogs, out: Path) -> tuple[Report, list[LoadedLog
     """The report's rows, notes, comparisons and dosage curves, and the unsteered logs."""
     logs = loaded_logs.logs
     report = Report(html=out, notes=list(loaded_logs.notes))
-    plain = [loaded for loaded in logs if not is_steering_run(loaded)]
+    plain = under_test_first([loaded for loaded in logs if not is_steering_run(loaded)])
     report.rows = [row for loaded in plain for row in loaded.rows()]
     report.notes += [  # a summary's own warnings (degenerate answers, truncated rollouts)
         f"{x.diagnostic.name}, {model_of(x)}: {note}"
