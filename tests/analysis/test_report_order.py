@@ -14,6 +14,7 @@ from gapscope.analysis.profile import GapRow
 from gapscope.analysis.report import write_report
 from gapscope.analysis.spec import LogReader
 from gapscope.analysis.terminal import skip_lines
+from gapscope.analysis.view import View
 
 REASON = "needs a Lean backend: --lean local:DIR"
 
@@ -54,7 +55,15 @@ class OneRow:
         return {}
 
 
-READER = LogReader("fake", "Fake", lambda log: OneRow(""), lambda s, o: None)  # type: ignore[arg-type,return-value]
+def _read(log: object) -> OneRow:
+    raise AssertionError("the report is given summaries, it reads no log here")
+
+
+def _no_view(summary: object, options: object) -> View:
+    raise AssertionError("the report shows no view")
+
+
+READER = LogReader("fake", "Fake", _read, _no_view)
 INFO = RunInfo("fake", "", {}, {}, "success", "x.eval", None, None)
 
 

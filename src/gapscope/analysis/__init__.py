@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         present,
     )
     from gapscope.analysis.figures import dosage_figure, quadrant_scatter, save_figure
+    from gapscope.analysis.glance import print_glance
     from gapscope.analysis.ladder import ModelRun, compile_funnel
     from gapscope.analysis.ladder_panel import read_panels
     from gapscope.analysis.ladder_review import review_cases, review_view, summarize
@@ -117,6 +118,7 @@ __all__ = [
     "print_comparison",
     "print_dosage",
     "print_funnel",
+    "print_glance",
     "print_plan",
     "print_quadrant",
     "print_rows",
@@ -181,6 +183,7 @@ __getattr__, __dir__ = lazy_face(
         "print_comparison": ".compare",
         "print_dosage": ".terminal",
         "print_funnel": ".terminal",
+        "print_glance": ".glance",
         "print_plan": ".terminal",
         "print_quadrant": ".terminal",
         "print_rows": ".terminal",

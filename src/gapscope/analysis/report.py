@@ -25,6 +25,7 @@ from gapscope.analysis.compare import (
 )
 from gapscope.analysis.diagnostics import LoadedLog, LoadedLogs
 from gapscope.analysis.figures import dosage_figures, save_figure
+from gapscope.analysis.glance import Cell, glance_html, headlines
 from gapscope.analysis.profile import GapRow
 from gapscope.analysis.report_sections import escape, notes_list
 from gapscope.analysis.spec import NamedFigure
@@ -45,6 +46,8 @@ class Report:
     comparisons: list[Comparison] = field(default_factory=list)
     curves: list[DosageCurve] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    glance: dict[str, dict[str, Cell]] = field(default_factory=dict)
+    """The first table: per model, per diagnostic, its headline row and warnings."""
 
 
 def model_of(loaded: LoadedLog) -> str:
@@ -198,6 +201,9 @@ figure.broken::after{content:"figure failed to render";color:#b00}
 .standing{padding:.5rem 1rem;margin:1rem 0;border-left:.4rem solid #2a7}
 .standing.unfinished{border-color:#c00;background:#fee;font-weight:600}
 figcaption{font-size:.85rem;color:#444}
+.glance td{text-align:left;max-width:18rem}.glance b{font-size:1rem}
+.glance .metric{display:block;color:#555;font-size:.75rem}
+.glance .warn{display:block;color:#b00;font-size:.75rem}.glance td.none{color:#999}
 """
 MARK_BROKEN = (
     "document.querySelectorAll('figure img').forEach(function(img){"
@@ -262,6 +268,11 @@ def _results(loaded_logs: LoadedLogs, out: Path) -> tuple[Report, list[LoadedLog
         for note in getattr(x.summary, "notes", ())
         if note not in loaded_logs.notes  # a run that did not finish is said once
     ]
+    warnings: dict[tuple[str, str], list[str]] = {}
+    for x in plain:  # a summary's warnings stand on its headline cell too
+        said = [n for n in getattr(x.summary, "notes", ()) if n not in loaded_logs.notes]
+        warnings.setdefault((model_of(x), x.diagnostic.name), []).extend(said)
+    report.glance = headlines(report.rows, {s.title: s.headline for s in specs()}, warnings)
     report.comparisons = _comparisons(plain, report.notes)
     report.curves = dosage_curves(logs, report.notes)
     steered = len(logs) - len(plain)
@@ -312,7 +323,7 @@ def write_report(
         f"<style>{STYLE}</style></head><body>"
         f"<h1>gapscope report</h1>{_standing_html(standing, finished)}"
         f"<p>{len(logs)} logs, generated {generated}.</p>"
-        + (_plan_html(plan) if plan is not None else "")
+        + glance_html(report.glance)
         + "<h2>Gap profile</h2>"
         "<p>Each cell: value (percent) [95% CI], n, and the log it came from (hover for the "
         "full path).</p>"
@@ -323,6 +334,7 @@ def write_report(
         + (f"<h2>Steering</h2>{steering}" if steering else "")
         + (f"<h2>Comparisons</h2>{comparisons}" if comparisons else "")
         + (f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "")
+        + (_plan_html(plan) if plan is not None else "")
         + f"<h2>Logs</h2><ul>{sources}</ul>"
         f"<script>{MARK_BROKEN}</script></body></html>"
     )

@@ -158,6 +158,9 @@ class DiagnosticSpec:
     transitions: Transitions | None = None
     docs: str = ""
     """Its documentation page (a path in gapscope's docs, or a URL)."""
+    headline: str = ""
+    """The metric (a prefix of its name) that heads this diagnostic in the report's first
+    table; "": the first row its reader gives."""
 
     def tasks(self, budget: str, inputs: Inputs, model: str) -> tuple[list[Builder], str | None]:
         """The tasks of this diagnostic for ``model`` at ``budget``, or why it is skipped.

@@ -178,6 +178,7 @@ S2B = DiagnosticSpec(
     figures=(zsct_per_preset, receptivity_constructivity),
     sections=(s2b_axes_section,),
     docs="docs/s2b.md",
+    headline="adj-ZSCT",
 )
 LADDER = DiagnosticSpec(
     name="ladder",
@@ -221,6 +222,7 @@ LADDER = DiagnosticSpec(
     sections=(ladder_section,),
     transitions=_ladder_transitions,
     docs="docs/ladder.md",
+    headline="gap composition",
 )
 ONNG = DiagnosticSpec(
     name="onng",

@@ -154,7 +154,7 @@ PLAN_COLUMNS = (
 PLAN_TEXT = frozenset({"model", "diagnostic", "label"})
 
 
-def skip_lines(plan: dict[str, Any]) -> list[str]:
+def skip_lines(plan: Mapping[str, Any]) -> list[str]:
     """What a plan skips, one line per reason (``T2, O-NNG (m1, m2): needs a Lean
     backend ...``): a reason shared by several diagnostics and models is said once."""
     by_reason: dict[str, tuple[list[str], list[str]]] = {}

@@ -182,7 +182,13 @@ def _say_load_problems() -> None:
 
 
 def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_args: Any) -> None:
-    from gapscope.analysis import load_standing, print_plan, print_rows, write_report
+    from gapscope.analysis import (
+        load_standing,
+        print_glance,
+        print_plan,
+        print_rows,
+        write_report,
+    )
     from gapscope.app.kit import err_console
     from gapscope.app.study import StudyProgress, run_study
 
@@ -207,6 +213,7 @@ def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_
     def show(console: Console) -> None:  # how the study stands comes first
         for line in ending.lines():
             console.print(line, markup=False, highlight=False, soft_wrap=True)
+        print_glance(report.glance, console)
         print_rows(report.rows, console)
         console.print(f"report: {report.html}", markup=False, soft_wrap=True)
 
