@@ -60,6 +60,8 @@ def test_ctrl_c_leaves_no_ladder_row_and_one_note_everywhere(
     for page in (interrupted.log_dir / "report.html", tmp_path / "r.html"):
         html = page.read_text(encoding="utf-8")
         assert "16 rollouts cancelled, not scored" in html and "UNRECOVERED" not in html
+    first = (tmp_path / "r.html").read_text(encoding="utf-8").split("<h2>")[0]
+    assert "16 rollouts cancelled, not scored" in first  # in the banner, not only the notes
     assert not any("count as failures" in n for n in report["notes"])
 
 

@@ -87,7 +87,8 @@ def test_report_puts_the_unanswered_families_and_bounds_on_each_cell(
     said = "1 family not started, not scored: "
     assert said in result.output  # the terminal table's cells
     page = out.read_text(encoding="utf-8")
-    cells = page[page.index('<table class="profile">') : page.index("</table>")]
+    start = page.index('<table class="profile">')
+    cells = page[start : page.index("</table>", start)]
     assert cells.count(f'<span class="unanswered">{said}') == 10  # every OracleLadder cell
     assert "if all failed" in cells and "if passed" in cells
 

@@ -302,7 +302,9 @@ def write_report(
     diagnostic's figures and sections come from its spec (:mod:`.table`).
     """
     logs = loaded_logs.logs
-    unfinished = [note for x in logs if x.info is not None and (note := x.info.note())]
+    unfinished = [  # each with what it left unanswered: "16 rollouts cancelled, not scored"
+        note for x in logs if x.info is not None and not x.info.finished for note in x.notes()
+    ]
     standing = list(status) or unfinished
     finished = finished and not unfinished
     report, plain = _results(loaded_logs, out)
