@@ -196,3 +196,31 @@ def closed_port_url() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}/v1"
+
+
+def asks_for_a_boxed_answer(body: dict[str, Any]) -> bool:
+    """Whether a request is a math rollout (OracleLadder's system prompt asks for \\boxed{})."""
+    return any("\\boxed" in str(m.get("content", "")) for m in body.get("messages", []))
+
+
+def main() -> None:
+    """Serve until killed, as a separate process a test can kill like a real server: prints
+    the base URL, then ``rollout`` (flushed) when the first math rollout arrives. Arguments:
+    the seconds each reply after the first two (the preflight's) is held back."""
+    import sys
+
+    said: list[bool] = []
+
+    def announce(n: int, body: dict[str, Any]) -> None:
+        if asks_for_a_boxed_answer(body) and not said:
+            said.append(True)
+            print("rollout", flush=True)
+
+    delay = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
+    with serve(StubServer(fail=announce, mode="slow", delay=delay, after=2)) as stub:
+        print(stub.url, flush=True)
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -127,6 +127,8 @@ def test_the_printed_summary_opens_with_what_did_not_finish(
     assert lines[1].startswith(f"not finished: oracle_ladder on {model}: cancelled, 3 of 16")
     assert lines[2].startswith("rerun the same command to finish it")
     assert "successfully" not in result.output
+    glance, profile = result.stdout.index("At a glance"), result.stdout.index("Gap profile")
+    assert lines[3].strip().startswith("At a glance") and glance < profile  # the first table
 
 
 def test_a_task_that_errored_exits_1_with_the_rerun_line(tmp_path: Path) -> None:

@@ -50,7 +50,7 @@ def test_ladder_report_of_a_run_stopped_before_any_score_reports_nothing(
     assert code == 2
     error = str(envelope["error"])
     assert "no family to report" in error and "status cancelled" in error
-    assert "16 of 16 samples were never scored" in error
+    assert "16 rollouts not started, not scored" in error
 
 
 def test_a_partial_run_counts_only_its_finished_families_and_says_so(
@@ -64,12 +64,33 @@ def test_a_partial_run_counts_only_its_finished_families_and_says_so(
     (model,) = envelope["details"]["models"].values()  # type: ignore[index]
     assert model["n_families"] == 1 and model["status"] == "cancelled"
     notes = envelope["notes"]
-    assert isinstance(notes, list) and len(notes) == 2
-    assert "7 of 16 samples were never scored" in notes[0]
-    assert "1 of 2 families have a rollout that was never scored" in notes[1]
+    assert isinstance(notes, list) and len(notes) == 3
+    assert "did not finish (status cancelled); rerun the same command" in notes[0]
+    assert notes[1].endswith("7 rollouts not started, not scored")
+    assert "1 of 2 families have a rollout the model never answered (not started)" in notes[2]
     rows = envelope["summary"]
     assert isinstance(rows, list) and rows
     assert all(r["n"] == 1 and r["status"] == "cancelled" for r in rows)
+    assert all(r["unanswered"] == "1 family not started" for r in rows)
+    direct = next(r for r in rows if r["metric"] == "outcome DIRECT")
+    low, high = direct["bounds"]  # the family left out failed, or passed
+    assert (low, high) == (direct["value"] / 2, (direct["value"] + 100) / 2)
+
+
+def test_report_puts_the_unanswered_families_and_bounds_on_each_cell(
+    ladder_log: Path, tmp_path: Path
+) -> None:
+    partial = _derived(ladder_log, tmp_path / "runs" / "partial.eval", keep=9, task_id="other")
+    out = tmp_path / "r.html"
+    result = runner.invoke(app, ["report", str(partial), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    said = "1 family not started, not scored: "
+    assert said in result.output  # the terminal table's cells
+    page = out.read_text(encoding="utf-8")
+    start = page.index('<table class="profile">')
+    cells = page[start : page.index("</table>", start)]
+    assert cells.count(f'<span class="unanswered">{said}') == 10  # every OracleLadder cell
+    assert "if all failed" in cells and "if passed" in cells
 
 
 def test_report_leaves_out_a_stopped_run_beside_the_real_one(

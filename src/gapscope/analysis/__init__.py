@@ -42,12 +42,20 @@ if TYPE_CHECKING:
         present,
     )
     from gapscope.analysis.figures import dosage_figure, quadrant_scatter, save_figure
+    from gapscope.analysis.glance import print_glance
     from gapscope.analysis.ladder import ModelRun, compile_funnel
     from gapscope.analysis.ladder_panel import read_panels
     from gapscope.analysis.ladder_review import review_cases, review_view, summarize
     from gapscope.analysis.ladder_tables import print_agreement
     from gapscope.analysis.literal import LiteralConsole, printable
-    from gapscope.analysis.logs import LogError, expand_log_paths, log_path, read_log
+    from gapscope.analysis.logs import (
+        CUT_OFF,
+        LogError,
+        error_cause,
+        expand_log_paths,
+        log_path,
+        read_log,
+    )
     from gapscope.analysis.report import write_report
     from gapscope.analysis.spec import BUDGETS, DiagnosticSpec, Inputs, NamedFigure, SpecError
     from gapscope.analysis.steering import (
@@ -71,6 +79,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BUDGETS",
     "BUILTINS",
+    "CUT_OFF",
     "S2B",
     "SWEEP_KEY",
     "ComparisonError",
@@ -91,6 +100,7 @@ __all__ = [
     "compile_funnel",
     "dosage_figure",
     "dosage_rows",
+    "error_cause",
     "expand_log_paths",
     "is_steering_run",
     "ladder",
@@ -109,6 +119,7 @@ __all__ = [
     "print_comparison",
     "print_dosage",
     "print_funnel",
+    "print_glance",
     "print_plan",
     "print_quadrant",
     "print_rows",
@@ -139,6 +150,7 @@ __getattr__, __dir__ = lazy_face(
         "BUILTINS": ".table",
         "ComparisonError": ".compare",
         "DiagnosticSpec": ".spec",
+        "CUT_OFF": ".logs",
         "DosageCurve": ".steering",
         "Inputs": ".spec",
         "LiteralConsole": ".literal",
@@ -157,6 +169,7 @@ __getattr__, __dir__ = lazy_face(
         "compile_funnel": ".ladder",
         "dosage_figure": ".figures",
         "dosage_rows": ".steering",
+        "error_cause": ".logs",
         "is_steering_run": ".steering",
         "expand_log_paths": ".logs",
         "ladder_view": ".view",
@@ -172,6 +185,7 @@ __getattr__, __dir__ = lazy_face(
         "print_comparison": ".compare",
         "print_dosage": ".terminal",
         "print_funnel": ".terminal",
+        "print_glance": ".glance",
         "print_plan": ".terminal",
         "print_quadrant": ".terminal",
         "print_rows": ".terminal",

@@ -1,10 +1,13 @@
-"""Two models on the same items: exact McNemar per metric, paired bootstrap CI of the rate
-difference, Holm across the metrics, and the OracleLadder transition matrix.
+"""``gapscope compare`` (and the report's comparisons): two models on the same items, exact
+McNemar per metric, paired bootstrap CI of the rate difference, Holm across the metrics, and
+each diagnostic's own outcome matrices (its spec's ``transitions``: OracleLadder's).
 
 Each diagnostic's summary names its per-item binary outcomes (``outcomes()``): S2B query
 decisions, OracleLadder families solved per condition, O-NNG problems per lambda, prove
-problems proven. A paired test is only valid on the same items, so differing item sets are
-refused with the count that differs, unless the caller asks for the intersection.
+problems proven, T2 records. Only items the model answered are outcomes (an unanswered
+sample is no item: :func:`~gapscope.analysis.logs.counted_samples`). A paired test is only
+valid on the same items, so differing item sets are refused with the count that differs,
+unless the caller asks for the intersection.
 """
 
 from __future__ import annotations
@@ -180,39 +183,89 @@ def compare_runs(
 ) -> Comparison:
     """Pair the metrics both sides measured; refuse differing items unless ``intersect``.
 
-    Steered runs are left out (named in the notes): they are the same items under an
-    intervention, and a dosage curve, not a model-vs-model test, is how they are read.
-    ``loading_notes`` (what loading the logs found: runs that did not finish, superseded ones) come
-    first in the comparison's notes.
+    The steps, in order: set the steering runs aside (they are the same items under an
+    intervention, read as a dosage curve, not a model-vs-model test); read each side's
+    per-item outcomes, refusing a side with none; find the (diagnostic, metric) keys both
+    measured, refusing none; note the keys only one side has; test each shared key on its
+    paired items (McNemar, bootstrap, Holm across keys); add each diagnostic's own outcome
+    matrices. ``loading_notes`` (what loading the logs found: runs that did not finish,
+    superseded ones) come first in the comparison's notes.
     """
-    kept_a = [x for x in a if not is_steering_run(x)]
-    kept_b = [x for x in b if not is_steering_run(x)]
-    steered = {"A": len(a) - len(kept_a), "B": len(b) - len(kept_b)}
-    a, b = kept_a, kept_b
-    out_a, out_b = _outcomes("A", a), _outcomes("B", b)
-    for side, logs, out in (("A", a, out_a), ("B", b, out_b)):
-        if not any(out.values()):
-            raise ComparisonError(_no_scored_items(side, logs))
+    a, steered_a = set_aside_steering("A", a)
+    b, steered_b = set_aside_steering("B", b)
+    out_a, out_b = scored_outcomes("A", a), scored_outcomes("B", b)
+    common = shared_keys(out_a, out_b)
+    notes = [*loading_notes, *steered_a, *steered_b, *unshared_notes(out_a, out_b, common)]
+    rng = np.random.default_rng(seed)
+    metrics = paired_tests(common, out_a, out_b, intersect, notes, rng, n_resamples)
+    notes += [note for m in metrics if (note := _disagreement(m)) is not None]
+    rows = [r for side in (a, b) for x in side for r in x.rows()]
+    return Comparison(_label(a), _label(b), metrics, outcome_matrices(a, b), notes, rows)
+
+
+def set_aside_steering(side: str, logs: Sequence[LoadedLog]) -> tuple[list[LoadedLog], list[str]]:
+    """The logs of ``side`` that measure a model (not a steering intervention), and a note
+    counting the ones set aside (none when there are none)."""
+    kept = [x for x in logs if not is_steering_run(x)]
+    count = len(logs) - len(kept)
+    note = f"{side}: {count} steering runs left out (their dosage curves are in gapscope report)"
+    return kept, [note] if count else []
+
+
+def scored_outcomes(side: str, logs: Sequence[LoadedLog]) -> dict[Key, dict[str, bool]]:
+    """The per-item outcomes of ``side``; raises ComparisonError when it scored no item."""
+    outcomes = _outcomes(side, logs)
+    if not any(outcomes.values()):
+        raise ComparisonError(_no_scored_items(side, logs))
+    return outcomes
+
+
+class NothingInCommon(ComparisonError):
+    """The two sides measured no (diagnostic, metric) in common: a reference listener and a
+    model run only on OracleLadder, say. Not a fault of either side."""
+
+
+def shared_keys(out_a: dict[Key, dict[str, bool]], out_b: dict[Key, dict[str, bool]]) -> list[Key]:
+    """The (diagnostic, metric) keys both sides measured, in A's order; raises
+    NothingInCommon (listing each side's metrics) when there is none."""
     common = [key for key in out_a if key in out_b]
     if not common:
         listed = {
             side: sorted(m for _, m in keys) or "none"
             for side, keys in (("A", out_a), ("B", out_b))
         }
-        raise ComparisonError(
+        raise NothingInCommon(
             "A and B share no diagnostic and setting to compare "
             f"(A: {listed['A']}; B: {listed['B']})"
         )
-    notes = [*loading_notes] + [
-        f"{side}: {count} steering runs left out (their dosage curves are in gapscope report)"
-        for side, count in steered.items()
-        if count
-    ]
+    return common
+
+
+def unshared_notes(
+    out_a: dict[Key, dict[str, bool]], out_b: dict[Key, dict[str, bool]], common: Sequence[Key]
+) -> list[str]:
+    """One line per side listing the keys only it has (a reference listener has no ladder
+    rows at all, say)."""
+    notes = []
     for side, keys in (("A", out_a), ("B", out_b)):
         alone = [f"{d} {m}" for d, m in keys if (d, m) not in common]
-        if alone:  # one line per side: a reference listener has no ladder rows, say, at all
+        if alone:
             notes.append(f"only in {side}, not compared ({len(alone)}): {'; '.join(alone)}")
-    rng = np.random.default_rng(seed)
+    return notes
+
+
+def paired_tests(
+    common: Sequence[Key],
+    out_a: dict[Key, dict[str, bool]],
+    out_b: dict[Key, dict[str, bool]],
+    intersect: bool,
+    notes: list[str],
+    rng: np.random.Generator,
+    n_resamples: int = BOOTSTRAP_RESAMPLES,
+) -> list[MetricComparison]:
+    """Each shared key on its paired items: exact McNemar and the paired bootstrap CI of
+    A - B, then Holm across the keys tested. A key with no paired item is noted, not tested;
+    differing item sets raise ComparisonError unless ``intersect``."""
     tests: list[tuple[Key, McNemarResult, DifferenceCI]] = []
     for key in common:
         items = _paired_items(key, out_a[key], out_b[key], intersect, notes)
@@ -226,17 +279,21 @@ def compare_runs(
         diff = paired_bootstrap_difference(xs, ys, n_resamples=n_resamples, rng=rng)
         tests.append((key, mcnemar_exact(xs, ys), diff))
     adjusted = holm([t[1].p_value for t in tests])
-    metrics = [
+    return [
         MetricComparison(key[0], key[1], mc, diff, p)
         for (key, mc, diff), p in zip(tests, adjusted, strict=True)
     ]
-    notes += [note for m in metrics if (note := _disagreement(m)) is not None]
-    transitions: dict[str, dict[str, dict[str, int]]] = {}
-    for spec in specs():  # a diagnostic's own outcome matrices (OracleLadder's transitions)
+
+
+def outcome_matrices(
+    a: Sequence[LoadedLog], b: Sequence[LoadedLog]
+) -> dict[str, dict[str, dict[str, int]]]:
+    """Every diagnostic's own outcome matrices of A against B (OracleLadder's transitions)."""
+    matrices: dict[str, dict[str, dict[str, int]]] = {}
+    for spec in specs():
         if spec.transitions is not None:
-            transitions.update(spec.transitions(a, b))
-    rows = [r for side in (a, b) for x in side for r in x.rows()]
-    return Comparison(_label(a), _label(b), metrics, transitions, notes, rows)
+            matrices.update(spec.transitions(a, b))
+    return matrices
 
 
 def print_comparison(comparison: Comparison, console: Console) -> None:

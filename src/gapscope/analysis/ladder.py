@@ -106,7 +106,9 @@ class ModelRun:
     """What the tables leave out or cannot be read without: a run that did not finish (its
     unfinished families), rollouts that mostly gave no ``\\boxed{}`` answer."""
     not_run: int = 0
-    """Families the log lists with no scored sample: left out of ``tested``, never failures."""
+    """Families the log does not list: left out of ``tested``, never failures."""
+    unanswered: tuple[int, str] = (0, "")
+    """Families left out of ``tested`` for a rollout the model never answered, and why."""
 
     def containment_families(self, stage0_tau: int = 1) -> list[ContainmentFamily]:
         """The families with C1 attempts and every tested milestone's answer in the log."""
@@ -178,7 +180,9 @@ class ModelRun:
         counts += [(f"gap {g.value}", p.gaps[g]) for g in GAP_ORDER[1:]]
         counts.append(("any probe", p.any_probe))
         return [
-            GapRow.share(self.name, DIAGNOSTIC, metric, k, n, self.log_location, self.status)
+            GapRow.share(
+                self.name, DIAGNOSTIC, metric, k, n, self.log_location, self.status, self.unanswered
+            )
             for metric, k in counts
         ]
 
@@ -197,32 +201,32 @@ class ModelRun:
 def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
     """Read one OracleLadder log (every epoch of every sample).
 
-    A family with no sample in the log (never run: a ``--limit``, a run stopped early) is "not
-    run" and left out, whatever the run's status, with a note saying how many: one never run
-    is not one the model failed. Of a run that did not finish, also the families with a
-    rollout never scored are left out: a family's outcome needs all its conditions. A
-    rollout that ran and errored (its ``error`` set, no score: the scorer raised on the
-    model's output, say) is a failure, whatever the run's status, with a note: were it left
-    out, output that makes the scorer raise would take its family out of the denominator.
+    A family the log does not list (a ``--limit``) is "not run" and left out, with a note
+    saying how many. A family with a rollout the model never answered (cancelled, the
+    endpoint gone, never started: :func:`~gapscope.analysis.logs.unanswered_cause`) is left
+    out too, since its outcome needs all its conditions; the rows say how many and bound
+    what they would read had those families failed or passed, so an endpoint that errors on
+    the hard items cannot improve the model's score unseen. A rollout that raised for a
+    reason of the model's making (the scorer choking on its output) is a failure, with a
+    note: were it left out, such output would take its family out of the denominator.
     """
     require_task(log, TASK)
     samples = counted_samples(log)
     errored = [s for s in samples if s.error is not None and sample_score(s) is None]
-    rollouts, texts, unanswered, truncated = _read_rollouts(log, samples)
+    rollouts, texts, unboxed, truncated = _read_rollouts(log, samples)
     run = cast(RunMetadata, log.eval.metadata or {})
     tested = {str(k): int(v) for k, v in run["tested_milestones"].items()}
     info = run_info(log)
-    notes = [note] if (note := info.note()) else []
-    not_run = set(tested) - {r.pid for r in rollouts}
+    notes = [note for note in (info.note(), info.unanswered_note("rollouts")) if note]
+    listed = {family_of(str(i)) for i in log.eval.dataset.sample_ids or []}
+    not_run = set(tested) - (listed or {family_of(str(s.id)) for s in log.samples or []})
     partial = _unfinished_families(log, samples) & set(tested) - not_run
-    if not info.finished and partial:
+    if partial and len(partial) + len(not_run) < len(tested):  # else no table to explain
         notes.append(
-            f"{info.location}: {len(partial)} of {len(tested)} families have a rollout that "
-            f"was never scored and are left out; the tables are over "
-            f"{len(tested) - len(partial) - len(not_run)}"
+            f"{info.location}: {len(partial)} of {len(tested)} families have a rollout the "
+            f"model never answered ({info.unanswered.short()}) and are left out of the tables; "
+            f"they are over the {len(tested) - len(partial) - len(not_run)} answered in full"
         )
-    else:
-        partial = set()
     if errored:
         message = (errored[0].error.message if errored[0].error else "").splitlines()
         notes.append(
@@ -232,15 +236,15 @@ def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
         )
     if not_run:
         notes.append(
-            f"{info.location}: {len(not_run)} of {len(tested)} families were not run (no "
-            "scored sample) and are left out, not counted as failures; the tables and tests "
-            f"are over the {len(tested) - len(not_run) - len(partial)} that ran"
+            f"{info.location}: {len(not_run)} of {len(tested)} families were not run (the "
+            "log lists no sample of them) and are left out, not counted as failures; the "
+            f"tables and tests are over the {len(tested) - len(not_run) - len(partial)} that ran"
         )
     tested = {pid: n for pid, n in tested.items() if pid not in not_run | partial}
     rollouts = [r for r in rollouts if r.pid in tested]
-    if samples and unanswered * 2 > len(samples):
+    if samples and unboxed * 2 > len(samples):
         notes.append(
-            f"{unanswered} of {len(samples)} rollouts have no \\boxed{{}} answer "
+            f"{unboxed} of {len(samples)} rollouts have no \\boxed{{}} answer "
             f"({truncated} hit the token cap): the outcomes measure the format and the "
             "budget more than the reasoning; raise --max-tokens"
         )
@@ -253,23 +257,28 @@ def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
         info.status,
         notes,
         not_run=len(not_run),
+        unanswered=(len(partial), f"{_families(len(partial))} {info.unanswered.short()}"),
     )
+
+
+def _families(n: int) -> str:
+    return f"{n} family" if n == 1 else f"{n} families"
 
 
 def _read_rollouts(
     log: EvalLog, samples: Sequence[EvalSample]
 ) -> tuple[list[Rollout], RunTexts, int, int]:
     """Each sample's rollout and the texts containment reads, with how many rollouts gave no
-    answer and how many of those hit the token cap."""
+    ``\\boxed{}`` answer and how many of those hit the token cap."""
     rollouts = []
     texts = RunTexts()
-    unanswered = truncated = 0
+    unboxed = truncated = 0
     for sample in samples:
         with malformed_sample(log, sample):
             score = sample_score(sample)
             meta = cast(ProbeMetadata, sample.metadata)
             if score is not None and score.value == NOANSWER:
-                unanswered += 1
+                unboxed += 1
                 truncated += sample.output.stop_reason == "max_tokens"
             rollout = Rollout(
                 pid=str(meta["pid"]),
@@ -285,7 +294,7 @@ def _read_rollouts(
             elif rollout.condition is Condition.S0 and rollout.milestone_index is not None:
                 gold = sample.target if isinstance(sample.target, str) else sample.target[0]
                 texts.answers.setdefault(rollout.pid, {})[rollout.milestone_index] = gold
-    return rollouts, texts, unanswered, truncated
+    return rollouts, texts, unboxed, truncated
 
 
 def _unfinished_families(log: EvalLog, scored: Sequence[EvalSample]) -> set[str]:

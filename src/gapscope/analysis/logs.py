@@ -9,8 +9,9 @@ JSON layer underneath (Inspect reports a corrupt ``.eval`` as ``ValueError: EOCD
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -107,10 +108,15 @@ class RunInfo:
     """Inspect's id of the task, kept by ``inspect eval-retry``: a retry and its original
     share it."""
     created: str = ""
-    left_out: int = 0
-    """Samples of a run that did not finish that count nowhere (never scored or never run)."""
+    unanswered: Unanswered = field(default_factory=lambda: Unanswered({}))
+    """Samples the model never answered (cancelled, the endpoint gone, never started)."""
     expected: int = 0
     """Samples the run was to have (dataset samples x epochs)."""
+
+    @property
+    def answered(self) -> int:
+        """Samples every count is over."""
+        return max(self.expected - self.unanswered.count, 0)
 
     @property
     def created_at(self) -> datetime:
@@ -130,9 +136,16 @@ class RunInfo:
         if self.finished:
             return None
         return (
-            f"{self.location}: the run did not finish (status {self.status}); "
-            f"{self.left_out} of {self.expected} samples were never scored and are left out "
-            "of every count (resume it with inspect eval-retry)"
+            f"{self.location}: the run did not finish (status {self.status}); rerun the same "
+            "command to finish it"
+        )
+
+    def unanswered_note(self, unit: str = "samples") -> str | None:
+        """What every table of this log must say of its unanswered samples (None: none)."""
+        if not self.unanswered.count:
+            return None
+        return f"{self.location}: {self.unanswered.text(unit)}, not scored" + (
+            f" (first error: {self.unanswered.first})" if self.unanswered.first else ""
         )
 
     @property
@@ -159,7 +172,7 @@ def run_info(log: EvalLog) -> RunInfo:
         completed_at=log.stats.completed_at or None,
         task_id=log.eval.task_id,
         created=log.eval.created,
-        left_out=0 if log.status == "success" else max(expected - len(counted_samples(log)), 0),
+        unanswered=unanswered(log),
         expected=expected,
     )
 
@@ -183,16 +196,106 @@ def malformed_sample(log: EvalLog, sample: EvalSample) -> Iterator[None]:
 
 
 def counted_samples(log: EvalLog) -> list[EvalSample]:
-    """The samples every count is over.
+    """The samples every count is over: those the model answered.
 
-    Of a finished run, all: a sample that failed is a result (recorded as failed). Of a run
-    that was cancelled, errored or is still being written, only the scored ones and the
-    ones that errored: the others were stopped by the run's end, not by the model, and
-    counting them as failures made a run stopped at once look like a model that solves
-    nothing; but a sample that raised (a scorer choking on the model's output) is a
-    failure, and leaving it out would let such output leave the denominator.
+    A sample that raised for a reason of the model's making (a scorer choking on its output)
+    is answered and counts as failed: leaving it out would let such output leave the
+    denominator. One stopped by something outside the model (:func:`unanswered_cause`) is
+    not, and neither is one a run that did not finish never completed: counting those as
+    failures made a run stopped at once look like a model that solves nothing.
     """
     samples = log.samples or []
-    if log.status == "success":
-        return list(samples)
-    return [s for s in samples if sample_score(s) is not None or s.error is not None]
+    return [s for s in samples if unanswered_cause(s) is None and _completed(log, s)]
+
+
+def _completed(log: EvalLog, sample: EvalSample) -> bool:
+    return log.status == "success" or sample_score(sample) is not None or sample.error is not None
+
+
+CUT_OFF = "cut off from the endpoint (connection error)"
+OUTSIDE_THE_MODEL: tuple[tuple[str, str], ...] = (
+    ("CancelledError", "cancelled"),
+    ("KeyboardInterrupt", "cancelled"),
+    ("APIConnectionError", CUT_OFF),
+    ("ConnectError", CUT_OFF),
+    ("RemoteProtocolError", CUT_OFF),
+    ("ConnectionError", CUT_OFF),
+    ("APITimeoutError", "timed out at the endpoint"),
+    ("ReadTimeout", "timed out at the endpoint"),
+    ("InternalServerError", "refused by the endpoint (server error)"),
+    ("RateLimitError", "refused by the endpoint (rate limit)"),
+    ("LeanUnavailable", "not checked (no Lean backend)"),
+    ("SelfTestRequired", "not checked (no Lean backend)"),
+    ("PoolError", "not checked (the Lean pool failed)"),
+    ("SandboxError", "not run (the sandbox could not start)"),
+)
+"""Error types that stop a sample for a reason outside the model, and the cause a table
+names. Matched against the error's type and what it wraps (Inspect records a request that
+failed every retry as ``RetryError(<Future ... raised APIConnectionError>)``)."""
+HARNESS_LIMITS = {
+    "time": "past the harness's time limit",
+    "working": "past the harness's time limit",
+}
+"""Inspect sample limits that are the harness's, not the model's (``operator``: a person
+stopped it): a sample cut by one was not answered."""
+NOT_STARTED = "not started"
+
+
+def unanswered_cause(sample: EvalSample) -> str | None:
+    """Why the model never answered ``sample`` (None: it answered, maybe wrongly)."""
+    if sample.limit is not None and sample.limit.type in (*HARNESS_LIMITS, "operator"):
+        return HARNESS_LIMITS.get(sample.limit.type, "stopped by the operator")
+    return None if sample.error is None else error_cause(sample.error.message)
+
+
+def error_cause(message: str) -> str | None:
+    """The cause outside the model of a sample's error message (Inspect's ``Type(args)``),
+    or None for an error of the model's making."""
+    head = message.split("(", 1)[0].strip()
+    wrapped = message.split(" raised ", 1)[-1] if " raised " in message else ""
+    for name, cause in OUTSIDE_THE_MODEL:
+        if head.endswith(name) or wrapped.startswith(name):
+            return cause
+    return None
+
+
+@dataclass(frozen=True)
+class Unanswered:
+    """The samples of one log the model never answered, counted by cause."""
+
+    causes: dict[str, int]
+    first: str = ""
+    """The first line of the first such sample's error (what a user searches for)."""
+
+    @property
+    def count(self) -> int:
+        return sum(self.causes.values())
+
+    def text(self, unit: str = "samples") -> str:
+        """``16 rollouts cancelled``; several causes, most first, joined by commas."""
+        return ", ".join(f"{n} {unit} {cause}" for cause, n in self.causes.items())
+
+    def short(self) -> str:
+        """The causes alone, for a table cell: ``cancelled``, ``cancelled, not started``."""
+        return ", ".join(self.causes)
+
+
+def unanswered(log: EvalLog) -> Unanswered:
+    """The samples of ``log`` the model never answered: stopped by a cause outside it, or
+    (a run that did not finish) never completed or never started."""
+    samples = log.samples or []
+    causes: Counter[str] = Counter()
+    first = ""
+    for sample in samples:
+        cause = unanswered_cause(sample)
+        if cause is None and not _completed(log, sample):
+            cause = NOT_STARTED if sample.error is None else None
+        if cause is None:
+            continue
+        causes[cause] += 1
+        if not first and sample.error is not None:
+            first = sample.error.message.splitlines()[0][:200]
+    expected = (log.eval.dataset.samples or 0) * (log.eval.config.epochs or 1)
+    if log.status != "success" and expected > len(samples):
+        causes[NOT_STARTED] += expected - len(samples)
+    return Unanswered(dict(causes.most_common()), first)

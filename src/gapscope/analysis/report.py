@@ -17,15 +17,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gapscope.analysis.compare import Comparison, ComparisonError, compare_runs
+from gapscope.analysis.compare import (
+    Comparison,
+    ComparisonError,
+    NothingInCommon,
+    compare_runs,
+)
 from gapscope.analysis.diagnostics import LoadedLog, LoadedLogs
 from gapscope.analysis.figures import dosage_figures, save_figure
+from gapscope.analysis.glance import Cell, glance_html, headlines
 from gapscope.analysis.profile import GapRow
 from gapscope.analysis.report_sections import escape, notes_list
 from gapscope.analysis.spec import NamedFigure
 from gapscope.analysis.steering import DosageCurve, dosage_curves, is_steering_run
 from gapscope.analysis.table import specs, steering_target
-from gapscope.analysis.terminal import PLAN_COLUMNS
+from gapscope.analysis.terminal import PLAN_COLUMNS, skip_lines
 
 MAX_PAIRS = 10  # comparisons drawn in a report; more models than 5 -> first ten pairs
 
@@ -40,12 +46,17 @@ class Report:
     comparisons: list[Comparison] = field(default_factory=list)
     curves: list[DosageCurve] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    glance: dict[str, dict[str, Cell]] = field(default_factory=dict)
+    """The first table: per model, per diagnostic, its headline row and warnings."""
 
 
 def model_of(loaded: LoadedLog) -> str:
-    """The model a log's results belong to (its first row's), or the file name."""
+    """The model a log's results belong to (its first row's, else its run's): never the file
+    name, which would make a log with nothing scored a model of its own."""
     rows = loaded.summary.rows()
-    return rows[0].model if rows else loaded.path.stem
+    if rows:
+        return rows[0].model
+    return loaded.info.model if loaded.info is not None else loaded.path.stem
 
 
 def _comparisons(logs: Sequence[LoadedLog], notes: list[str]) -> list[Comparison]:
@@ -53,12 +64,23 @@ def _comparisons(logs: Sequence[LoadedLog], notes: list[str]) -> list[Comparison
     for loaded in logs:
         by_model.setdefault(model_of(loaded), []).append(loaded)
     done = []
+    disjoint = 0
     for a, b in itertools.islice(itertools.combinations(by_model, 2), MAX_PAIRS):
         try:
             done.append(compare_runs(by_model[a], by_model[b], intersect=True))
+        except NothingInCommon:  # a reference listener and a ladder-only model: no finding
+            disjoint += 1
         except ComparisonError as exc:
             notes.append(f"{a} vs {b}: {exc}")
+    if disjoint:
+        notes.append(f"{disjoint} pairs of models share no diagnostic and are not compared")
     return done
+
+
+def under_test_first(logs: Sequence[LoadedLog]) -> list[LoadedLog]:
+    """The logs of the models under test, then the reference players' (run as Inspect's
+    ``none`` model): the rows a reader came for come first, the scale they are read on after."""
+    return sorted(logs, key=lambda x: x.info is not None and x.info.model == "none")
 
 
 def _embed(figure: NamedFigure, directory: Path) -> tuple[list[Path], str]:
@@ -70,6 +92,12 @@ def _embed(figure: NamedFigure, directory: Path) -> tuple[list[Path], str]:
 
 def _unfinished(row: GapRow) -> str:
     return "" if row.status == "success" else f" · run {escape(row.status)}, not finished"
+
+
+def _unanswered(row: GapRow) -> str:
+    """What the model never answered behind a cell, on the cell: it changes how to read it."""
+    text = row.unanswered_text().removeprefix(" · ")
+    return f'<span class="unanswered">{escape(text)}</span>' if text else ""
 
 
 def _profile_table(rows: Sequence[GapRow]) -> str:
@@ -95,7 +123,8 @@ def _profile_table(rows: Sequence[GapRow]) -> str:
             ci = f" [{r.ci[0]:.1f}, {r.ci[1]:.1f}]" if r.ci else ""
             tds.append(
                 f'<td title="{escape(r.log)}">{value}<span class="ci">{ci}</span>'
-                f'<span class="n">n={r.n} · {escape(Path(r.log).name)}{_unfinished(r)}</span></td>'
+                f'<span class="n">n={r.n} · {escape(Path(r.log).name)}{_unfinished(r)}</span>'
+                f"{_unanswered(r)}</td>"
             )
         body.append(f'<tr><th scope="row">{escape(model)}</th>{"".join(tds)}</tr>')
     return (
@@ -163,6 +192,7 @@ table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.85rem}
 th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right;vertical-align:top}
 th[scope=row],thead th{text-align:left;background:#f4f4f4}
 .ci{color:#555}.n{display:block;color:#888;font-size:.7rem}
+.unanswered{display:block;color:#b00;font-size:.7rem}
 .scroll{overflow-x:auto}
 .profile th[scope=row],.profile thead tr:first-child th:first-child{position:sticky;left:0;
 z-index:1}
@@ -171,6 +201,9 @@ figure.broken::after{content:"figure failed to render";color:#b00}
 .standing{padding:.5rem 1rem;margin:1rem 0;border-left:.4rem solid #2a7}
 .standing.unfinished{border-color:#c00;background:#fee;font-weight:600}
 figcaption{font-size:.85rem;color:#444}
+.glance td{text-align:left;max-width:18rem}.glance b{font-size:1rem}
+.glance .metric{display:block;color:#555;font-size:.75rem}
+.glance .warn{display:block;color:#b00;font-size:.75rem}.glance td.none{color:#999}
 """
 MARK_BROKEN = (
     "document.querySelectorAll('figure img').forEach(function(img){"
@@ -198,7 +231,7 @@ def _plan_html(plan: Mapping[str, Any]) -> str:
         "<tr>" + "".join(f"<td>{escape(row[k])}</td>" for _, k in PLAN_COLUMNS) + "</tr>"
         for row in plan["tasks"]
     )
-    skipped = [f"{s['diagnostic']} for {s['model']}: {s['reason']}" for s in plan["skipped"]]
+    skipped = skip_lines(plan)  # each reason once, as the terminal prints them
     return (
         "<h2>Plan</h2><table><thead><tr>"
         + "".join(f"<th>{escape(h)}</th>" for h, _ in PLAN_COLUMNS)
@@ -227,7 +260,7 @@ def _results(loaded_logs: LoadedLogs, out: Path) -> tuple[Report, list[LoadedLog
     """The report's rows, notes, comparisons and dosage curves, and the unsteered logs."""
     logs = loaded_logs.logs
     report = Report(html=out, notes=list(loaded_logs.notes))
-    plain = [loaded for loaded in logs if not is_steering_run(loaded)]
+    plain = under_test_first([loaded for loaded in logs if not is_steering_run(loaded)])
     report.rows = [row for loaded in plain for row in loaded.rows()]
     report.notes += [  # a summary's own warnings (degenerate answers, truncated rollouts)
         f"{x.diagnostic.name}, {model_of(x)}: {note}"
@@ -235,6 +268,11 @@ def _results(loaded_logs: LoadedLogs, out: Path) -> tuple[Report, list[LoadedLog
         for note in getattr(x.summary, "notes", ())
         if note not in loaded_logs.notes  # a run that did not finish is said once
     ]
+    warnings: dict[tuple[str, str], list[str]] = {}
+    for x in plain:  # a summary's warnings stand on its headline cell too
+        said = [n for n in getattr(x.summary, "notes", ()) if n not in loaded_logs.notes]
+        warnings.setdefault((model_of(x), x.diagnostic.name), []).extend(said)
+    report.glance = headlines(report.rows, {s.title: s.headline for s in specs()}, warnings)
     report.comparisons = _comparisons(plain, report.notes)
     report.curves = dosage_curves(logs, report.notes, steering_target)
     steered = len(logs) - len(plain)
@@ -264,7 +302,9 @@ def write_report(
     diagnostic's figures and sections come from its spec (:mod:`.table`).
     """
     logs = loaded_logs.logs
-    unfinished = [note for x in logs if x.info is not None and (note := x.info.note())]
+    unfinished = [  # each with what it left unanswered: "16 rollouts cancelled, not scored"
+        note for x in logs if x.info is not None and not x.info.finished for note in x.notes()
+    ]
     standing = list(status) or unfinished
     finished = finished and not unfinished
     report, plain = _results(loaded_logs, out)
@@ -275,6 +315,7 @@ def write_report(
     sections = "".join(section(plain, report.notes) for s in known for section in s.sections)
     steering = "".join(_trend_html(c) for c in report.curves)
     comparisons = "".join(_comparison_html(c) for c in report.comparisons)
+    report.notes = list(dict.fromkeys(report.notes))  # a note two logs or sections make, once
     notes = "".join(f"<li>{escape(n)}</li>" for n in report.notes)
     sources = "".join(f"<li>{escape(loaded.path)}</li>" for loaded in logs)
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -284,7 +325,7 @@ def write_report(
         f"<style>{STYLE}</style></head><body>"
         f"<h1>gapscope report</h1>{_standing_html(standing, finished)}"
         f"<p>{len(logs)} logs, generated {generated}.</p>"
-        + (_plan_html(plan) if plan is not None else "")
+        + glance_html(report.glance)
         + "<h2>Gap profile</h2>"
         "<p>Each cell: value (percent) [95% CI], n, and the log it came from (hover for the "
         "full path).</p>"
@@ -295,6 +336,7 @@ def write_report(
         + (f"<h2>Steering</h2>{steering}" if steering else "")
         + (f"<h2>Comparisons</h2>{comparisons}" if comparisons else "")
         + (f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "")
+        + (_plan_html(plan) if plan is not None else "")
         + f"<h2>Logs</h2><ul>{sources}</ul>"
         f"<script>{MARK_BROKEN}</script></body></html>"
     )

@@ -67,7 +67,11 @@ def html_table(head: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 def _ladder_html(logs: Sequence[LoadedLog], notes: list[str]) -> str:
     """OracleLadder's analyses over its logs (``ladder report``'s): matched help vs its
     controls, milestone answers in the model's own attempts, anchor-pair agreement."""
-    runs = [loaded.summary for loaded in logs if isinstance(loaded.summary, ModelRun)]
+    runs = [  # a run with no family answered in full has its notes already, and no analysis
+        loaded.summary
+        for loaded in logs
+        if isinstance(loaded.summary, ModelRun) and loaded.summary.tested
+    ]
     if not runs:
         return ""
     try:

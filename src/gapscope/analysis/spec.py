@@ -51,6 +51,8 @@ class LogReader:
     summarize: Callable[[EvalLog], Summary]
     view: Callable[[Any, ViewOptions], View]
     """What ``run X`` shows of one summary (rows, ``--json`` details, the terminal printer)."""
+    unit: str = "samples"
+    """What one sample of the task is, in notes: ``16 rollouts cancelled, not scored``."""
 
 
 @dataclass(frozen=True)
@@ -63,18 +65,30 @@ class LoadedLog:
     info: RunInfo | None = None
 
     def rows(self) -> list[GapRow]:
-        """The summary's rows, each marked with the run's status."""
+        """The summary's rows, each marked with the run's status; none when the model
+        answered no sample (a rate over nothing is no rate)."""
+        if self.info is not None and self.info.unanswered.count and not self.info.answered:
+            return []
         return self.marked(self.summary.rows())
 
     def marked(self, rows: Iterable[GapRow]) -> list[GapRow]:
-        """``rows`` of this log, each marked with the run's status."""
-        status = self.info.status if self.info else "success"
-        return [replace(row, status=status) for row in rows]
+        """``rows`` of this log, each marked with the run's status and (unless its reader
+        counted them in its own units) the samples the model never answered."""
+        if self.info is None:
+            return list(rows)
+        unanswered = self.info.unanswered.text(self.diagnostic.unit)
+        return [
+            replace(row, status=self.info.status, unanswered=row.unanswered or unanswered)
+            for row in rows
+        ]
 
     def notes(self) -> list[str]:
-        """What a table of this log must say (a run that did not finish)."""
-        note = self.info.note() if self.info else None
-        return [note] if note else []
+        """What a table of this log must say: a run that did not finish, the samples the
+        model never answered."""
+        if self.info is None:
+            return []
+        notes = (self.info.note(), self.info.unanswered_note(self.diagnostic.unit))
+        return [note for note in notes if note]
 
 
 def summaries_of(logs: Iterable[LoadedLog], task: str) -> list[Any]:
@@ -201,6 +215,9 @@ class DiagnosticSpec:
     """How its runs are steered; None: ``run steer`` refuses it."""
     docs: str = ""
     """Its documentation page (a path in gapscope's docs, or a URL)."""
+    headline: str = ""
+    """The metric (a prefix of its name) that heads this diagnostic in the report's first
+    table; "": the first row its reader gives."""
 
     def task_function(self) -> Callable[..., Task]:
         """The ``@task`` function of this diagnostic's first reader (what ``gapscope run NAME``

@@ -208,13 +208,18 @@ S2B = DiagnosticSpec(
         held_out=s2b_held_out,
     ),
     docs="docs/s2b.md",
+    headline="adj-ZSCT",
 )
 LADDER = DiagnosticSpec(
     name="ladder",
     title=ladder.DIAGNOSTIC,
     readers=(
         LogReader(
-            ladder_log.TASK, ladder.DIAGNOSTIC, ladder.model_run, lambda s, o: ladder_view([s], o)
+            ladder_log.TASK,
+            ladder.DIAGNOSTIC,
+            ladder.model_run,
+            lambda s, o: ladder_view([s], o),
+            unit="rollouts",
         ),
         LogReader(
             ladder_log.REVIEW_TASK,
@@ -247,6 +252,7 @@ LADDER = DiagnosticSpec(
     sections=(ladder_section,),
     transitions=_ladder_transitions,
     docs="docs/ladder.md",
+    headline="gap composition",
 )
 ONNG = DiagnosticSpec(
     name="onng",

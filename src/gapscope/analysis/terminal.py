@@ -154,6 +154,21 @@ PLAN_COLUMNS = (
 PLAN_TEXT = frozenset({"model", "diagnostic", "label"})
 
 
+def skip_lines(plan: Mapping[str, Any]) -> list[str]:
+    """What a plan skips, one line per reason (``T2, O-NNG (m1, m2): needs a Lean
+    backend ...``): a reason shared by several diagnostics and models is said once."""
+    by_reason: dict[str, tuple[list[str], list[str]]] = {}
+    for skipped in plan["skipped"]:
+        diagnostics, models = by_reason.setdefault(skipped["reason"], ([], []))
+        for value, seen in ((skipped["diagnostic"], diagnostics), (skipped["model"], models)):
+            if value not in seen:
+                seen.append(value)
+    return [
+        f"{', '.join(diagnostics)} ({', '.join(models)}): {reason}"
+        for reason, (diagnostics, models) in by_reason.items()
+    ]
+
+
 def print_plan(plan: dict[str, Any], console: Console) -> None:
     """The plan as a table, then what is skipped (once per diagnostic and reason) and why."""
     table = Table(title="Plan")
@@ -172,18 +187,7 @@ def print_plan(plan: dict[str, Any], console: Console) -> None:
             )
         )
     console.print(table)
-    by_reason: dict[str, tuple[list[str], list[str]]] = {}
-    for skipped in plan["skipped"]:
-        diagnostics, models = by_reason.setdefault(skipped["reason"], ([], []))
-        for value, seen in ((skipped["diagnostic"], diagnostics), (skipped["model"], models)):
-            if value not in seen:
-                seen.append(value)
-    for reason, (diagnostics, models) in by_reason.items():
-        console.print(
-            f"skipped: {', '.join(diagnostics)} ({', '.join(models)}): {reason}",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
+    for line in skip_lines(plan):
+        console.print(f"skipped: {line}", markup=False, highlight=False, soft_wrap=True)
     for line in plan.get("time", {}).get("lines", []):  # the estimated wall time per model
         console.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -12,6 +12,7 @@ finished, what did not, and what rerunning the same command will do.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -35,6 +36,10 @@ class TaskEnd:
     total: int
     created: str = ""
     task_id: str = ""
+    cut_off: int = 0
+    """Samples that could not reach the model's endpoint (a server gone mid-run)."""
+    endpoint: str = ""
+    """Where the model's requests went (its base URL), when known."""
 
     @property
     def finished(self) -> bool:
@@ -52,13 +57,15 @@ def read_end(path: Path) -> TaskEnd:
     only: no sample is read whole)."""
     from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
 
+    from gapscope.analysis import CUT_OFF, error_cause
+
     header = read_eval_log(str(path), header_only=True)
     total = (header.eval.dataset.samples or 0) * (header.eval.config.epochs or 1)
-    if header.status == "success":
-        scored = total
-    else:
+    scored, cut_off = total, 0
+    if header.status != "success":
         summaries = read_eval_log_sample_summaries(str(path))
         scored = sum(1 for s in summaries if s.scores and s.error is None)
+        cut_off = sum(1 for s in summaries if s.error and error_cause(s.error) == CUT_OFF)
     return TaskEnd(
         log=str(path),
         task=header.eval.task.split("/")[-1],
@@ -68,7 +75,20 @@ def read_end(path: Path) -> TaskEnd:
         total=total,
         created=header.eval.created,
         task_id=header.eval.task_id,
+        cut_off=cut_off,
+        endpoint=endpoint_of(header.eval.model, header.eval.model_base_url),
     )
+
+
+def endpoint_of(model: str, recorded: str | None) -> str:
+    """Where requests to ``model`` went: the base URL its log recorded, else the one Inspect's
+    ``openai-api/SERVICE/NAME`` provider reads from ``SERVICE_BASE_URL`` (``openai/``:
+    ``OPENAI_BASE_URL``); "" when neither says."""
+    if recorded:
+        return recorded
+    parts = model.split("/")
+    service = parts[1] if parts[0] == "openai-api" and len(parts) > 2 else parts[0]
+    return os.environ.get(f"{service.upper().replace('-', '_')}_BASE_URL", "")
 
 
 def newest_per_task(ends: Iterable[TaskEnd]) -> list[TaskEnd]:
@@ -138,9 +158,24 @@ class Ending:
         out += [f"not finished: {t.describe()}" for t in self.unfinished]
         if self.missing:
             out.append(f"not started: {self.missing} {self.unit} (no log yet)")
+        out += self.endpoints_gone()
         if self.rerun:
             out.append(self.rerun)
         return out + self.notes
+
+    def endpoints_gone(self) -> list[str]:
+        """One line per endpoint that went away mid-run: its URL and how many samples could
+        not reach it (instead of one raw ``RetryError(APIConnectionError)`` per sample)."""
+        lost: dict[str, list[TaskEnd]] = {}
+        for task in self.unfinished:
+            if task.cut_off:
+                lost.setdefault(task.endpoint or task.model, []).append(task)
+        return [
+            f"endpoint gone: {where} stopped answering; {sum(t.cut_off for t in tasks)} samples "
+            f"of {', '.join(dict.fromkeys(t.task for t in tasks))} could not reach it "
+            "(connection error): restart it, then rerun"
+            for where, tasks in lost.items()
+        ]
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -149,6 +184,7 @@ class Ending:
             "unfinished": {t.log: t.status for t in self.unfinished},
             "not_started": self.missing,
             "rerun": None if self.complete else self.rerun or None,
+            "endpoints_gone": self.endpoints_gone(),
         }
 
 

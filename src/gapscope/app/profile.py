@@ -182,7 +182,13 @@ def _say_load_problems() -> None:
 
 
 def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_args: Any) -> None:
-    from gapscope.analysis import load_standing, print_plan, print_rows, write_report
+    from gapscope.analysis import (
+        load_standing,
+        print_glance,
+        print_plan,
+        print_rows,
+        write_report,
+    )
     from gapscope.app.kit import err_console
     from gapscope.app.study import StudyProgress, run_study
 
@@ -191,9 +197,7 @@ def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_
     progress = StudyProgress(study, lambda line: err_console.print(line, markup=False))
     ending = run_study(study, log_dir, progress, **eval_args)
     out.logs.extend(t.log for t in ending.tasks)
-    loaded = read_or_fail(
-        out, lambda: load_standing([Path(t.log) for t in ending.tasks if t.scored])
-    )
+    loaded = read_or_fail(out, lambda: load_standing([Path(t.log) for t in ending.tasks]))
     report = write_report(
         loaded, log_dir / "report.html", plan=plan, status=ending.lines(), finished=ending.complete
     )
@@ -209,11 +213,12 @@ def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_
     def show(console: Console) -> None:  # how the study stands comes first
         for line in ending.lines():
             console.print(line, markup=False, highlight=False, soft_wrap=True)
+        print_glance(report.glance, console)
         print_rows(report.rows, console)
         console.print(f"report: {report.html}", markup=False, soft_wrap=True)
 
     error = None if ending.complete else f"{ending.headline()}; {ending.rerun}"
-    out.finish(View(report.rows, details, show), ending.code, error)
+    out.finish(View(report.rows, details, show, report.notes), ending.code, error)
 
 
 def open_and_check(

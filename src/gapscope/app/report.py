@@ -48,7 +48,13 @@ def report_command(
     json_out: JsonOut = False,
 ) -> None:
     """One self-contained HTML report: gap profile, figures (also PNG + SVG), comparisons."""
-    from gapscope.analysis import expand_log_paths, load_all, print_rows, write_report
+    from gapscope.analysis import (
+        expand_log_paths,
+        load_all,
+        print_glance,
+        print_rows,
+        write_report,
+    )
 
     if out.is_dir():
         raise typer.BadParameter(
@@ -82,6 +88,7 @@ def report_command(
         }
 
         def show(console: Console) -> None:
+            print_glance(report.glance, console)
             print_rows(report.rows, console)
             console.print(f"report: {report.html} ({len(report.figures)} figures)")
 
