@@ -191,3 +191,28 @@ def test_ladder_report_prints_the_anchor_table(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     # three anchor pairs; identical models make every ranking a tie, so tau is undefined
     assert result.output.count("undefined") == 3
+
+
+@pytest.mark.parametrize(
+    ("version", "capability", "composition"),
+    [("corrected", 0, 2), ("published", 1, 1)],
+)
+def test_families_version_decides_whether_a_withheld_milestone_counts(
+    tmp_path: Path, version: str, capability: int, composition: int
+) -> None:
+    # the capability family fails its milestone 0 (0 of 8) and solves milestone 1; a
+    # correction marks milestone 0's gold invalid. Corrected, Stage 0 rests on milestone 1
+    # alone and passes, so the unrecovered family is a composition gap; published (as the
+    # paper graded it), milestone 0 counts and the family is a capability gap
+    records = [f.to_dict() for f in _families()]
+    records[4]["milestone_gold_invalid"] = [0]
+    families = _write(tmp_path / "families.jsonl", records)
+    parent, stage0 = _panel(tmp_path, "m1")
+    args = ["ladder", "report", "--families", str(families), "--json", "--resamples", "100"]
+    args += ["--panel", str(parent), "--stage0", str(stage0), "--families-version", version]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    details = json.loads(result.stdout)["details"]
+    assert details["families_version"] == version
+    gaps = details["models"]["m1"]["gaps"]
+    assert (gaps["capability"], gaps["composition"]) == (capability, composition)

@@ -22,13 +22,24 @@ from gapscope.app.kit import (
     write_output,
 )
 from gapscope.app.options import AllowUnsandboxedOption
-from gapscope.ladder import PAPER_MAX_TOKENS, AnchorRule, Match
+from gapscope.ladder import PAPER_MAX_TOKENS, AnchorRule, FamiliesVersion, Match, TieRule
+from gapscope.stats import BootstrapScheme
 
 if TYPE_CHECKING:
     from inspect_ai import Task
     from inspect_ai.log import EvalLog
 
     from gapscope.ladder import ReviewLabel
+
+
+FamiliesVersionOption = Annotated[
+    FamiliesVersion,
+    typer.Option(
+        help="'corrected' (default: the release's post-publication corrections to golds "
+        "applied) or 'published' (paper mode: the golds the paper graded against; the "
+        "released panel then gives the paper's numbers)."
+    ),
+]
 
 
 ladder_app = typer.Typer(
@@ -58,6 +69,7 @@ def run_ladder(
         float, typer.Option(min=0.0, help="Rollout sampling temperature.")
     ] = 0.7,
     tau: Annotated[int, typer.Option(min=1, help="Outcome threshold for the report.")] = 1,
+    families_version: FamiliesVersionOption = FamiliesVersion.CORRECTED,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
 ) -> None:
@@ -83,6 +95,7 @@ def run_ladder(
             limit=limit,
             max_tokens=max_tokens,
             temperature=temperature,
+            families_version=families_version.value,
         )
 
     run_diagnostic(
@@ -295,8 +308,27 @@ def report(
     families: Annotated[
         Path | None, typer.Option(help="Families JSONL the --panel results are over.")
     ] = None,
+    families_version: FamiliesVersionOption = FamiliesVersion.CORRECTED,
     tau: Annotated[int, typer.Option(min=1, help="Outcome threshold.")] = 1,
-    resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
+    resamples: Annotated[
+        int | None,
+        typer.Option(min=100, help="Bootstrap resamples (default: gapscope 2000, authors 1000)."),
+    ] = None,
+    bootstrap: Annotated[
+        BootstrapScheme,
+        typer.Option(
+            help="Resampling: 'gapscope' (default: PCG64 seeded 0) or 'authors' (their "
+            "bootstrap_fingerprint_cis.py: np.random.seed(42), families in pid order; "
+            "reproduces Appendix F's tables)."
+        ),
+    ] = BootstrapScheme.GAPSCOPE,
+    ties: Annotated[
+        TieRule,
+        typer.Option(
+            help="Anchor Kendall's tied counts: 'tau-b' (default) or 'stable-sort' (the "
+            "authors': ties ranked in the order the runs are given)."
+        ),
+    ] = TieRule.TAU_B,
     anchor_rule: Annotated[
         AnchorRule,
         typer.Option(
@@ -333,17 +365,25 @@ def report(
             out, lambda: [ladder.read(p, n) for p, n in zip(logs, labels, strict=True)]
         )
         try:
-            runs += read_panels(panel or [], stage0 or [], families)
+            runs += read_panels(panel or [], stage0 or [], families, families_version)
         except (ValueError, FileNotFoundError, KeyError) as exc:
             out.fail(exc)
         out.logs.extend(r.log_location for r in runs)
         try:
             options = ViewOptions(
-                tau=tau, n_resamples=resamples, anchor_rule=anchor_rule, match=match
+                tau=tau,
+                n_resamples=resamples,
+                anchor_rule=anchor_rule,
+                match=match,
+                ties=ties,
+                bootstrap=bootstrap,
             )
             result = ladder_view(runs, options)
         except ValueError as exc:
             out.fail(exc)
+        if panel:
+            # a log records its own version; a released panel's is this run's choice
+            result.details["families_version"] = families_version.value
         out.finish(result)
 
 

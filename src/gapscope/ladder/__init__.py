@@ -14,7 +14,13 @@ from gapscope._face import lazy_face
 if TYPE_CHECKING:
     from gapscope.ladder import contract
     from gapscope.ladder.agreement import Agreement, run_agreement
-    from gapscope.ladder.anchors import AnchorAgreement, AnchorRule, anchor_agreement, screen
+    from gapscope.ladder.anchors import (
+        AnchorAgreement,
+        AnchorRule,
+        TieRule,
+        anchor_agreement,
+        screen,
+    )
     from gapscope.ladder.code import CODE_CONDITIONS, CodeCondition
     from gapscope.ladder.code_task import ladder_code
     from gapscope.ladder.compile import Stage, funnel_counts
@@ -40,7 +46,7 @@ if TYPE_CHECKING:
         ReviewVerdictMetadata,
         RunMetadata,
     )
-    from gapscope.ladder.families import Family, load_families
+    from gapscope.ladder.families import FamiliesVersion, Family, load_families
     from gapscope.ladder.probes import CONTROLS, LADDER, PAPER_MAX_TOKENS, Condition, family_of
     from gapscope.ladder.review import (
         GRADING,
@@ -95,6 +101,7 @@ __all__ = [
     "Condition",
     "Containment",
     "ContainmentFamily",
+    "FamiliesVersion",
     "Family",
     "FamilyCounts",
     "Gap",
@@ -114,6 +121,7 @@ __all__ = [
     "ReviewVerdictMetadata",
     "RunMetadata",
     "Stage",
+    "TieRule",
     "anchor_agreement",
     "bwrap_status",
     "contract",
@@ -154,6 +162,7 @@ __getattr__, __dir__ = lazy_face(
         "Condition": ".probes",
         "Containment": ".containment",
         "ContainmentFamily": ".containment",
+        "FamiliesVersion": ".families",
         "Family": ".families",
         "FamilyCounts": ".taxonomy",
         "GAP_ORDER": ".taxonomy",
@@ -181,6 +190,7 @@ __getattr__, __dir__ = lazy_face(
         "RunMetadata": ".contract",
         "Stage": ".compile",
         "TASK": ".contract",
+        "TieRule": ".anchors",
         "anchor_agreement": ".anchors",
         "bwrap_status": ".sandbox",
         "family_of": ".probes",

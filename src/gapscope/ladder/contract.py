@@ -27,6 +27,8 @@ class RunMetadata(TypedDict):
     """The log's task metadata: the family set and how many milestones each family tests."""
 
     families: str
+    families_version: str
+    """``corrected`` or ``published``: whether the release's corrections were applied."""
     n_families: int
     load_problems: list[str]
     tested_milestones: dict[str, int]

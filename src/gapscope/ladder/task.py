@@ -30,7 +30,13 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState, generate
 
 from gapscope.ladder.contract import TASK, ProbeMetadata, RunMetadata, VerdictMetadata
-from gapscope.ladder.families import Family, load_bundled, load_families
+from gapscope.ladder.families import (
+    FamiliesVersion,
+    Family,
+    at_version,
+    load_bundled,
+    load_families,
+)
 from gapscope.ladder.probes import (
     ALL_CONDITIONS,
     PAPER_MAX_TOKENS,
@@ -54,11 +60,16 @@ def parse_conditions(spec: str) -> tuple[Condition, ...]:
     return choices("condition(s)", spec, Condition, {"all": ALL_CONDITIONS, "ladder": ladder})
 
 
-def load_family_set(families: str, limit: int | None = None) -> tuple[list[Family], list[str]]:
-    """The families to probe and the load problems (as text) of any skipped records."""
+def load_family_set(
+    families: str,
+    limit: int | None = None,
+    version: FamiliesVersion = FamiliesVersion.CORRECTED,
+) -> tuple[list[Family], list[str]]:
+    """The families to probe (read at ``version``) and the load problems (as text) of any
+    skipped records."""
     result = load_bundled() if families == "bundled" else load_families(families)
     problems = [str(p) for p in result.problems]
-    chosen = result.families[:limit] if limit is not None else result.families
+    chosen = at_version(result.families[:limit] if limit is not None else result.families, version)
     if not chosen:
         raise ValueError(f"no valid family in {families!r}: {'; '.join(problems) or 'empty'}")
     return chosen, problems
@@ -98,6 +109,7 @@ def oracle_ladder(
     max_tokens: int = PAPER_MAX_TOKENS,
     temperature: float = 0.7,
     verify_timeout: float = 5.0,
+    families_version: str = FamiliesVersion.CORRECTED.value,
 ) -> Task:
     """OracleLadder: Stage 0, C1/C2/C3 and the controls, k rollouts each.
 
@@ -111,6 +123,8 @@ def oracle_ladder(
         max_tokens: generation budget per rollout (default: the paper's 16384).
         temperature: sampling temperature of the rollouts.
         verify_timeout: wall-clock limit of one verifier check, seconds.
+        families_version: ``corrected`` (default: the release's post-publication corrections
+            applied) or ``published`` (graded as in the paper; see ``FamiliesVersion``).
     """
     k = whole("k", k, 1)
     seed = whole("seed", seed)
@@ -118,7 +132,14 @@ def oracle_ladder(
     max_tokens = whole("max_tokens", max_tokens, 1)
     temperature = real("temperature", temperature, 0)
     verify_timeout = real("verify_timeout", verify_timeout, 0, above=True)
-    chosen, problems = load_family_set(families, limit)
+    try:
+        version = FamiliesVersion(families_version)
+    except ValueError:
+        known = ", ".join(v.value for v in FamiliesVersion)
+        raise ValueError(
+            f"families_version must be one of {known}, got {families_version!r}"
+        ) from None
+    chosen, problems = load_family_set(families, limit, version)
     probes = build_probes(chosen, parse_conditions(conditions), seed)
     generations(len(probes) * k, f"{len(probes)} probes x k={k}")
     return Task(
@@ -132,6 +153,7 @@ def oracle_ladder(
         metadata=plain(
             RunMetadata(
                 families=families,
+                families_version=version.value,
                 n_families=len(chosen),
                 load_problems=problems,
                 tested_milestones={f.pid: len(f.tested_milestones) for f in chosen},
