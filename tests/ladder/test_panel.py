@@ -216,3 +216,49 @@ def test_families_version_decides_whether_a_withheld_milestone_counts(
     assert details["families_version"] == version
     gaps = details["models"]["m1"]["gaps"]
     assert (gaps["capability"], gaps["composition"]) == (capability, composition)
+
+
+def test_ladder_report_labels_every_table_at_the_tau_asked_for(tmp_path: Path) -> None:
+    # COUNTS at tau = 3: "direct" (C1 3) stays direct; "roadmap" (C2 2, C3 4) needs the
+    # answers, and Stage 0 keeps its threshold of 1, so (1, 6) passes: a milestone-execution
+    # gap; "execution" (C3 1) and "composition" (none) are unrecovered with Stage 0 passed
+    # (composition gaps); "capability" stays a capability gap
+    families = _write(tmp_path / "families.jsonl", [f.to_dict() for f in _families()])
+    a, a0 = _panel(tmp_path, "alpha")
+    b, b0 = _panel(tmp_path, "beta")
+    args = ["ladder", "report", "--families", str(families), "--json", "--resamples", "100"]
+    args += ["--panel", str(a), "--stage0", str(a0), "--panel", str(b), "--stage0", str(b0)]
+    result = CliRunner().invoke(app, [*args, "--tau", "3"])
+    assert result.exit_code == 0, result.output
+    envelope = json.loads(result.stdout)
+    report = envelope["details"]
+    assert report["tau"] == 3
+    alpha = report["models"]["alpha"]
+    assert alpha["outcomes"] == {
+        "DIRECT": 1,
+        "ROADMAP-NEEDED": 0,
+        "ANSWERS-NEEDED": 1,
+        "UNRECOVERED": 3,
+    }
+    assert alpha["gaps"] == {
+        "none": 1,
+        "roadmap": 0,
+        "milestone-execution": 1,
+        "composition": 2,
+        "missing-milestone": 0,
+        "capability": 1,
+    }
+    assert alpha["any_probe"] == 2
+    # C1 3 of 8 in "direct" only; C2: 5 ("direct"); C3: 8 and 4
+    assert alpha["solved_by_condition"]["C1"] == 1
+    assert alpha["solved_by_condition"]["C2"] == 1
+    assert alpha["solved_by_condition"]["C3"] == 2
+    assert report["transition_matrix"]["UNRECOVERED"]["UNRECOVERED"] == 3
+    # each anchor screens the 3 families it fails in every direct attempt and passes Stage 0
+    # on (the screen has no tau); the ranking counts their tau-3 composition gaps: 2
+    anchors = report["kendall_tau_composition_gap_across_anchors"]
+    assert anchors["screened"] == {"alpha": 3, "beta": 3}
+    assert anchors["rankings"]["alpha"] == {"alpha": 2.0, "beta": 2.0}
+    rows = {(r["model"], r["metric"]): r for r in envelope["summary"]}
+    assert rows[("alpha", "gap composition")]["value"] == pytest.approx(40.0)
+    assert rows[("alpha", "any probe")]["value"] == pytest.approx(40.0)
