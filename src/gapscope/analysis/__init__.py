@@ -43,6 +43,12 @@ if TYPE_CHECKING:
     )
     from gapscope.analysis.figures import dosage_figure, quadrant_scatter, save_figure
     from gapscope.analysis.ladder import ModelRun, compile_funnel
+    from gapscope.analysis.ladder_hard100 import (
+        hard100_details,
+        print_hard100,
+        read_hard100_log,
+        read_hard100_panel,
+    )
     from gapscope.analysis.ladder_panel import read_panels
     from gapscope.analysis.ladder_review import review_cases, review_view, summarize
     from gapscope.analysis.ladder_tables import print_agreement
@@ -91,6 +97,7 @@ __all__ = [
     "dosage_figure",
     "dosage_rows",
     "expand_log_paths",
+    "hard100_details",
     "is_steering_run",
     "ladder",
     "ladder_review",
@@ -108,6 +115,7 @@ __all__ = [
     "print_comparison",
     "print_dosage",
     "print_funnel",
+    "print_hard100",
     "print_plan",
     "print_quadrant",
     "print_rows",
@@ -116,6 +124,8 @@ __all__ = [
     "prove",
     "prove_view",
     "quadrant_scatter",
+    "read_hard100_log",
+    "read_hard100_panel",
     "read_log",
     "read_panels",
     "review_cases",
@@ -178,6 +188,10 @@ __getattr__, __dir__ = lazy_face(
         "prove_view": ".view",
         "quadrant_scatter": ".figures",
         "read_log": ".logs",
+        "hard100_details": ".ladder_hard100",
+        "print_hard100": ".ladder_hard100",
+        "read_hard100_log": ".ladder_hard100",
+        "read_hard100_panel": ".ladder_hard100",
         "read_panels": ".ladder_panel",
         "review_cases": ".ladder_review",
         "review_view": ".ladder_review",

@@ -521,3 +521,49 @@ def agree(
         out.logs.extend((a.log_location, b.log_location))
         report = ladder.agreement_report(a, b, tau)
         out.finish(View((), report.to_dict(), lambda console: print_agreement(report, console)))
+
+
+@ladder_app.command("hard100")
+def hard100(
+    logs: Annotated[
+        list[Path] | None, typer.Argument(help="ladder_math_hard100 .eval logs, one per model.")
+    ] = None,
+    names: Annotated[
+        str | None, typer.Option(help="Comma-separated display names, one per log.")
+    ] = None,
+    panel: Annotated[
+        Path | None,
+        typer.Option(help="The release's math_hard100_panel[_16k].jsonl (every model in it)."),
+    ] = None,
+    baseline: Annotated[
+        str | None, typer.Option(help="Model whose pass@1 the gains are taken against.")
+    ] = None,
+    json_out: JsonOut = False,
+) -> None:
+    """MATH hard-100 (the paper's comparator, Appendix H): pass@1 as the mean correctness over
+    the rollouts, pass@k, and with --baseline each model's pass@1 gain in points."""
+    from gapscope.analysis import (
+        hard100_details,
+        print_hard100,
+        read_hard100_log,
+        read_hard100_panel,
+    )
+    from gapscope.ladder import Hard100Error
+
+    logs = logs or []
+    labels = names.split(",") if names else [None] * len(logs)
+    if len(labels) != len(logs):
+        raise typer.BadParameter(f"{len(labels)} names for {len(logs)} logs", param_hint="--names")
+    if not logs and panel is None:
+        raise typer.BadParameter("give ladder_math_hard100 logs and/or --panel")
+    with command_output("ladder hard100", json_out) as out:
+        scores = read_or_fail(
+            out, lambda: [read_hard100_log(p, n) for p, n in zip(logs, labels, strict=True)]
+        )
+        try:
+            scores += read_hard100_panel(panel) if panel else []
+            details = hard100_details(scores, baseline)
+        except (Hard100Error, FileNotFoundError) as exc:
+            out.fail(exc)
+        out.logs.extend(str(p) for p in logs)
+        out.finish(View((), details, lambda console: print_hard100(scores, baseline, console)))

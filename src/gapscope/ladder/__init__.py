@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from gapscope.ladder.contract import (
         CODE_TASK,
         COMPILE_TASK,
+        HARD100_TASK,
         REVIEW_TASK,
         TASK,
         CodeProbeMetadata,
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
         RunMetadata,
     )
     from gapscope.ladder.families import FamiliesVersion, Family, load_families
+    from gapscope.ladder.hard100 import Hard100Error, Hard100Score, gains, score_hard100
+    from gapscope.ladder.hard100_task import ladder_math_hard100
     from gapscope.ladder.probes import CONTROLS, LADDER, PAPER_MAX_TOKENS, Condition, family_of
     from gapscope.ladder.review import (
         GRADING,
@@ -84,6 +87,7 @@ __all__ = [
     "CONTROLS",
     "GAP_ORDER",
     "GRADING",
+    "HARD100_TASK",
     "LADDER",
     "OUTCOME_ORDER",
     "PAPER_MAX_TOKENS",
@@ -105,6 +109,8 @@ __all__ = [
     "Family",
     "FamilyCounts",
     "Gap",
+    "Hard100Error",
+    "Hard100Score",
     "LadderOutcome",
     "Match",
     "MilestoneTest",
@@ -127,9 +133,11 @@ __all__ = [
     "contract",
     "family_of",
     "funnel_counts",
+    "gains",
     "gap",
     "ladder_code",
     "ladder_compile",
+    "ladder_math_hard100",
     "ladder_review",
     "load_families",
     "measure_containment",
@@ -139,6 +147,7 @@ __all__ = [
     "parse_removed",
     "profile",
     "run_agreement",
+    "score_hard100",
     "screen",
     "tau_sensitivity",
 ]
@@ -167,7 +176,10 @@ __getattr__, __dir__ = lazy_face(
         "FamilyCounts": ".taxonomy",
         "GAP_ORDER": ".taxonomy",
         "GRADING": ".review",
+        "HARD100_TASK": ".contract",
         "Gap": ".taxonomy",
+        "Hard100Error": ".hard100",
+        "Hard100Score": ".hard100",
         "LADDER": ".probes",
         "LadderOutcome": ".taxonomy",
         "Match": ".containment",
@@ -195,9 +207,11 @@ __getattr__, __dir__ = lazy_face(
         "bwrap_status": ".sandbox",
         "family_of": ".probes",
         "funnel_counts": ".compile",
+        "gains": ".hard100",
         "gap": ".taxonomy",
         "ladder_code": ".code_task",
         "ladder_compile": ".compile_task",
+        "ladder_math_hard100": ".hard100_task",
         "ladder_review": ".review_task",
         "load_families": ".families",
         "measure_containment": ".containment",
@@ -207,6 +221,7 @@ __getattr__, __dir__ = lazy_face(
         "parse_removed": ".review",
         "profile": ".taxonomy",
         "run_agreement": ".agreement",
+        "score_hard100": ".hard100",
         "screen": ".anchors",
         "tau_sensitivity": ".taxonomy",
     },

@@ -86,6 +86,8 @@ class ReviewVerdictMetadata(TypedDict):
 
 
 CODE_TASK = "ladder_code"
+HARD100_TASK = "ladder_math_hard100"
+"""The MATH hard-100 comparator (``hard100_task``): one sample per problem, k epochs."""
 
 
 class CodeProbeMetadata(TypedDict):
