@@ -43,6 +43,12 @@ if TYPE_CHECKING:
     )
     from gapscope.analysis.figures import dosage_figure, quadrant_scatter, save_figure
     from gapscope.analysis.ladder import ModelRun, compile_funnel
+    from gapscope.analysis.ladder_budgets import (
+        BudgetError,
+        compare_budgets,
+        print_budgets,
+        read_budget_run,
+    )
     from gapscope.analysis.ladder_hard100 import (
         hard100_details,
         print_hard100,
@@ -78,6 +84,7 @@ __all__ = [
     "BUILTINS",
     "S2B",
     "SWEEP_KEY",
+    "BudgetError",
     "ComparisonError",
     "DiagnosticSpec",
     "DosageCurve",
@@ -92,6 +99,7 @@ __all__ = [
     "View",
     "ViewOptions",
     "build_curve",
+    "compare_budgets",
     "compare_runs",
     "compile_funnel",
     "dosage_figure",
@@ -112,6 +120,7 @@ __all__ = [
     "onng_view",
     "present",
     "print_agreement",
+    "print_budgets",
     "print_comparison",
     "print_dosage",
     "print_funnel",
@@ -124,6 +133,7 @@ __all__ = [
     "prove",
     "prove_view",
     "quadrant_scatter",
+    "read_budget_run",
     "read_hard100_log",
     "read_hard100_panel",
     "read_log",
@@ -188,7 +198,11 @@ __getattr__, __dir__ = lazy_face(
         "prove_view": ".view",
         "quadrant_scatter": ".figures",
         "read_log": ".logs",
+        "BudgetError": ".ladder_budgets",
+        "compare_budgets": ".ladder_budgets",
         "hard100_details": ".ladder_hard100",
+        "print_budgets": ".ladder_budgets",
+        "read_budget_run": ".ladder_budgets",
         "print_hard100": ".ladder_hard100",
         "read_hard100_log": ".ladder_hard100",
         "read_hard100_panel": ".ladder_hard100",

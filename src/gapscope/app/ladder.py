@@ -567,3 +567,37 @@ def hard100(
             out.fail(exc)
         out.logs.extend(str(p) for p in logs)
         out.finish(View((), details, lambda console: print_hard100(scores, baseline, console)))
+
+
+@ladder_app.command("budgets")
+def budgets(
+    logs: Annotated[
+        list[Path],
+        typer.Argument(help="oracle_ladder logs: every model once at each of two max_tokens."),
+    ],
+    names: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated model names, one per log (a model's two runs share one)."
+        ),
+    ] = None,
+    tau: Annotated[int, typer.Option(min=1, help="Outcome threshold.")] = 1,
+    json_out: JsonOut = False,
+) -> None:
+    """Decoding-budget sensitivity (the paper's Table 22): each model's outcome and any-probe
+    counts at the two budgets its logs ran at, the change and the any-probe rank at each."""
+    from gapscope.analysis import BudgetError, compare_budgets, print_budgets, read_budget_run
+
+    labels = names.split(",") if names else [None] * len(logs)
+    if len(labels) != len(logs):
+        raise typer.BadParameter(f"{len(labels)} names for {len(logs)} logs", param_hint="--names")
+    with command_output("ladder budgets", json_out) as out:
+        runs = read_or_fail(
+            out, lambda: [read_budget_run(p, n) for p, n in zip(logs, labels, strict=True)]
+        )
+        out.logs.extend(r.run.log_location for r in runs)
+        try:
+            table = compare_budgets(runs, tau)
+        except BudgetError as exc:
+            out.fail(exc)
+        out.finish(View((), table.to_dict(), lambda console: print_budgets(table, console)))
