@@ -50,9 +50,17 @@ ladder_app = typer.Typer(
 
 def run_ladder(
     families: Annotated[
-        str | None, typer.Option(help="Families JSONL path or Hugging Face dataset id.")
+        str | None,
+        typer.Option(
+            help="Families JSONL path, Hugging Face dataset id, or a released set by name "
+            "(main-354, held-out-32; with --release)."
+        ),
     ] = None,
     bundled: Annotated[bool, typer.Option("--bundled", help="Use the shipped family set.")] = False,
+    release: Annotated[
+        Path | None,
+        typer.Option(help="A checkout of the authors' OracleLadder release (named sets)."),
+    ] = None,
     model: Annotated[str, typer.Option(help="Any Inspect model string.")] = EMBEDDED_MODEL,
     k: Annotated[int, typer.Option("-k", min=1, help="Rollouts per probe (paper: 8).")] = 8,
     conditions: Annotated[
@@ -96,6 +104,7 @@ def run_ladder(
             max_tokens=max_tokens,
             temperature=temperature,
             families_version=families_version.value,
+            release=str(release) if release is not None else None,
         )
 
     run_diagnostic(

@@ -11,6 +11,7 @@ import asyncio
 import inspect
 import weakref
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
@@ -45,6 +46,7 @@ from gapscope.ladder.probes import (
     build_probes,
     template,
 )
+from gapscope.ladder.released_sets import RELEASED_SETS, released_families
 from gapscope.log_metadata import plain
 from gapscope.models import system_first
 from gapscope.params import choices, generations, real, whole
@@ -64,10 +66,17 @@ def load_family_set(
     families: str,
     limit: int | None = None,
     version: FamiliesVersion = FamiliesVersion.CORRECTED,
+    release: Path | None = None,
 ) -> tuple[list[Family], list[str]]:
     """The families to probe (read at ``version``) and the load problems (as text) of any
-    skipped records."""
-    result = load_bundled() if families == "bundled" else load_families(families)
+    skipped records: ``bundled``, a released set by name (from the ``release`` checkout), a
+    JSONL path or a Hub id."""
+    if families == "bundled":
+        result = load_bundled()
+    elif families in RELEASED_SETS:
+        result = released_families(families, release)
+    else:
+        result = load_families(families)
     problems = [str(p) for p in result.problems]
     chosen = at_version(result.families[:limit] if limit is not None else result.families, version)
     if not chosen:
@@ -110,11 +119,13 @@ def oracle_ladder(
     temperature: float = 0.7,
     verify_timeout: float = 5.0,
     families_version: str = FamiliesVersion.CORRECTED.value,
+    release: str | None = None,
 ) -> Task:
     """OracleLadder: Stage 0, C1/C2/C3 and the controls, k rollouts each.
 
     Args:
-        families: a JSONL path, a Hugging Face dataset id, or ``bundled`` (shipped set).
+        families: a JSONL path, a Hugging Face dataset id, ``bundled`` (shipped set), or a
+            released set by name (``main-354``, ``held-out-32``; needs ``release``).
         k: rollouts per probe (the paper uses 8).
         conditions: ``all``, ``ladder`` or a comma list (C1,C2,C3,C2-random,C2-generic,
             C3-mismatched,S0).
@@ -125,6 +136,7 @@ def oracle_ladder(
         verify_timeout: wall-clock limit of one verifier check, seconds.
         families_version: ``corrected`` (default: the release's post-publication corrections
             applied) or ``published`` (graded as in the paper; see ``FamiliesVersion``).
+        release: a checkout of the authors' release, for a released set by name.
     """
     k = whole("k", k, 1)
     seed = whole("seed", seed)
@@ -139,7 +151,9 @@ def oracle_ladder(
         raise ValueError(
             f"families_version must be one of {known}, got {families_version!r}"
         ) from None
-    chosen, problems = load_family_set(families, limit, version)
+    chosen, problems = load_family_set(
+        families, limit, version, Path(release) if release is not None else None
+    )
     probes = build_probes(chosen, parse_conditions(conditions), seed)
     generations(len(probes) * k, f"{len(probes)} probes x k={k}")
     return Task(
