@@ -78,6 +78,13 @@ def run_ladder(
     ] = 0.7,
     tau: Annotated[int, typer.Option(min=1, help="Outcome threshold for the report.")] = 1,
     families_version: FamiliesVersionOption = FamiliesVersion.CORRECTED,
+    verifier: Annotated[
+        str,
+        typer.Option(
+            help="Grader: 'gapscope' (default) or 'authors' (their strict cascade, "
+            "to reproduce their grading; docs/verify.md lists the differences)."
+        ),
+    ] = "gapscope",
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
 ) -> None:
@@ -105,6 +112,7 @@ def run_ladder(
             temperature=temperature,
             families_version=families_version.value,
             release=str(release) if release is not None else None,
+            verifier=verifier,
         )
 
     run_diagnostic(
@@ -610,3 +618,44 @@ def budgets(
         except BudgetError as exc:
             out.fail(exc)
         out.finish(View((), table.to_dict(), lambda console: print_budgets(table, console)))
+
+
+@ladder_app.command("regrade")
+def regrade_rollouts(
+    pairs: Annotated[Path, typer.Argument(help='JSONL of {"response", "gold"} records.')],
+    out: Annotated[
+        Path | None, typer.Option(help="Write every record with both verdicts (JSONL).")
+    ] = None,
+    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds per slow check.")] = 5.0,
+    json_out: JsonOut = False,
+) -> None:
+    """Grade raw responses with the authors' strict cascade and with gapscope's verifier,
+    side by side: the authors' solved counts, and where gapscope would count otherwise."""
+    from gapscope.ladder import RegradeError, StrictCascade, regrade_pairs
+    from gapscope.records import jsonl_rows
+    from gapscope.verify import Verifier
+
+    refuse_overwriting(out, "--out", [("the records", pairs)])
+    with command_output("ladder regrade", json_out) as output:
+        try:
+            rows, bad = jsonl_rows(pairs.read_text(encoding="utf-8"))
+            if bad:
+                raise RegradeError(f"{pairs}: {bad[0]}")
+            cascade, verifier = StrictCascade(timeout), Verifier(timeout_s=timeout)
+            try:
+                result = regrade_pairs(rows, cascade, verifier)
+            finally:
+                cascade.close()
+                verifier.close()
+        except (RegradeError, OSError) as exc:
+            output.fail(exc)
+        if out is not None:
+            text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in result.records)
+            write_output(out, text)
+        summary = result.summary()
+
+        def show(console: Console) -> None:
+            for key, value in summary.items():
+                console.print(f"{key}: {value}")
+
+        output.finish(View((), {"summary": summary}, show))

@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     from gapscope.ladder.hard100 import Hard100Error, Hard100Score, gains, score_hard100
     from gapscope.ladder.hard100_task import ladder_math_hard100
     from gapscope.ladder.probes import CONTROLS, LADDER, PAPER_MAX_TOKENS, Condition, family_of
+    from gapscope.ladder.regrade import RegradeError, regrade_pairs
+    from gapscope.ladder.released_sets import RELEASED_SETS, ReleasedSetError
     from gapscope.ladder.review import (
         GRADING,
         PRIORITY,
@@ -65,6 +67,7 @@ if TYPE_CHECKING:
     )
     from gapscope.ladder.review_task import ladder_review
     from gapscope.ladder.sandbox import bwrap_status
+    from gapscope.ladder.strict_cascade import StrictCascade
     from gapscope.ladder.task import oracle_ladder
     from gapscope.ladder.taxonomy import (
         GAP_ORDER,
@@ -92,6 +95,7 @@ __all__ = [
     "OUTCOME_ORDER",
     "PAPER_MAX_TOKENS",
     "PRIORITY",
+    "RELEASED_SETS",
     "REVIEW_TASK",
     "TASK",
     "Agreement",
@@ -119,6 +123,8 @@ __all__ = [
     "ModelTotals",
     "ProbeMetadata",
     "Rate",
+    "RegradeError",
+    "ReleasedSetError",
     "ReviewCase",
     "ReviewCaseMetadata",
     "ReviewLabel",
@@ -127,6 +133,7 @@ __all__ = [
     "ReviewVerdictMetadata",
     "RunMetadata",
     "Stage",
+    "StrictCascade",
     "TieRule",
     "anchor_agreement",
     "bwrap_status",
@@ -146,6 +153,7 @@ __all__ = [
     "outcome",
     "parse_removed",
     "profile",
+    "regrade_pairs",
     "run_agreement",
     "score_hard100",
     "screen",
@@ -192,7 +200,12 @@ __getattr__, __dir__ = lazy_face(
         "PRIORITY": ".review",
         "ProbeMetadata": ".contract",
         "REVIEW_TASK": ".contract",
+        "RELEASED_SETS": ".released_sets",
         "Rate": ".containment",
+        "RegradeError": ".regrade",
+        "ReleasedSetError": ".released_sets",
+        "StrictCascade": ".strict_cascade",
+        "regrade_pairs": ".regrade",
         "ReviewCase": ".review",
         "ReviewCaseMetadata": ".contract",
         "ReviewLabel": ".review",

@@ -29,6 +29,8 @@ class RunMetadata(TypedDict):
     families: str
     families_version: str
     """``corrected`` or ``published``: whether the release's corrections were applied."""
+    verifier: str
+    """``gapscope`` or ``authors``: the grader of every rollout."""
     n_families: int
     load_problems: list[str]
     tested_milestones: dict[str, int]

@@ -47,6 +47,7 @@ from gapscope.ladder.probes import (
     template,
 )
 from gapscope.ladder.released_sets import RELEASED_SETS, released_families
+from gapscope.ladder.strict_cascade import NO_BOX, StrictCascade, after_think, last_box
 from gapscope.log_metadata import plain
 from gapscope.models import system_first
 from gapscope.params import choices, generations, real, whole
@@ -102,6 +103,9 @@ def probe_sample(probe: Probe) -> Sample:
     )
 
 
+VERIFIERS = ("gapscope", "authors")
+"""The graders a run may use: ours, or the authors' strict cascade."""
+
 EXPECTED_REPLY_SHARE = 0.5
 """The share of its token cap a plan expects a rollout to use: SmolLM2-135M-Instruct's 16
 rollouts of a quick profile (cap 384, ``transformers serve``) averaged 180 tokens, 4 of them at
@@ -120,6 +124,7 @@ def oracle_ladder(
     verify_timeout: float = 5.0,
     families_version: str = FamiliesVersion.CORRECTED.value,
     release: str | None = None,
+    verifier: str = "gapscope",
 ) -> Task:
     """OracleLadder: Stage 0, C1/C2/C3 and the controls, k rollouts each.
 
@@ -137,6 +142,8 @@ def oracle_ladder(
         families_version: ``corrected`` (default: the release's post-publication corrections
             applied) or ``published`` (graded as in the paper; see ``FamiliesVersion``).
         release: a checkout of the authors' release, for a released set by name.
+        verifier: ``gapscope`` (default: ``gapscope.verify``) or ``authors`` (their strict
+            cascade, ``strict_cascade``: to reproduce their grading).
     """
     k = whole("k", k, 1)
     seed = whole("seed", seed)
@@ -151,6 +158,8 @@ def oracle_ladder(
         raise ValueError(
             f"families_version must be one of {known}, got {families_version!r}"
         ) from None
+    if verifier not in VERIFIERS:
+        raise ValueError(f"verifier must be one of {', '.join(VERIFIERS)}, got {verifier!r}")
     chosen, problems = load_family_set(
         families, limit, version, Path(release) if release is not None else None
     )
@@ -159,7 +168,11 @@ def oracle_ladder(
     return Task(
         dataset=MemoryDataset([probe_sample(p) for p in probes], name=f"ladder-{families}"),
         solver=[system_first(template("system")), generate(tool_calls="none")],
-        scorer=ladder_verifier(verify_timeout),
+        scorer=(
+            ladder_strict_cascade(verify_timeout)
+            if verifier == "authors"
+            else ladder_verifier(verify_timeout)
+        ),
         epochs=Epochs(k),
         # The paper gives k = 8 sampled rollouts but no top-p: send 1.0 (no truncation)
         # rather than let a server's default nucleus change the rollouts.
@@ -168,6 +181,7 @@ def oracle_ladder(
             RunMetadata(
                 families=families,
                 families_version=version.value,
+                verifier=verifier,
                 n_families=len(chosen),
                 load_problems=problems,
                 tested_milestones={f.pid: len(f.tested_milestones) for f in chosen},
@@ -216,4 +230,29 @@ def ladder_verifier(timeout_s: float = 5.0) -> Scorer:
 
     if own is not None:
         weakref.finalize(score, own.close)
+    return score
+
+
+@scorer(metrics=[grouped(accuracy(), "condition")])
+def ladder_strict_cascade(timeout_s: float = 5.0) -> Scorer:
+    """Grade a rollout as the OracleLadder authors' strict cascade does (``strict_cascade``).
+
+    NOANSWER where their cascade finds no box; the score's ``answer`` is the box it graded.
+    """
+    cascade = StrictCascade(timeout_s)
+
+    async def score(state: TaskState, target: Target) -> Score:
+        completion = state.output.completion
+        verdict = await asyncio.to_thread(cascade.check, completion, target.text)
+        metadata = plain(VerdictMetadata(reason=verdict.reason, stage="authors-cascade"))
+        if verdict.reason == NO_BOX:
+            return Score(value=NOANSWER, explanation=verdict.reason, metadata=metadata)
+        return Score(
+            value=CORRECT if verdict.accepted else INCORRECT,
+            answer=last_box(after_think(completion)),
+            explanation=verdict.reason,
+            metadata=metadata,
+        )
+
+    weakref.finalize(score, cascade.close)
     return score
