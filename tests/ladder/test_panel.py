@@ -160,13 +160,21 @@ def test_missing_and_duplicate_records_are_errors(tmp_path: Path) -> None:
     assert other_parent.exists()
 
 
+def _report_args(
+    tmp_path: Path, models: tuple[str, ...], families: list[dict[str, object]] | None = None
+) -> list[str]:
+    """``ladder report --json`` over one released-format panel per model."""
+    records = families if families is not None else [f.to_dict() for f in _families()]
+    path = _write(tmp_path / "families.jsonl", records)
+    args = ["ladder", "report", "--families", str(path), "--json", "--resamples", "100"]
+    for model in models:
+        parent, stage0 = _panel(tmp_path, model)
+        args += ["--panel", str(parent), "--stage0", str(stage0)]
+    return args
+
+
 def test_ladder_report_reads_panels_next_to_logs(tmp_path: Path) -> None:
-    families = _write(tmp_path / "families.jsonl", [f.to_dict() for f in _families()])
-    a, a0 = _panel(tmp_path, "alpha")
-    b, b0 = _panel(tmp_path, "beta")
-    args = ["ladder", "report", "--families", str(families), "--json", "--resamples", "100"]
-    args += ["--panel", str(a), "--stage0", str(a0), "--panel", str(b), "--stage0", str(b0)]
-    result = CliRunner().invoke(app, args)
+    result = CliRunner().invoke(app, _report_args(tmp_path, ("alpha", "beta")))
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)["details"]
     assert set(report["models"]) == {"alpha", "beta"}
@@ -175,6 +183,7 @@ def test_ladder_report_reads_panels_next_to_logs(tmp_path: Path) -> None:
     anchors = report["kendall_tau_composition_gap_across_anchors"]
     # roadmap, execution and composition: failed directly, every milestone solved alone
     assert anchors["screened"] == {"alpha": 3, "beta": 3}
+    a, a0 = _panel(tmp_path, "alpha")
     bad = CliRunner().invoke(app, ["ladder", "report", "--panel", str(a), "--stage0", str(a0)])
     assert bad.exit_code != 0 and "--panel needs --families" in bad.output
     empty = CliRunner().invoke(app, ["ladder", "report"])
@@ -206,11 +215,8 @@ def test_families_version_decides_whether_a_withheld_milestone_counts(
     # paper graded it), milestone 0 counts and the family is a capability gap
     records = [f.to_dict() for f in _families()]
     records[4]["milestone_gold_invalid"] = [0]
-    families = _write(tmp_path / "families.jsonl", records)
-    parent, stage0 = _panel(tmp_path, "m1")
-    args = ["ladder", "report", "--families", str(families), "--json", "--resamples", "100"]
-    args += ["--panel", str(parent), "--stage0", str(stage0), "--families-version", version]
-    result = CliRunner().invoke(app, args)
+    args = _report_args(tmp_path, ("m1",), records)
+    result = CliRunner().invoke(app, [*args, "--families-version", version])
     assert result.exit_code == 0, result.output
     details = json.loads(result.stdout)["details"]
     assert details["families_version"] == version
@@ -223,11 +229,7 @@ def test_ladder_report_labels_every_table_at_the_tau_asked_for(tmp_path: Path) -
     # answers, and Stage 0 keeps its threshold of 1, so (1, 6) passes: a milestone-execution
     # gap; "execution" (C3 1) and "composition" (none) are unrecovered with Stage 0 passed
     # (composition gaps); "capability" stays a capability gap
-    families = _write(tmp_path / "families.jsonl", [f.to_dict() for f in _families()])
-    a, a0 = _panel(tmp_path, "alpha")
-    b, b0 = _panel(tmp_path, "beta")
-    args = ["ladder", "report", "--families", str(families), "--json", "--resamples", "100"]
-    args += ["--panel", str(a), "--stage0", str(a0), "--panel", str(b), "--stage0", str(b0)]
+    args = _report_args(tmp_path, ("alpha", "beta"))
     result = CliRunner().invoke(app, [*args, "--tau", "3"])
     assert result.exit_code == 0, result.output
     envelope = json.loads(result.stdout)

@@ -42,6 +42,14 @@ FamiliesVersionOption = Annotated[
 ]
 
 
+def _log_names(names: str | None, logs: list[Path]) -> list[str | None]:
+    """``--names`` split, one per log (None: the log's own model name)."""
+    labels: list[str | None] = list(names.split(",")) if names else [None] * len(logs)
+    if len(labels) != len(logs):
+        raise typer.BadParameter(f"{len(labels)} names for {len(logs)} logs", param_hint="--names")
+    return labels
+
+
 ladder_app = typer.Typer(
     help="OracleLadder: reports over finished runs, teacher compilation of new families.",
     no_args_is_help=True,
@@ -225,9 +233,7 @@ def review(
     from gapscope.analysis import LogError, read_log
     from gapscope.ladder import TASK
 
-    labels = names.split(",") if names else [None] * len(logs)
-    if len(labels) != len(logs):
-        raise typer.BadParameter(f"{len(labels)} names for {len(logs)} logs", param_hint="--names")
+    labels = _log_names(names, logs)
     cases_path = cases_out or log_dir / "review-cases.json"
     require_directory(cases_path.parent, "--cases-out")
     removed = _removed(remove)
@@ -372,9 +378,7 @@ def report(
     from gapscope.analysis import ladder, ladder_view, read_panels
 
     logs = logs or []
-    labels = names.split(",") if names else [None] * len(logs)
-    if len(labels) != len(logs):
-        raise typer.BadParameter(f"{len(labels)} names for {len(logs)} logs", param_hint="--names")
+    labels = _log_names(names, logs)
     if not logs and not panel:
         raise typer.BadParameter("give .eval logs and/or --panel/--stage0 pairs")
     with command_output("ladder report", json_out) as out:
@@ -568,9 +572,7 @@ def hard100(
     from gapscope.ladder import Hard100Error
 
     logs = logs or []
-    labels = names.split(",") if names else [None] * len(logs)
-    if len(labels) != len(logs):
-        raise typer.BadParameter(f"{len(labels)} names for {len(logs)} logs", param_hint="--names")
+    labels = _log_names(names, logs)
     if not logs and panel is None:
         raise typer.BadParameter("give ladder_math_hard100 logs and/or --panel")
     with command_output("ladder hard100", json_out) as out:
@@ -605,9 +607,7 @@ def budgets(
     counts at the two budgets its logs ran at, the change and the any-probe rank at each."""
     from gapscope.analysis import BudgetError, compare_budgets, print_budgets, read_budget_run
 
-    labels = names.split(",") if names else [None] * len(logs)
-    if len(labels) != len(logs):
-        raise typer.BadParameter(f"{len(labels)} names for {len(logs)} logs", param_hint="--names")
+    labels = _log_names(names, logs)
     with command_output("ladder budgets", json_out) as out:
         runs = read_or_fail(
             out, lambda: [read_budget_run(p, n) for p, n in zip(logs, labels, strict=True)]
