@@ -13,7 +13,13 @@ from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
 from gapscope.app.main import app
-from gapscope.ladder.anchors import AnchorAgreement, AnchorRule, anchor_agreement, screen
+from gapscope.ladder.anchors import (
+    AnchorAgreement,
+    AnchorRule,
+    TieRule,
+    anchor_agreement,
+    screen,
+)
 from gapscope.ladder.families import load_bundled
 from gapscope.ladder.probes import Condition, build_probes
 from gapscope.ladder.task import oracle_ladder
@@ -256,3 +262,42 @@ def test_ladder_report_over_four_scripted_logs_gives_the_paper_rule(tmp_path: Pa
     assert [p["tau"] for p in anchors["pairs"]] == pytest.approx(
         [4 / 6, 2 / 6, 0, 0, -2 / 6, -4 / 6]
     )
+
+
+def _tie_panel() -> dict[str, list[FamilyCounts]]:
+    """Three models; each family names who fails it directly (the rest solve it) and who of
+    those is left with a composition gap (the others need the roadmap). Every milestone is
+    solved alone, so a model's anchor screen is the families it fails directly."""
+    families = {
+        "A": ("xyz", "x"),
+        "B": ("xyz", "x"),
+        "D": ("xyz", "y"),
+        "E": ("yz", "z"),
+        "G": ("xz", "z"),
+        "H": ("yz", "z"),
+    }
+    return {
+        m: [
+            _fc(pid, 0 if m in fails else 1, 0 if m in stuck or m not in fails else 1)
+            for pid, (fails, stuck) in families.items()
+        ]
+        for m in "xyz"
+    }
+
+
+def test_tie_rules_score_tied_counts_as_ties_or_in_the_given_order() -> None:
+    # composition counts (x, y, z) under each anchor: x screens A B D G -> (2, 1, 1);
+    # y screens A B D E H -> (2, 1, 2); z screens all six -> (2, 1, 3)
+    runs = _tie_panel()
+    tau_b = anchor_agreement(runs, rule=AnchorRule.ALL)
+    stable = anchor_agreement(runs, rule=AnchorRule.ALL, ties=TieRule.STABLE_SORT)
+    assert tau_b is not None and stable is not None
+    assert tau_b.rankings["y"] == {"x": 2.0, "y": 1.0, "z": 2.0}
+    # tau-b by hand, pairs (x,y) (x,z) (y,z) of the three models:
+    # x vs y: C, tie in y, tie in x -> 1 / sqrt(2 * 2); x vs z: C, D, tie in x -> 0;
+    # y vs z: C, tie in y, C -> 2 / sqrt(2 * 3)
+    assert [p.tau for p in tau_b.pairs] == pytest.approx([0.5, 0.0, 2 / math.sqrt(6)])
+    # stable sort, ties in the order x, y, z: ranks x (1,2,3) y (1,3,2) z (2,3,1);
+    # x vs y: C C D; x vs z: C D D; y vs z: C D C
+    assert [p.tau for p in stable.pairs] == pytest.approx([1 / 3, -1 / 3, 1 / 3])
+    assert (stable.ties, tau_b.ties) == (TieRule.STABLE_SORT, TieRule.TAU_B)

@@ -459,7 +459,9 @@ def test_attempts_run_in_an_inspect_sandbox_and_are_judged_here(tmp_path: Path) 
     fake = REBIND.replace("def add(", f"def {problem.entry or 'add'}(")
     replies = iter([problem.reference_solution, fake, "while True:\n    pass\n"])
     model = script("code-inspect", lambda messages: f"```python\n{next(replies)}\n```")
-    args = ["run", "ladder-code", "--bundled", "--limit", "1", "-k", "3", "--time-limit", "2"]
+    # 10 s: the loop must end on the limit, and the reference must pass even when the shared
+    # machine is loaded (its tests take well under a second idle; a 2 s limit failed under load)
+    args = ["run", "ladder-code", "--bundled", "--limit", "1", "-k", "3", "--time-limit", "10"]
     args += ["--conditions", "no-help", "--sandbox", "local", "--model", model]
     args += ["--log-dir", str(tmp_path), "--json"]
     refused = CliRunner().invoke(app, args)

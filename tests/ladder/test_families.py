@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from gapscope.ladder.families import (
+    FamiliesVersion,
     Family,
     LoadResult,
     RecordError,
@@ -106,6 +107,21 @@ def test_gold_answer_applies_the_correction() -> None:
     assert plain.gold_answer == "100"
     assert corrected.gold_answer == "101"
     assert corrected.parent_answer == "100"
+
+
+def test_published_version_grades_as_the_paper_did(tmp_path: Path) -> None:
+    record = family(
+        parent_answer_corrected="101", correction_note="slip", milestone_gold_invalid=[1]
+    )
+    path = tmp_path / "families.jsonl"
+    path.write_text(jsonl(record), encoding="utf-8")
+    (corrected,) = load_families(path).families
+    (published,) = load_families(path, version=FamiliesVersion.PUBLISHED).families
+    assert (corrected.gold_answer, corrected.tested_indices) == ("101", (0,))
+    # the original gold and every non-INTEGRATE milestone, as before the corrections
+    assert (published.gold_answer, published.tested_indices) == ("100", (0, 1))
+    assert published == Family.from_dict(family())
+    assert published.to_dict() == family()
 
 
 def test_tested_milestones_withhold_integrate_and_invalid_golds() -> None:
@@ -297,3 +313,16 @@ def test_released_354_families_all_load_and_round_trip(shared_data: SharedData) 
     )
     assert all(m.description for f in result.families for m in f.milestones)
     assert sum(f.parent_answer_corrected is not None for f in result.families) == 10
+
+
+def test_released_families_as_published_equal_the_first_release(
+    shared_data: SharedData,
+) -> None:
+    """Paper mode reads the corrected file as the release first shipped it (commit dbed233),
+    where it is present beside the current one."""
+    first = load_families(shared_data("oracleladder/data/diagnostic_354_families_dbed233.jsonl"))
+    now = load_families(
+        shared_data("oracleladder/data/diagnostic_354_families.jsonl"),
+        version=FamiliesVersion.PUBLISHED,
+    )
+    assert now.families == first.families

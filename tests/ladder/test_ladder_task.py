@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 import gapscope.ladder.task as ladder_task
 from gapscope.analysis.ladder import build_report, model_run
 from gapscope.app.main import app
-from gapscope.ladder.families import load_bundled
+from gapscope.ladder.families import Family, load_bundled
 from gapscope.ladder.probes import Condition, build_probes
 from gapscope.ladder.task import oracle_ladder, parse_conditions
 from gapscope.models.scripted import script
@@ -101,6 +101,25 @@ def test_condition_spec_errors_name_the_choices() -> None:
     assert parse_conditions("C1,S0") == (Condition.C1, Condition.S0)
     with pytest.raises(ValueError, match="unknown condition"):
         parse_conditions("C4")
+
+
+def test_the_families_version_is_applied_and_recorded(tmp_path: Path) -> None:
+    record = load_bundled().families[0].to_dict()
+    record |= {"parent_answer_corrected": "corrected gold", "milestone_gold_invalid": [0]}
+    path = tmp_path / "families.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    n_tested = len(Family.from_dict(record).as_published().tested_indices)
+    for version, gold, tested in (
+        ("corrected", "corrected gold", n_tested - 1),
+        ("published", record["parent_answer"], n_tested),
+    ):
+        task = oracle_ladder(families=str(path), k=1, conditions="C1", families_version=version)
+        assert task.metadata is not None
+        assert task.metadata["families_version"] == version
+        assert task.metadata["tested_milestones"] == {record["pid"]: tested}
+        assert [s.target for s in task.dataset] == [gold]
+    with pytest.raises(ValueError, match="families_version must be one of corrected, published"):
+        oracle_ladder(families=str(path), families_version="paper")
 
 
 def test_run_ladder_cli_prints_the_outcome_table_as_json(tmp_path: Path) -> None:

@@ -160,13 +160,21 @@ def test_missing_and_duplicate_records_are_errors(tmp_path: Path) -> None:
     assert other_parent.exists()
 
 
+def _report_args(
+    tmp_path: Path, models: tuple[str, ...], families: list[dict[str, object]] | None = None
+) -> list[str]:
+    """``ladder report --json`` over one released-format panel per model."""
+    records = families if families is not None else [f.to_dict() for f in _families()]
+    path = _write(tmp_path / "families.jsonl", records)
+    args = ["ladder", "report", "--families", str(path), "--json", "--resamples", "100"]
+    for model in models:
+        parent, stage0 = _panel(tmp_path, model)
+        args += ["--panel", str(parent), "--stage0", str(stage0)]
+    return args
+
+
 def test_ladder_report_reads_panels_next_to_logs(tmp_path: Path) -> None:
-    families = _write(tmp_path / "families.jsonl", [f.to_dict() for f in _families()])
-    a, a0 = _panel(tmp_path, "alpha")
-    b, b0 = _panel(tmp_path, "beta")
-    args = ["ladder", "report", "--families", str(families), "--json", "--resamples", "100"]
-    args += ["--panel", str(a), "--stage0", str(a0), "--panel", str(b), "--stage0", str(b0)]
-    result = CliRunner().invoke(app, args)
+    result = CliRunner().invoke(app, _report_args(tmp_path, ("alpha", "beta")))
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)["details"]
     assert set(report["models"]) == {"alpha", "beta"}
@@ -175,6 +183,7 @@ def test_ladder_report_reads_panels_next_to_logs(tmp_path: Path) -> None:
     anchors = report["kendall_tau_composition_gap_across_anchors"]
     # roadmap, execution and composition: failed directly, every milestone solved alone
     assert anchors["screened"] == {"alpha": 3, "beta": 3}
+    a, a0 = _panel(tmp_path, "alpha")
     bad = CliRunner().invoke(app, ["ladder", "report", "--panel", str(a), "--stage0", str(a0)])
     assert bad.exit_code != 0 and "--panel needs --families" in bad.output
     empty = CliRunner().invoke(app, ["ladder", "report"])
@@ -191,3 +200,67 @@ def test_ladder_report_prints_the_anchor_table(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     # three anchor pairs; identical models make every ranking a tie, so tau is undefined
     assert result.output.count("undefined") == 3
+
+
+@pytest.mark.parametrize(
+    ("version", "capability", "composition"),
+    [("corrected", 0, 2), ("published", 1, 1)],
+)
+def test_families_version_decides_whether_a_withheld_milestone_counts(
+    tmp_path: Path, version: str, capability: int, composition: int
+) -> None:
+    # the capability family fails its milestone 0 (0 of 8) and solves milestone 1; a
+    # correction marks milestone 0's gold invalid. Corrected, Stage 0 rests on milestone 1
+    # alone and passes, so the unrecovered family is a composition gap; published (as the
+    # paper graded it), milestone 0 counts and the family is a capability gap
+    records = [f.to_dict() for f in _families()]
+    records[4]["milestone_gold_invalid"] = [0]
+    args = _report_args(tmp_path, ("m1",), records)
+    result = CliRunner().invoke(app, [*args, "--families-version", version])
+    assert result.exit_code == 0, result.output
+    details = json.loads(result.stdout)["details"]
+    assert details["families_version"] == version
+    gaps = details["models"]["m1"]["gaps"]
+    assert (gaps["capability"], gaps["composition"]) == (capability, composition)
+
+
+def test_ladder_report_labels_every_table_at_the_tau_asked_for(tmp_path: Path) -> None:
+    # COUNTS at tau = 3: "direct" (C1 3) stays direct; "roadmap" (C2 2, C3 4) needs the
+    # answers, and Stage 0 keeps its threshold of 1, so (1, 6) passes: a milestone-execution
+    # gap; "execution" (C3 1) and "composition" (none) are unrecovered with Stage 0 passed
+    # (composition gaps); "capability" stays a capability gap
+    args = _report_args(tmp_path, ("alpha", "beta"))
+    result = CliRunner().invoke(app, [*args, "--tau", "3"])
+    assert result.exit_code == 0, result.output
+    envelope = json.loads(result.stdout)
+    report = envelope["details"]
+    assert report["tau"] == 3
+    alpha = report["models"]["alpha"]
+    assert alpha["outcomes"] == {
+        "DIRECT": 1,
+        "ROADMAP-NEEDED": 0,
+        "ANSWERS-NEEDED": 1,
+        "UNRECOVERED": 3,
+    }
+    assert alpha["gaps"] == {
+        "none": 1,
+        "roadmap": 0,
+        "milestone-execution": 1,
+        "composition": 2,
+        "missing-milestone": 0,
+        "capability": 1,
+    }
+    assert alpha["any_probe"] == 2
+    # C1 3 of 8 in "direct" only; C2: 5 ("direct"); C3: 8 and 4
+    assert alpha["solved_by_condition"]["C1"] == 1
+    assert alpha["solved_by_condition"]["C2"] == 1
+    assert alpha["solved_by_condition"]["C3"] == 2
+    assert report["transition_matrix"]["UNRECOVERED"]["UNRECOVERED"] == 3
+    # each anchor screens the 3 families it fails in every direct attempt and passes Stage 0
+    # on (the screen has no tau); the ranking counts their tau-3 composition gaps: 2
+    anchors = report["kendall_tau_composition_gap_across_anchors"]
+    assert anchors["screened"] == {"alpha": 3, "beta": 3}
+    assert anchors["rankings"]["alpha"] == {"alpha": 2.0, "beta": 2.0}
+    rows = {(r["model"], r["metric"]): r for r in envelope["summary"]}
+    assert rows[("alpha", "gap composition")]["value"] == pytest.approx(40.0)
+    assert rows[("alpha", "any probe")]["value"] == pytest.approx(40.0)

@@ -110,3 +110,32 @@ def test_the_half_milestone_test_compares_the_share_solved_alone(
     """2 of 4 is half (passes), 1 of 4 and none of 2 are not; 3 of 5 is more than half."""
     family = FamilyCounts("h", 0, 0, 0, milestones)
     assert passes_stage0(family, test=MilestoneTest.HALF) is passes
+
+
+def test_profile_labels_gaps_at_the_tau_it_is_given() -> None:
+    """Outcome and gap both move with tau; Stage 0 keeps its own threshold (1)."""
+    fams = [
+        FamilyCounts("a", 1, 0, 0, (1, 1)),  # tau 1: direct; tau 2: unrecovered, composition
+        FamilyCounts("b", 0, 1, 1, (0, 1)),  # roadmap-needed, missing -> unrecovered, capability
+        FamilyCounts("c", 2, 0, 0, (0,)),  # direct at both
+        FamilyCounts("d", 0, 1, 3, (2, 2)),  # roadmap -> answers-needed, milestone-execution
+    ]
+    at_1, at_2 = profile(fams, 1), profile(fams, 2)
+    assert at_1.gaps == {
+        Gap.NONE: 2,
+        Gap.ROADMAP: 1,
+        Gap.MILESTONE_EXECUTION: 0,
+        Gap.COMPOSITION: 0,
+        Gap.MISSING_MILESTONE: 1,
+        Gap.CAPABILITY: 0,
+    }
+    assert at_2.gaps == {
+        Gap.NONE: 1,
+        Gap.ROADMAP: 0,
+        Gap.MILESTONE_EXECUTION: 1,
+        Gap.COMPOSITION: 1,
+        Gap.MISSING_MILESTONE: 0,
+        Gap.CAPABILITY: 1,
+    }
+    assert (at_1.any_probe, at_2.any_probe) == (4, 2)
+    assert at_1.stage0_pass == at_2.stage0_pass == 2

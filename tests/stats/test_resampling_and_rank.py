@@ -8,8 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import kendalltau
 
-from gapscope.stats.rank import kendall_tau
-from gapscope.stats.resampling import bootstrap_ci, ranking_stability
+from gapscope.stats.rank import kendall_tau, stable_ranks
+from gapscope.stats.resampling import (
+    BootstrapScheme,
+    bootstrap_ci,
+    default_resamples,
+    ranking_stability,
+    scheme_rng,
+)
 
 
 def test_bootstrap_of_a_constant_is_degenerate() -> None:
@@ -85,3 +91,34 @@ def test_kendall_matches_scipy_tau_b_with_ties(rows: list[tuple[int, int]]) -> N
     b = {f"m{i}": float(y) for i, (_, y) in enumerate(rows)}
     expected = kendalltau([x for x, _ in rows], [y for _, y in rows]).statistic
     assert kendall_tau(a, b) == pytest.approx(expected)
+
+
+def test_stable_ranks_break_ties_in_the_given_order() -> None:
+    assert stable_ranks({"a": 3.0, "b": 5.0, "c": 3.0, "d": 1.0}) == {
+        "b": 1.0,
+        "a": 2.0,
+        "c": 3.0,
+        "d": 4.0,
+    }
+    assert stable_ranks({"c": 3.0, "a": 3.0}) == {"c": 1.0, "a": 2.0}
+
+
+def test_the_authors_scheme_draws_what_their_script_draws() -> None:
+    """bootstrap_fingerprint_cis.py: np.random.seed(42), then one np.random.randint(0, n,
+    size=n) per resample; row beats column when strictly greater."""
+    strong = [1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0]
+    weak = [1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0]
+    saved = np.random.get_state()
+    try:
+        np.random.seed(42)
+        wins = 0
+        for _ in range(50):
+            idx = np.random.randint(0, len(strong), size=len(strong))
+            wins += sum(strong[i] for i in idx) > sum(weak[i] for i in idx)
+    finally:
+        np.random.set_state(saved)
+    rng = scheme_rng(BootstrapScheme.AUTHORS, seed=7)  # their seed, whatever ours is
+    pairs = ranking_stability({"s": strong, "w": weak}, n_resamples=50, rng=rng)
+    assert pairs[0].a_beats_b == wins / 50
+    assert default_resamples(BootstrapScheme.AUTHORS) == 1000
+    assert default_resamples(BootstrapScheme.GAPSCOPE) == 2000

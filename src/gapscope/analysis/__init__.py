@@ -44,6 +44,18 @@ if TYPE_CHECKING:
     from gapscope.analysis.figures import dosage_figure, quadrant_scatter, save_figure
     from gapscope.analysis.glance import print_glance
     from gapscope.analysis.ladder import ModelRun, compile_funnel
+    from gapscope.analysis.ladder_budgets import (
+        BudgetError,
+        compare_budgets,
+        print_budgets,
+        read_budget_run,
+    )
+    from gapscope.analysis.ladder_hard100 import (
+        hard100_details,
+        print_hard100,
+        read_hard100_log,
+        read_hard100_panel,
+    )
     from gapscope.analysis.ladder_panel import read_panels
     from gapscope.analysis.ladder_review import review_cases, review_view, summarize
     from gapscope.analysis.ladder_tables import print_agreement
@@ -82,6 +94,7 @@ __all__ = [
     "CUT_OFF",
     "S2B",
     "SWEEP_KEY",
+    "BudgetError",
     "ComparisonError",
     "DiagnosticSpec",
     "DosageCurve",
@@ -96,12 +109,14 @@ __all__ = [
     "View",
     "ViewOptions",
     "build_curve",
+    "compare_budgets",
     "compare_runs",
     "compile_funnel",
     "dosage_figure",
     "dosage_rows",
     "error_cause",
     "expand_log_paths",
+    "hard100_details",
     "is_steering_run",
     "ladder",
     "ladder_review",
@@ -116,10 +131,12 @@ __all__ = [
     "onng_view",
     "present",
     "print_agreement",
+    "print_budgets",
     "print_comparison",
     "print_dosage",
     "print_funnel",
     "print_glance",
+    "print_hard100",
     "print_plan",
     "print_quadrant",
     "print_rows",
@@ -128,6 +145,9 @@ __all__ = [
     "prove",
     "prove_view",
     "quadrant_scatter",
+    "read_budget_run",
+    "read_hard100_log",
+    "read_hard100_panel",
     "read_log",
     "read_panels",
     "review_cases",
@@ -194,6 +214,14 @@ __getattr__, __dir__ = lazy_face(
         "prove_view": ".view",
         "quadrant_scatter": ".figures",
         "read_log": ".logs",
+        "BudgetError": ".ladder_budgets",
+        "compare_budgets": ".ladder_budgets",
+        "hard100_details": ".ladder_hard100",
+        "print_budgets": ".ladder_budgets",
+        "read_budget_run": ".ladder_budgets",
+        "print_hard100": ".ladder_hard100",
+        "read_hard100_log": ".ladder_hard100",
+        "read_hard100_panel": ".ladder_hard100",
         "read_panels": ".ladder_panel",
         "review_cases": ".ladder_review",
         "review_view": ".ladder_review",

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
 from inspect_ai.scorer import CORRECT, NOANSWER
 
 from gapscope.analysis.logs import (
@@ -44,6 +43,7 @@ from gapscope.ladder import (
     ProbeMetadata,
     Rate,
     RunMetadata,
+    TieRule,
     anchor_agreement,
     family_of,
     measure_containment,
@@ -54,13 +54,17 @@ from gapscope.ladder import (
 )
 from gapscope.stats import (
     BootstrapCI,
+    BootstrapScheme,
     McNemarResult,
     PairwiseStability,
+    Rng,
     bootstrap_ci,
+    default_resamples,
     holm,
     kendall_tau,
     mcnemar_exact,
     ranking_stability,
+    scheme_rng,
 )
 
 if TYPE_CHECKING:
@@ -422,6 +426,8 @@ class LadderReport:
     """Each model's run status (``success`` unless the run did not finish)."""
     not_run: dict[str, int] = field(default_factory=dict)
     """Each model's families with no scored sample: in no table, test or ranking."""
+    bootstrap: BootstrapScheme = BootstrapScheme.GAPSCOPE
+    n_resamples: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         def ci(c: BootstrapCI) -> dict[str, float | None]:
@@ -457,6 +463,7 @@ class LadderReport:
                 }
                 for name, p in self.models.items()
             },
+            "bootstrap": {"scheme": self.bootstrap.value, "n_resamples": self.n_resamples},
             "ranking_stability": [
                 {"a": s.a, "b": s.b, "a_beats_b": s.a_beats_b, "ties": s.ties}
                 for s in self.stability
@@ -465,6 +472,7 @@ class LadderReport:
             "kendall_tau_composition_gap_across_anchors": (
                 {
                     "rule": self.anchors.rule.value,
+                    "ties": self.anchors.ties.value,
                     "pairs": [
                         {"a": p.a, "b": p.b, "compared": list(p.compared), "tau": p.tau}
                         for p in self.anchors.pairs
@@ -491,15 +499,19 @@ def build_report(
     runs: Sequence[ModelRun],
     *,
     tau: int = 1,
-    n_resamples: int = 2000,
+    n_resamples: int | None = None,
     seed: int = 0,
     anchor_rule: AnchorRule = AnchorRule.OTHERS,
     match: Match = Match.PAPER,
+    ties: TieRule = TieRule.TAU_B,
+    bootstrap: BootstrapScheme = BootstrapScheme.GAPSCOPE,
 ) -> LadderReport:
     """All tables for ``runs``; with exactly two runs, also their transition matrix.
 
     ``anchor_rule`` picks the models each anchor pair is compared on (default: the paper's);
-    ``match`` the containment matcher (default: the authors').
+    ``match`` the containment matcher (default: the authors'); ``ties`` how the anchor
+    Kendall ranks tied counts; ``bootstrap`` whose resampling (``seed`` and ``n_resamples``,
+    default the scheme's count, apply to ``gapscope``'s; the authors' has its own seed).
     Raises ValueError for a run with no family (one stopped before it finished any): its
     tables would be empty rows of zeros.
     """
@@ -510,8 +522,15 @@ def build_report(
     names = [r.name for r in runs]
     if len(set(names)) != len(names):
         raise ValueError(f"model names must be distinct, got {names}; pass names explicitly")
-    rng = np.random.default_rng(seed)
-    families = {r.name: r.families() for r in runs}
+    n_resamples = n_resamples or default_resamples(bootstrap)
+    rng = scheme_rng(bootstrap, seed)
+
+    def stream() -> Rng:
+        # ours: one stream, each statistic drawn in turn; the authors': the same resamples
+        # behind every statistic, as their single loop has
+        return rng if bootstrap is BootstrapScheme.GAPSCOPE else scheme_rng(bootstrap, seed)
+
+    families = {r.name: _resampling_order(r.families(), bootstrap) for r in runs}
     solved = {
         name: [float(outcome(f, tau) is not LadderOutcome.UNRECOVERED) for f in fams]
         for name, fams in families.items()
@@ -522,7 +541,7 @@ def build_report(
         for name in families
     }
     stability = (
-        ranking_stability(aligned, n_resamples=n_resamples, rng=rng)
+        ranking_stability(aligned, n_resamples=n_resamples, rng=stream())
         if len(runs) >= 2 and common
         else []
     )
@@ -538,7 +557,7 @@ def build_report(
         tau=tau,
         models=profiles,
         any_probe_ci={
-            name: bootstrap_ci(values, n_resamples=n_resamples, rng=rng)
+            name: bootstrap_ci(values, n_resamples=n_resamples, rng=stream())
             for name, values in solved.items()
         },
         solved_by_condition={r.name: r.solved_by_condition(tau) for r in runs},
@@ -551,7 +570,7 @@ def build_report(
             if len(runs) == 2
             else None
         ),
-        anchors=anchor_agreement(families, tau, anchor_rule),
+        anchors=anchor_agreement(families, tau, anchor_rule, ties),
         specificity={r.name: specificity_tests(r, tau) for r in runs},
         containment={
             r.name: measure_containment(fams, match)
@@ -560,7 +579,18 @@ def build_report(
         },
         statuses={r.name: r.status for r in runs},
         not_run={r.name: r.not_run for r in runs},
+        bootstrap=bootstrap,
+        n_resamples=n_resamples,
     )
+
+
+def _resampling_order(
+    families: list[FamilyCounts], bootstrap: BootstrapScheme
+) -> list[FamilyCounts]:
+    """The authors resample families by position in pid order; ours in the run's order."""
+    if bootstrap is BootstrapScheme.AUTHORS:
+        return sorted(families, key=lambda f: f.pid)
+    return families
 
 
 def share(k: int, n: int) -> float | None:

@@ -11,7 +11,8 @@ A count of ``n_correct`` out of ``k`` becomes ``k`` graded rollouts, ``n_correct
 correct: outcome levels and the taxonomy only need "at least tau correct", and per-rollout
 direct accuracy is ``sum n_correct / sum k`` either way. ``ms_idx`` is the 0-based index
 into the family's ``milestones``; Stage 0 counts of milestones the family does not test
-(INTEGRATE, or listed in ``milestone_gold_invalid``) are ignored, as in our own runs.
+(INTEGRATE, or listed in ``milestone_gold_invalid`` when the families are read corrected)
+are ignored, as in our own runs.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from gapscope.analysis.ladder import ModelRun, Rollout
-from gapscope.ladder import LADDER, Condition, Family, load_families
+from gapscope.ladder import LADDER, Condition, FamiliesVersion, Family, load_families
 from gapscope.records import jsonl_rows
 
 RELEASED_CONDITIONS: dict[str, Condition] = {
@@ -155,16 +156,20 @@ def _add(
 
 
 def read_panels(
-    parents: Sequence[Path], stage0s: Sequence[Path], families: Path | None
+    parents: Sequence[Path],
+    stage0s: Sequence[Path],
+    families: Path | None,
+    version: FamiliesVersion = FamiliesVersion.CORRECTED,
 ) -> list[ModelRun]:
-    """``--panel``/``--stage0`` pairs (one per model, in order) over the ``--families`` file."""
+    """``--panel``/``--stage0`` pairs (one per model, in order) over the ``--families`` file,
+    read at ``version`` (``published`` reproduces the paper: see ``FamiliesVersion``)."""
     if len(parents) != len(stage0s):
         raise PanelError(f"{len(parents)} --panel file(s) but {len(stage0s)} --stage0 file(s)")
     if not parents:
         return []
     if families is None:
         raise PanelError("--panel needs --families: the family set the panel was run on")
-    loaded = load_families(families)
+    loaded = load_families(families, version=version)
     if not loaded.families:
         raise PanelError(f"{families}: no valid family ({'; '.join(map(str, loaded.problems))})")
     return [read_panel(p, s, loaded.families) for p, s in zip(parents, stage0s, strict=True)]

@@ -246,6 +246,7 @@ LADDER = DiagnosticSpec(
         "gapscope.ladder.review_task",
         "gapscope.ladder.code_task",
         "gapscope.ladder.compile_task",
+        "gapscope.ladder.hard100_task",
     ),
     data={"families": "needs --families (JSONL path, hub id, or bundled)"},
     figures=(ladder_gaps, ladder_tau),

@@ -39,13 +39,18 @@ class ViewOptions:
     """The few display choices a command passes to a view (defaults: the papers')."""
 
     tau: int = 1
-    n_resamples: int = 2000
+    n_resamples: int | None = None
+    """None: the bootstrap scheme's own count."""
     per_problem: bool = False
     anchor_rule: str = "others"
     """An :class:`~gapscope.ladder.anchors.AnchorRule` value; a string so that this module
     (imported by every command) loads no diagnostic."""
     match: str = "paper"
     """A :class:`~gapscope.ladder.containment.Match` value (containment's matcher)."""
+    ties: str = "tau-b"
+    """A :class:`~gapscope.ladder.anchors.TieRule` value (the anchor Kendall's tie rule)."""
+    bootstrap: str = "gapscope"
+    """A :class:`~gapscope.stats.BootstrapScheme` value."""
 
 
 def s2b_view(summary: S2BRunSummary, options: ViewOptions = ViewOptions()) -> View:
@@ -57,7 +62,8 @@ def s2b_view(summary: S2BRunSummary, options: ViewOptions = ViewOptions()) -> Vi
 def ladder_view(runs: Sequence[ModelRun], options: ViewOptions = ViewOptions()) -> View:
     from gapscope.analysis.ladder import build_report
     from gapscope.analysis.ladder_tables import print_ladder
-    from gapscope.ladder import AnchorRule, Match
+    from gapscope.ladder import AnchorRule, Match, TieRule
+    from gapscope.stats import BootstrapScheme
 
     report = build_report(
         list(runs),
@@ -65,6 +71,8 @@ def ladder_view(runs: Sequence[ModelRun], options: ViewOptions = ViewOptions()) 
         n_resamples=options.n_resamples,
         anchor_rule=AnchorRule(options.anchor_rule),
         match=Match(options.match),
+        ties=TieRule(options.ties),
+        bootstrap=BootstrapScheme(options.bootstrap),
     )
     return View(
         [row for run in runs for row in run.rows(options.tau)],

@@ -22,13 +22,32 @@ from gapscope.app.kit import (
     write_output,
 )
 from gapscope.app.options import AllowUnsandboxedOption
-from gapscope.ladder import PAPER_MAX_TOKENS, AnchorRule, Match
+from gapscope.ladder import PAPER_MAX_TOKENS, AnchorRule, FamiliesVersion, Match, TieRule
+from gapscope.stats import BootstrapScheme
 
 if TYPE_CHECKING:
     from inspect_ai import Task
     from inspect_ai.log import EvalLog
 
     from gapscope.ladder import ReviewLabel
+
+
+FamiliesVersionOption = Annotated[
+    FamiliesVersion,
+    typer.Option(
+        help="'corrected' (default: the release's post-publication corrections to golds "
+        "applied) or 'published' (paper mode: the golds the paper graded against; the "
+        "released panel then gives the paper's numbers)."
+    ),
+]
+
+
+def _log_names(names: str | None, logs: list[Path]) -> list[str | None]:
+    """``--names`` split, one per log (None: the log's own model name)."""
+    labels: list[str | None] = list(names.split(",")) if names else [None] * len(logs)
+    if len(labels) != len(logs):
+        raise typer.BadParameter(f"{len(labels)} names for {len(logs)} logs", param_hint="--names")
+    return labels
 
 
 ladder_app = typer.Typer(
@@ -39,9 +58,17 @@ ladder_app = typer.Typer(
 
 def run_ladder(
     families: Annotated[
-        str | None, typer.Option(help="Families JSONL path or Hugging Face dataset id.")
+        str | None,
+        typer.Option(
+            help="Families JSONL path, Hugging Face dataset id, or a released set by name "
+            "(main-354, held-out-32; with --release)."
+        ),
     ] = None,
     bundled: Annotated[bool, typer.Option("--bundled", help="Use the shipped family set.")] = False,
+    release: Annotated[
+        Path | None,
+        typer.Option(help="A checkout of the authors' OracleLadder release (named sets)."),
+    ] = None,
     model: Annotated[str, typer.Option(help="Any Inspect model string.")] = EMBEDDED_MODEL,
     k: Annotated[int, typer.Option("-k", min=1, help="Rollouts per probe (paper: 8).")] = 8,
     conditions: Annotated[
@@ -58,6 +85,14 @@ def run_ladder(
         float, typer.Option(min=0.0, help="Rollout sampling temperature.")
     ] = 0.7,
     tau: Annotated[int, typer.Option(min=1, help="Outcome threshold for the report.")] = 1,
+    families_version: FamiliesVersionOption = FamiliesVersion.CORRECTED,
+    verifier: Annotated[
+        str,
+        typer.Option(
+            help="Grader: 'gapscope' (default) or 'authors' (their strict cascade, "
+            "to reproduce their grading; docs/verify.md lists the differences)."
+        ),
+    ] = "gapscope",
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
 ) -> None:
@@ -83,6 +118,9 @@ def run_ladder(
             limit=limit,
             max_tokens=max_tokens,
             temperature=temperature,
+            families_version=families_version.value,
+            release=str(release) if release is not None else None,
+            verifier=verifier,
         )
 
     run_diagnostic(
@@ -195,9 +233,7 @@ def review(
     from gapscope.analysis import LogError, read_log
     from gapscope.ladder import TASK
 
-    labels = names.split(",") if names else [None] * len(logs)
-    if len(labels) != len(logs):
-        raise typer.BadParameter(f"{len(labels)} names for {len(logs)} logs", param_hint="--names")
+    labels = _log_names(names, logs)
     cases_path = cases_out or log_dir / "review-cases.json"
     require_directory(cases_path.parent, "--cases-out")
     removed = _removed(remove)
@@ -295,8 +331,27 @@ def report(
     families: Annotated[
         Path | None, typer.Option(help="Families JSONL the --panel results are over.")
     ] = None,
+    families_version: FamiliesVersionOption = FamiliesVersion.CORRECTED,
     tau: Annotated[int, typer.Option(min=1, help="Outcome threshold.")] = 1,
-    resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
+    resamples: Annotated[
+        int | None,
+        typer.Option(min=100, help="Bootstrap resamples (default: gapscope 2000, authors 1000)."),
+    ] = None,
+    bootstrap: Annotated[
+        BootstrapScheme,
+        typer.Option(
+            help="Resampling: 'gapscope' (default: PCG64 seeded 0) or 'authors' (their "
+            "bootstrap_fingerprint_cis.py: np.random.seed(42), families in pid order; "
+            "reproduces Appendix F's tables)."
+        ),
+    ] = BootstrapScheme.GAPSCOPE,
+    ties: Annotated[
+        TieRule,
+        typer.Option(
+            help="Anchor Kendall's tied counts: 'tau-b' (default) or 'stable-sort' (the "
+            "authors': ties ranked in the order the runs are given)."
+        ),
+    ] = TieRule.TAU_B,
     anchor_rule: Annotated[
         AnchorRule,
         typer.Option(
@@ -323,9 +378,7 @@ def report(
     from gapscope.analysis import ladder, ladder_view, read_panels
 
     logs = logs or []
-    labels = names.split(",") if names else [None] * len(logs)
-    if len(labels) != len(logs):
-        raise typer.BadParameter(f"{len(labels)} names for {len(logs)} logs", param_hint="--names")
+    labels = _log_names(names, logs)
     if not logs and not panel:
         raise typer.BadParameter("give .eval logs and/or --panel/--stage0 pairs")
     with command_output("ladder report", json_out) as out:
@@ -333,17 +386,25 @@ def report(
             out, lambda: [ladder.read(p, n) for p, n in zip(logs, labels, strict=True)]
         )
         try:
-            runs += read_panels(panel or [], stage0 or [], families)
+            runs += read_panels(panel or [], stage0 or [], families, families_version)
         except (ValueError, FileNotFoundError, KeyError) as exc:
             out.fail(exc)
         out.logs.extend(r.log_location for r in runs)
         try:
             options = ViewOptions(
-                tau=tau, n_resamples=resamples, anchor_rule=anchor_rule, match=match
+                tau=tau,
+                n_resamples=resamples,
+                anchor_rule=anchor_rule,
+                match=match,
+                ties=ties,
+                bootstrap=bootstrap,
             )
             result = ladder_view(runs, options)
         except ValueError as exc:
             out.fail(exc)
+        if panel:
+            # a log records its own version; a released panel's is this run's choice
+            result.details["families_version"] = families_version.value
         out.finish(result)
 
 
@@ -481,3 +542,120 @@ def agree(
         out.logs.extend((a.log_location, b.log_location))
         report = ladder.agreement_report(a, b, tau)
         out.finish(View((), report.to_dict(), lambda console: print_agreement(report, console)))
+
+
+@ladder_app.command("hard100")
+def hard100(
+    logs: Annotated[
+        list[Path] | None, typer.Argument(help="ladder_math_hard100 .eval logs, one per model.")
+    ] = None,
+    names: Annotated[
+        str | None, typer.Option(help="Comma-separated display names, one per log.")
+    ] = None,
+    panel: Annotated[
+        Path | None,
+        typer.Option(help="The release's math_hard100_panel[_16k].jsonl (every model in it)."),
+    ] = None,
+    baseline: Annotated[
+        str | None, typer.Option(help="Model whose pass@1 the gains are taken against.")
+    ] = None,
+    json_out: JsonOut = False,
+) -> None:
+    """MATH hard-100 (the paper's comparator, Appendix H): pass@1 as the mean correctness over
+    the rollouts, pass@k, and with --baseline each model's pass@1 gain in points."""
+    from gapscope.analysis import (
+        hard100_details,
+        print_hard100,
+        read_hard100_log,
+        read_hard100_panel,
+    )
+    from gapscope.ladder import Hard100Error
+
+    logs = logs or []
+    labels = _log_names(names, logs)
+    if not logs and panel is None:
+        raise typer.BadParameter("give ladder_math_hard100 logs and/or --panel")
+    with command_output("ladder hard100", json_out) as out:
+        scores = read_or_fail(
+            out, lambda: [read_hard100_log(p, n) for p, n in zip(logs, labels, strict=True)]
+        )
+        try:
+            scores += read_hard100_panel(panel) if panel else []
+            details = hard100_details(scores, baseline)
+        except (Hard100Error, FileNotFoundError) as exc:
+            out.fail(exc)
+        out.logs.extend(str(p) for p in logs)
+        out.finish(View((), details, lambda console: print_hard100(scores, baseline, console)))
+
+
+@ladder_app.command("budgets")
+def budgets(
+    logs: Annotated[
+        list[Path],
+        typer.Argument(help="oracle_ladder logs: every model once at each of two max_tokens."),
+    ],
+    names: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated model names, one per log (a model's two runs share one)."
+        ),
+    ] = None,
+    tau: Annotated[int, typer.Option(min=1, help="Outcome threshold.")] = 1,
+    json_out: JsonOut = False,
+) -> None:
+    """Decoding-budget sensitivity (the paper's Table 22): each model's outcome and any-probe
+    counts at the two budgets its logs ran at, the change and the any-probe rank at each."""
+    from gapscope.analysis import BudgetError, compare_budgets, print_budgets, read_budget_run
+
+    labels = _log_names(names, logs)
+    with command_output("ladder budgets", json_out) as out:
+        runs = read_or_fail(
+            out, lambda: [read_budget_run(p, n) for p, n in zip(logs, labels, strict=True)]
+        )
+        out.logs.extend(r.run.log_location for r in runs)
+        try:
+            table = compare_budgets(runs, tau)
+        except BudgetError as exc:
+            out.fail(exc)
+        out.finish(View((), table.to_dict(), lambda console: print_budgets(table, console)))
+
+
+@ladder_app.command("regrade")
+def regrade_rollouts(
+    pairs: Annotated[Path, typer.Argument(help='JSONL of {"response", "gold"} records.')],
+    out: Annotated[
+        Path | None, typer.Option(help="Write every record with both verdicts (JSONL).")
+    ] = None,
+    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds per slow check.")] = 5.0,
+    json_out: JsonOut = False,
+) -> None:
+    """Grade raw responses with the authors' strict cascade and with gapscope's verifier,
+    side by side: the authors' solved counts, and where gapscope would count otherwise."""
+    from gapscope.ladder import RegradeError, StrictCascade, regrade_pairs
+    from gapscope.records import jsonl_rows
+    from gapscope.verify import Verifier
+
+    refuse_overwriting(out, "--out", [("the records", pairs)])
+    with command_output("ladder regrade", json_out) as output:
+        try:
+            rows, bad = jsonl_rows(pairs.read_text(encoding="utf-8"))
+            if bad:
+                raise RegradeError(f"{pairs}: {bad[0]}")
+            cascade, verifier = StrictCascade(timeout), Verifier(timeout_s=timeout)
+            try:
+                result = regrade_pairs(rows, cascade, verifier)
+            finally:
+                cascade.close()
+                verifier.close()
+        except (RegradeError, OSError) as exc:
+            output.fail(exc)
+        if out is not None:
+            text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in result.records)
+            write_output(out, text)
+        summary = result.summary()
+
+        def show(console: Console) -> None:
+            for key, value in summary.items():
+                console.print(f"{key}: {value}")
+
+        output.finish(View((), {"summary": summary}, show))

@@ -14,7 +14,13 @@ from gapscope._face import lazy_face
 if TYPE_CHECKING:
     from gapscope.ladder import contract
     from gapscope.ladder.agreement import Agreement, run_agreement
-    from gapscope.ladder.anchors import AnchorAgreement, AnchorRule, anchor_agreement, screen
+    from gapscope.ladder.anchors import (
+        AnchorAgreement,
+        AnchorRule,
+        TieRule,
+        anchor_agreement,
+        screen,
+    )
     from gapscope.ladder.code import CODE_CONDITIONS, CodeCondition
     from gapscope.ladder.code_task import ladder_code
     from gapscope.ladder.compile import Stage, funnel_counts
@@ -29,6 +35,7 @@ if TYPE_CHECKING:
     from gapscope.ladder.contract import (
         CODE_TASK,
         COMPILE_TASK,
+        HARD100_TASK,
         REVIEW_TASK,
         TASK,
         CodeProbeMetadata,
@@ -40,8 +47,12 @@ if TYPE_CHECKING:
         ReviewVerdictMetadata,
         RunMetadata,
     )
-    from gapscope.ladder.families import Family, load_families
+    from gapscope.ladder.families import FamiliesVersion, Family, load_families
+    from gapscope.ladder.hard100 import Hard100Error, Hard100Score, gains, score_hard100
+    from gapscope.ladder.hard100_task import ladder_math_hard100
     from gapscope.ladder.probes import CONTROLS, LADDER, PAPER_MAX_TOKENS, Condition, family_of
+    from gapscope.ladder.regrade import RegradeError, regrade_pairs
+    from gapscope.ladder.released_sets import RELEASED_SETS, ReleasedSetError
     from gapscope.ladder.review import (
         GRADING,
         PRIORITY,
@@ -56,6 +67,7 @@ if TYPE_CHECKING:
     )
     from gapscope.ladder.review_task import ladder_review
     from gapscope.ladder.sandbox import Isolation, Limits, bounds_in_force, bwrap_status
+    from gapscope.ladder.strict_cascade import StrictCascade
     from gapscope.ladder.task import oracle_ladder
     from gapscope.ladder.taxonomy import (
         GAP_ORDER,
@@ -78,10 +90,12 @@ __all__ = [
     "CONTROLS",
     "GAP_ORDER",
     "GRADING",
+    "HARD100_TASK",
     "LADDER",
     "OUTCOME_ORDER",
     "PAPER_MAX_TOKENS",
     "PRIORITY",
+    "RELEASED_SETS",
     "REVIEW_TASK",
     "TASK",
     "Agreement",
@@ -95,10 +109,13 @@ __all__ = [
     "Condition",
     "Containment",
     "ContainmentFamily",
+    "FamiliesVersion",
     "Family",
     "FamilyCounts",
     "Gap",
     "Isolation",
+    "Hard100Error",
+    "Hard100Score",
     "LadderOutcome",
     "Limits",
     "Match",
@@ -108,6 +125,8 @@ __all__ = [
     "ModelTotals",
     "ProbeMetadata",
     "Rate",
+    "RegradeError",
+    "ReleasedSetError",
     "ReviewCase",
     "ReviewCaseMetadata",
     "ReviewLabel",
@@ -116,15 +135,19 @@ __all__ = [
     "ReviewVerdictMetadata",
     "RunMetadata",
     "Stage",
+    "StrictCascade",
+    "TieRule",
     "anchor_agreement",
     "bounds_in_force",
     "bwrap_status",
     "contract",
     "family_of",
     "funnel_counts",
+    "gains",
     "gap",
     "ladder_code",
     "ladder_compile",
+    "ladder_math_hard100",
     "ladder_review",
     "load_families",
     "measure_containment",
@@ -133,7 +156,9 @@ __all__ = [
     "outcome",
     "parse_removed",
     "profile",
+    "regrade_pairs",
     "run_agreement",
+    "score_hard100",
     "screen",
     "tau_sensitivity",
 ]
@@ -157,11 +182,15 @@ __getattr__, __dir__ = lazy_face(
         "Condition": ".probes",
         "Containment": ".containment",
         "ContainmentFamily": ".containment",
+        "FamiliesVersion": ".families",
         "Family": ".families",
         "FamilyCounts": ".taxonomy",
         "GAP_ORDER": ".taxonomy",
         "GRADING": ".review",
+        "HARD100_TASK": ".contract",
         "Gap": ".taxonomy",
+        "Hard100Error": ".hard100",
+        "Hard100Score": ".hard100",
         "LADDER": ".probes",
         "LadderOutcome": ".taxonomy",
         "Match": ".containment",
@@ -174,7 +203,12 @@ __getattr__, __dir__ = lazy_face(
         "PRIORITY": ".review",
         "ProbeMetadata": ".contract",
         "REVIEW_TASK": ".contract",
+        "RELEASED_SETS": ".released_sets",
         "Rate": ".containment",
+        "RegradeError": ".regrade",
+        "ReleasedSetError": ".released_sets",
+        "StrictCascade": ".strict_cascade",
+        "regrade_pairs": ".regrade",
         "ReviewCase": ".review",
         "ReviewCaseMetadata": ".contract",
         "ReviewLabel": ".review",
@@ -184,6 +218,7 @@ __getattr__, __dir__ = lazy_face(
         "RunMetadata": ".contract",
         "Stage": ".compile",
         "TASK": ".contract",
+        "TieRule": ".anchors",
         "anchor_agreement": ".anchors",
         "Isolation": ".sandbox",
         "Limits": ".sandbox",
@@ -191,9 +226,11 @@ __getattr__, __dir__ = lazy_face(
         "bwrap_status": ".sandbox",
         "family_of": ".probes",
         "funnel_counts": ".compile",
+        "gains": ".hard100",
         "gap": ".taxonomy",
         "ladder_code": ".code_task",
         "ladder_compile": ".compile_task",
+        "ladder_math_hard100": ".hard100_task",
         "ladder_review": ".review_task",
         "load_families": ".families",
         "measure_containment": ".containment",
@@ -203,6 +240,7 @@ __getattr__, __dir__ = lazy_face(
         "parse_removed": ".review",
         "profile": ".taxonomy",
         "run_agreement": ".agreement",
+        "score_hard100": ".hard100",
         "screen": ".anchors",
         "tau_sensitivity": ".taxonomy",
     },

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from gapscope.ladder.taxonomy import FamilyCounts, Gap, gap, passes_stage0
-from gapscope.stats import kendall_tau
+from gapscope.stats import kendall_tau, stable_ranks
 
 MIN_TESTED_MILESTONES = 2
 """The paper's last screen: at least two tested (non-INTEGRATE) milestones."""
@@ -91,6 +91,19 @@ class AnchorRule(StrEnum):
     the anchors' own ranks move the statistic."""
 
 
+class TieRule(StrEnum):
+    """How two models with the same composition-gap count are ranked before Kendall's tau."""
+
+    TAU_B = "tau-b"
+    """The default: a tie stays a tie and tau-b corrects for it, so the statistic does not
+    depend on the order the models were listed in."""
+    STABLE_SORT = "stable-sort"
+    """The authors' (``multi_anchor_sensitivity.py``): rank by a stable descending sort, tied
+    models in the order given (the panel's), then tau on those ranks. On the released panel
+    read as published no counts tie and both rules give +0.800 / +0.622; read corrected,
+    counts tie and the rules differ (16K: +0.817 tau-b, +0.800 stable sort)."""
+
+
 @dataclass(frozen=True)
 class AnchorPair:
     """Two anchors, the models their rankings were compared on, and Kendall's tau-b.
@@ -115,6 +128,7 @@ class AnchorAgreement:
     """
 
     rule: AnchorRule
+    ties: TieRule
     pairs: tuple[AnchorPair, ...]
     screened: dict[str, int]
     rankings: dict[str, dict[str, float]]
@@ -135,15 +149,26 @@ def composition_ranking(
     }
 
 
+def _pair_tau(a: dict[str, float], b: dict[str, float], ties: TieRule) -> float | None:
+    if ties is TieRule.STABLE_SORT:
+        a, b = stable_ranks(a), stable_ranks(b)
+    try:
+        return kendall_tau(a, b)
+    except ValueError:
+        return None
+
+
 def anchor_agreement(
     runs: Mapping[str, Sequence[FamilyCounts]],
     tau: int = 1,
     rule: AnchorRule = AnchorRule.OTHERS,
+    ties: TieRule = TieRule.TAU_B,
 ) -> AnchorAgreement | None:
     """Each model in turn as anchor: screen the families common to all models (the anchor
     fails them directly and passes their milestone test), rank every model by composition-gap
     count on them; tau between the rankings of every two anchors, on the models ``rule``
-    names. None with fewer than two models."""
+    names, ties ranked by ``ties`` (under ``stable-sort``, in the order of ``runs``). None
+    with fewer than two models."""
     if len(runs) < 2:
         return None
     common = set.intersection(*({f.pid for f in fams} for fams in runs.values()))
@@ -154,12 +179,10 @@ def anchor_agreement(
     rankings = {a: composition_ranking(runs, pids, tau) for a, pids in screened.items()}
     pairs = []
     for a, b in itertools.combinations(sorted(runs), 2):
-        compared = tuple(m for m in sorted(runs) if rule is AnchorRule.ALL or m not in (a, b))
-        try:
-            value: float | None = kendall_tau(
-                {m: rankings[a][m] for m in compared}, {m: rankings[b][m] for m in compared}
-            )
-        except ValueError:
-            value = None
-        pairs.append(AnchorPair(a, b, compared, value))
-    return AnchorAgreement(rule, tuple(pairs), {a: len(p) for a, p in screened.items()}, rankings)
+        compared = tuple(m for m in runs if rule is AnchorRule.ALL or m not in (a, b))
+        value = _pair_tau(
+            {m: rankings[a][m] for m in compared}, {m: rankings[b][m] for m in compared}, ties
+        )
+        pairs.append(AnchorPair(a, b, tuple(sorted(compared)), value))
+    screened_counts = {a: len(p) for a, p in screened.items()}
+    return AnchorAgreement(rule, ties, tuple(pairs), screened_counts, rankings)

@@ -27,6 +27,10 @@ class RunMetadata(TypedDict):
     """The log's task metadata: the family set and how many milestones each family tests."""
 
     families: str
+    families_version: str
+    """``corrected`` or ``published``: whether the release's corrections were applied."""
+    verifier: str
+    """``gapscope`` or ``authors``: the grader of every rollout."""
     n_families: int
     load_problems: list[str]
     tested_milestones: dict[str, int]
@@ -84,6 +88,8 @@ class ReviewVerdictMetadata(TypedDict):
 
 
 CODE_TASK = "ladder_code"
+HARD100_TASK = "ladder_math_hard100"
+"""The MATH hard-100 comparator (``hard100_task``): one sample per problem, k epochs."""
 
 
 class CodeProbeMetadata(TypedDict):

@@ -13,7 +13,7 @@ reported with its line and pid, so one typo costs one family, not the run.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
@@ -29,6 +29,34 @@ PROMPT_HEAD = (
 )
 _DESCRIPTION_MARK = "\n\nMilestone:\n"
 _INSTRUCTION_MARK = "\n\nOutput instruction: "
+
+
+class FamiliesVersion(StrEnum):
+    """Which state of a released families file to grade and count against.
+
+    The authors' release keeps every original gold (the paper's counts were graded against
+    them) and adds post-publication corrections beside them: ``parent_answer_corrected`` for
+    ten parent answers and ``milestone_gold_invalid`` for three milestone golds of family
+    a0759695 (``data/corrections.jsonl``). The two versions differ in the numbers they give:
+    on the released panel, dropping a0759695's invalid milestones moves the 16K anchor
+    Kendall from +0.800 to +0.817 and Qwen3-8B's composition gap from 171 (48.3%) to 172
+    (48.6%) of 354 families, outside the paper's 33-48% range.
+    """
+
+    CORRECTED = "corrected"
+    """The default: corrections applied (a correct answer is never graded against a known-wrong
+    gold). New runs of the diagnostic should use it."""
+    PUBLISHED = "published"
+    """Paper mode: corrections ignored, the files as the paper graded them; it reproduces the
+    published numbers from the released panel (and equals the release's first commit)."""
+
+
+def at_version(families: Iterable[Family], version: FamiliesVersion) -> list[Family]:
+    """``families`` as ``version`` reads them (corrections kept or dropped)."""
+    if version is FamiliesVersion.PUBLISHED:
+        return [f.as_published() for f in families]
+    return list(families)
+
 
 PARENT_HEAD = "Solve the following problem. Provide your final answer clearly.\n\nProblem:\n"
 
@@ -170,6 +198,13 @@ class Family:
         if self.milestone_gold_invalid:
             out["milestone_gold_invalid"] = list(self.milestone_gold_invalid)
         return out
+
+    def as_published(self) -> Family:
+        """This family as the paper graded it: the original parent answer and every
+        milestone tested, the post-publication corrections dropped (see ``FamiliesVersion``)."""
+        return replace(
+            self, parent_answer_corrected=None, correction_note=None, milestone_gold_invalid=()
+        )
 
     @classmethod
     def from_dict(cls, record: object) -> Family:
@@ -419,16 +454,22 @@ def parse_jsonl(text: str) -> LoadResult:
     return LoadResult(families=result.families, problems=problems)
 
 
-def load_families(source: str | Path, *, split: str = "train") -> LoadResult:
+def load_families(
+    source: str | Path,
+    *,
+    split: str = "train",
+    version: FamiliesVersion = FamiliesVersion.CORRECTED,
+) -> LoadResult:
     """Families from a local JSONL file or, when no such path exists, a Hub dataset id.
 
     Local first (the house rule is offline first); the Hub is tried only for a string shaped
-    like ``owner/name`` that names no local path. ``split`` applies to Hub datasets only.
+    like ``owner/name`` that names no local path. ``split`` applies to Hub datasets only;
+    ``version`` says whether the records' post-publication corrections apply.
     """
     found = read_source(source, split=split, what="families")
     result = read_records(found.rows)
     problems = sorted([*found.bad_lines, *result.problems], key=lambda p: p.line)
-    return LoadResult(families=result.families, problems=problems)
+    return LoadResult(families=at_version(result.families, version), problems=problems)
 
 
 def load_bundled() -> LoadResult:

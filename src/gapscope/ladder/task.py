@@ -11,6 +11,7 @@ import asyncio
 import inspect
 import weakref
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
@@ -30,7 +31,13 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState, generate
 
 from gapscope.ladder.contract import TASK, ProbeMetadata, RunMetadata, VerdictMetadata
-from gapscope.ladder.families import Family, load_bundled, load_families
+from gapscope.ladder.families import (
+    FamiliesVersion,
+    Family,
+    at_version,
+    load_bundled,
+    load_families,
+)
 from gapscope.ladder.probes import (
     ALL_CONDITIONS,
     PAPER_MAX_TOKENS,
@@ -39,6 +46,8 @@ from gapscope.ladder.probes import (
     build_probes,
     template,
 )
+from gapscope.ladder.released_sets import RELEASED_SETS, released_families
+from gapscope.ladder.strict_cascade import NO_BOX, StrictCascade, after_think, last_box
 from gapscope.log_metadata import plain
 from gapscope.models import system_first
 from gapscope.params import choices, generations, real, whole
@@ -54,11 +63,23 @@ def parse_conditions(spec: str) -> tuple[Condition, ...]:
     return choices("condition(s)", spec, Condition, {"all": ALL_CONDITIONS, "ladder": ladder})
 
 
-def load_family_set(families: str, limit: int | None = None) -> tuple[list[Family], list[str]]:
-    """The families to probe and the load problems (as text) of any skipped records."""
-    result = load_bundled() if families == "bundled" else load_families(families)
+def load_family_set(
+    families: str,
+    limit: int | None = None,
+    version: FamiliesVersion = FamiliesVersion.CORRECTED,
+    release: Path | None = None,
+) -> tuple[list[Family], list[str]]:
+    """The families to probe (read at ``version``) and the load problems (as text) of any
+    skipped records: ``bundled``, a released set by name (from the ``release`` checkout), a
+    JSONL path or a Hub id."""
+    if families == "bundled":
+        result = load_bundled()
+    elif families in RELEASED_SETS:
+        result = released_families(families, release)
+    else:
+        result = load_families(families)
     problems = [str(p) for p in result.problems]
-    chosen = result.families[:limit] if limit is not None else result.families
+    chosen = at_version(result.families[:limit] if limit is not None else result.families, version)
     if not chosen:
         raise ValueError(f"no valid family in {families!r}: {'; '.join(problems) or 'empty'}")
     return chosen, problems
@@ -82,6 +103,9 @@ def probe_sample(probe: Probe) -> Sample:
     )
 
 
+VERIFIERS = ("gapscope", "authors")
+"""The graders a run may use: ours, or the authors' strict cascade."""
+
 EXPECTED_REPLY_SHARE = 0.5
 """The share of its token cap a plan expects a rollout to use: SmolLM2-135M-Instruct's 16
 rollouts of a quick profile (cap 384, ``transformers serve``) averaged 180 tokens, 4 of them at
@@ -98,11 +122,15 @@ def oracle_ladder(
     max_tokens: int = PAPER_MAX_TOKENS,
     temperature: float = 0.7,
     verify_timeout: float = 5.0,
+    families_version: str = FamiliesVersion.CORRECTED.value,
+    release: str | None = None,
+    verifier: str = "gapscope",
 ) -> Task:
     """OracleLadder: Stage 0, C1/C2/C3 and the controls, k rollouts each.
 
     Args:
-        families: a JSONL path, a Hugging Face dataset id, or ``bundled`` (shipped set).
+        families: a JSONL path, a Hugging Face dataset id, ``bundled`` (shipped set), or a
+            released set by name (``main-354``, ``held-out-32``; needs ``release``).
         k: rollouts per probe (the paper uses 8).
         conditions: ``all``, ``ladder`` or a comma list (C1,C2,C3,C2-random,C2-generic,
             C3-mismatched,S0).
@@ -111,6 +139,11 @@ def oracle_ladder(
         max_tokens: generation budget per rollout (default: the paper's 16384).
         temperature: sampling temperature of the rollouts.
         verify_timeout: wall-clock limit of one verifier check, seconds.
+        families_version: ``corrected`` (default: the release's post-publication corrections
+            applied) or ``published`` (graded as in the paper; see ``FamiliesVersion``).
+        release: a checkout of the authors' release, for a released set by name.
+        verifier: ``gapscope`` (default: ``gapscope.verify``) or ``authors`` (their strict
+            cascade, ``strict_cascade``: to reproduce their grading).
     """
     k = whole("k", k, 1)
     seed = whole("seed", seed)
@@ -118,13 +151,28 @@ def oracle_ladder(
     max_tokens = whole("max_tokens", max_tokens, 1)
     temperature = real("temperature", temperature, 0)
     verify_timeout = real("verify_timeout", verify_timeout, 0, above=True)
-    chosen, problems = load_family_set(families, limit)
+    try:
+        version = FamiliesVersion(families_version)
+    except ValueError:
+        known = ", ".join(v.value for v in FamiliesVersion)
+        raise ValueError(
+            f"families_version must be one of {known}, got {families_version!r}"
+        ) from None
+    if verifier not in VERIFIERS:
+        raise ValueError(f"verifier must be one of {', '.join(VERIFIERS)}, got {verifier!r}")
+    chosen, problems = load_family_set(
+        families, limit, version, Path(release) if release is not None else None
+    )
     probes = build_probes(chosen, parse_conditions(conditions), seed)
     generations(len(probes) * k, f"{len(probes)} probes x k={k}")
     return Task(
         dataset=MemoryDataset([probe_sample(p) for p in probes], name=f"ladder-{families}"),
         solver=[system_first(template("system")), generate(tool_calls="none")],
-        scorer=ladder_verifier(verify_timeout),
+        scorer=(
+            ladder_strict_cascade(verify_timeout)
+            if verifier == "authors"
+            else ladder_verifier(verify_timeout)
+        ),
         epochs=Epochs(k),
         # The paper gives k = 8 sampled rollouts but no top-p: send 1.0 (no truncation)
         # rather than let a server's default nucleus change the rollouts.
@@ -132,6 +180,8 @@ def oracle_ladder(
         metadata=plain(
             RunMetadata(
                 families=families,
+                families_version=version.value,
+                verifier=verifier,
                 n_families=len(chosen),
                 load_problems=problems,
                 tested_milestones={f.pid: len(f.tested_milestones) for f in chosen},
@@ -180,4 +230,29 @@ def ladder_verifier(timeout_s: float = 5.0) -> Scorer:
 
     if own is not None:
         weakref.finalize(score, own.close)
+    return score
+
+
+@scorer(metrics=[grouped(accuracy(), "condition")])
+def ladder_strict_cascade(timeout_s: float = 5.0) -> Scorer:
+    """Grade a rollout as the OracleLadder authors' strict cascade does (``strict_cascade``).
+
+    NOANSWER where their cascade finds no box; the score's ``answer`` is the box it graded.
+    """
+    cascade = StrictCascade(timeout_s)
+
+    async def score(state: TaskState, target: Target) -> Score:
+        completion = state.output.completion
+        verdict = await asyncio.to_thread(cascade.check, completion, target.text)
+        metadata = plain(VerdictMetadata(reason=verdict.reason, stage="authors-cascade"))
+        if verdict.reason == NO_BOX:
+            return Score(value=NOANSWER, explanation=verdict.reason, metadata=metadata)
+        return Score(
+            value=CORRECT if verdict.accepted else INCORRECT,
+            answer=last_box(after_think(completion)),
+            explanation=verdict.reason,
+            metadata=metadata,
+        )
+
+    weakref.finalize(score, cascade.close)
     return score

@@ -32,24 +32,31 @@ if TYPE_CHECKING:
         median_split,
         quadrant_test,
     )
-    from gapscope.stats.rank import kendall_tau
+    from gapscope.stats.rank import kendall_tau, stable_ranks
     from gapscope.stats.resampling import (
         BootstrapCI,
+        BootstrapScheme,
         PairwiseStability,
+        Rng,
         bootstrap_ci,
+        default_resamples,
         ranking_stability,
+        scheme_rng,
     )
 
 __all__ = [
     "ENUMERATION_LIMIT",
     "BootstrapCI",
+    "BootstrapScheme",
     "DifferenceCI",
     "GroupTest",
     "McNemarResult",
     "PairwiseStability",
     "QuadrantResult",
+    "Rng",
     "bootstrap_ci",
     "cohen_kappa",
+    "default_resamples",
     "exact_p_value",
     "holm",
     "hypergeom_p_value",
@@ -63,6 +70,8 @@ __all__ = [
     "pass_at_k",
     "quadrant_test",
     "ranking_stability",
+    "scheme_rng",
+    "stable_ranks",
     "wilson_percent",
 ]
 
@@ -70,14 +79,17 @@ __getattr__, __dir__ = lazy_face(
     __name__,
     {
         "BootstrapCI": ".resampling",
+        "BootstrapScheme": ".resampling",
         "DifferenceCI": ".paired",
         "ENUMERATION_LIMIT": ".quadrant",
         "GroupTest": ".groups",
         "McNemarResult": ".paired",
         "PairwiseStability": ".resampling",
         "QuadrantResult": ".quadrant",
+        "Rng": ".resampling",
         "bootstrap_ci": ".resampling",
         "cohen_kappa": ".agreement",
+        "default_resamples": ".resampling",
         "exact_p_value": ".quadrant",
         "holm": ".paired",
         "hypergeom_p_value": ".quadrant",
@@ -91,6 +103,8 @@ __getattr__, __dir__ = lazy_face(
         "pass_at_k": ".passk",
         "quadrant_test": ".quadrant",
         "ranking_stability": ".resampling",
+        "scheme_rng": ".resampling",
+        "stable_ranks": ".rank",
         "wilson_percent": ".proportion",
     },
 )

@@ -2,6 +2,8 @@
 
 Written out from pair counts (concordant, discordant, ties on each side) so the statistic is
 exact for the small panels these diagnostics have; tests cross-check it against scipy.
+``stable_ranks`` is the OracleLadder authors' way with ties: rank by a stable descending sort,
+so tied models keep the order they were listed in and no tie is left.
 """
 
 from __future__ import annotations
@@ -50,3 +52,14 @@ def kendall_tau(a: Mapping[str, float], b: Mapping[str, float]) -> float:
     if denominator == 0:
         raise ValueError("one of the rankings is constant: tau is undefined")
     return (concordant - discordant) / denominator
+
+
+def stable_ranks(scores: Mapping[str, float]) -> dict[str, float]:
+    """Rank 1, 2, ... by descending score, ties in the mapping's order (a stable sort).
+
+    This is how the OracleLadder authors rank models before taking Kendall's tau
+    (``multi_anchor_sensitivity.py``): tau on these ranks equals tau-b on the scores when no
+    two scores tie, and otherwise depends on the order the models were listed in.
+    """
+    ordered = sorted(scores, key=lambda name: -scores[name])
+    return {name: float(rank) for rank, name in enumerate(ordered, start=1)}
