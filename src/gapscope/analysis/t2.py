@@ -197,6 +197,13 @@ class T2Summary:
         """Of a ground-truth run, the records whose own target fails TA (else None)."""
         return cast(list[str] | None, self.report.get("ground_truth_invalid"))
 
+    @property
+    def prompting(self) -> str:
+        """How the questions were asked, when not the paper's zero-shot default ("2-shot"):
+        a run of another setting gets rows of its own in a gap profile."""
+        shots = int(self.report.get("shots") or 0)
+        return f"{shots}-shot" if shots else ""
+
     def rows(self) -> list[GapRow]:
         """Compile, TA (parity), TA (strict) and graded TA per context, then compile and TA of
         the Hard subset, with bootstrap CIs; and the share of BLEU 90-100 samples that fail
@@ -206,7 +213,9 @@ class T2Summary:
         released = self.report.get("rules") == Rules.T2.value
         for context, metrics in self.report["contexts"].items():
             hard = metrics.get("hard", {"records": 0})
-            label = f"{context}, T2 rules" if released else context
+            label = ", ".join(
+                part for part in (context, self.prompting, "T2 rules" if released else "") if part
+            )
             unit = "rows" if released else "records"  # the released rules count file rows
             n, hard_n = metrics.get(unit, metrics["records"]), hard.get(unit, hard["records"])
             for key, name in METRICS.items():
@@ -260,6 +269,8 @@ def summarize_log(log: EvalLog, *, n_resamples: int = 2000, seed: int = 0) -> T2
         "skipped_ids": skipped,
         "nl_file": meta.get("nl_file"),
         "nl_fallback": fallback,
+        "shots": meta.get("shots", 0),
+        "shot_pool": meta.get("shot_pool"),
         "contexts": summarize(
             with_missing(samples, _planned(meta), meta.get("contexts", ()))
             if rules is Rules.T2

@@ -95,7 +95,8 @@ def print_t2(summary: T2Summary, console: Console) -> None:
     """Compile vs TA vs strict vs graded per context, the Hard subset's compile and TA, TA by
     successors and by BLEU, what was skipped."""
     shown = "rows (the released evaluator's rules)" if summary.unit == "rows" else summary.unit
-    table = Table(title=f"T2 {summary.model} (95% bootstrap CIs over {shown})")
+    setting = f" {summary.prompting}" if summary.prompting else ""
+    table = Table(title=f"T2 {summary.model}{setting} (95% bootstrap CIs over {shown})")
     columns, rows = t2_contexts(summary)
     for col in columns:
         table.add_column(col, justify="left" if col == "context" else "right")

@@ -133,6 +133,16 @@ def run_t2(
             " a number next to the paper's)."
         ),
     ] = "gapscope",
+    shots: Annotated[
+        int,
+        typer.Option(
+            min=0, help="Worked exemplars before each question (paper: 0; its few-shot run: 2)."
+        ),
+    ] = 0,
+    shot_pool: Annotated[
+        str | None,
+        typer.Option(help="T2 records the exemplars come from (default: --data; docs/t2.md)."),
+    ] = None,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
 ) -> None:
@@ -170,6 +180,8 @@ def run_t2(
             workers=workers,
             min_successors=min_successors,
             rules=rules,
+            shots=shots,
+            shot_pool=shot_pool,
         )
 
     run_diagnostic(

@@ -23,7 +23,8 @@ class RunMetadata(TypedDict):
     counting ``rules`` (:mod:`gapscope.t2.rules`), and ``nl_fallback``: the records whose NL
     came from their ``natural_language`` field (not from ``nl_file``); ``planned``: every
     record the run set out to evaluate (the released rules count one without a sample as a
-    failure)."""
+    failure); ``shots``: worked exemplars before each question, from ``shot_pool``
+    (:mod:`gapscope.t2.shots`; 0 and None in a zero-shot run or a log written before)."""
 
     data: str
     contexts: list[str]
@@ -39,6 +40,8 @@ class RunMetadata(TypedDict):
     skipped: dict[str, list[str]]
     executor: str
     repo: str | None
+    shots: int
+    shot_pool: str | None
 
 
 class SampleScoreMetadata(TypedDict, total=False):

@@ -7,7 +7,10 @@ project, in the repository track) and records every verdict. The Lean checker is
 the task is created, so without one the run stops before the model is asked anything.
 
 Generation defaults are the paper's: zero-shot, temperature 0.6, top_p 0.95, one sample per
-problem (``k`` for more), max_tokens 8192 (the released configs).
+problem (``k`` for more), max_tokens 8192 (the released configs). ``shots`` adds worked
+exemplars before the question (the paper's 2-shot comparison, :mod:`gapscope.t2.shots`) and
+``refine`` hands Lean's compile errors back for that many rounds (the paper's Hilbert-style
+baseline, :mod:`gapscope.t2.refine`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,13 @@ from typing import Any
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import GenerateConfig, ModelOutput
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageUser,
+    GenerateConfig,
+    ModelOutput,
+)
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
@@ -53,6 +62,7 @@ from gapscope.t2.repo import (
     file_text_of,
 )
 from gapscope.t2.rules import Rules, parse_rules, released_rows
+from gapscope.t2.shots import choose_exemplars
 from gapscope.t2.successors import TargetIdentity, record_successors, target_identity
 
 GROUND_TRUTH = "ground-truth"
@@ -118,6 +128,8 @@ def t2(
     allow_unsandboxed: bool = False,
     min_successors: int = 2,
     rules: str = "gapscope",
+    shots: int = 0,
+    shot_pool: str | None = None,
 ) -> Task:
     """T2 testing accuracy: generate the target declaration, test it with its successors.
 
@@ -153,6 +165,10 @@ def t2(
             reported apart) or ``t2``, the released evaluator's counting (every row, the last
             duplicate wins, its answer extraction, failures in the denominator, pass@k), for a
             number next to the paper's (:mod:`gapscope.t2.rules`).
+        shots: worked exemplars shown before each question (paper: 0; its few-shot
+            comparison: 2), chosen from ``shot_pool`` by :mod:`gapscope.t2.shots`.
+        shot_pool: T2 records the exemplars come from (default: ``data``); the release took
+            them from the existing track's records of the target's prop type.
     """
     k = whole("k", k, 1)
     limit = None if limit is None else whole("limit", limit, 1)
@@ -169,7 +185,8 @@ def t2(
     )
     contexts, counting = parse_contexts(context), _counting(rules, repo)
     selection = _select(data, split, checking.repo, counting, min_successors, exclude, limit)
-    plan = _plan(selection, contexts, nl, ground_truth)
+    exemplars = _exemplar_pool(whole("shots", shots, 0), shot_pool, selection, split)
+    plan = _plan(selection, contexts, nl, ground_truth, exemplars)
     return _task(plan, checking, config, k)
 
 
@@ -250,6 +267,7 @@ class _Selection:
     chosen: list[tuple[T2Record, int]]
     dependents: dict[str, int]
     skipped: dict[str, list[str]]
+    loaded: list[T2Record]
 
 
 def _select(
@@ -288,7 +306,30 @@ def _select(
         skipped["ground_truth_fails"] = [r.id for r, _ in candidates if r.id in excluded]
     chosen = chosen[:limit] if limit is not None else chosen
     dependents = {r.id: len(dependents_of(r)) for r, _ in chosen}
-    return _Selection(data, report, min_successors, counting, chosen, dependents, skipped)
+    return _Selection(
+        data, report, min_successors, counting, chosen, dependents, skipped, loaded.records
+    )
+
+
+@dataclass(frozen=True)
+class _ExemplarPool:
+    """Where a run's exemplars come from: ``shots`` per question out of ``records``, the
+    records of the file ``name``."""
+
+    shots: int
+    name: str | None
+    records: list[T2Record]
+
+
+def _exemplar_pool(
+    shots: int, shot_pool: str | None, selection: _Selection, split: str
+) -> _ExemplarPool:
+    """The records exemplars are chosen from: ``shot_pool``'s, else the run's own data."""
+    if shots == 0:
+        return _ExemplarPool(0, None, [])
+    if shot_pool is None:
+        return _ExemplarPool(shots, selection.data, selection.loaded)
+    return _ExemplarPool(shots, shot_pool, load_records(shot_pool, split=split).records)
 
 
 @dataclass(frozen=True)
@@ -304,6 +345,7 @@ class _Plan:
     samples: list[Sample]
     nl_fallback: list[str]
     skipped: dict[str, list[str]]
+    exemplars: _ExemplarPool
 
 
 def _plan(
@@ -311,6 +353,7 @@ def _plan(
     contexts: tuple[Context, ...],
     nl: str | list[str] | None,
     ground_truth: bool,
+    exemplars: _ExemplarPool,
 ) -> _Plan:
     """The samples of every chosen record; raises ValueError when there is none to run."""
     nl_paths = [nl] if isinstance(nl, str) else list(nl or [])
@@ -333,17 +376,34 @@ def _plan(
             if setting.nl and not text.strip():  # the released rules count it as missing
                 missing_nl.append(f"{record.id}@{setting.name}")
                 continue
+            shown = choose_exemplars(
+                exemplars.records,
+                record,
+                exemplars.shots,
+                setting,
+                lambda r: nl_texts.get(r.id, r.natural_language),
+                exemplars.name or "",
+            )
+            question = user_prompt(record, target, setting, text)
+            turns: list[ChatMessage] = []
+            for exemplar in shown:
+                asked, answered = exemplar.turns(setting)
+                turns += [ChatMessageUser(content=asked), ChatMessageAssistant(content=answered)]
+            meta = _metadata(record, setting.name, rows, dependents)
+            meta["exemplars"] = [e.record.id for e in shown]
             samples.append(
                 Sample(
                     id=f"{record.id}@{setting.name}",
-                    input=user_prompt(record, target, setting, text),
-                    metadata=_metadata(record, setting.name, rows, dependents),
+                    input=[*turns, ChatMessageUser(content=question)] if turns else question,
+                    metadata=meta,
                 )
             )
     skipped = selection.skipped | ({"missing_nl": missing_nl} if missing_nl else {})
     if not samples:
         raise _no_sample(selection, missing_nl)
-    return _Plan(selection, contexts, ground_truth, nl_paths, samples, nl_fallback, skipped)
+    return _Plan(
+        selection, contexts, ground_truth, nl_paths, samples, nl_fallback, skipped, exemplars
+    )
 
 
 def _no_sample(selection: _Selection, missing_nl: list[str]) -> ValueError:
@@ -403,6 +463,8 @@ def _run_metadata(plan: _Plan, checking: _Checking, k: int) -> RunMetadata:
         skipped=plan.skipped,
         executor=checking.executor,
         repo=checking.repo_spec,
+        shots=0 if plan.ground_truth else plan.exemplars.shots,
+        shot_pool=plan.exemplars.name,
     )
 
 
