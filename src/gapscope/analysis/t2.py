@@ -15,6 +15,7 @@ from gapscope.analysis.logs import counted_samples, malformed_sample, require_ta
 from gapscope.analysis.profile import GapRow
 from gapscope.t2 import (
     BUCKETS,
+    COMPILES,
     TASK,
     Rules,
     RunMetadata,
@@ -93,6 +94,17 @@ class HardSubset(TypedDict):
     compile_precision: Interval | None
 
 
+class Refinement(TypedDict):
+    """What compile feedback changed in one context (:func:`gapscope.t2.metrics.refinement`)."""
+
+    samples: int
+    first_compile: float
+    compile: float
+    revised: int
+    revisions: int
+    fixed: int
+
+
 class ContextReport(TypedDict):
     """One context setting's metrics, as :func:`gapscope.t2.metrics.summarize_context` makes
     them (``records``/``rows``: the denominators of gapscope's and of the released rules)."""
@@ -111,6 +123,7 @@ class ContextReport(TypedDict):
     compile_precision: Interval | None
     ta_by_successors: list[SuccessorCount]
     hard: HardSubset
+    refinement: Refinement | None
 
 
 def read_samples(log: EvalLog) -> list[ScoredSample]:
@@ -139,9 +152,17 @@ def read_samples(log: EvalLog) -> list[ScoredSample]:
                     bleu=meta.get("bleu"),
                     bleu_t2=meta.get("bleu_t2"),
                     exact_match=meta.get("exact_match"),
+                    first_compiles=_first_compiles(meta),
+                    revisions=int(meta.get("refine_revisions", 0)),
                 )
             )
     return out
+
+
+def _first_compiles(meta: SampleScoreMetadata) -> bool | None:
+    """Whether the first answer compiled, from a refined sample's trail (None unrefined)."""
+    trail = meta.get("refine_trail") or []
+    return trail[0] == COMPILES if trail else None
 
 
 @dataclass(frozen=True)
@@ -199,10 +220,12 @@ class T2Summary:
 
     @property
     def prompting(self) -> str:
-        """How the questions were asked, when not the paper's zero-shot default ("2-shot"):
-        a run of another setting gets rows of its own in a gap profile."""
+        """How the answers were asked for, when not the paper's one-pass zero-shot default
+        ("2-shot", "refine 3"): a run of another setting gets rows of its own in a profile."""
         shots = int(self.report.get("shots") or 0)
-        return f"{shots}-shot" if shots else ""
+        refine = int(self.report.get("refine") or 0)
+        parts = [f"{shots}-shot" if shots else "", f"refine {refine}" if refine else ""]
+        return ", ".join(part for part in parts if part)
 
     def rows(self) -> list[GapRow]:
         """Compile, TA (parity), TA (strict) and graded TA per context, then compile and TA of
@@ -271,6 +294,7 @@ def summarize_log(log: EvalLog, *, n_resamples: int = 2000, seed: int = 0) -> T2
         "nl_fallback": fallback,
         "shots": meta.get("shots", 0),
         "shot_pool": meta.get("shot_pool"),
+        "refine": meta.get("refine", 0),
         "contexts": summarize(
             with_missing(samples, _planned(meta), meta.get("contexts", ()))
             if rules is Rules.T2

@@ -106,7 +106,21 @@ def print_t2(summary: T2Summary, console: Console) -> None:
     for name, c in summary.contexts.items():
         _print_by_successors(name, c, console)
         print_t2_bleu(name, c["bleu"], console)
+        _print_refinement(name, c, console)
     _print_run(summary, console)
+
+
+def _print_refinement(context: str, c: ContextReport, console: Console) -> None:
+    """What compile feedback changed: the first answers' compile rate against the last's."""
+    done = c.get("refinement")
+    if not done:
+        return
+    console.print(
+        f"{context}: compile feedback: first answers compile {100 * done['first_compile']:.1f} %,"
+        f" last answers {100 * done['compile']:.1f} % of {done['samples']} samples;"
+        f" {done['revised']} revised ({done['revisions']} revisions), {done['fixed']} of them"
+        " compile now (TA before feedback: a run with --refine 0)"
+    )
 
 
 def _print_by_successors(context: str, c: ContextReport, console: Console) -> None:

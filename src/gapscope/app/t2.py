@@ -143,6 +143,14 @@ def run_t2(
         str | None,
         typer.Option(help="T2 records the exemplars come from (default: --data; docs/t2.md)."),
     ] = None,
+    refine: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Rounds of compile feedback: Lean's errors handed back until the answer"
+            " compiles (paper: 0; its Hilbert-style baseline revises with them).",
+        ),
+    ] = 0,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
 ) -> None:
@@ -182,6 +190,7 @@ def run_t2(
             rules=rules,
             shots=shots,
             shot_pool=shot_pool,
+            refine=refine,
         )
 
     run_diagnostic(

@@ -24,7 +24,9 @@ class RunMetadata(TypedDict):
     came from their ``natural_language`` field (not from ``nl_file``); ``planned``: every
     record the run set out to evaluate (the released rules count one without a sample as a
     failure); ``shots``: worked exemplars before each question, from ``shot_pool``
-    (:mod:`gapscope.t2.shots`; 0 and None in a zero-shot run or a log written before)."""
+    (:mod:`gapscope.t2.shots`; 0 and None in a zero-shot run or a log written before);
+    ``refine``: rounds of compile feedback after the first answer (:mod:`gapscope.t2.refine`;
+    0 in a log written before)."""
 
     data: str
     contexts: list[str]
@@ -42,6 +44,7 @@ class RunMetadata(TypedDict):
     repo: str | None
     shots: int
     shot_pool: str | None
+    refine: int
 
 
 class SampleScoreMetadata(TypedDict, total=False):
@@ -53,7 +56,11 @@ class SampleScoreMetadata(TypedDict, total=False):
     :func:`gapscope.t2.declarations.is_hard`); ``rows``: rows of the data file with the
     record's id (the released rules count each); ``bleu``: sacrebleu's sentence BLEU of the
     answer against ``target_code``, ``bleu_t2`` the released evaluator's BLEU-4 and
-    ``exact_match`` its exact match (:mod:`gapscope.t2.bleu`)."""
+    ``exact_match`` its exact match (:mod:`gapscope.t2.bleu`); ``refine_trail``: with
+    ``refine``, the status of each answer tried before the last (``compiles``, ``lean_error``,
+    ``timeout``, ``no_answer``, ...; :mod:`gapscope.t2.refine`), empty without;
+    ``refine_revisions``: how many times the errors were handed back and the model answered
+    again."""
 
     record: str
     context: str
@@ -69,6 +76,8 @@ class SampleScoreMetadata(TypedDict, total=False):
     bleu: float
     bleu_t2: float
     exact_match: bool
+    refine_trail: list[str]
+    refine_revisions: int
     successors_passed: int
     failing_successors: list[str]
     compile_status: str | None

@@ -44,7 +44,7 @@ from gapscope.t2.audit import Audit, Defect, SuccessorsOf, audit_records
 from gapscope.t2.bleu import BleuMetric, exact_match, sentence_bleu
 from gapscope.t2.contract import TASK, RunMetadata
 from gapscope.t2.declarations import is_hard
-from gapscope.t2.evaluate import Evaluate, evaluate_answer, settle
+from gapscope.t2.evaluate import Evaluate, SampleOutcome, evaluate_answer, settle
 from gapscope.t2.extract import Answer, extract_answer, released_answer
 from gapscope.t2.prompting import (
     Context,
@@ -54,6 +54,7 @@ from gapscope.t2.prompting import (
     user_prompt,
 )
 from gapscope.t2.records import FIELDS, T2Record, load_records
+from gapscope.t2.refine import Attempting, compile_attempt
 from gapscope.t2.repo import (
     RepoConfig,
     RepoSuccessors,
@@ -67,6 +68,11 @@ from gapscope.t2.successors import TargetIdentity, record_successors, target_ide
 
 GROUND_TRUTH = "ground-truth"
 """The context label of ground-truth samples (the record's own target, no model)."""
+
+REFINE_TRAIL = "t2_refine"
+"""The sample store key of the refinement's trail: each checked attempt's status, in order."""
+REFINE_REVISIONS = "t2_revisions"
+"""The sample store key of the number of times the errors were handed back."""
 
 
 def read_id_list(path: Path) -> set[str]:
@@ -130,6 +136,7 @@ def t2(
     rules: str = "gapscope",
     shots: int = 0,
     shot_pool: str | None = None,
+    refine: int = 0,
 ) -> Task:
     """T2 testing accuracy: generate the target declaration, test it with its successors.
 
@@ -169,8 +176,13 @@ def t2(
             comparison: 2), chosen from ``shot_pool`` by :mod:`gapscope.t2.shots`.
         shot_pool: T2 records the exemplars come from (default: ``data``); the release took
             them from the existing track's records of the target's prop type.
+        refine: rounds of compile feedback after the first answer (paper: 0; its
+            Hilbert-style baseline revises with the compiler's errors): the answer's compile
+            errors are handed back until it compiles (:mod:`gapscope.t2.refine`). File track
+            only.
     """
     k = whole("k", k, 1)
+    refine = _refine_rounds(refine, repo, ground_truth)
     limit = None if limit is None else whole("limit", limit, 1)
     config = _generate_config(temperature, top_p, max_tokens)
     checking = _checking(
@@ -187,7 +199,20 @@ def t2(
     selection = _select(data, split, checking.repo, counting, min_successors, exclude, limit)
     exemplars = _exemplar_pool(whole("shots", shots, 0), shot_pool, selection, split)
     plan = _plan(selection, contexts, nl, ground_truth, exemplars)
-    return _task(plan, checking, config, k)
+    return _task(plan, checking, config, k, refine)
+
+
+def _refine_rounds(refine: int, repo: str | None, ground_truth: bool) -> int:
+    """The rounds of compile feedback, refused where there is nothing to refine with."""
+    rounds = whole("refine", refine, 0)
+    if rounds and repo:
+        raise ValueError(
+            "refine hands back the Lean backend's compile errors, a check of the file track;"
+            " the repository track (repo) has none between answers: drop repo or refine"
+        )
+    if rounds and ground_truth:
+        raise ValueError("refine revises a model's answers; ground_truth asks no model")
+    return rounds
 
 
 def _generate_config(temperature: float, top_p: float, max_tokens: int) -> GenerateConfig:
@@ -417,25 +442,29 @@ def _no_sample(selection: _Selection, missing_nl: list[str]) -> ValueError:
     )
 
 
-def _task(plan: _Plan, checking: _Checking, config: GenerateConfig, k: int) -> Task:
-    """The Inspect task: the plan's samples, a model (or the ground truth) answering, the
-    checker opened now (a missing backend stops the run before any model call)."""
+def _task(plan: _Plan, checking: _Checking, config: GenerateConfig, k: int, refine: int) -> Task:
+    """The Inspect task: the plan's samples, a model (or the ground truth) answering (and
+    revising ``refine`` rounds), the checker opened now (a missing backend stops the run
+    before any model call)."""
     samples, truth = plan.samples, plan.ground_truth
-    generations(len(samples) * (1 if truth else k), f"{len(samples)} samples x k={k}")
-    evaluate = _evaluator(checking)
+    answers = 1 if truth else k * (1 + refine)
+    generations(len(samples) * answers, f"{len(samples)} samples x k={k} x (1 + refine={refine})")
+    evaluate, attempt = _evaluator(checking)
+    counting = plan.selection.counting
+    solvers = [system_first(system_prompt()), generate(tool_calls="none")]
+    if refine and attempt is not None:
+        solvers.append(compile_feedback(attempt, _extract(counting), refine))
     return Task(
         dataset=MemoryDataset(samples, name="t2"),
-        solver=ground_truth_answer()
-        if truth
-        else [system_first(system_prompt()), generate(tool_calls="none")],
-        scorer=t2_scorer(evaluate, plan.selection.counting),
+        solver=ground_truth_answer() if truth else solvers,
+        scorer=t2_scorer(evaluate, counting),
         epochs=Epochs(1 if truth else k),
         config=config,
-        metadata=plain(_run_metadata(plan, checking, k)),
+        metadata=plain(_run_metadata(plan, checking, k, refine)),
     )
 
 
-def _run_metadata(plan: _Plan, checking: _Checking, k: int) -> RunMetadata:
+def _run_metadata(plan: _Plan, checking: _Checking, k: int, refine: int) -> RunMetadata:
     """What the log records of the run: the data, the contexts, the record funnel, and every
     planned record with its rows, its dependents (as ``successors``, the test units a missing
     sample is counted with, as in :func:`_metadata`) and whether it is Hard."""
@@ -465,16 +494,19 @@ def _run_metadata(plan: _Plan, checking: _Checking, k: int) -> RunMetadata:
         repo=checking.repo_spec,
         shots=0 if plan.ground_truth else plan.exemplars.shots,
         shot_pool=plan.exemplars.name,
+        refine=refine,
     )
 
 
-def _evaluator(checking: _Checking) -> Evaluate:
-    """Open what checks (a Lean checker, or project copies) and close it with the scorer."""
+def _evaluator(checking: _Checking) -> tuple[Evaluate, Attempting | None]:
+    """Open what checks (a Lean checker, or project copies) and close it with the scorer;
+    with it, how an answer is tried between rounds of refinement (the file track's; None in
+    the repository track, where :func:`_refine_rounds` refuses ``refine``)."""
     if checking.repo is not None:
         workspaces = Workspaces(checking.repo)
         in_repo: Evaluate = partial(evaluate_in_repo, workspaces=workspaces)
         weakref.finalize(in_repo, workspaces.close)
-        return in_repo
+        return in_repo, None
     checker = open_checker(
         checking.lean,
         executor=checking.executor,
@@ -486,7 +518,41 @@ def _evaluator(checking: _Checking) -> Evaluate:
         evaluate_answer, check=checker.check_many, timeout_s=checking.timeout_s
     )
     weakref.finalize(in_lean, checker.close)
-    return in_lean
+    attempt = partial(compile_attempt, check=checker.check_many, timeout_s=checking.timeout_s)
+    return in_lean, attempt
+
+
+@solver
+def compile_feedback(
+    attempt: Attempting, extract: Callable[[str, TargetIdentity], Answer], rounds: int
+) -> Solver:
+    """Up to ``rounds`` times: try the latest answer's compile program and, while it fails,
+    hand the errors back and ask again (:mod:`gapscope.t2.refine`). The statuses tried are
+    kept in the sample's store (:data:`REFINE_TRAIL`). A check that raises ends the rounds:
+    the scorer then settles the answer as it stands (:func:`gapscope.t2.evaluate.settle`)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        record = _record(state.metadata)
+        trail: list[str] = []
+        revisions = 0
+        for _ in range(rounds):
+            answer = extract(state.output.completion, target_identity(record))
+            try:
+                tried = await asyncio.to_thread(attempt, record, answer)
+            except Exception as err:
+                trail.append(f"{SampleOutcome.SERVER_ERROR}: {type(err).__name__}")
+                break
+            trail.append(tried.status)
+            if tried.feedback is None:
+                break
+            state.messages.append(ChatMessageUser(content=tried.feedback))
+            state = await generate(state, tool_calls="none")
+            revisions += 1
+        state.store.set(REFINE_TRAIL, trail)
+        state.store.set(REFINE_REVISIONS, revisions)
+        return state
+
+    return solve
 
 
 @solver
@@ -533,6 +599,8 @@ def t2_scorer(evaluate: Evaluate, rules: Rules = Rules.GAPSCOPE) -> Scorer:
                 "bleu": sentence_bleu(answer.code, record.target_code, BleuMetric.SACREBLEU),
                 "bleu_t2": sentence_bleu(answer.code, record.target_code, BleuMetric.T2),
                 "exact_match": exact_match(answer.code, record.target_code),
+                "refine_trail": state.store.get(REFINE_TRAIL, []),
+                "refine_revisions": state.store.get(REFINE_REVISIONS, 0),
             },
         )
 
