@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from gapscope.analysis.literal import LiteralConsole, printable
     from gapscope.analysis.logs import LogError, expand_log_paths, log_path, read_log
     from gapscope.analysis.report import write_report
+    from gapscope.analysis.s2b_table1 import TABLE1_PRESETS, table1_view
     from gapscope.analysis.spec import DiagnosticSpec, Inputs, NamedFigure, SpecError
     from gapscope.analysis.steering import (
         SWEEP_KEY,
@@ -72,6 +73,7 @@ __all__ = [
     "BUILTINS",
     "S2B",
     "SWEEP_KEY",
+    "TABLE1_PRESETS",
     "ComparisonError",
     "DiagnosticSpec",
     "DosageCurve",
@@ -124,6 +126,7 @@ __all__ = [
     "spec_named",
     "specs",
     "summarize",
+    "table1_view",
     "write_report",
 ]
 
@@ -174,6 +177,8 @@ __getattr__, __dir__ = lazy_face(
         "print_quadrant": ".terminal",
         "print_rows": ".terminal",
         "print_t2_audit": ".t2_tables",
+        "table1_view": ".s2b_table1",
+        "TABLE1_PRESETS": ".s2b_table1",
         "printable": ".literal",
         "prove_view": ".view",
         "quadrant_scatter": ".figures",
