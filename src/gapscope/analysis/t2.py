@@ -105,6 +105,17 @@ class Refinement(TypedDict):
     fixed: int
 
 
+class EquivalenceRates(TypedDict):
+    """Compile, TA, BEqL and BEq+ over the same samples (:func:`gapscope.t2.metrics.
+    equivalence_rates`)."""
+
+    samples: int
+    compile: float
+    ta: float
+    beql: float
+    beq_plus: float
+
+
 class ContextReport(TypedDict):
     """One context setting's metrics, as :func:`gapscope.t2.metrics.summarize_context` makes
     them (``records``/``rows``: the denominators of gapscope's and of the released rules)."""
@@ -124,6 +135,7 @@ class ContextReport(TypedDict):
     ta_by_successors: list[SuccessorCount]
     hard: HardSubset
     refinement: Refinement | None
+    beq: EquivalenceRates | None
 
 
 def read_samples(log: EvalLog) -> list[ScoredSample]:
@@ -154,6 +166,8 @@ def read_samples(log: EvalLog) -> list[ScoredSample]:
                     exact_match=meta.get("exact_match"),
                     first_compiles=_first_compiles(meta),
                     revisions=int(meta.get("refine_revisions", 0)),
+                    beql=meta.get("beql"),
+                    beq_plus=meta.get("beq_plus"),
                 )
             )
     return out
@@ -295,6 +309,7 @@ def summarize_log(log: EvalLog, *, n_resamples: int = 2000, seed: int = 0) -> T2
         "shots": meta.get("shots", 0),
         "shot_pool": meta.get("shot_pool"),
         "refine": meta.get("refine", 0),
+        "beq": meta.get("beq", False),
         "contexts": summarize(
             with_missing(samples, _planned(meta), meta.get("contexts", ()))
             if rules is Rules.T2

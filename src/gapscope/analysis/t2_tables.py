@@ -107,7 +107,28 @@ def print_t2(summary: T2Summary, console: Console) -> None:
         _print_by_successors(name, c, console)
         print_t2_bleu(name, c["bleu"], console)
         _print_refinement(name, c, console)
+    _print_equivalence(summary, console)
     _print_run(summary, console)
+
+
+def _print_equivalence(summary: T2Summary, console: Console) -> None:
+    """The paper's contrast of metrics: compile, TA, BEqL and BEq+ per context, over the
+    theorem answers that have a BEq verdict (a run with ``--beq``)."""
+    compared = {name: c["beq"] for name, c in summary.contexts.items() if c.get("beq")}
+    if not compared:
+        return
+    table = Table(title="compile vs TA vs BEq (theorem answers Lean checked)")
+    for col in ("context", "samples", "compile", "TA", "BEqL", "BEq+"):
+        table.add_column(col, justify="left" if col == "context" else "right")
+    for name, rates in compared.items():
+        if rates is None:
+            continue
+        table.add_row(
+            name,
+            str(rates["samples"]),
+            *(f"{100 * rates[k]:.1f}" for k in ("compile", "ta", "beql", "beq_plus")),
+        )
+    console.print(table)
 
 
 def _print_refinement(context: str, c: ContextReport, console: Console) -> None:

@@ -151,6 +151,14 @@ def run_t2(
             " compiles (paper: 0; its Hilbert-style baseline revises with them).",
         ),
     ] = 0,
+    beq: Annotated[
+        bool,
+        typer.Option(
+            "--beq",
+            help="Also compare each theorem answer with the original by BEqL and BEq+ (both"
+            " directions proved, as T2's evaluate_beq.py); file track only.",
+        ),
+    ] = False,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
 ) -> None:
@@ -191,6 +199,7 @@ def run_t2(
             shots=shots,
             shot_pool=shot_pool,
             refine=refine,
+            beq=beq,
         )
 
     run_diagnostic(

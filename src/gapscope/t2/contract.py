@@ -26,7 +26,8 @@ class RunMetadata(TypedDict):
     failure); ``shots``: worked exemplars before each question, from ``shot_pool``
     (:mod:`gapscope.t2.shots`; 0 and None in a zero-shot run or a log written before);
     ``refine``: rounds of compile feedback after the first answer (:mod:`gapscope.t2.refine`;
-    0 in a log written before)."""
+    0 in a log written before); ``beq``: whether theorem answers were compared with the
+    original by BEqL/BEq+ (:mod:`gapscope.t2.beq`)."""
 
     data: str
     contexts: list[str]
@@ -45,6 +46,7 @@ class RunMetadata(TypedDict):
     shots: int
     shot_pool: str | None
     refine: int
+    beq: bool
 
 
 class SampleScoreMetadata(TypedDict, total=False):
@@ -60,7 +62,9 @@ class SampleScoreMetadata(TypedDict, total=False):
     ``refine``, the status of each answer tried before the last (``compiles``, ``lean_error``,
     ``timeout``, ``no_answer``, ...; :mod:`gapscope.t2.refine`), empty without;
     ``refine_revisions``: how many times the errors were handed back and the model answered
-    again."""
+    again; ``beql``/``beq_plus``: with ``beq``, the answer's equivalence verdicts (None: not a
+    theorem, or no statement), ``beq_strategy`` what proved it, ``beq_error`` why the
+    comparison failed."""
 
     record: str
     context: str
@@ -78,6 +82,10 @@ class SampleScoreMetadata(TypedDict, total=False):
     exact_match: bool
     refine_trail: list[str]
     refine_revisions: int
+    beql: bool | None
+    beq_plus: bool | None
+    beq_strategy: str | None
+    beq_error: str
     successors_passed: int
     failing_successors: list[str]
     compile_status: str | None

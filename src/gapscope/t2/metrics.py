@@ -58,6 +58,9 @@ class ScoredSample:
     """With ``refine``: whether the first answer compiled (None without refinement)."""
     revisions: int = 0
     """With ``refine``: how many times the model answered again after compile errors."""
+    beql: bool | None = None
+    """With ``beq``: BEqL of a theorem answer (None: not compared)."""
+    beq_plus: bool | None = None
 
     def bleu_of(self, metric: BleuMetric) -> float | None:
         """The sample's score under ``metric`` (None when the log has none)."""
@@ -128,6 +131,7 @@ def summarize_context(
         "server_error_records": server_errors,
         "bleu": _bleu(counted, bleu_metric(rules)),
         "refinement": refinement(counted),
+        "beq": equivalence_rates(counted),
     }
     if not units:
         out.update(dict.fromkeys(RATES))
@@ -170,6 +174,22 @@ def refinement(samples: Sequence[ScoredSample]) -> dict[str, Any] | None:
         "revised": len(revised),
         "revisions": sum(s.revisions for s in tried),
         "fixed": sum(s.compiles for s in revised),
+    }
+
+
+def equivalence_rates(samples: Sequence[ScoredSample]) -> dict[str, Any] | None:
+    """Compile, TA, BEqL and BEq+ side by side over the same samples: those with a BEq
+    verdict (theorem answers Lean checked). None without ``beq``."""
+    compared = [s for s in samples if s.beql is not None]
+    if not compared:
+        return None
+    n = len(compared)
+    return {
+        "samples": n,
+        "compile": sum(s.compiles for s in compared) / n,
+        "ta": sum(s.ta for s in compared) / n,
+        "beql": sum(bool(s.beql) for s in compared) / n,
+        "beq_plus": sum(bool(s.beq_plus) for s in compared) / n,
     }
 
 

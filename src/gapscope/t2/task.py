@@ -41,6 +41,7 @@ from gapscope.log_metadata import plain
 from gapscope.models import system_first
 from gapscope.params import generations, real, whole
 from gapscope.t2.audit import Audit, Defect, SuccessorsOf, audit_records
+from gapscope.t2.beq import Equivalence, equivalence
 from gapscope.t2.bleu import BleuMetric, exact_match, sentence_bleu
 from gapscope.t2.contract import TASK, RunMetadata
 from gapscope.t2.declarations import is_hard
@@ -137,6 +138,7 @@ def t2(
     shots: int = 0,
     shot_pool: str | None = None,
     refine: int = 0,
+    beq: bool = False,
 ) -> Task:
     """T2 testing accuracy: generate the target declaration, test it with its successors.
 
@@ -180,9 +182,17 @@ def t2(
             Hilbert-style baseline revises with the compiler's errors): the answer's compile
             errors are handed back until it compiles (:mod:`gapscope.t2.refine`). File track
             only.
+        beq: also compare each theorem answer with the original by BEqL and BEq+ (proving
+            both directions, as the release's ``evaluate_beq.py``; :mod:`gapscope.t2.beq`).
+            File track only.
     """
     k = whole("k", k, 1)
     refine = _refine_rounds(refine, repo, ground_truth)
+    if beq and repo:
+        raise ValueError(
+            "beq proves equivalence with the Lean backend of the file track; the repository"
+            " track (repo) has none: drop repo or beq"
+        )
     limit = None if limit is None else whole("limit", limit, 1)
     config = _generate_config(temperature, top_p, max_tokens)
     checking = _checking(
@@ -199,7 +209,7 @@ def t2(
     selection = _select(data, split, checking.repo, counting, min_successors, exclude, limit)
     exemplars = _exemplar_pool(whole("shots", shots, 0), shot_pool, selection, split)
     plan = _plan(selection, contexts, nl, ground_truth, exemplars)
-    return _task(plan, checking, config, k, refine)
+    return _task(plan, checking, config, k, refine, beq)
 
 
 def _refine_rounds(refine: int, repo: str | None, ground_truth: bool) -> int:
@@ -442,14 +452,16 @@ def _no_sample(selection: _Selection, missing_nl: list[str]) -> ValueError:
     )
 
 
-def _task(plan: _Plan, checking: _Checking, config: GenerateConfig, k: int, refine: int) -> Task:
+def _task(
+    plan: _Plan, checking: _Checking, config: GenerateConfig, k: int, refine: int, beq: bool
+) -> Task:
     """The Inspect task: the plan's samples, a model (or the ground truth) answering (and
     revising ``refine`` rounds), the checker opened now (a missing backend stops the run
     before any model call)."""
     samples, truth = plan.samples, plan.ground_truth
     answers = 1 if truth else k * (1 + refine)
     generations(len(samples) * answers, f"{len(samples)} samples x k={k} x (1 + refine={refine})")
-    evaluate, attempt = _evaluator(checking)
+    evaluate, attempt, compare = _evaluator(checking)
     counting = plan.selection.counting
     solvers = [system_first(system_prompt()), generate(tool_calls="none")]
     if refine and attempt is not None:
@@ -457,14 +469,14 @@ def _task(plan: _Plan, checking: _Checking, config: GenerateConfig, k: int, refi
     return Task(
         dataset=MemoryDataset(samples, name="t2"),
         solver=ground_truth_answer() if truth else solvers,
-        scorer=t2_scorer(evaluate, counting),
+        scorer=t2_scorer(evaluate, counting, compare if beq else None),
         epochs=Epochs(1 if truth else k),
         config=config,
-        metadata=plain(_run_metadata(plan, checking, k, refine)),
+        metadata=plain(_run_metadata(plan, checking, k, refine, beq)),
     )
 
 
-def _run_metadata(plan: _Plan, checking: _Checking, k: int, refine: int) -> RunMetadata:
+def _run_metadata(plan: _Plan, checking: _Checking, k: int, refine: int, beq: bool) -> RunMetadata:
     """What the log records of the run: the data, the contexts, the record funnel, and every
     planned record with its rows, its dependents (as ``successors``, the test units a missing
     sample is counted with, as in :func:`_metadata`) and whether it is Hard."""
@@ -495,18 +507,20 @@ def _run_metadata(plan: _Plan, checking: _Checking, k: int, refine: int) -> RunM
         shots=0 if plan.ground_truth else plan.exemplars.shots,
         shot_pool=plan.exemplars.name,
         refine=refine,
+        beq=beq,
     )
 
 
-def _evaluator(checking: _Checking) -> tuple[Evaluate, Attempting | None]:
+def _evaluator(checking: _Checking) -> tuple[Evaluate, Attempting | None, Compare | None]:
     """Open what checks (a Lean checker, or project copies) and close it with the scorer;
     with it, how an answer is tried between rounds of refinement (the file track's; None in
-    the repository track, where :func:`_refine_rounds` refuses ``refine``)."""
+    the repository track, where :func:`_refine_rounds` refuses ``refine``), and how a theorem
+    answer is compared with the original (``beq``; likewise file track only)."""
     if checking.repo is not None:
         workspaces = Workspaces(checking.repo)
         in_repo: Evaluate = partial(evaluate_in_repo, workspaces=workspaces)
         weakref.finalize(in_repo, workspaces.close)
-        return in_repo, None
+        return in_repo, None, None
     checker = open_checker(
         checking.lean,
         executor=checking.executor,
@@ -519,7 +533,8 @@ def _evaluator(checking: _Checking) -> tuple[Evaluate, Attempting | None]:
     )
     weakref.finalize(in_lean, checker.close)
     attempt = partial(compile_attempt, check=checker.check_many, timeout_s=checking.timeout_s)
-    return in_lean, attempt
+    compare = partial(equivalence, check=checker.check_many, timeout_s=checking.timeout_s)
+    return in_lean, attempt, compare
 
 
 @solver
@@ -574,16 +589,39 @@ def _extract(rules: Rules) -> Callable[[str, TargetIdentity], Answer]:
     return extract_answer
 
 
+Compare = Callable[[T2Record, str], Equivalence | None]
+"""BEqL/BEq+ of an answer's code against a record's target (:func:`gapscope.t2.beq.equivalence`)."""
+
+
+def _beq_metadata(compare: Compare | None, record: T2Record, code: str | None) -> dict[str, Any]:
+    """The answer's BEq verdicts (None: not asked, not a theorem, or the comparison failed,
+    whose reason is kept under ``beq_error``)."""
+    if compare is None or code is None:
+        return {}
+    try:
+        found = compare(record, code)
+    except Exception as err:
+        return {"beql": None, "beq_plus": None, "beq_error": f"{type(err).__name__}: {err}"}
+    if found is None:
+        return {"beql": None, "beq_plus": None}
+    return {"beql": found.beql, "beq_plus": found.beq_plus, "beq_strategy": found.strategy}
+
+
 @scorer(metrics=[accuracy()])
-def t2_scorer(evaluate: Evaluate, rules: Rules = Rules.GAPSCOPE) -> Scorer:
+def t2_scorer(
+    evaluate: Evaluate, rules: Rules = Rules.GAPSCOPE, compare: Compare | None = None
+) -> Scorer:
     """CORRECT when TA (parity) holds; every verdict is in the score's metadata, with the
-    answer's BLEU against the ground truth."""
+    answer's BLEU against the ground truth and, with ``compare``, its BEq verdicts (only for
+    an answer Lean checked)."""
     extract = _extract(rules)
 
     async def score(state: TaskState, target: Target) -> Score:
         record = _record(state.metadata)
         answer = extract(state.output.completion, target_identity(record))
         result = await asyncio.to_thread(settle, evaluate, record, answer)
+        checked = answer.code if result.outcome == SampleOutcome.CHECKED else None
+        equivalent = await asyncio.to_thread(_beq_metadata, compare, record, checked)
         return Score(
             value=CORRECT if result.ta else INCORRECT,
             answer=answer.code,
@@ -601,6 +639,7 @@ def t2_scorer(evaluate: Evaluate, rules: Rules = Rules.GAPSCOPE) -> Scorer:
                 "exact_match": exact_match(answer.code, record.target_code),
                 "refine_trail": state.store.get(REFINE_TRAIL, []),
                 "refine_revisions": state.store.get(REFINE_REVISIONS, 0),
+                **equivalent,
             },
         )
 
