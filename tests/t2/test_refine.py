@@ -205,3 +205,13 @@ def test_refine_is_refused_where_there_is_no_compile_feedback(tmp_path: Path) ->
         t2(data=str(FIXTURE), ground_truth=True, refine=1)
     with pytest.raises(ValueError, match="refine must be"):
         t2(data=str(FIXTURE), refine=-1)
+
+
+def test_the_plan_counts_every_round(fake_lean: str) -> None:
+    from gapscope.app.study import plan_of
+
+    # two records under context st, k = 2, one answer and up to 3 revisions each
+    task = t2(data=str(FIXTURE), lean=fake_lean, context="st", refine=3, k=2)
+    assert plan_of(task, "scripted/x", "t2", "t2").generations == 2 * 2 * (1 + 3)
+    plain = t2(data=str(FIXTURE), lean=fake_lean, context="st", k=2)
+    assert plan_of(plain, "scripted/x", "t2", "t2").generations == 2 * 2

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 TASK = "t2"
 
@@ -47,6 +47,13 @@ class RunMetadata(TypedDict):
     shot_pool: str | None
     refine: int
     beq: bool
+    model_calls: NotRequired[dict[str, int]]
+    """With ``refine``: per sample, the most generations it may take (``k`` x (1 + refine)),
+    which a plan counts instead of one per sample and epoch."""
+    max_tokens: NotRequired[int]
+    prompt_chars: NotRequired[dict[str, int]]
+    """With ``refine``: per sample, the characters its calls read at least (each round reads
+    the first prompt again, besides the answers and errors before it)."""
 
 
 class SampleScoreMetadata(TypedDict, total=False):

@@ -472,8 +472,31 @@ def _task(
         scorer=t2_scorer(evaluate, counting, compare if beq else None),
         epochs=Epochs(1 if truth else k),
         config=config,
-        metadata=plain(_run_metadata(plan, checking, k, refine, beq)),
+        metadata=plain(
+            _with_rounds(_run_metadata(plan, checking, k, refine, beq), plan, k, refine, config)
+        ),
     )
+
+
+def _with_rounds(
+    meta: RunMetadata, plan: _Plan, k: int, refine: int, config: GenerateConfig
+) -> RunMetadata:
+    """With ``refine``, what a plan must count per sample: up to ``k x (1 + refine)`` calls,
+    each reading at least the sample's first prompt."""
+    if not refine:
+        return meta
+    calls = k * (1 + refine)
+    meta["model_calls"] = {str(s.id): calls for s in plan.samples}
+    meta["max_tokens"] = int(config.max_tokens or 0)
+    meta["prompt_chars"] = {str(s.id): calls * _prompt_chars(s.input) for s in plan.samples}
+    return meta
+
+
+def _prompt_chars(prompt: str | list[ChatMessage]) -> int:
+    """The characters of a sample's first prompt (all its turns)."""
+    if isinstance(prompt, str):
+        return len(prompt)
+    return sum(len(message.text) for message in prompt)
 
 
 def _run_metadata(plan: _Plan, checking: _Checking, k: int, refine: int, beq: bool) -> RunMetadata:
