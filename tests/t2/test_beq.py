@@ -157,6 +157,8 @@ def test_run_reports_compile_ta_and_beq_side_by_side(fake_lean: str, tmp_path: P
         "beql": 0.5,
         "beq_plus": 1.0,
     }
+    rows = {row.metric: row.value for row in summary.rows()}
+    assert rows["BEqL [st]"] == 50.0 and rows["BEq+ [st]"] == 100.0
     console = Console(record=True, width=200)
     print_t2(summary, console)
     assert "compile vs TA vs BEq" in console.export_text()

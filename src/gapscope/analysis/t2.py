@@ -265,7 +265,21 @@ class T2Summary:
                 wrong = {"estimate": top["wrong"], "low": None, "high": None}
                 name = f"wrong at BLEU {TOP} ({bleu.get('metric', 'sacrebleu')} BLEU) [{label}]"
                 rows.append(self._row(name, wrong, top["samples"]))
+            rows += self._equivalence_rows(metrics.get("beq"), label)
         return rows
+
+    def _equivalence_rows(self, beq: EquivalenceRates | None, label: str) -> list[GapRow]:
+        """BEqL and BEq+ (a run with ``beq``) over the theorem answers with a verdict (no
+        interval: shares of those samples)."""
+        if not beq:
+            return []
+        return [
+            self._row(f"{name} [{label}]", {"estimate": rate, "low": None, "high": None}, n)
+            for rate, name, n in (
+                (beq["beql"], "BEqL", beq["samples"]),
+                (beq["beq_plus"], "BEq+", beq["samples"]),
+            )
+        ]
 
     def _row(self, metric: str, ci: dict[str, Any] | None, n: int) -> GapRow:
         return GapRow(
