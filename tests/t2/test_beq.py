@@ -167,3 +167,46 @@ def test_run_reports_compile_ta_and_beq_side_by_side(fake_lean: str, tmp_path: P
 def test_beq_is_refused_in_the_repository_track(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="drop repo or beq"):
         t2(data=str(FIXTURE), repo=str(tmp_path), beq=True)
+
+
+def _real_lean_missing() -> str | None:
+    import os
+    import shutil
+
+    if shutil.which("lean") is None or shutil.which("lake") is None:
+        return "lean/lake not on PATH (install elan; see docs/lean.md)"
+    if not os.environ.get("GAPSCOPE_LEAN", "").startswith("local:"):
+        return "set GAPSCOPE_LEAN=local:DIR to a Mathlib workspace from `gapscope lean setup DIR`"
+    return None
+
+
+@pytest.mark.lean
+@pytest.mark.skipif(_real_lean_missing() is not None, reason=_real_lean_missing() or "")
+def test_real_lean_tells_an_equivalent_statement_from_a_false_one() -> None:
+    import os
+
+    from gapscope.lean.factory import open_backend
+
+    record = T2Record(
+        id="real.comm",
+        target_code="theorem comm (a b : ℕ) : a + b = b + a := Nat.add_comm a b",
+        formal_language="",
+        natural_language="",
+        target_code_name="theorem comm",
+        before_target_code="",
+        after_target_code="",
+        header="import Mathlib",
+        dataset_name="test",
+    )
+    with open_backend(os.environ["GAPSCOPE_LEAN"], max_workers=1) as backend:
+        swapped = equivalence(
+            record, "theorem comm (a b : ℕ) : b + a = a + b := by omega", backend.check_many, 120.0
+        )
+        false = equivalence(
+            record,
+            "theorem comm (a b : ℕ) : a + b = b + a + 1 := by sorry",
+            backend.check_many,
+            120.0,
+        )
+    assert swapped is not None and swapped.beql
+    assert false is not None and not false.beql and not false.beq_plus
