@@ -14,7 +14,12 @@ Lean that T2's attribution can be tested against:
 - ``#print axioms X.`` (a name ending in a dot) is a parse error on its line;
 - what Lean's parser rejects in a command: an ``import`` line after the header, a Markdown
   fence line and a reply's ``THOUGHT`` line get an error there (a reply checked whole);
-- ``-- fake:crash`` crashes the REPL (a backend failure), as in the plain fake.
+- ``-- fake:crash`` crashes the REPL (a backend failure), as in the plain fake;
+- a BEq program (``beq_base_theorem`` admitted, ``beq_target_theorem`` proved from it): with
+  ``exact?`` the target is proved (a "Try this" naming the base) when the two statements are
+  equal up to whitespace; with ``apply``/``convert`` when they are equal up to whitespace and
+  parentheses (the stand-in for a difference those tactics bridge); else an error on the
+  target's head line.
 """
 
 from __future__ import annotations
@@ -34,6 +39,11 @@ HEAD = re.compile(r"^(?:@\[[^\]]*\]\s*)*(?:theorem|lemma|def|abbrev|instance|exa
 USER_AXIOM = re.compile(r"\baxiom\s+(\w+)")
 BREAKS = re.compile(r"-- fake-breaks:([^\n]*)")
 ORIGINAL = fake_repl._answer
+BEQ = re.compile(
+    r"theorem beq_base_theorem(?P<base>.*?):= sorry\s*"
+    r"theorem beq_target_theorem(?P<target>.*?):= by(?P<proof>.*)",
+    re.DOTALL,
+)
 
 
 def _declarations(lines: list[str]) -> dict[str, tuple[int, str]]:
@@ -60,10 +70,23 @@ def _message(severity: str, line: int, data: str) -> dict[str, Any]:
 NOT_LEAN = re.compile(r"^(?:import\s|```|THOUGHT)")
 
 
+def _beq_messages(code: str, decls: dict[str, tuple[int, str]]) -> list[dict[str, Any]]:
+    """The messages of a BEq program (module docstring), none for any other code."""
+    found = BEQ.search(code)
+    if found is None:
+        return []
+    line = decls["beq_target_theorem"][0]
+    plus = re.search(r"apply beq_base_theorem|convert ", found["proof"]) is not None
+    squash = re.compile(r"[\s()]+") if plus else re.compile(r"\s+")
+    if squash.sub("", found["base"]) != squash.sub("", found["target"]):
+        return [_message("error", line, "could not close the goal with beq_base_theorem")]
+    return [] if plus else [_message("info", line, "Try this: exact beq_base_theorem")]
+
+
 def _t2_answer(code: str, next_env: int) -> dict[str, Any]:
     lines = code.split("\n")
     decls = _declarations(lines)
-    messages = [
+    messages = _beq_messages(code, decls) + [
         _message("error", n, "fake error")
         for n, line in enumerate(lines, 1)
         if "-- fake-error" in line

@@ -69,6 +69,7 @@ if TYPE_CHECKING:
         read_log,
     )
     from gapscope.analysis.report import write_report
+    from gapscope.analysis.s2b_table1 import TABLE1_PRESETS, table1_view
     from gapscope.analysis.spec import BUDGETS, DiagnosticSpec, Inputs, NamedFigure, SpecError
     from gapscope.analysis.steering import (
         SWEEP_KEY,
@@ -95,6 +96,7 @@ __all__ = [
     "S2B",
     "SWEEP_KEY",
     "BudgetError",
+    "TABLE1_PRESETS",
     "ComparisonError",
     "DiagnosticSpec",
     "DosageCurve",
@@ -156,6 +158,7 @@ __all__ = [
     "spec_named",
     "specs",
     "summarize",
+    "table1_view",
     "write_report",
 ]
 
@@ -210,6 +213,8 @@ __getattr__, __dir__ = lazy_face(
         "print_quadrant": ".terminal",
         "print_rows": ".terminal",
         "print_t2_audit": ".t2_tables",
+        "table1_view": ".s2b_table1",
+        "TABLE1_PRESETS": ".s2b_table1",
         "printable": ".literal",
         "prove_view": ".view",
         "quadrant_scatter": ".figures",

@@ -15,6 +15,7 @@ from gapscope.analysis.logs import counted_samples, malformed_sample, require_ta
 from gapscope.analysis.profile import GapRow
 from gapscope.t2 import (
     BUCKETS,
+    COMPILES,
     TASK,
     Rules,
     RunMetadata,
@@ -93,6 +94,28 @@ class HardSubset(TypedDict):
     compile_precision: Interval | None
 
 
+class Refinement(TypedDict):
+    """What compile feedback changed in one context (:func:`gapscope.t2.metrics.refinement`)."""
+
+    samples: int
+    first_compile: float
+    compile: float
+    revised: int
+    revisions: int
+    fixed: int
+
+
+class EquivalenceRates(TypedDict):
+    """Compile, TA, BEqL and BEq+ over the same samples (:func:`gapscope.t2.metrics.
+    equivalence_rates`)."""
+
+    samples: int
+    compile: float
+    ta: float
+    beql: float
+    beq_plus: float
+
+
 class ContextReport(TypedDict):
     """One context setting's metrics, as :func:`gapscope.t2.metrics.summarize_context` makes
     them (``records``/``rows``: the denominators of gapscope's and of the released rules)."""
@@ -111,6 +134,8 @@ class ContextReport(TypedDict):
     compile_precision: Interval | None
     ta_by_successors: list[SuccessorCount]
     hard: HardSubset
+    refinement: Refinement | None
+    beq: EquivalenceRates | None
 
 
 def read_samples(log: EvalLog) -> list[ScoredSample]:
@@ -139,9 +164,19 @@ def read_samples(log: EvalLog) -> list[ScoredSample]:
                     bleu=meta.get("bleu"),
                     bleu_t2=meta.get("bleu_t2"),
                     exact_match=meta.get("exact_match"),
+                    first_compiles=_first_compiles(meta),
+                    revisions=int(meta.get("refine_revisions", 0)),
+                    beql=meta.get("beql"),
+                    beq_plus=meta.get("beq_plus"),
                 )
             )
     return out
+
+
+def _first_compiles(meta: SampleScoreMetadata) -> bool | None:
+    """Whether the first answer compiled, from a refined sample's trail (None unrefined)."""
+    trail = meta.get("refine_trail") or []
+    return trail[0] == COMPILES if trail else None
 
 
 @dataclass(frozen=True)
@@ -197,6 +232,15 @@ class T2Summary:
         """Of a ground-truth run, the records whose own target fails TA (else None)."""
         return cast(list[str] | None, self.report.get("ground_truth_invalid"))
 
+    @property
+    def prompting(self) -> str:
+        """How the answers were asked for, when not the paper's one-pass zero-shot default
+        ("2-shot", "refine 3"): a run of another setting gets rows of its own in a profile."""
+        shots = int(self.report.get("shots") or 0)
+        refine = int(self.report.get("refine") or 0)
+        parts = [f"{shots}-shot" if shots else "", f"refine {refine}" if refine else ""]
+        return ", ".join(part for part in parts if part)
+
     def rows(self) -> list[GapRow]:
         """Compile, TA (parity), TA (strict) and graded TA per context, then compile and TA of
         the Hard subset, with bootstrap CIs; and the share of BLEU 90-100 samples that fail
@@ -206,7 +250,9 @@ class T2Summary:
         released = self.report.get("rules") == Rules.T2.value
         for context, metrics in self.report["contexts"].items():
             hard = metrics.get("hard", {"records": 0})
-            label = f"{context}, T2 rules" if released else context
+            label = ", ".join(
+                part for part in (context, self.prompting, "T2 rules" if released else "") if part
+            )
             unit = "rows" if released else "records"  # the released rules count file rows
             n, hard_n = metrics.get(unit, metrics["records"]), hard.get(unit, hard["records"])
             for key, name in METRICS.items():
@@ -219,7 +265,21 @@ class T2Summary:
                 wrong = {"estimate": top["wrong"], "low": None, "high": None}
                 name = f"wrong at BLEU {TOP} ({bleu.get('metric', 'sacrebleu')} BLEU) [{label}]"
                 rows.append(self._row(name, wrong, top["samples"]))
+            rows += self._equivalence_rows(metrics.get("beq"), label)
         return rows
+
+    def _equivalence_rows(self, beq: EquivalenceRates | None, label: str) -> list[GapRow]:
+        """BEqL and BEq+ (a run with ``beq``) over the theorem answers with a verdict (no
+        interval: shares of those samples)."""
+        if not beq:
+            return []
+        return [
+            self._row(f"{name} [{label}]", {"estimate": rate, "low": None, "high": None}, n)
+            for rate, name, n in (
+                (beq["beql"], "BEqL", beq["samples"]),
+                (beq["beq_plus"], "BEq+", beq["samples"]),
+            )
+        ]
 
     def _row(self, metric: str, ci: dict[str, Any] | None, n: int) -> GapRow:
         return GapRow(
@@ -260,6 +320,10 @@ def summarize_log(log: EvalLog, *, n_resamples: int = 2000, seed: int = 0) -> T2
         "skipped_ids": skipped,
         "nl_file": meta.get("nl_file"),
         "nl_fallback": fallback,
+        "shots": meta.get("shots", 0),
+        "shot_pool": meta.get("shot_pool"),
+        "refine": meta.get("refine", 0),
+        "beq": meta.get("beq", False),
         "contexts": summarize(
             with_missing(samples, _planned(meta), meta.get("contexts", ()))
             if rules is Rules.T2

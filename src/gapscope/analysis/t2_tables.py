@@ -95,7 +95,8 @@ def print_t2(summary: T2Summary, console: Console) -> None:
     """Compile vs TA vs strict vs graded per context, the Hard subset's compile and TA, TA by
     successors and by BLEU, what was skipped."""
     shown = "rows (the released evaluator's rules)" if summary.unit == "rows" else summary.unit
-    table = Table(title=f"T2 {summary.model} (95% bootstrap CIs over {shown})")
+    setting = f" {summary.prompting}" if summary.prompting else ""
+    table = Table(title=f"T2 {summary.model}{setting} (95% bootstrap CIs over {shown})")
     columns, rows = t2_contexts(summary)
     for col in columns:
         table.add_column(col, justify="left" if col == "context" else "right")
@@ -105,7 +106,42 @@ def print_t2(summary: T2Summary, console: Console) -> None:
     for name, c in summary.contexts.items():
         _print_by_successors(name, c, console)
         print_t2_bleu(name, c["bleu"], console)
+        _print_refinement(name, c, console)
+    _print_equivalence(summary, console)
     _print_run(summary, console)
+
+
+def _print_equivalence(summary: T2Summary, console: Console) -> None:
+    """The paper's contrast of metrics: compile, TA, BEqL and BEq+ per context, over the
+    theorem answers that have a BEq verdict (a run with ``--beq``)."""
+    compared = {name: c["beq"] for name, c in summary.contexts.items() if c.get("beq")}
+    if not compared:
+        return
+    table = Table(title="compile vs TA vs BEq (theorem answers Lean checked)")
+    for col in ("context", "samples", "compile", "TA", "BEqL", "BEq+"):
+        table.add_column(col, justify="left" if col == "context" else "right")
+    for name, rates in compared.items():
+        if rates is None:
+            continue
+        table.add_row(
+            name,
+            str(rates["samples"]),
+            *(f"{100 * rates[k]:.1f}" for k in ("compile", "ta", "beql", "beq_plus")),
+        )
+    console.print(table)
+
+
+def _print_refinement(context: str, c: ContextReport, console: Console) -> None:
+    """What compile feedback changed: the first answers' compile rate against the last's."""
+    done = c.get("refinement")
+    if not done:
+        return
+    console.print(
+        f"{context}: compile feedback: first answers compile {100 * done['first_compile']:.1f} %,"
+        f" last answers {100 * done['compile']:.1f} % of {done['samples']} samples;"
+        f" {done['revised']} revised ({done['revisions']} revisions), {done['fixed']} of them"
+        " compile now (TA before feedback: a run with --refine 0)"
+    )
 
 
 def _print_by_successors(context: str, c: ContextReport, console: Console) -> None:

@@ -5,17 +5,24 @@ The main CLI mounts ``run_s2b`` as ``gapscope run s2b`` and ``episodes`` as ``ga
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from gapscope.analysis import View
+from gapscope.app.endings import EXIT_RUN_FAILED
 from gapscope.app.kit import (
     EMBEDDED_MODEL,
+    Interrupted,
     JsonOut,
     command_output,
+    interrupted,
+    open_model,
+    require_directory,
     run_diagnostic,
+    run_tasks,
 )
 from gapscope.app.options import parse_overrides
 from gapscope.s2b import ConfigError, resolve
@@ -60,14 +67,23 @@ def run_s2b(
         str | None, typer.Option(help="Direction directory (gapscope steer extract) to steer with.")
     ] = None,
     alpha: Annotated[float, typer.Option(help="Steering strength (0 = unsteered).")] = 0.0,
+    table1: Annotated[
+        bool,
+        typer.Option(
+            "--table1",
+            help="The seed's Table 1: run scs-0shot, cat-0shot and cat-10shot (not --preset) in"
+            " one eval and print its layout, the published DeepSeek-Prover-V2-7B values beside.",
+        ),
+    ] = False,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
 ) -> None:
     """Play S2B-LM episodes and report ZSCT and adj-ZSCT per seed and mean ± sd; with
-    --role speaker, constructivity ZSCT and the language measures of the model's messages."""
+    --role speaker, constructivity ZSCT and the language measures of the model's messages;
+    with --table1, the seed's Table 1 (three presets, listener role)."""
     overrides = parse_overrides(set_)
 
-    def build() -> Task:
+    def build_preset(chosen: str) -> Task:
         from gapscope.s2b import LISTENERS, ROLES, SPEAKERS, s2b_lm
 
         for option, value, choices in (
@@ -77,9 +93,9 @@ def run_s2b(
         ):
             if value not in choices:
                 raise typer.BadParameter(f"choose one of {', '.join(choices)}", param_hint=option)
-        resolve(preset, **overrides)
+        resolve(chosen, **overrides)
         return s2b_lm(
-            preset=preset,
+            preset=chosen,
             seeds=seeds,
             first_seed=first_seed,
             listener=listener,
@@ -92,14 +108,48 @@ def run_s2b(
         )
 
     tested = speaker if role == "speaker" else listener
+    played_by = model if tested == "lm" else "none"
+    if table1:
+        _run_table1(json_out, build_preset, role, played_by, log_dir)
+        return
     run_diagnostic(
         "run s2b",
         json_out,
-        build,
-        model=model if tested == "lm" else "none",
+        lambda: build_preset(preset),
+        model=played_by,
         log_dir=log_dir,
         bad_input=(ConfigError, ValueError),
     )
+
+
+def _run_table1(
+    json_out: bool, build: Callable[[str], Task], role: str, model: str, log_dir: Path
+) -> None:
+    """Table 1's three presets as tasks of one eval (one model, batched together), then its
+    table; exit 1 when a run did not finish (the finished ones are shown, their logs kept)."""
+    from gapscope.analysis import TABLE1_PRESETS, table1_view
+
+    with command_output("run s2b", json_out) as out:
+        require_directory(log_dir, "--log-dir")
+        if role != "listener":
+            out.fail("--table1 is the listener's table (receptivity): drop --role speaker")
+        try:
+            tasks = [build(preset) for preset in TABLE1_PRESETS]
+            opened = open_model(model)
+        except typer.BadParameter as exc:
+            out.fail(exc.format_message())
+        except (ConfigError, ValueError) as exc:
+            out.fail(exc)
+        try:
+            logs = run_tasks(tasks, opened, log_dir)
+        except Interrupted as stop:
+            interrupted(out, stop)
+        out.logs.extend(log.location for log in logs)
+        view = table1_view(logs)
+        failed = [f"{log.location} ({log.status})" for log in logs if log.status != "success"]
+        if failed:
+            out.finish(view, EXIT_RUN_FAILED, f"run not finished: {', '.join(failed)}")
+        out.finish(view)
 
 
 def episodes(

@@ -133,6 +133,32 @@ def run_t2(
             " a number next to the paper's)."
         ),
     ] = "gapscope",
+    shots: Annotated[
+        int,
+        typer.Option(
+            min=0, help="Worked exemplars before each question (paper: 0; its few-shot run: 2)."
+        ),
+    ] = 0,
+    shot_pool: Annotated[
+        str | None,
+        typer.Option(help="T2 records the exemplars come from (default: --data; docs/t2.md)."),
+    ] = None,
+    refine: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Rounds of compile feedback: Lean's errors handed back until the answer"
+            " compiles (paper: 0; its Hilbert-style baseline revises with them).",
+        ),
+    ] = 0,
+    beq: Annotated[
+        bool,
+        typer.Option(
+            "--beq",
+            help="Also compare each theorem answer with the original by BEqL and BEq+ (both"
+            " directions proved, as T2's evaluate_beq.py); file track only.",
+        ),
+    ] = False,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
 ) -> None:
@@ -170,6 +196,10 @@ def run_t2(
             workers=workers,
             min_successors=min_successors,
             rules=rules,
+            shots=shots,
+            shot_pool=shot_pool,
+            refine=refine,
+            beq=beq,
         )
 
     run_diagnostic(

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from gapscope.t2.mining.traced import TraceError
     from gapscope.t2.project import project_modules
     from gapscope.t2.records import load_records
+    from gapscope.t2.refine import COMPILES
     from gapscope.t2.repo import RepoSuccessors, file_text_of
     from gapscope.t2.rules import Rules, parse_rules
     from gapscope.t2.successors import record_successors, successor_profile
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUCKETS",
+    "COMPILES",
     "TASK",
     "Audit",
     "Filters",
@@ -85,6 +87,7 @@ __getattr__, __dir__ = lazy_face(
         "contract": ".contract",
         "Audit": ".audit",
         "BUCKETS": ".bleu",
+        "COMPILES": ".refine",
         "Filters": ".mining.targets",
         "Journal": ".mining.informalize",
         "Mined": ".mining.targets",

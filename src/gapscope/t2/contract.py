@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 TASK = "t2"
 
@@ -23,7 +23,11 @@ class RunMetadata(TypedDict):
     counting ``rules`` (:mod:`gapscope.t2.rules`), and ``nl_fallback``: the records whose NL
     came from their ``natural_language`` field (not from ``nl_file``); ``planned``: every
     record the run set out to evaluate (the released rules count one without a sample as a
-    failure)."""
+    failure); ``shots``: worked exemplars before each question, from ``shot_pool``
+    (:mod:`gapscope.t2.shots`; 0 and None in a zero-shot run or a log written before);
+    ``refine``: rounds of compile feedback after the first answer (:mod:`gapscope.t2.refine`;
+    0 in a log written before); ``beq``: whether theorem answers were compared with the
+    original by BEqL/BEq+ (:mod:`gapscope.t2.beq`)."""
 
     data: str
     contexts: list[str]
@@ -39,6 +43,17 @@ class RunMetadata(TypedDict):
     skipped: dict[str, list[str]]
     executor: str
     repo: str | None
+    shots: int
+    shot_pool: str | None
+    refine: int
+    beq: bool
+    model_calls: NotRequired[dict[str, int]]
+    """With ``refine``: per sample, the most generations it may take (``k`` x (1 + refine)),
+    which a plan counts instead of one per sample and epoch."""
+    max_tokens: NotRequired[int]
+    prompt_chars: NotRequired[dict[str, int]]
+    """With ``refine``: per sample, the characters its calls read at least (each round reads
+    the first prompt again, besides the answers and errors before it)."""
 
 
 class SampleScoreMetadata(TypedDict, total=False):
@@ -50,7 +65,13 @@ class SampleScoreMetadata(TypedDict, total=False):
     :func:`gapscope.t2.declarations.is_hard`); ``rows``: rows of the data file with the
     record's id (the released rules count each); ``bleu``: sacrebleu's sentence BLEU of the
     answer against ``target_code``, ``bleu_t2`` the released evaluator's BLEU-4 and
-    ``exact_match`` its exact match (:mod:`gapscope.t2.bleu`)."""
+    ``exact_match`` its exact match (:mod:`gapscope.t2.bleu`); ``refine_trail``: with
+    ``refine``, the status of each answer tried before the last (``compiles``, ``lean_error``,
+    ``timeout``, ``no_answer``, ...; :mod:`gapscope.t2.refine`), empty without;
+    ``refine_revisions``: how many times the errors were handed back and the model answered
+    again; ``beql``/``beq_plus``: with ``beq``, the answer's equivalence verdicts (None: not a
+    theorem, or no statement), ``beq_strategy`` what proved it, ``beq_error`` why the
+    comparison failed."""
 
     record: str
     context: str
@@ -66,6 +87,12 @@ class SampleScoreMetadata(TypedDict, total=False):
     bleu: float
     bleu_t2: float
     exact_match: bool
+    refine_trail: list[str]
+    refine_revisions: int
+    beql: bool | None
+    beq_plus: bool | None
+    beq_strategy: str | None
+    beq_error: str
     successors_passed: int
     failing_successors: list[str]
     compile_status: str | None

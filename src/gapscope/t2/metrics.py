@@ -54,6 +54,13 @@ class ScoredSample:
     bleu_t2: float | None = None
     """The released evaluator's BLEU-4 (:data:`BleuMetric.T2`)."""
     exact_match: bool | None = None
+    first_compiles: bool | None = None
+    """With ``refine``: whether the first answer compiled (None without refinement)."""
+    revisions: int = 0
+    """With ``refine``: how many times the model answered again after compile errors."""
+    beql: bool | None = None
+    """With ``beq``: BEqL of a theorem answer (None: not compared)."""
+    beq_plus: bool | None = None
 
     def bleu_of(self, metric: BleuMetric) -> float | None:
         """The sample's score under ``metric`` (None when the log has none)."""
@@ -123,6 +130,8 @@ def summarize_context(
         "outcomes": {o: sum(s.outcome == o for s in samples) for o in SampleOutcome},
         "server_error_records": server_errors,
         "bleu": _bleu(counted, bleu_metric(rules)),
+        "refinement": refinement(counted),
+        "beq": equivalence_rates(counted),
     }
     if not units:
         out.update(dict.fromkeys(RATES))
@@ -146,6 +155,42 @@ def summarize_context(
         "compile_precision": _precision(hard, rng, n_resamples),
     }
     return out
+
+
+def refinement(samples: Sequence[ScoredSample]) -> dict[str, Any] | None:
+    """What compile feedback changed (``refine``), over the samples it ran on: the share
+    whose first answer compiled, the share whose last answer does, the samples revised (at
+    least once), the revisions in all, and ``fixed``: revised samples that compile at the end.
+    None without refinement. Whether it changed TA is the paper's comparison of two runs
+    (``refine`` 0 and R), each with its TA."""
+    tried = [s for s in samples if s.first_compiles is not None]
+    if not tried:
+        return None
+    revised = [s for s in tried if s.revisions]
+    return {
+        "samples": len(tried),
+        "first_compile": sum(bool(s.first_compiles) for s in tried) / len(tried),
+        "compile": sum(s.compiles for s in tried) / len(tried),
+        "revised": len(revised),
+        "revisions": sum(s.revisions for s in tried),
+        "fixed": sum(s.compiles for s in revised),
+    }
+
+
+def equivalence_rates(samples: Sequence[ScoredSample]) -> dict[str, Any] | None:
+    """Compile, TA, BEqL and BEq+ side by side over the same samples: those with a BEq
+    verdict (theorem answers Lean checked). None without ``beq``."""
+    compared = [s for s in samples if s.beql is not None]
+    if not compared:
+        return None
+    n = len(compared)
+    return {
+        "samples": n,
+        "compile": sum(s.compiles for s in compared) / n,
+        "ta": sum(s.ta for s in compared) / n,
+        "beql": sum(bool(s.beql) for s in compared) / n,
+        "beq_plus": sum(bool(s.beq_plus) for s in compared) / n,
+    }
 
 
 def _precision(

@@ -7,7 +7,10 @@ project, in the repository track) and records every verdict. The Lean checker is
 the task is created, so without one the run stops before the model is asked anything.
 
 Generation defaults are the paper's: zero-shot, temperature 0.6, top_p 0.95, one sample per
-problem (``k`` for more), max_tokens 8192 (the released configs).
+problem (``k`` for more), max_tokens 8192 (the released configs). ``shots`` adds worked
+exemplars before the question (the paper's 2-shot comparison, :mod:`gapscope.t2.shots`) and
+``refine`` hands Lean's compile errors back for that many rounds (the paper's Hilbert-style
+baseline, :mod:`gapscope.t2.refine`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,13 @@ from typing import Any
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import GenerateConfig, ModelOutput
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageUser,
+    GenerateConfig,
+    ModelOutput,
+)
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
@@ -32,10 +41,11 @@ from gapscope.log_metadata import plain
 from gapscope.models import system_first
 from gapscope.params import generations, real, whole
 from gapscope.t2.audit import Audit, Defect, SuccessorsOf, audit_records
+from gapscope.t2.beq import Equivalence, equivalence
 from gapscope.t2.bleu import BleuMetric, exact_match, sentence_bleu
 from gapscope.t2.contract import TASK, RunMetadata
 from gapscope.t2.declarations import is_hard
-from gapscope.t2.evaluate import Evaluate, SampleResult, evaluate_answer, settle
+from gapscope.t2.evaluate import Evaluate, SampleOutcome, SampleResult, evaluate_answer, settle
 from gapscope.t2.extract import Answer, extract_answer, released_answer
 from gapscope.t2.prompting import (
     Context,
@@ -45,6 +55,7 @@ from gapscope.t2.prompting import (
     user_prompt,
 )
 from gapscope.t2.records import FIELDS, T2Record, load_records
+from gapscope.t2.refine import Attempting, compile_attempt
 from gapscope.t2.repo import (
     RepoConfig,
     RepoSuccessors,
@@ -53,10 +64,16 @@ from gapscope.t2.repo import (
     file_text_of,
 )
 from gapscope.t2.rules import Rules, parse_rules, released_rows
+from gapscope.t2.shots import choose_exemplars
 from gapscope.t2.successors import TargetIdentity, record_successors, target_identity
 
 GROUND_TRUTH = "ground-truth"
 """The context label of ground-truth samples (the record's own target, no model)."""
+
+REFINE_TRAIL = "t2_refine"
+"""The sample store key of the refinement's trail: each checked attempt's status, in order."""
+REFINE_REVISIONS = "t2_revisions"
+"""The sample store key of the number of times the errors were handed back."""
 
 
 def read_id_list(path: Path) -> set[str]:
@@ -118,6 +135,10 @@ def t2(
     allow_unsandboxed: bool = False,
     min_successors: int = 2,
     rules: str = "gapscope",
+    shots: int = 0,
+    shot_pool: str | None = None,
+    refine: int = 0,
+    beq: bool = False,
 ) -> Task:
     """T2 testing accuracy: generate the target declaration, test it with its successors.
 
@@ -153,8 +174,25 @@ def t2(
             reported apart) or ``t2``, the released evaluator's counting (every row, the last
             duplicate wins, its answer extraction, failures in the denominator, pass@k), for a
             number next to the paper's (:mod:`gapscope.t2.rules`).
+        shots: worked exemplars shown before each question (paper: 0; its few-shot
+            comparison: 2), chosen from ``shot_pool`` by :mod:`gapscope.t2.shots`.
+        shot_pool: T2 records the exemplars come from (default: ``data``); the release took
+            them from the existing track's records of the target's prop type.
+        refine: rounds of compile feedback after the first answer (paper: 0; its
+            Hilbert-style baseline revises with the compiler's errors): the answer's compile
+            errors are handed back until it compiles (:mod:`gapscope.t2.refine`). File track
+            only.
+        beq: also compare each theorem answer with the original by BEqL and BEq+ (proving
+            both directions, as the release's ``evaluate_beq.py``; :mod:`gapscope.t2.beq`).
+            File track only.
     """
     k = whole("k", k, 1)
+    refine = _refine_rounds(refine, repo, ground_truth)
+    if beq and repo:
+        raise ValueError(
+            "beq proves equivalence with the Lean backend of the file track; the repository"
+            " track (repo) has none: drop repo or beq"
+        )
     limit = None if limit is None else whole("limit", limit, 1)
     config = _generate_config(temperature, top_p, max_tokens)
     checking = _checking(
@@ -169,8 +207,22 @@ def t2(
     )
     contexts, counting = parse_contexts(context), _counting(rules, repo)
     selection = _select(data, split, checking.repo, counting, min_successors, exclude, limit)
-    plan = _plan(selection, contexts, nl, ground_truth)
-    return _task(plan, checking, config, k)
+    exemplars = _exemplar_pool(whole("shots", shots, 0), shot_pool, selection, split)
+    plan = _plan(selection, contexts, nl, ground_truth, exemplars)
+    return _task(plan, checking, config, k, refine, beq)
+
+
+def _refine_rounds(refine: int, repo: str | None, ground_truth: bool) -> int:
+    """The rounds of compile feedback, refused where there is nothing to refine with."""
+    rounds = whole("refine", refine, 0)
+    if rounds and repo:
+        raise ValueError(
+            "refine hands back the Lean backend's compile errors, a check of the file track;"
+            " the repository track (repo) has none between answers: drop repo or refine"
+        )
+    if rounds and ground_truth:
+        raise ValueError("refine revises a model's answers; ground_truth asks no model")
+    return rounds
 
 
 def _generate_config(temperature: float, top_p: float, max_tokens: int) -> GenerateConfig:
@@ -250,6 +302,7 @@ class _Selection:
     chosen: list[tuple[T2Record, int]]
     dependents: dict[str, int]
     skipped: dict[str, list[str]]
+    loaded: list[T2Record]
 
 
 def _select(
@@ -288,7 +341,30 @@ def _select(
         skipped["ground_truth_fails"] = [r.id for r, _ in candidates if r.id in excluded]
     chosen = chosen[:limit] if limit is not None else chosen
     dependents = {r.id: len(dependents_of(r)) for r, _ in chosen}
-    return _Selection(data, report, min_successors, counting, chosen, dependents, skipped)
+    return _Selection(
+        data, report, min_successors, counting, chosen, dependents, skipped, loaded.records
+    )
+
+
+@dataclass(frozen=True)
+class _ExemplarPool:
+    """Where a run's exemplars come from: ``shots`` per question out of ``records``, the
+    records of the file ``name``."""
+
+    shots: int
+    name: str | None
+    records: list[T2Record]
+
+
+def _exemplar_pool(
+    shots: int, shot_pool: str | None, selection: _Selection, split: str
+) -> _ExemplarPool:
+    """The records exemplars are chosen from: ``shot_pool``'s, else the run's own data."""
+    if shots == 0:
+        return _ExemplarPool(0, None, [])
+    if shot_pool is None:
+        return _ExemplarPool(shots, selection.data, selection.loaded)
+    return _ExemplarPool(shots, shot_pool, load_records(shot_pool, split=split).records)
 
 
 @dataclass(frozen=True)
@@ -304,6 +380,7 @@ class _Plan:
     samples: list[Sample]
     nl_fallback: list[str]
     skipped: dict[str, list[str]]
+    exemplars: _ExemplarPool
 
 
 def _plan(
@@ -311,6 +388,7 @@ def _plan(
     contexts: tuple[Context, ...],
     nl: str | list[str] | None,
     ground_truth: bool,
+    exemplars: _ExemplarPool,
 ) -> _Plan:
     """The samples of every chosen record; raises ValueError when there is none to run."""
     nl_paths = [nl] if isinstance(nl, str) else list(nl or [])
@@ -333,17 +411,34 @@ def _plan(
             if setting.nl and not text.strip():  # the released rules count it as missing
                 missing_nl.append(f"{record.id}@{setting.name}")
                 continue
+            shown = choose_exemplars(
+                exemplars.records,
+                record,
+                exemplars.shots,
+                setting,
+                lambda r: nl_texts.get(r.id, r.natural_language),
+                exemplars.name or "",
+            )
+            question = user_prompt(record, target, setting, text)
+            turns: list[ChatMessage] = []
+            for exemplar in shown:
+                asked, answered = exemplar.turns(setting)
+                turns += [ChatMessageUser(content=asked), ChatMessageAssistant(content=answered)]
+            meta = _metadata(record, setting.name, rows, dependents)
+            meta["exemplars"] = [e.record.id for e in shown]
             samples.append(
                 Sample(
                     id=f"{record.id}@{setting.name}",
-                    input=user_prompt(record, target, setting, text),
-                    metadata=_metadata(record, setting.name, rows, dependents),
+                    input=[*turns, ChatMessageUser(content=question)] if turns else question,
+                    metadata=meta,
                 )
             )
     skipped = selection.skipped | ({"missing_nl": missing_nl} if missing_nl else {})
     if not samples:
         raise _no_sample(selection, missing_nl)
-    return _Plan(selection, contexts, ground_truth, nl_paths, samples, nl_fallback, skipped)
+    return _Plan(
+        selection, contexts, ground_truth, nl_paths, samples, nl_fallback, skipped, exemplars
+    )
 
 
 def _no_sample(selection: _Selection, missing_nl: list[str]) -> ValueError:
@@ -357,25 +452,54 @@ def _no_sample(selection: _Selection, missing_nl: list[str]) -> ValueError:
     )
 
 
-def _task(plan: _Plan, checking: _Checking, config: GenerateConfig, k: int) -> Task:
-    """The Inspect task: the plan's samples, a model (or the ground truth) answering, the
-    checker opened now (a missing backend stops the run before any model call)."""
+def _task(
+    plan: _Plan, checking: _Checking, config: GenerateConfig, k: int, refine: int, beq: bool
+) -> Task:
+    """The Inspect task: the plan's samples, a model (or the ground truth) answering (and
+    revising ``refine`` rounds), the checker opened now (a missing backend stops the run
+    before any model call)."""
     samples, truth = plan.samples, plan.ground_truth
-    generations(len(samples) * (1 if truth else k), f"{len(samples)} samples x k={k}")
-    evaluate = _evaluator(checking)
+    answers = 1 if truth else k * (1 + refine)
+    generations(len(samples) * answers, f"{len(samples)} samples x k={k} x (1 + refine={refine})")
+    evaluate, attempt, compare = _evaluator(checking)
+    counting = plan.selection.counting
+    solvers = [system_first(system_prompt()), generate(tool_calls="none")]
+    if refine and attempt is not None:
+        solvers.append(compile_feedback(attempt, _extract(counting), refine))
     return Task(
         dataset=MemoryDataset(samples, name="t2"),
-        solver=ground_truth_answer()
-        if truth
-        else [system_first(system_prompt()), generate(tool_calls="none")],
-        scorer=t2_scorer(evaluate, plan.selection.counting),
+        solver=ground_truth_answer() if truth else solvers,
+        scorer=t2_scorer(evaluate, counting, compare if beq else None),
         epochs=Epochs(1 if truth else k),
         config=config,
-        metadata=plain(_run_metadata(plan, checking, k)),
+        metadata=plain(
+            _with_rounds(_run_metadata(plan, checking, k, refine, beq), plan, k, refine, config)
+        ),
     )
 
 
-def _run_metadata(plan: _Plan, checking: _Checking, k: int) -> RunMetadata:
+def _with_rounds(
+    meta: RunMetadata, plan: _Plan, k: int, refine: int, config: GenerateConfig
+) -> RunMetadata:
+    """With ``refine``, what a plan must count per sample: up to ``k x (1 + refine)`` calls,
+    each reading at least the sample's first prompt."""
+    if not refine:
+        return meta
+    calls = k * (1 + refine)
+    meta["model_calls"] = {str(s.id): calls for s in plan.samples}
+    meta["max_tokens"] = int(config.max_tokens or 0)
+    meta["prompt_chars"] = {str(s.id): calls * _prompt_chars(s.input) for s in plan.samples}
+    return meta
+
+
+def _prompt_chars(prompt: str | list[ChatMessage]) -> int:
+    """The characters of a sample's first prompt (all its turns)."""
+    if isinstance(prompt, str):
+        return len(prompt)
+    return sum(len(message.text) for message in prompt)
+
+
+def _run_metadata(plan: _Plan, checking: _Checking, k: int, refine: int, beq: bool) -> RunMetadata:
     """What the log records of the run: the data, the contexts, the record funnel, and every
     planned record with its rows, its dependents (as ``successors``, the test units a missing
     sample is counted with, as in :func:`_metadata`) and whether it is Hard."""
@@ -403,16 +527,23 @@ def _run_metadata(plan: _Plan, checking: _Checking, k: int) -> RunMetadata:
         skipped=plan.skipped,
         executor=checking.executor,
         repo=checking.repo_spec,
+        shots=0 if plan.ground_truth else plan.exemplars.shots,
+        shot_pool=plan.exemplars.name,
+        refine=refine,
+        beq=beq,
     )
 
 
-def _evaluator(checking: _Checking) -> Evaluate:
-    """Open what checks (a Lean checker, or project copies) and close it with the scorer."""
+def _evaluator(checking: _Checking) -> tuple[Evaluate, Attempting | None, Compare | None]:
+    """Open what checks (a Lean checker, or project copies) and close it with the scorer;
+    with it, how an answer is tried between rounds of refinement (the file track's; None in
+    the repository track, where :func:`_refine_rounds` refuses ``refine``), and how a theorem
+    answer is compared with the original (``beq``; likewise file track only)."""
     if checking.repo is not None:
         workspaces = Workspaces(checking.repo)
         in_repo: Evaluate = partial(evaluate_in_repo, workspaces=workspaces)
         weakref.finalize(in_repo, workspaces.close)
-        return in_repo
+        return in_repo, None, None
     checker = open_checker(
         checking.lean,
         executor=checking.executor,
@@ -424,7 +555,42 @@ def _evaluator(checking: _Checking) -> Evaluate:
         evaluate_answer, check=checker.check_many, timeout_s=checking.timeout_s
     )
     weakref.finalize(in_lean, checker.close)
-    return in_lean
+    attempt = partial(compile_attempt, check=checker.check_many, timeout_s=checking.timeout_s)
+    compare = partial(equivalence, check=checker.check_many, timeout_s=checking.timeout_s)
+    return in_lean, attempt, compare
+
+
+@solver
+def compile_feedback(
+    attempt: Attempting, extract: Callable[[str, TargetIdentity], Answer], rounds: int
+) -> Solver:
+    """Up to ``rounds`` times: try the latest answer's compile program and, while it fails,
+    hand the errors back and ask again (:mod:`gapscope.t2.refine`). The statuses tried are
+    kept in the sample's store (:data:`REFINE_TRAIL`). A check that raises ends the rounds:
+    the scorer then settles the answer as it stands (:func:`gapscope.t2.evaluate.settle`)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        record = _record(state.metadata)
+        trail: list[str] = []
+        revisions = 0
+        for _ in range(rounds):
+            answer = extract(state.output.completion, target_identity(record))
+            try:
+                tried = await asyncio.to_thread(attempt, record, answer)
+            except Exception as err:
+                trail.append(f"{SampleOutcome.SERVER_ERROR}: {type(err).__name__}")
+                break
+            trail.append(tried.status)
+            if tried.feedback is None:
+                break
+            state.messages.append(ChatMessageUser(content=tried.feedback))
+            state = await generate(state, tool_calls="none")
+            revisions += 1
+        state.store.set(REFINE_TRAIL, trail)
+        state.store.set(REFINE_REVISIONS, revisions)
+        return state
+
+    return solve
 
 
 @solver
@@ -446,10 +612,31 @@ def _extract(rules: Rules) -> Callable[[str, TargetIdentity], Answer]:
     return extract_answer
 
 
+Compare = Callable[[T2Record, str], Equivalence | None]
+"""BEqL/BEq+ of an answer's code against a record's target (:func:`gapscope.t2.beq.equivalence`)."""
+
+
+def _beq_metadata(compare: Compare | None, record: T2Record, code: str | None) -> dict[str, Any]:
+    """The answer's BEq verdicts (None: not asked, not a theorem, or the comparison failed,
+    whose reason is kept under ``beq_error``)."""
+    if compare is None or code is None:
+        return {}
+    try:
+        found = compare(record, code)
+    except Exception as err:
+        return {"beql": None, "beq_plus": None, "beq_error": f"{type(err).__name__}: {err}"}
+    if found is None:
+        return {"beql": None, "beq_plus": None}
+    return {"beql": found.beql, "beq_plus": found.beq_plus, "beq_strategy": found.strategy}
+
+
 @scorer(metrics=[accuracy()])
-def t2_scorer(evaluate: Evaluate, rules: Rules = Rules.GAPSCOPE) -> Scorer:
+def t2_scorer(
+    evaluate: Evaluate, rules: Rules = Rules.GAPSCOPE, compare: Compare | None = None
+) -> Scorer:
     """CORRECT when TA (parity) holds; every verdict is in the score's metadata, with the
-    answer's BLEU against the ground truth."""
+    answer's BLEU against the ground truth and, with ``compare``, its BEq verdicts (only for
+    an answer Lean checked)."""
     extract = _extract(rules)
 
     def judged(reply: str, record: T2Record) -> tuple[Answer, SampleResult, dict[str, Any]]:
@@ -467,6 +654,8 @@ def t2_scorer(evaluate: Evaluate, rules: Rules = Rules.GAPSCOPE) -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         record = _record(state.metadata)
         answer, result, text = await asyncio.to_thread(judged, state.output.completion, record)
+        checked = answer.code if result.outcome == SampleOutcome.CHECKED else None
+        equivalent = await asyncio.to_thread(_beq_metadata, compare, record, checked)
         return Score(
             value=CORRECT if result.ta else INCORRECT,
             answer=answer.code,
@@ -480,6 +669,9 @@ def t2_scorer(evaluate: Evaluate, rules: Rules = Rules.GAPSCOPE) -> Scorer:
                 "hard": state.metadata["hard"],
                 "rows": state.metadata["rows"],
                 **text,
+                "refine_trail": state.store.get(REFINE_TRAIL, []),
+                "refine_revisions": state.store.get(REFINE_REVISIONS, 0),
+                **equivalent,
             },
         )
 
