@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 import torch
+from benchmarks.task_prompts import task_prompts
 from transformers import AutoModelForCausalLM
 
-from benchmarks.task_prompts import task_prompts
 from gapscope.models.calibration import FAITHFUL_SHARE, FAITHFUL_TOKENS, agreement
 from gapscope.models.checkpoints import CheckpointError
 from gapscope.models.engine import GenerationRequest, SamplingParams

@@ -33,8 +33,8 @@ from torch import Tensor, nn
 
 from gapscope.models.batching import BatchQueue
 from gapscope.models.calibration import format_note
-from gapscope.models.heap import release_free_memory
 from gapscope.models.checkpoints import cache_root, load_checkpoint
+from gapscope.models.heap import release_free_memory
 from gapscope.models.hooks import HookSet, RowAdditions, attached, current_hooks, is_additive
 from gapscope.models.kvcache import (
     KVEntry,
@@ -158,9 +158,7 @@ class Engine:
         self.tokenizer = tokenizer
         self.config = config
         self.stats = EngineStats()
-        self.cache = PrefixCache(
-            config.cache_entries if config.kv_reuse else 0, config.cache_bytes
-        )
+        self.cache = PrefixCache(config.cache_entries if config.kv_reuse else 0, config.cache_bytes)
         self._lock = threading.Lock()
         self._queue: BatchQueue[GenerationRequest, GenerationResult] = BatchQueue(
             self.generate, config.batch_size
