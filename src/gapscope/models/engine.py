@@ -34,7 +34,7 @@ from torch import Tensor, nn
 from gapscope.models.batching import BatchQueue
 from gapscope.models.calibration import format_note
 from gapscope.models.checkpoints import cache_root, load_checkpoint
-from gapscope.models.heap import release_free_memory
+from gapscope.models.heap import keep_heap_small, release_free_memory
 from gapscope.models.hooks import HookSet, RowAdditions, attached, current_hooks, is_additive
 from gapscope.models.kvcache import (
     KVEntry,
@@ -194,6 +194,7 @@ class Engine:
         (`gapscope.models.weight_format`): both change the replies, so they are opt-ins;
         ``auto`` there is ``cpu_format`` (fp32 unless the caller says otherwise).
         """
+        keep_heap_small()
         load_dtype = "float32" if dtype in ("int8", "fastest") else dtype
         loaded = load_checkpoint(
             source, device=device, dtype=load_dtype, allow_download=allow_download
