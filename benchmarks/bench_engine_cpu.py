@@ -53,7 +53,7 @@ from benchmarks.targets import Skipped, Target, skipped
 from benchmarks.task_prompts import Conversation, task_prompts
 from gapscope.models.embedded import EMBEDDED_MODELS, EmbeddedModel, embedded_checkpoint
 from gapscope.models.engine import Engine, EngineConfig, GenerationRequest, SamplingParams
-from gapscope.models.inspect_api import ModelArgs, ModelSource
+from gapscope.models.inspect_api import ModelArgs
 from gapscope.models.weight_format import decode_bytes
 
 BATCHES = (1, 8)
@@ -251,10 +251,9 @@ def run_model(
     """Every arm on one embedded model; prints the table and returns its targets."""
     label = model.model_string
     checkpoint = embedded_checkpoint(model)
-    args, source = ModelArgs(), ModelSource(str(checkpoint))
     config = EngineConfig(kv_reuse=False, batch_size=max(BATCHES))
     default = Engine.from_pretrained(
-        checkpoint, device="cpu", dtype=args.dtype, cpu_format=source.cpu_format, config=config
+        checkpoint, device="cpu", dtype=ModelArgs().dtype, config=config
     )
     int8 = Engine.from_pretrained(checkpoint, device="cpu", dtype="int8", config=config)
     engines = {f"engine {default.weight_format} (default)": default, "engine int8 (opt-in)": int8}

@@ -113,10 +113,6 @@ class ModelSource:
 
     checkpoint: str
     stop: tuple[str, ...] = ()
-    cpu_format: str = "auto"
-    """What ``dtype=auto`` loads on the CPU: fp32 for every model, the embedded ones included
-    (int8 changed most greedy continuations of the diagnostics' prompts,
-    ``gapscope.models.calibration``)."""
 
 
 def model_source(model_name: str) -> ModelSource:
@@ -145,7 +141,6 @@ def shared_engine(source: ModelSource, args: ModelArgs) -> Engine:
                 source.checkpoint,
                 device=args.device,
                 dtype=args.dtype,
-                cpu_format=source.cpu_format,
                 allow_download=args.allow_download,
                 config=EngineConfig(
                     kv_reuse=args.kv_reuse,
