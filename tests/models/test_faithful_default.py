@@ -40,6 +40,12 @@ def _reference(model: Any, prompts: list[list[int]]) -> list[list[int]]:
     return continuations
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="measured 2026-12-05: the fp32 engine, batched 8 at a time and left-padded, matched "
+    "unbatched fp32 generate on 18/28 continuations for 32 tokens (64 %): batch shape changes "
+    "fp32 rounding enough to flip greedy choices; issue 40 stays open on this",
+)
 def test_the_default_format_follows_fp32_on_the_diagnostics_prompts() -> None:
     try:
         source = model_source("embedded")
