@@ -1,4 +1,8 @@
-"""``make bench``: every benchmark, each reporting ratios against a same-run baseline."""
+"""``make bench``: every benchmark, each reporting ratios against a same-run baseline.
+
+At the end: every target, then every skip with its reason (counted), then the benchmarks that
+ran but gated no required target (``ungated``), so none of them passes unnoticed.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from collections.abc import Callable
 
 from benchmarks import (
     bench_code_sandbox,
+    bench_demo_memory,
     bench_device,
     bench_engine_cpu,
     bench_executor,
@@ -22,16 +27,14 @@ from benchmarks import (
     bench_t2_successors,
     bench_verifier,
 )
-from benchmarks.targets import Target, missed
+from benchmarks.targets import Skipped, Target, missed
 
 Bench = Callable[[], object]
 """A benchmark's ``main``: it may return the ``Target``s it measured."""
 
 
-def _targets(result: object) -> list[Target]:
-    if isinstance(result, list | tuple):
-        return [item for item in result if isinstance(item, Target)]
-    return []
+def _items(result: object) -> list[object]:
+    return list(result) if isinstance(result, list | tuple) else []
 
 
 def main() -> None:
@@ -61,15 +64,32 @@ def main() -> None:
             "CPU engine: embedded models vs HF generate, llama.cpp and the bandwidth bound",
             bench_engine_cpu.main,
         ),
+        ("make demo: peak memory (RSS) against 3 GB", bench_demo_memory.main),
     )
     targets: list[Target] = []
+    skips: list[Skipped] = []
+    ungated: list[str] = []
     for name, bench in benches:
         print(f"\n== {name} ==")
-        targets.extend(_targets(bench()))
+        items = _items(bench())
+        found = [item for item in items if isinstance(item, Target)]
+        skips += [item for item in items if isinstance(item, Skipped)]
+        targets += found
+        if not any(target.required for target in found) and not any(
+            isinstance(item, Skipped) for item in items
+        ):
+            ungated.append(name)
     if targets:
         print("\n== targets ==")
         for target in targets:
             print(target.line())
+    print(f"\n== skipped: {len(skips)} ==")
+    for skip in skips:
+        print(skip.line())
+    if ungated:
+        print(f"\n== ran without a required target: {len(ungated)} ==")
+        for name in ungated:
+            print(f"UNGATED: {name}")
     if missed(targets):
         sys.exit(1)
 

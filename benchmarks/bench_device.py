@@ -18,8 +18,8 @@ Ratios printed (each against a same-run baseline, best of ``REPEATS`` with arms 
 
 Goals (``required=False``: not gated, since no GPU run has measured them yet; make them
 targets once one has): the engine at least as fast as ``generate``, steering overhead under
-5 %, extraction with reuse at least 2x. Without CUDA it prints one "skipped" line and states
-none. ``GAPSCOPE_BENCH_DEVICE_CPU=1`` runs the same code on the CPU with a tiny
+5 %, extraction with reuse at least 2x. Without CUDA it returns one visible ``SKIPPED`` that
+``make bench`` counts. ``GAPSCOPE_BENCH_DEVICE_CPU=1`` runs the same code on the CPU with a tiny
 configuration: a check of the code path, not a measurement.
 """
 
@@ -37,7 +37,7 @@ from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from benchmarks.bench_steer import traces_alone
 from benchmarks.random_direction import random_direction
-from benchmarks.targets import Target
+from benchmarks.targets import Skipped, Target, skipped
 from gapscope.models.engine import Engine, EngineConfig, GenerationRequest, SamplingParams
 from gapscope.models.steering import steering
 from gapscope.s2b.config import resolve
@@ -284,17 +284,21 @@ def goals(out: Mapping[str, float]) -> list[Target]:
     ]
 
 
-def main() -> list[Target]:
+def main() -> list[Target | Skipped]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if os.environ.get(CPU_FLAG) == "1":
         print(f"{CPU_FLAG}=1: tiny configuration on the CPU (code path only, no measurement)")
         run(TINY_CPU)
-    elif not torch.cuda.is_available():
-        print(f"skipped: no CUDA device (set {CPU_FLAG}=1 to run the code path on the CPU)")
-    else:
-        print(f"device: {torch.cuda.get_device_name()}")
-        return goals(run(PROVER_7B))
-    return []
+        return [skipped("device bench", "tiny CPU configuration: a code-path check, no target")]
+    if not torch.cuda.is_available():
+        return [
+            skipped(
+                "device bench",
+                f"no CUDA device (set {CPU_FLAG}=1 to run the code path on the CPU)",
+            )
+        ]
+    print(f"device: {torch.cuda.get_device_name()}")
+    return [*goals(run(PROVER_7B))]
 
 
 if __name__ == "__main__":

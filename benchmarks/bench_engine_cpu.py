@@ -1,65 +1,91 @@
-"""The embedded models on the CPU: gapscope's engine vs HF ``generate``, llama.cpp and the
-memory-bandwidth bound, all measured in one run.
+"""The embedded models on the CPU, on the diagnostics' own prompts: gapscope's engine as the
+provider loads it vs HF ``generate``, llama.cpp and the memory-bandwidth bound, in one run.
 
-* **Bound**: decoding one token at batch 1 reads every weight once, so tokens/s cannot pass
-  ``bandwidth / weight bytes``. The bandwidth is this machine's, measured here (a 256 MB
-  array copy, read + write); the bytes are those each engine's weight format reads per
-  token (the input embedding table only where the output head reads it too).
-* **Engine**: ``Engine.from_pretrained`` in fp32 and with ``dtype=int8``
-  (``gapscope.models.weight_format``), batch 1, 4, 8 and 16,
-  ``MAX_TOKENS`` greedy tokens per reply, end-of-sequence ignored, KV reuse off: every reply
-  decodes the same number of steps on every side.
-* **HF generate**: the fp32 checkpoint through ``model.generate`` (greedy, left-padded
-  batches, ``min_new_tokens`` = ``max_new_tokens``), on the same token ids.
-* **llama.cpp**: the very GGUF the embedded package ships, batch 1, as many threads as torch
-  (``OMP_NUM_THREADS`` where set, else one per core),
-  on the same token ids, where ``llama_cpp`` is importable here or ``GAPSCOPE_LLAMACPP_PYTHON``
-  names an interpreter that has it (``pip install llama-cpp-python``, a ~11-minute build);
-  skipped with the reason otherwise.
+* **Prompts**: what the S2B-LM and OracleLadder tasks send (``task_prompts``): batch 1 decodes
+  one S2B listener turn and one OracleLadder probe in turn, batch 8 the first eight
+  conversations at once; ``MAX_TOKENS`` greedy tokens a reply, end-of-sequence ignored, KV
+  reuse off, so every arm does the same work whatever the model writes.
+* **Engine**: ``Engine.from_pretrained`` with the provider's own defaults
+  (``gapscope.models.inspect_api``: ``dtype=auto``, the format it loads, fp32 since it is the
+  one faithful to fp32's output), and the opt-in ``dtype=int8`` (goals only).
+* **HF generate**: the fp32 checkpoint through ``model.generate`` (greedy, left-padded batch,
+  ``min_new_tokens`` = ``max_new_tokens``).
+* **llama.cpp**: the very GGUF the embedded package ships, batch 1, in a subprocess of
+  ``$GAPSCOPE_LLAMACPP_PYTHON`` (an interpreter with ``llama-cpp-python``; else a visible
+  ``SKIPPED``). If it crashes (AMX CPUs: llama-cpp-python 0.3.36 segfaults on a multi-token
+  prompt with its extra buffer types) it is restarted once with ``use_extra_bufts=False``,
+  and the line says so.
+* **Threads**: every arm uses ``torch.get_num_threads()`` threads (``OMP_NUM_THREADS`` where
+  set), printed; on a busy 2-core machine llama.cpp's spin barriers collapse its speed at 2
+  threads, so ``OMP_NUM_THREADS=1`` is the comparison to read there.
+* **Bound**: batch-1 decoding reads every weight once, so tokens/s cannot pass
+  ``bandwidth / weight bytes`` (the bandwidth measured here, a 256 MB array copy).
 
-Arms alternate round by round and each keeps its best of ``REPEATS``, so a machine shared
-with other jobs slows every arm alike; the ratios are what to read, not the tokens/s.
+Each round runs every arm once, in turn; each arm's rate is the median of ``ROUNDS`` rounds,
+so other load on the machine slows every arm alike. End to end is the generated tokens over
+the whole call (prefill included); decode excludes the time to each prompt's first token.
 
-Targets (``make bench`` fails on a required one), for the engine in the format the provider
-loads the embedded models in by default (``dtype=auto`` is ``fastest`` for them: the format
-faster at batch 1, here the one faster in this run): at least HF ``generate`` at every batch
-size, and at batch 1 at least ``LLAMACPP_B1_TARGET`` x llama.cpp where llama.cpp runs. Goals
-(reported, not failed on): the same for the other format, and each format's batch-8 aggregate
-at least ``LLAMACPP_B8_GOAL`` x llama.cpp's batch 1.
+Targets (``make bench`` fails on a required one), for the format the provider loads: at least
+HF ``generate`` end to end at batch 1 and 8. Goals (reported, not failed on; the fp32 engine
+reads 4x the bytes of llama.cpp's 4-bit weights a token, so it does not reach them): end to
+end at least llama.cpp's, batch-1 decode at least ``LLAMACPP_DECODE_GOAL`` x llama.cpp's,
+batch-8 aggregate at least ``LLAMACPP_B8_GOAL`` x llama.cpp's batch 1; the same for int8.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from functools import partial
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 from transformers import AutoModelForCausalLM
 
-from benchmarks.targets import Target
+from benchmarks.targets import Skipped, Target, skipped
+from benchmarks.task_prompts import Conversation, task_prompts
 from gapscope.models.embedded import EMBEDDED_MODELS, EmbeddedModel, embedded_checkpoint
 from gapscope.models.engine import Engine, EngineConfig, GenerationRequest, SamplingParams
+from gapscope.models.inspect_api import ModelArgs
 from gapscope.models.weight_format import decode_bytes
 
-BATCHES = (1, 4, 8, 16)
-ENGINE_FORMATS = ("float32", "int8")
-"""The two CPU formats; the embedded models' default (``fastest``) is the faster of them."""
+BATCHES = (1, 8)
 MAX_TOKENS = 64
-REPEATS = 2
+ROUNDS = 3
 COPY_BYTES = 256 << 20
-LLAMACPP_B1_TARGET = 0.5
-LLAMACPP_B8_GOAL = 1.5
+LLAMACPP_DECODE_GOAL = 0.75
+LLAMACPP_B8_GOAL = 2.0
 LLAMACPP_PYTHON_ENV = "GAPSCOPE_LLAMACPP_PYTHON"
-"""An interpreter with ``llama_cpp`` installed, used when this one has none."""
 ARM_SCRIPT = Path(__file__).with_name("llamacpp_arm.py")
+
+
+@dataclass(frozen=True)
+class Rate:
+    """One timed call: generated tokens, total seconds, seconds to each first token."""
+
+    generated: int
+    seconds: float
+    prefill_seconds: float
+    prompts: int
+
+    @property
+    def end_to_end(self) -> float:
+        return self.generated / self.seconds
+
+    @property
+    def decode(self) -> float:
+        """Tokens/s after each prompt's first token."""
+        return (self.generated - self.prompts) / (self.seconds - self.prefill_seconds)
+
+
+Arm = Callable[[], Rate]
 
 
 def copy_bandwidth(size: int = COPY_BYTES, repeats: int = 5) -> float:
@@ -75,195 +101,240 @@ def copy_bandwidth(size: int = COPY_BYTES, repeats: int = 5) -> float:
     return 2 * size / best
 
 
-def _messages(count: int) -> list[tuple[dict[str, str], ...]]:
-    """``count`` short chat prompts, one user turn each."""
-    return [
-        ({"role": "user", "content": f"Write a short story about the number {n}."},)
-        for n in range(count)
-    ]
+def workloads(conversations: Sequence[Conversation]) -> dict[int, list[Conversation]]:
+    """Batch 1: the first S2B listener turn and the first OracleLadder probe; batch 8: the
+    first eight conversations the tasks sent."""
+    s2b = next(c for c in conversations if "Game " in c[-1]["content"])
+    ladder = next(c for c in conversations if "Problem" in c[-1]["content"])
+    return {1: [s2b, ladder], 8: list(conversations[:8])}
 
 
-def _engine_arm(engine: Engine, batch: int) -> Callable[[], int]:
-    params = SamplingParams(max_tokens=MAX_TOKENS, ignore_eos=True)
-    requests = [GenerationRequest(m, params, hooks=None) for m in _messages(batch)]
+def _engine_arm(engine: Engine, batch: int, conversations: Sequence[Conversation]) -> Arm:
+    """Batch 1 runs the conversations one by one; batch 8 all at once. The first-token time
+    is a ``max_tokens=1`` call on the same prompts, timed just before."""
+    groups = [[c] for c in conversations] if batch == 1 else [list(conversations)]
 
-    def run() -> int:
-        return sum(len(result.tokens) for result in engine.generate(requests))
+    def call(max_tokens: int) -> tuple[int, float]:
+        params = SamplingParams(max_tokens=max_tokens, ignore_eos=True)
+        start, generated = time.perf_counter(), 0
+        for group in groups:
+            results = engine.generate([GenerationRequest(c, params, hooks=None) for c in group])
+            generated += sum(len(result.tokens) for result in results)
+        return generated, time.perf_counter() - start
+
+    def run() -> Rate:
+        _, prefill = call(1)
+        generated, seconds = call(MAX_TOKENS)
+        return Rate(generated, seconds, prefill, len(conversations) if batch == 1 else 1)
 
     return run
 
 
-def _hf_arm(model: Any, prompts: Sequence[Sequence[int]], pad: int) -> Callable[[], int]:
-    """``model.generate`` on ``prompts`` as one left-padded batch."""
-    width = max(len(prompt) for prompt in prompts)
-    ids = torch.full((len(prompts), width), pad, dtype=torch.long)
-    mask = torch.zeros_like(ids)
-    for row, prompt in enumerate(prompts):
-        ids[row, width - len(prompt) :] = torch.tensor(prompt)
-        mask[row, width - len(prompt) :] = 1
+def _hf_arm(model: Any, prompts: Sequence[Sequence[int]], batch: int, pad: int) -> Arm:
+    """``model.generate``: batch 1 one prompt at a time, batch 8 one left-padded batch."""
+    groups = [[p] for p in prompts] if batch == 1 else [list(prompts)]
 
-    def run() -> int:
-        with torch.inference_mode():
-            out = model.generate(
-                input_ids=ids,
-                attention_mask=mask,
-                max_new_tokens=MAX_TOKENS,
-                min_new_tokens=MAX_TOKENS,
-                do_sample=False,
-                pad_token_id=pad,
-            )
-        return int((out.shape[1] - width) * out.shape[0])
+    def call(max_tokens: int) -> tuple[int, float]:
+        start, generated = time.perf_counter(), 0
+        for group in groups:
+            width = max(len(prompt) for prompt in group)
+            ids = torch.full((len(group), width), pad, dtype=torch.long)
+            mask = torch.zeros_like(ids)
+            for row, prompt in enumerate(group):
+                ids[row, width - len(prompt) :] = torch.tensor(prompt)
+                mask[row, width - len(prompt) :] = 1
+            with torch.inference_mode():
+                out = model.generate(
+                    input_ids=ids,
+                    attention_mask=mask,
+                    max_new_tokens=max_tokens,
+                    min_new_tokens=max_tokens,
+                    do_sample=False,
+                    pad_token_id=pad,
+                )
+            generated += int((out.shape[1] - width) * out.shape[0])
+        return generated, time.perf_counter() - start
+
+    def run() -> Rate:
+        _, prefill = call(1)
+        generated, seconds = call(MAX_TOKENS)
+        return Rate(generated, seconds, prefill, len(prompts) if batch == 1 else 1)
 
     return run
 
 
 class LlamaCpp:
-    """llama.cpp in this interpreter, or in a subprocess of ``$GAPSCOPE_LLAMACPP_PYTHON``."""
+    """llama.cpp in a subprocess of ``$GAPSCOPE_LLAMACPP_PYTHON`` (see ``llamacpp_arm``)."""
 
-    def __init__(self, gguf: Path) -> None:
-        self._process: subprocess.Popen[str] | None = None
-        self._arm: Any = None
-        try:
-            from benchmarks.llamacpp_arm import LlamaCppArm
-
-            self._arm = LlamaCppArm(str(gguf))
-        except ImportError:
-            python = os.environ.get(LLAMACPP_PYTHON_ENV)
-            if not python:
-                raise
-            self._process = subprocess.Popen(
-                [python, str(ARM_SCRIPT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-            )
-            self._ask({"gguf": str(gguf)})
+    def __init__(self, python: str, gguf: Path, threads: int, extra_bufts: bool) -> None:
+        self.extra_bufts = extra_bufts
+        self._process = subprocess.Popen(
+            [python, str(ARM_SCRIPT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        self._ask({"gguf": str(gguf), "threads": threads, "extra_bufts": extra_bufts})
 
     def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
-        assert self._process is not None and self._process.stdin and self._process.stdout
-        self._process.stdin.write(json.dumps(request) + "\n")
-        self._process.stdin.flush()
-        line = self._process.stdout.readline()
+        process = self._process
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(json.dumps(request) + "\n")
+        process.stdin.flush()
+        line = process.stdout.readline()
         if not line:
-            raise RuntimeError(f"the llama.cpp subprocess ({ARM_SCRIPT.name}) exited")
+            raise ChildProcessError(f"llama.cpp exited with status {process.wait(timeout=30)}")
         answer: dict[str, Any] = json.loads(line)
         if "error" in answer:
             raise RuntimeError(f"llama.cpp subprocess: {answer['error']}")
         return answer
 
-    def rate(self, prompts: Sequence[Sequence[int]]) -> float:
-        """Tokens/s decoding each prompt in turn (batch 1)."""
-        if self._arm is not None:
-            seconds, generated = self._arm.decode(prompts, MAX_TOKENS)
-        else:
-            answer = self._ask({"prompts": [list(p) for p in prompts], "max_tokens": MAX_TOKENS})
-            seconds, generated = answer["seconds"], answer["generated"]
-        return float(generated) / float(seconds)
+    def arm(self, prompts: Sequence[Sequence[int]]) -> Arm:
+        def run() -> Rate:
+            request = {"prompts": [list(p) for p in prompts], "max_tokens": MAX_TOKENS}
+            answer = self._ask(request)
+            return Rate(
+                int(answer["generated"]),
+                float(answer["seconds"]),
+                float(answer["prefill_seconds"]),
+                len(prompts),
+            )
+
+        return run
 
     def close(self) -> None:
-        if self._process is not None:
-            self._process.stdin.close()  # type: ignore[union-attr]
-            self._process.wait(timeout=30)
+        if self._process.stdin is not None:
+            self._process.stdin.close()
+        self._process.wait(timeout=30)
 
 
-def _llamacpp(gguf: Path) -> tuple[LlamaCpp | None, str]:
-    """llama.cpp on ``gguf``, or None and why not."""
-    try:
-        return LlamaCpp(gguf), ""
-    except ImportError:
+def start_llamacpp(
+    gguf: Path, threads: int, probe: Sequence[Sequence[int]]
+) -> tuple[LlamaCpp | None, str]:
+    """llama.cpp on ``gguf``, checked on ``probe`` (multi-token prompts: where the AMX crash
+    happens): with its extra buffer types, else (it crashed) without. None and why not."""
+    python = os.environ.get(LLAMACPP_PYTHON_ENV)
+    if not python:
         return None, (
-            f"llama_cpp is not importable here and ${LLAMACPP_PYTHON_ENV} is not set "
-            "(pip install llama-cpp-python, in this or another interpreter)"
+            f"${LLAMACPP_PYTHON_ENV} names no interpreter with llama-cpp-python "
+            "(pip install llama-cpp-python==0.3.36 into a separate venv, then set it)"
         )
+    for extra_bufts in (True, False):
+        llama = LlamaCpp(python, gguf, threads, extra_bufts)
+        try:
+            llama.arm(probe)()  # also the warm-up: the GGUF's pages are mapped on first use
+        except ChildProcessError as error:
+            print(f"llama.cpp with use_extra_bufts={extra_bufts} crashed ({error}); retrying")
+            continue
+        return llama, ""
+    return None, "llama.cpp crashed with and without use_extra_bufts"
 
 
-def _timed(arm: Callable[[], int]) -> float:
-    start = time.perf_counter()
-    tokens = arm()
-    return tokens / (time.perf_counter() - start)
-
-
-def _engines(checkpoint: Path) -> dict[str, Engine]:
-    """The engine in each of ``ENGINE_FORMATS``, named by the format it ended up in."""
-    engines = {}
-    for dtype in ENGINE_FORMATS:
-        config = EngineConfig(kv_reuse=False, batch_size=max(BATCHES))
-        engine = Engine.from_pretrained(checkpoint, device="cpu", dtype=dtype, config=config)
-        engines[engine.weight_format] = engine
-    return engines
-
-
-def _best(arms: dict[str, Callable[[], float]]) -> dict[str, float]:
-    """Each arm's best rate over ``REPEATS`` rounds, the arms alternating within a round."""
-    best = dict.fromkeys(arms, 0.0)
-    for _ in range(REPEATS):
+def _median_rates(arms: dict[str, Arm]) -> dict[str, tuple[float, float]]:
+    """Each arm's median (end-to-end, decode) tokens/s over ``ROUNDS`` interleaved rounds."""
+    seen: dict[str, list[Rate]] = {name: [] for name in arms}
+    for _ in range(ROUNDS):
         for name, arm in arms.items():
-            best[name] = max(best[name], arm())
-    return best
+            seen[name].append(arm())
+    return {
+        name: (
+            statistics.median(rate.end_to_end for rate in rates),
+            statistics.median(rate.decode for rate in rates),
+        )
+        for name, rates in seen.items()
+    }
 
 
-def run_model(model: EmbeddedModel, bandwidth: float, scratch: Path) -> list[Target]:
-    """Every arm on one embedded model; prints the table and returns its targets (required
-    for the engine as loaded by default, goals for the other formats)."""
+def run_model(
+    model: EmbeddedModel,
+    bandwidth: float,
+    scratch: Path,
+    conversations: Sequence[Conversation],
+) -> list[Target | Skipped]:
+    """Every arm on one embedded model; prints the table and returns its targets."""
     label = model.model_string
     checkpoint = embedded_checkpoint(model)
-    engines = _engines(checkpoint)
+    config = EngineConfig(kv_reuse=False, batch_size=max(BATCHES))
+    default = Engine.from_pretrained(
+        checkpoint, device="cpu", dtype=ModelArgs().dtype, config=config
+    )
+    int8 = Engine.from_pretrained(checkpoint, device="cpu", dtype="int8", config=config)
+    engines = {f"engine {default.weight_format} (default)": default, "engine int8 (opt-in)": int8}
     hf: Any = AutoModelForCausalLM.from_pretrained(checkpoint, local_files_only=True)
     hf.eval()
-    first = next(iter(engines.values()))
-    tokenizer = first.tokenizer
-    prompts = [first.render(messages) for messages in _messages(max(BATCHES))]
-    pad = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0)
-    llama, reason = _llamacpp(model.gguf(model, scratch))
-    arms: dict[str, Callable[[], float]] = {}
+    pad_id = default.tokenizer.pad_token_id
+    pad = int(pad_id if pad_id is not None else 0)
+    work = workloads(conversations)
+    prompts = {batch: [default.render(c) for c in work[batch]] for batch in BATCHES}
+    threads = torch.get_num_threads()
+    llama, reason = start_llamacpp(model.gguf(model, scratch), threads, prompts[1][:1])
+    arms: dict[str, Arm] = {}
     for batch in BATCHES:
         for name, engine in engines.items():
-            arms[f"{name} b{batch}"] = partial(_timed, _engine_arm(engine, batch))
-        arms[f"hf b{batch}"] = partial(_timed, _hf_arm(hf, prompts[:batch], pad))
+            arms[f"{name} b{batch}"] = _engine_arm(engine, batch, work[batch])
+        arms[f"hf fp32 b{batch}"] = _hf_arm(hf, prompts[batch], batch, pad)
     if llama is not None:
-        arms["llama.cpp b1"] = partial(llama.rate, prompts[:1])
-        llama.rate(prompts[:1])  # warm-up: the GGUF's pages are mapped in on first use
+        arms["llama.cpp b1"] = llama.arm(prompts[1])
     for engine in engines.values():
-        _engine_arm(engine, 1)()  # warm-up: allocator, kernels
-    _hf_arm(hf, prompts[:1], pad)()
-    best = _best(arms)
+        _engine_arm(engine, 1, work[1][:1])()  # warm-up: allocator, kernels
+    rates = _median_rates(arms)
+    results: list[Target | Skipped] = []
     if llama is not None:
+        print(f"{label} llama.cpp: {threads} threads, use_extra_bufts={llama.extra_bufts}")
         llama.close()
-    for name, rate in best.items():
-        print(f"{label} {name:16s} {rate:8.1f} tok/s")
-    targets = []
-    default = max(engines, key=lambda name: best[f"{name} b1"])  # what ``fastest`` keeps
+    else:
+        results.append(skipped(f"{label} llama.cpp arm", reason))
+    print(f"{label}: {threads} torch threads; tok/s, medians of {ROUNDS} interleaved rounds")
+    for name, (end_to_end, decode) in rates.items():
+        print(f"{label} {name:28s} end to end {end_to_end:7.1f}   decode {decode:7.1f}")
     for name, engine in engines.items():
-        required = name == default
+        required = engine is default
         weight_bytes = decode_bytes(engine.model)
         bound = bandwidth / weight_bytes
         print(
-            f"{label} engine {name}{' (default)' if required else ''}: "
-            f"{weight_bytes / 1e6:.0f} MB read per token, batch-1 bound {bound:.1f} tok/s, "
-            f"engine/bound b1 {best[f'{name} b1'] / bound:.2f}x"
+            f"{label} {name}: {weight_bytes / 1e6:.0f} MB read per token, batch-1 bound "
+            f"{bound:.1f} tok/s, decode/bound b1 {rates[f'{name} b1'][1] / bound:.2f}x"
         )
         for batch in BATCHES:
-            ratio = best[f"{name} b{batch}"] / best[f"hf b{batch}"]
-            targets.append(Target(f"{label} {name} / HF generate, b{batch}", ratio, 1.0, required))
+            ratio = rates[f"{name} b{batch}"][0] / rates[f"hf fp32 b{batch}"][0]
+            results.append(
+                Target(f"{label} {name} / HF generate, end to end b{batch}", ratio, 1.0, required)
+            )
         if llama is None:
             continue
-        b1, b8 = (best[f"{name} b{batch}"] / best["llama.cpp b1"] for batch in (1, 8))
-        targets.append(Target(f"{label} {name} / llama.cpp, b1", b1, LLAMACPP_B1_TARGET, required))
-        targets.append(Target(f"{label} {name} b8 / llama.cpp b1", b8, LLAMACPP_B8_GOAL, False))
-    if llama is None:
-        print(f"{label} llama.cpp: skipped ({reason})")
-    for target in targets:
-        print(target.line())
-    return targets
+        reference = rates["llama.cpp b1"]
+        mine, eight = rates[f"{name} b1"], rates[f"{name} b8"]
+        results += [
+            Target(
+                f"{label} {name} / llama.cpp, end to end b1", mine[0] / reference[0], 1.0, False
+            ),
+            Target(
+                f"{label} {name} / llama.cpp, decode b1",
+                mine[1] / reference[1],
+                LLAMACPP_DECODE_GOAL,
+                False,
+            ),
+            Target(
+                f"{label} {name} b8 / llama.cpp b1, decode",
+                eight[1] / reference[1],
+                LLAMACPP_B8_GOAL,
+                False,
+            ),
+        ]
+    for result in results:
+        if isinstance(result, Target):
+            print(result.line())
+    return results
 
 
-def main() -> list[Target]:
+def main() -> list[Target | Skipped]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     bandwidth = copy_bandwidth()
     print(f"array-copy bandwidth: {bandwidth / 1e9:.1f} GB/s; {torch.get_num_threads()} threads")
-    targets: list[Target] = []
+    conversations = task_prompts()
+    results: list[Target | Skipped] = []
     with tempfile.TemporaryDirectory() as scratch:
         for model in EMBEDDED_MODELS.values():
-            targets.extend(run_model(model, bandwidth, Path(scratch)))
-    return targets
+            results.extend(run_model(model, bandwidth, Path(scratch), conversations))
+    return results
 
 
 if __name__ == "__main__":
-    sys.exit(1 if any(not t.met and t.required for t in main()) else 0)
+    sys.exit(1 if any(isinstance(t, Target) and t.required and not t.met for t in main()) else 0)

@@ -9,7 +9,7 @@ machine Ray can only add overhead; its point is more machines, which this run ca
 Targets: two actors at least ``MIN_SCALING`` times one actor's checks/s (the checks spread;
 each is a sleep, so two cores are not the limit), and one actor at least ``MIN_VS_LOCAL`` of
 the local pool's rate per worker (the Ray round trip must stay small beside a check). Without
-Ray installed nothing is measured and none is stated.
+Ray installed it returns a visible ``SKIPPED`` that ``make bench`` counts.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.targets import Target
+from benchmarks.targets import Skipped, Target, skipped
 from gapscope.lean import RayOptions, open_checker
 from gapscope.lean.backend import CheckRequest, LeanBackend
 
@@ -58,14 +58,13 @@ def _rate(checker: LeanBackend, n: int, tag: str, warm: int) -> float:
     return n / elapsed
 
 
-def main(n: int = 20) -> list[Target]:
+def main(n: int = 20) -> list[Target | Skipped]:
     """Measure checks/s in the three arms, print them with ratios to the local pool, and
     return the targets."""
     try:
         import ray
     except ImportError:
-        print("ray is not installed (pip install 'gapscope[ray]'): Ray arms skipped")
-        return []
+        return [skipped("Ray executors", "ray is not installed (pip install 'gapscope[ray]')")]
     with tempfile.TemporaryDirectory() as tmp:
         spec = f"local:{tmp}"
         with open_checker(spec, **_options(LOCAL_WORKERS)) as local:

@@ -4,7 +4,9 @@ A benchmark's ``main`` may return the targets it measured (a ratio against a sam
 baseline and the least value it must reach). The runner prints every target once more at
 the end and exits non-zero when a required one was missed, so a regression fails
 ``make bench`` rather than scrolling past. A goal (``required=False``) is reported, never
-failed on: for aims the project states but does not gate on yet.
+failed on: for aims the project states but does not gate on yet. A benchmark that cannot run
+here (no CUDA, no Ray, no llama.cpp, too slow for the default run) returns a ``Skipped`` with
+its reason; the runner counts and lists them at the end, so a skip is never silent.
 """
 
 from __future__ import annotations
@@ -43,3 +45,21 @@ def at_most(name: str, ratio: float, ceiling: float, required: bool = True) -> T
     return Target(
         f"{name}: {ratio:.2f}x, at most {ceiling:g}x (headroom)", ceiling / ratio, 1.0, required
     )
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A benchmark (or one arm of it) that did not run here, and why."""
+
+    name: str
+    reason: str
+
+    def line(self) -> str:
+        return f"SKIPPED: {self.name}: {self.reason}"
+
+
+def skipped(name: str, reason: str) -> Skipped:
+    """Say the skip where it happens (visible in the benchmark's own output) and return it."""
+    skip = Skipped(name, reason)
+    print(skip.line())
+    return skip

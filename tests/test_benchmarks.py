@@ -50,3 +50,30 @@ def test_a_slowdown_ceiling_is_met_at_or_under_it_and_missed_above() -> None:
     assert at_most("hostile / benign", 3.0, 3.0).met
     over = at_most("hostile / benign", 3.3, 3.0)
     assert missed([over]) == [over] and "3.30x, at most 3x" in over.line()
+
+
+def test_skips_are_counted_and_listed_and_a_bench_without_a_target_is_named(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from benchmarks.targets import skipped
+
+    runner = importlib.import_module("benchmarks.__main__")
+    for name in dir(runner):
+        module = getattr(runner, name)
+        if name.startswith("bench_") and hasattr(module, "main"):
+            monkeypatch.setattr(module, "main", lambda: [Target("met", 2, 1)])
+    monkeypatch.setattr(runner.bench_executor, "main", lambda: [skipped("Ray", "no ray")])
+    monkeypatch.setattr(runner.bench_lean, "main", lambda: None)
+    runner.main()
+    out = capsys.readouterr().out
+    assert "== skipped: 1 ==" in out and out.count("SKIPPED: Ray: no ray") == 2
+    assert "UNGATED: Lean local backend" in out
+
+
+def test_the_demo_peak_is_read_from_gnu_time() -> None:
+    from benchmarks.bench_demo_memory import peak_rss_gb
+
+    report = "\tMaximum resident set size (kbytes): 2929688\n\tExit status: 0\n"
+    assert round(peak_rss_gb(report), 2) == 3.0
+    with pytest.raises(ValueError, match="Maximum resident set size"):
+        peak_rss_gb("Exit status: 0")

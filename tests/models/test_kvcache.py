@@ -33,3 +33,24 @@ def test_a_growing_layer_holds_what_concatenation_holds_across_reallocations() -
     got, want = growing.update(again, again), reference.update(again, again)
     assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
     assert growing.get_seq_length() == reference.get_seq_length()
+
+
+def test_the_prefix_cache_keeps_within_its_byte_bound_dropping_the_oldest() -> None:
+    import torch
+
+    from gapscope.models.kvcache import KVEntry, PrefixCache
+
+    def entry(first: int, length: int) -> KVEntry:
+        kv = torch.zeros((2, length, 8))  # 64 bytes a token for keys, as many for values
+        return KVEntry(torch.arange(first, first + length), ((kv, kv.clone()),))
+
+    cache = PrefixCache(max_entries=16, max_bytes=3 * 1280)
+    for first in (0, 100, 200, 300):
+        cache.store("", entry(first, 10))  # 1,280 bytes each
+    assert len(cache) == 3 and cache.nbytes == 3 * 1280
+    assert cache.lookup("", torch.arange(0, 10))[1] == 0  # the oldest went
+    assert cache.lookup("", torch.arange(300, 310))[1] == 10
+    cache.store("", entry(1000, 40))  # larger than the whole bound: not kept
+    assert len(cache) == 3 and cache.nbytes == 3 * 1280
+    cache.clear()
+    assert cache.nbytes == 0

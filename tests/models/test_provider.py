@@ -43,6 +43,11 @@ def test_generate_end_to_end_with_kv_reuse(tiny_checkpoint: Path) -> None:
         assert second.usage is not None and first.usage is not None
         assert first.usage.output_tokens == 5
         assert first.stop_reason == "max_tokens"
+        # every reply records what computed it: the format and its agreement with fp32
+        assert first.metadata is not None
+        info = first.metadata["gapscope_engine"]
+        assert info["weight_format"] == "float32" and "default" in info["agreement_with_fp32"]
+        assert info["cache_bytes"] == 256 << 20 and info["torch_threads"] >= 1
         return (
             first.usage.input_tokens,
             second.usage.input_tokens,
@@ -92,6 +97,8 @@ def test_model_args_are_validated(tiny_checkpoint: Path) -> None:
         ModelArgs.parse({"kv_reuse": "maybe"})
     with pytest.raises(ValueError, match="batch_size"):
         ModelArgs.parse({"batch_size": "many"})
+    with pytest.raises(ValueError, match="cache_mb >= 0"):
+        ModelArgs.parse({"cache_mb": "-1"})
     assert ModelArgs.parse({"kv_reuse": "false", "allow_download": "true"}) == ModelArgs(
         kv_reuse=False, allow_download=True
     )

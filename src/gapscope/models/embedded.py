@@ -28,6 +28,7 @@ from typing import Any
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from gapscope.models.checkpoints import CheckpointError, cache_root
+from gapscope.models.heap import release_free_memory
 from gapscope.models.model_cache import cached_build, sha256_file
 
 
@@ -160,6 +161,7 @@ def embedded_checkpoint(model: EmbeddedModel = SMOLLM2) -> Path:
         source["gguf_sha256"] = sha256_file(gguf)
         convert_gguf(gguf, staging)
         shutil.rmtree(scratch)
+        release_free_memory(collect=True)  # the dequantized fp32 model is garbage once saved
         return source
 
     return cached_build(target, build, f"{model.label} copy")

@@ -32,7 +32,9 @@ import torch
 from torch import Tensor, nn
 
 from gapscope.models.batching import BatchQueue
+from gapscope.models.calibration import format_note
 from gapscope.models.checkpoints import cache_root, load_checkpoint
+from gapscope.models.heap import keep_heap_small, release_free_memory
 from gapscope.models.hooks import HookSet, RowAdditions, attached, current_hooks, is_additive
 from gapscope.models.kvcache import (
     KVEntry,
@@ -123,11 +125,13 @@ class EngineStats:
 
 @dataclass(frozen=True)
 class EngineConfig:
-    """`batch_size`: most requests per forward pass; `cache_entries`: KV entries kept."""
+    """`batch_size`: most requests per forward pass; `cache_entries`: KV entries kept, and
+    `cache_bytes` the most bytes of keys/values they may hold together."""
 
     kv_reuse: bool = True
     batch_size: int = 8
     cache_entries: int = 16
+    cache_bytes: int = 256 << 20
 
 
 @dataclass
@@ -154,7 +158,7 @@ class Engine:
         self.tokenizer = tokenizer
         self.config = config
         self.stats = EngineStats()
-        self.cache = PrefixCache(config.cache_entries if config.kv_reuse else 0)
+        self.cache = PrefixCache(config.cache_entries if config.kv_reuse else 0, config.cache_bytes)
         self._lock = threading.Lock()
         self._queue: BatchQueue[GenerationRequest, GenerationResult] = BatchQueue(
             self.generate, config.batch_size
@@ -187,9 +191,10 @@ class Engine:
 
         On the CPU, `dtype` ``int8`` asks for int8 weights and ``fastest`` for fp32 or int8,
         whichever decodes faster, timed once per checkpoint and machine and remembered
-        (`gapscope.models.weight_format`); ``auto`` there is ``cpu_format`` (fp32 unless
-        the caller says otherwise: the provider's embedded models say ``fastest``).
+        (`gapscope.models.weight_format`): both change the replies, so they are opt-ins;
+        ``auto`` there is ``cpu_format`` (fp32 unless the caller says otherwise).
         """
+        keep_heap_small()
         load_dtype = "float32" if dtype in ("int8", "fastest") else dtype
         loaded = load_checkpoint(
             source, device=device, dtype=load_dtype, allow_download=allow_download
@@ -197,7 +202,21 @@ class Engine:
         on_cpu = next(loaded.model.parameters()).device.type == "cpu"
         requested = cpu_format if dtype == "auto" and on_cpu else dtype
         apply_cpu_format(loaded.model, loaded.source, requested, cache_root())
+        release_free_memory(collect=True)  # the loader's and any replaced layers' buffers
         return cls(loaded.model, loaded.tokenizer, config)
+
+    def info(self) -> dict[str, str | int]:
+        """What a log records about the engine: weight format and its measured agreement
+        with fp32 (``gapscope.models.calibration``), device, threads, KV-cache bounds."""
+        return {
+            "weight_format": self.weight_format,
+            "agreement_with_fp32": format_note(self.weight_format),
+            "device": str(self.device),
+            "torch_threads": torch.get_num_threads(),
+            "batch_size": self.config.batch_size,
+            "cache_entries": self.cache.max_entries,
+            "cache_bytes": self.config.cache_bytes,
+        }
 
     @property
     def device(self) -> torch.device:
@@ -250,6 +269,8 @@ class Engine:
                         chunk, self._run_batch([requests[i] for i in chunk]), strict=True
                     ):
                         results[index] = result
+            # a batch's cache buffers (its longest prompt's width) are garbage now
+            release_free_memory()
         return [results[index] for index in range(len(requests))]
 
     def span_means(

@@ -6,16 +6,19 @@ and wraps the reply as a `ModelOutput`. Model args (`-M key=value`):
 
     device          auto | cpu | cuda | cuda:N | mps            (default auto)
     dtype           auto | float32 | float16 | bfloat16 | int8 | fastest
-                    (default auto: on the CPU, ``fastest`` for the embedded models and
-                    float32 for ``hf/`` checkpoints; see ``ModelSource.cpu_format``)
+                    (default auto: float32 on the CPU, the faithful format; int8 and
+                    fastest change the replies, see ``gapscope.models.calibration``)
     kv_reuse        reuse KV caches across calls                 (default true)
     batch_size      most concurrent requests per forward pass    (default 8)
     cache_entries   KV-cache entries kept (LRU)                  (default 16)
+    cache_mb        most MB of keys/values the KV cache keeps    (default 256)
     allow_download  let hub names download (offline otherwise)   (default false)
 
 Provider instances with identical arguments share one engine (and so one model in
 memory and one KV cache): Inspect creates a provider per distinct `GenerateConfig`.
-The engine is reachable as `get_model(...).api.engine` (e.g. for steering).
+The engine is reachable as `get_model(...).api.engine` (e.g. for steering). Every reply's
+metadata (``ModelOutput.metadata["gapscope_engine"]``) records the weight format used, its
+measured agreement with fp32 and the torch threads, so every log says what computed it.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ class ModelArgs:
     kv_reuse: bool = True
     batch_size: int = 8
     cache_entries: int = 16
+    cache_mb: int = 256
     allow_download: bool = False
 
     @classmethod
@@ -73,12 +77,15 @@ class ModelArgs:
             kv_reuse=_as_bool("kv_reuse", args.get("kv_reuse", cls.kv_reuse)),
             batch_size=_as_int("batch_size", args.get("batch_size", cls.batch_size)),
             cache_entries=_as_int("cache_entries", args.get("cache_entries", cls.cache_entries)),
+            cache_mb=_as_int("cache_mb", args.get("cache_mb", cls.cache_mb)),
             allow_download=_as_bool(
                 "allow_download", args.get("allow_download", cls.allow_download)
             ),
         )
-        if parsed.batch_size < 1 or parsed.cache_entries < 0:
-            raise ValueError("model args need batch_size >= 1 and cache_entries >= 0")
+        if parsed.batch_size < 1 or parsed.cache_entries < 0 or parsed.cache_mb < 0:
+            raise ValueError(
+                "model args need batch_size >= 1, cache_entries >= 0 and cache_mb >= 0"
+            )
         return parsed
 
 
@@ -106,18 +113,13 @@ class ModelSource:
 
     checkpoint: str
     stop: tuple[str, ...] = ()
-    cpu_format: str = "auto"
-    """What ``dtype=auto`` loads on the CPU. The embedded models are ``fastest`` (int8 where
-    it decodes faster, ``gapscope.models.weight_format``): their weights come from a 4-bit
-    GGUF, so fp32 is not their precision either, and int8 weights with int8 activations is
-    what llama.cpp computes for them too. An ``hf/`` checkpoint stays fp32, exact."""
 
 
 def model_source(model_name: str) -> ModelSource:
     """Resolve `embedded`, `embedded/<name>` (converting its GGUF once) or `hf/<checkpoint>`."""
     if model_name == EMBEDDED_SOURCE or model_name.startswith(f"{EMBEDDED_SOURCE}/"):
         embedded = find_embedded(model_name[len(EMBEDDED_SOURCE) + 1 :])
-        return ModelSource(str(embedded_checkpoint(embedded)), embedded.stop, "fastest")
+        return ModelSource(str(embedded_checkpoint(embedded)), embedded.stop)
     if model_name.startswith(HF_PREFIX) and len(model_name) > len(HF_PREFIX):
         return ModelSource(model_name[len(HF_PREFIX) :])
     raise ValueError(
@@ -139,12 +141,12 @@ def shared_engine(source: ModelSource, args: ModelArgs) -> Engine:
                 source.checkpoint,
                 device=args.device,
                 dtype=args.dtype,
-                cpu_format=source.cpu_format,
                 allow_download=args.allow_download,
                 config=EngineConfig(
                     kv_reuse=args.kv_reuse,
                     batch_size=args.batch_size,
                     cache_entries=args.cache_entries,
+                    cache_bytes=args.cache_mb << 20,
                 ),
             )
             _engines[(source, args)] = engine
@@ -216,6 +218,7 @@ class GapscopeModelAPI(ModelAPI):
                 input_tokens_cache_read=result.reused_tokens,
             ),
             time=time.monotonic() - started,
+            metadata={"gapscope_engine": self.engine.info()},
         )
 
     def max_tokens(self) -> int | None:
