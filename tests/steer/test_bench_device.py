@@ -18,7 +18,7 @@ def test_without_cuda_it_says_skipped_and_builds_nothing(
 
     monkeypatch.setattr(bench_device, "run", no_model)
     bench_device.main()
-    assert capsys.readouterr().out.startswith("skipped: no CUDA device")
+    assert capsys.readouterr().out.startswith("SKIPPED: device bench: no CUDA device")
 
 
 def test_the_prover_shape_is_deepseek_prover_v2_7b() -> None:
