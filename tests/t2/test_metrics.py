@@ -6,7 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from gapscope.t2.metrics import ScoredSample, summarize, summarize_context
+from gapscope.t2.contract import ScoredSample
+from gapscope.t2.metrics import summarize, summarize_context
 from gapscope.t2.rules import Rules
 
 

@@ -15,12 +15,10 @@ from gapscope.analysis.logs import counted_samples, malformed_sample, require_ta
 from gapscope.analysis.profile import GapRow
 from gapscope.t2 import (
     BUCKETS,
-    COMPILES,
     TASK,
     Rules,
     RunMetadata,
     SampleOutcome,
-    SampleScoreMetadata,
     ScoredSample,
     parse_rules,
     summarize,
@@ -140,43 +138,37 @@ class ContextReport(TypedDict):
 
 def read_samples(log: EvalLog) -> list[ScoredSample]:
     """Every scored sample of a ``t2`` log; a sample that errored before scoring counts as
-    ``server_error`` (nothing is known about it)."""
+    ``server_error`` (nothing is known about it but what its own metadata says)."""
     require_task(log, TASK)
     out: list[ScoredSample] = []
     for sample in counted_samples(log):
         with malformed_sample(log, sample):
             score = sample_score(sample)
-            meta = cast(
-                SampleScoreMetadata, dict(score.metadata or {}) if score is not None else {}
-            )
+            unscored = _unscored(sample.metadata)
             out.append(
-                ScoredSample(
-                    record=str(meta.get("record", sample.metadata.get("id"))),
-                    context=str(meta.get("context", sample.metadata.get("context"))),
-                    outcome=str(meta.get("outcome", SampleOutcome.SERVER_ERROR)),
-                    compiles=bool(meta.get("compiles", False)),
-                    ta=bool(meta.get("ta", False)),
-                    ta_strict=bool(meta.get("ta_strict", False)),
-                    graded=meta.get("graded"),
-                    successors=int(meta.get("successors", sample.metadata.get("successors", 0))),
-                    hard=bool(meta.get("hard", sample.metadata.get("hard", False))),
-                    rows=int(meta.get("rows", sample.metadata.get("rows", 1))),
-                    bleu=meta.get("bleu"),
-                    bleu_t2=meta.get("bleu_t2"),
-                    exact_match=meta.get("exact_match"),
-                    first_compiles=_first_compiles(meta),
-                    revisions=int(meta.get("refine_revisions", 0)),
-                    beql=meta.get("beql"),
-                    beq_plus=meta.get("beq_plus"),
-                )
+                ScoredSample.from_metadata(score.metadata or {}, unscored)
+                if score is not None
+                else unscored
             )
     return out
 
 
-def _first_compiles(meta: SampleScoreMetadata) -> bool | None:
-    """Whether the first answer compiled, from a refined sample's trail (None unrefined)."""
-    trail = meta.get("refine_trail") or []
-    return trail[0] == COMPILES if trail else None
+def _unscored(meta: dict[str, Any]) -> ScoredSample:
+    """A sample as its own metadata (the task's :func:`gapscope.t2.task._metadata`) has it,
+    with no verdict: what an unscored sample counts as, and what a score read from a log
+    written before a field existed keeps for that field."""
+    return ScoredSample(
+        record=str(meta.get("id")),
+        context=str(meta.get("context")),
+        outcome=SampleOutcome.SERVER_ERROR,
+        compiles=False,
+        ta=False,
+        ta_strict=False,
+        graded=None,
+        successors=int(meta.get("successors", 0)),
+        hard=bool(meta.get("hard", False)),
+        rows=int(meta.get("rows", 1)),
+    )
 
 
 @dataclass(frozen=True)

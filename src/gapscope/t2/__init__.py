@@ -15,9 +15,9 @@ if TYPE_CHECKING:
     from gapscope.t2 import contract
     from gapscope.t2.audit import Audit, audit_records
     from gapscope.t2.bleu import BUCKETS
-    from gapscope.t2.contract import TASK, RunMetadata, SampleScoreMetadata
+    from gapscope.t2.contract import TASK, RunMetadata, ScoredSample
     from gapscope.t2.evaluate import SampleOutcome
-    from gapscope.t2.metrics import ScoredSample, summarize, with_missing
+    from gapscope.t2.metrics import summarize, with_missing
     from gapscope.t2.mining.informalize import Journal, informalize, read_prompt
     from gapscope.t2.mining.leandojo import leandojo_available, trace_with_leandojo
     from gapscope.t2.mining.output import OutputPaths, write_nl, write_records
@@ -52,7 +52,6 @@ __all__ = [
     "Rules",
     "RunMetadata",
     "SampleOutcome",
-    "SampleScoreMetadata",
     "ScoredSample",
     "Trace",
     "TraceConfig",
@@ -96,8 +95,7 @@ __getattr__, __dir__ = lazy_face(
         "Rules": ".rules",
         "RunMetadata": ".contract",
         "SampleOutcome": ".evaluate",
-        "SampleScoreMetadata": ".contract",
-        "ScoredSample": ".metrics",
+        "ScoredSample": ".contract",
         "TASK": ".contract",
         "Trace": ".mining.trace",
         "TraceConfig": ".mining.trace",

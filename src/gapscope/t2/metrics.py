@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -28,43 +28,11 @@ from numpy.typing import NDArray
 
 from gapscope.stats import BootstrapCI, bootstrap_ci
 from gapscope.t2.bleu import SIGNATURES, BleuMetric, ta_by_bleu
+from gapscope.t2.contract import ScoredSample
 from gapscope.t2.evaluate import SampleOutcome
 from gapscope.t2.rules import Rules, bleu_metric
 
 RATES = ("compile", "ta", "ta_strict", "graded")
-
-
-@dataclass(frozen=True)
-class ScoredSample:
-    """One sample as the metrics see it (read back from a log or made in a test)."""
-
-    record: str
-    context: str
-    outcome: str
-    compiles: bool
-    ta: bool
-    ta_strict: bool
-    graded: float | None
-    successors: int
-    hard: bool = False
-    rows: int = 1
-    """Rows of the data file with this record's id (counted under the released rules)."""
-    bleu: float | None = None
-    """sacrebleu's usual sentence BLEU (:data:`BleuMetric.SACREBLEU`)."""
-    bleu_t2: float | None = None
-    """The released evaluator's BLEU-4 (:data:`BleuMetric.T2`)."""
-    exact_match: bool | None = None
-    first_compiles: bool | None = None
-    """With ``refine``: whether the first answer compiled (None without refinement)."""
-    revisions: int = 0
-    """With ``refine``: how many times the model answered again after compile errors."""
-    beql: bool | None = None
-    """With ``beq``: BEqL of a theorem answer (None: not compared)."""
-    beq_plus: bool | None = None
-
-    def bleu_of(self, metric: BleuMetric) -> float | None:
-        """The sample's score under ``metric`` (None when the log has none)."""
-        return self.bleu_t2 if metric is BleuMetric.T2 else self.bleu
 
 
 HARD_RATES = ("compile", "ta")
@@ -166,13 +134,13 @@ def refinement(samples: Sequence[ScoredSample]) -> dict[str, Any] | None:
     tried = [s for s in samples if s.first_compiles is not None]
     if not tried:
         return None
-    revised = [s for s in tried if s.revisions]
+    revised = [s for s in tried if s.refine_revisions]
     return {
         "samples": len(tried),
         "first_compile": sum(bool(s.first_compiles) for s in tried) / len(tried),
         "compile": sum(s.compiles for s in tried) / len(tried),
         "revised": len(revised),
-        "revisions": sum(s.revisions for s in tried),
+        "revisions": sum(s.refine_revisions for s in tried),
         "fixed": sum(s.compiles for s in revised),
     }
 

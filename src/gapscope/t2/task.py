@@ -19,7 +19,7 @@ import asyncio
 import json
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,7 @@ from gapscope.params import generations, real, whole
 from gapscope.t2.audit import Audit, Defect, SuccessorsOf, audit_records
 from gapscope.t2.beq import Equivalence, equivalence
 from gapscope.t2.bleu import BleuMetric, exact_match, sentence_bleu
-from gapscope.t2.contract import TASK, RunMetadata
+from gapscope.t2.contract import TASK, RunMetadata, SampleScoreExtras, ScoredSample
 from gapscope.t2.declarations import is_hard
 from gapscope.t2.evaluate import Evaluate, SampleOutcome, SampleResult, evaluate_answer, settle
 from gapscope.t2.extract import Answer, extract_answer, released_answer
@@ -616,63 +616,77 @@ Compare = Callable[[T2Record, str], Equivalence | None]
 """BEqL/BEq+ of an answer's code against a record's target (:func:`gapscope.t2.beq.equivalence`)."""
 
 
-def _beq_metadata(compare: Compare | None, record: T2Record, code: str | None) -> dict[str, Any]:
-    """The answer's BEq verdicts (None: not asked, not a theorem, or the comparison failed,
-    whose reason is kept under ``beq_error``)."""
+def _beq_verdicts(
+    compare: Compare | None, record: T2Record, code: str | None
+) -> tuple[Equivalence | None, SampleScoreExtras]:
+    """The answer's BEq verdicts (None: not asked, not a theorem, or the comparison failed),
+    with what the log keeps about them: the strategy that proved them, or why the comparison
+    failed (``beq_error``)."""
     if compare is None or code is None:
-        return {}
+        return None, {}
     try:
         found = compare(record, code)
     except Exception as err:
-        return {"beql": None, "beq_plus": None, "beq_error": f"{type(err).__name__}: {err}"}
+        return None, {"beq_error": f"{type(err).__name__}: {err}"}
     if found is None:
-        return {"beql": None, "beq_plus": None}
-    return {"beql": found.beql, "beq_plus": found.beq_plus, "beq_strategy": found.strategy}
+        return None, {}
+    return found, {"beq_strategy": found.strategy}
 
 
 @scorer(metrics=[accuracy()])
 def t2_scorer(
     evaluate: Evaluate, rules: Rules = Rules.GAPSCOPE, compare: Compare | None = None
 ) -> Scorer:
-    """CORRECT when TA (parity) holds; every verdict is in the score's metadata, with the
-    answer's BLEU against the ground truth and, with ``compare``, its BEq verdicts (only for
-    an answer Lean checked)."""
+    """CORRECT when TA (parity) holds; every verdict is in the score's metadata
+    (:class:`gapscope.t2.contract.ScoredSample`, the verdict's detail and
+    :class:`gapscope.t2.contract.SampleScoreExtras`), with the answer's BLEU against the
+    ground truth and, with ``compare``, its BEq verdicts (only for an answer Lean checked)."""
     extract = _extract(rules)
 
-    def judged(reply: str, record: T2Record) -> tuple[Answer, SampleResult, dict[str, Any]]:
+    def judged(
+        reply: str, record: T2Record, meta: dict[str, Any]
+    ) -> tuple[Answer, SampleResult, ScoredSample]:
         """Extraction, checks and text metrics: CPU-bound on a long reply (lexing Lean), so
         run in a worker thread, where the event loop goes on with the other samples."""
         answer = extract(reply, target_identity(record))
         result = settle(evaluate, record, answer)
-        text = {
-            "bleu": sentence_bleu(answer.code, record.target_code, BleuMetric.SACREBLEU),
-            "bleu_t2": sentence_bleu(answer.code, record.target_code, BleuMetric.T2),
-            "exact_match": exact_match(answer.code, record.target_code),
-        }
-        return answer, result, text
+        scored = ScoredSample(
+            record=record.id,
+            context=meta["context"],
+            outcome=result.outcome,
+            compiles=result.compiles,
+            ta=result.ta,
+            ta_strict=result.ta_strict,
+            graded=result.graded,
+            successors=result.successors or meta["successors"],
+            hard=meta["hard"],
+            rows=meta["rows"],
+            bleu=sentence_bleu(answer.code, record.target_code, BleuMetric.SACREBLEU),
+            bleu_t2=sentence_bleu(answer.code, record.target_code, BleuMetric.T2),
+            exact_match=exact_match(answer.code, record.target_code),
+        )
+        return answer, result, scored
 
     async def score(state: TaskState, target: Target) -> Score:
         record = _record(state.metadata)
-        answer, result, text = await asyncio.to_thread(judged, state.output.completion, record)
+        answer, result, scored = await asyncio.to_thread(
+            judged, state.output.completion, record, state.metadata
+        )
         checked = answer.code if result.outcome == SampleOutcome.CHECKED else None
-        equivalent = await asyncio.to_thread(_beq_metadata, compare, record, checked)
+        found, beq_notes = await asyncio.to_thread(_beq_verdicts, compare, record, checked)
+        scored = replace(
+            scored,
+            refine_trail=tuple(state.store.get(REFINE_TRAIL, [])),
+            refine_revisions=state.store.get(REFINE_REVISIONS, 0),
+            beql=found.beql if found else None,
+            beq_plus=found.beq_plus if found else None,
+        )
+        extras: SampleScoreExtras = {"dependents": state.metadata["dependents"], **beq_notes}
         return Score(
             value=CORRECT if result.ta else INCORRECT,
             answer=answer.code,
             explanation=f"{result.outcome}: {result.detail}" if result.detail else result.outcome,
-            metadata={
-                "record": record.id,
-                "context": state.metadata["context"],
-                **result.to_dict(),
-                "successors": result.successors or state.metadata["successors"],
-                "dependents": state.metadata["dependents"],
-                "hard": state.metadata["hard"],
-                "rows": state.metadata["rows"],
-                **text,
-                "refine_trail": state.store.get(REFINE_TRAIL, []),
-                "refine_revisions": state.store.get(REFINE_REVISIONS, 0),
-                **equivalent,
-            },
+            metadata={**result.to_dict(), **scored.to_metadata(), **extras},
         )
 
     return score
