@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tomllib
 from collections.abc import Iterator
 from dataclasses import replace
@@ -173,6 +174,74 @@ def test_an_installed_diagnostic_runs_through_gapscope_run_with_its_task_args(
     assert (log.eval.task_args["limit"], log.eval.task_args["max_tokens"]) == (8, 4)
     shown = runner.invoke(app, args)
     assert shown.exit_code == 0 and "parity accuracy" in shown.output
+
+
+PIP_INSTALLED = """
+import json, sys
+from typer.testing import CliRunner
+import gapscope_parity
+from gapscope.app.demo import demo_study
+from gapscope.app.main import app
+from gapscope.models.scripted import script
+
+args = ["run", "parity", "--model", script("pip", lambda m: "odd"), "-T", "limit=2"]
+result = CliRunner().invoke(app, [*args, "--log-dir", sys.argv[1], "--json"])
+print(json.dumps({
+    "package": gapscope_parity.__file__,
+    "run": [result.exit_code, json.loads(result.stdout)],
+    "demo": [(t.row.diagnostic, t.row.label) for t in demo_study().tasks],
+}))
+"""
+
+
+def _venv_over_this_one(venv: Path) -> Path:
+    """A fresh venv that sees this environment's packages (pip, setuptools, gapscope's
+    dependencies) after its own, so nothing is downloaded: its python."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = next(
+        p for p in (venv / "bin" / "python", venv / "Scripts" / "python.exe") if p.exists()
+    )
+    ask = [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]
+    purelib = subprocess.run(ask, check=True, capture_output=True, text=True).stdout.strip()
+    (Path(purelib) / "outer.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return python
+
+
+@pytest.mark.slow
+def test_the_example_installed_by_pip_runs_and_is_in_the_demo_plan(tmp_path: Path) -> None:
+    """The real install path (``pip install -e`` into a fresh venv, which builds the example's
+    pyproject.toml and writes its entry points as pip does), not the stand-in dist-info of
+    the tests above: ``run parity`` works and ``make demo``'s plan (:func:`demo_study`) has it
+    for each demo model."""
+    if int(metadata.version("setuptools").split(".")[0]) < 77:
+        pytest.skip("the example's build backend (setuptools>=77) is not in this environment")
+    source = tmp_path / "gapscope-parity"
+    shutil.copytree(EXAMPLE, source)  # an editable install writes its egg-info beside the code
+    python = _venv_over_this_one(tmp_path / "venv")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    install = ["-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "--no-index"]
+    done = subprocess.run(
+        [python, *install, "-e", str(source)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    ran = subprocess.run(
+        [python, "-c", PIP_INSTALLED, str(tmp_path / "logs")],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert ran.returncode == 0, ran.stderr
+    out = json.loads(ran.stdout.splitlines()[-1])
+    assert Path(out["package"]).is_relative_to(source)
+    code, result = out["run"]
+    assert code == 0 and result["details"]["correct"] == {"1": True, "2": False}
+    assert [(r["diagnostic"], r["metric"], r["n"]) for r in result["summary"]] == [
+        ("parity", "accuracy", 2)
+    ]
+    rows = [label for name, label in out["demo"] if name == "parity"]
+    assert rows == ["numbers 1..6"] * len(DEMO_MODELS)
 
 
 def test_the_example_scores_the_whole_answer_not_a_word_inside_it(
