@@ -194,6 +194,17 @@ print(json.dumps({
 """
 
 
+def _printed_json(
+    python: Path, script: str, args: list[str], env: dict[str, str], cwd: Path
+) -> Any:
+    """Run ``script`` in a fresh interpreter: the JSON it printed last."""
+    done = subprocess.run(
+        [python, "-c", script, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
 def _venv_over_this_one(venv: Path) -> Path:
     """A fresh venv that sees this environment's packages (pip, setuptools, gapscope's
     dependencies) after its own, so nothing is downloaded: its python."""
@@ -224,16 +235,7 @@ def test_the_example_installed_by_pip_runs_and_is_in_the_demo_plan(tmp_path: Pat
         [python, *install, "-e", str(source)], env=env, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
-    ran = subprocess.run(
-        [python, "-c", PIP_INSTALLED, str(tmp_path / "logs")],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert ran.returncode == 0, ran.stderr
-    out = json.loads(ran.stdout.splitlines()[-1])
+    out = _printed_json(python, PIP_INSTALLED, [str(tmp_path / "logs")], env, tmp_path)
     assert Path(out["package"]).is_relative_to(source)
     code, result = out["run"]
     assert code == 0 and result["details"]["correct"] == {"1": True, "2": False}
@@ -387,16 +389,7 @@ def test_the_example_added_in_tree_touches_five_files_and_reaches_every_command(
     ]
     env = {**os.environ, "PYTHONPATH": f"{repo / 'src'}{os.pathsep}{repo}"}
     logs = json.dumps({k: str(v) for k, v in parity_logs.items()})
-    done = subprocess.run(
-        [sys.executable, "-c", IN_TREE, str(repo), logs],
-        env=env,
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout.splitlines()[-1])
+    out = _printed_json(Path(sys.executable), IN_TREE, [str(repo), logs], env, repo)
     code, plan = out["dry_run"]
     assert code == 0 and [t["diagnostic"] for t in plan["details"]["plan"]["tasks"]] == ["parity"]
     code, report = out["report"]
