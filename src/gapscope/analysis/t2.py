@@ -17,6 +17,7 @@ from gapscope.t2 import (
     BUCKETS,
     COMPILES,
     TASK,
+    UNTESTED_PATHS,
     Rules,
     RunMetadata,
     SampleOutcome,
@@ -168,6 +169,7 @@ def read_samples(log: EvalLog) -> list[ScoredSample]:
                     revisions=int(meta.get("refine_revisions", 0)),
                     beql=meta.get("beql"),
                     beq_plus=meta.get("beq_plus"),
+                    selftest=meta.get("selftest"),
                 )
             )
     return out
@@ -324,6 +326,7 @@ def summarize_log(log: EvalLog, *, n_resamples: int = 2000, seed: int = 0) -> T2
         "shot_pool": meta.get("shot_pool"),
         "refine": meta.get("refine", 0),
         "beq": meta.get("beq", False),
+        "untested": _untested(samples, meta.get("untested")),
         "contexts": summarize(
             with_missing(samples, _planned(meta), meta.get("contexts", ()))
             if rules is Rules.T2
@@ -335,6 +338,8 @@ def summarize_log(log: EvalLog, *, n_resamples: int = 2000, seed: int = 0) -> T2
         ),
     }
     notes = [_rules_note(rules)]
+    if report["untested"]["samples"]:
+        notes.append(_untested_note(report["untested"]))
     if fallback:
         notes.append(_fallback_note(fallback, meta.get("nl_file")))
     if meta.get("ground_truth"):
@@ -362,6 +367,26 @@ def _planned(meta: RunMetadata) -> list[ScoredSample]:
         )
         for p in meta.get("planned", [])
     ]
+
+
+def _untested(samples: list[ScoredSample], path: str | None) -> dict[str, Any]:
+    """The samples Lean checked on a path that passed no self-test here (``selftest`` false
+    in their score metadata), of those it checked, and the untested path the run allowed."""
+    labelled = [s for s in samples if s.selftest is not None]
+    return {
+        "path": path,
+        "samples": sum(not s.selftest for s in labelled),
+        "checked": len(labelled),
+    }
+
+
+def _untested_note(untested: dict[str, Any]) -> str:
+    where = UNTESTED_PATHS.get(untested["path"], "a local workspace whose self-test has not passed")
+    return (
+        f"UNTESTED (selftest=false): {untested['samples']} of {untested['checked']} checked"
+        f" T2 samples were judged by {where}, a path no known-answer self-test certifies;"
+        " its scores are not vouched for (docs/lean.md, the self-test)"
+    )
 
 
 def _rules_note(rules: Rules) -> str:

@@ -38,11 +38,13 @@ if TYPE_CHECKING:
     from gapscope.t2.rules import Rules, parse_rules
     from gapscope.t2.successors import record_successors, successor_profile
     from gapscope.t2.task import t2
+    from gapscope.t2.untested import UNTESTED_PATHS
 
 __all__ = [
     "BUCKETS",
     "COMPILES",
     "TASK",
+    "UNTESTED_PATHS",
     "Audit",
     "Filters",
     "Journal",
@@ -102,6 +104,7 @@ __getattr__, __dir__ = lazy_face(
         "Trace": ".mining.trace",
         "TraceConfig": ".mining.trace",
         "TraceError": ".mining.traced",
+        "UNTESTED_PATHS": ".untested",
         "audit_records": ".audit",
         "file_text_of": ".repo",
         "informalize": ".mining.informalize",

@@ -27,7 +27,9 @@ class RunMetadata(TypedDict):
     (:mod:`gapscope.t2.shots`; 0 and None in a zero-shot run or a log written before);
     ``refine``: rounds of compile feedback after the first answer (:mod:`gapscope.t2.refine`;
     0 in a log written before); ``beq``: whether theorem answers were compared with the
-    original by BEqL/BEq+ (:mod:`gapscope.t2.beq`)."""
+    original by BEqL/BEq+ (:mod:`gapscope.t2.beq`); ``untested``: the checking path without a
+    known-answer self-test the user allowed (``kimina``, ``lake-build``:
+    :mod:`gapscope.t2.untested`; None otherwise and in a log written before)."""
 
     data: str
     contexts: list[str]
@@ -47,6 +49,7 @@ class RunMetadata(TypedDict):
     shot_pool: str | None
     refine: int
     beq: bool
+    untested: NotRequired[str | None]
     model_calls: NotRequired[dict[str, int]]
     """With ``refine``: per sample, the most generations it may take (``k`` x (1 + refine)),
     which a plan counts instead of one per sample and epoch."""
@@ -71,7 +74,9 @@ class SampleScoreMetadata(TypedDict, total=False):
     ``refine_revisions``: how many times the errors were handed back and the model answered
     again; ``beql``/``beq_plus``: with ``beq``, the answer's equivalence verdicts (None: not a
     theorem, or no statement), ``beq_strategy`` what proved it, ``beq_error`` why the
-    comparison failed."""
+    comparison failed; ``selftest``: whether the path that checked the answer passed its
+    known-answer self-test here (False on an untested path the user allowed,
+    :mod:`gapscope.t2.untested`; None where Lean never saw the answer or in an older log)."""
 
     record: str
     context: str
@@ -99,3 +104,4 @@ class SampleScoreMetadata(TypedDict, total=False):
     full_status: str | None
     detail: str
     errors: dict[str, Any]
+    selftest: bool | None

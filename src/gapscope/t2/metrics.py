@@ -61,6 +61,9 @@ class ScoredSample:
     beql: bool | None = None
     """With ``beq``: BEqL of a theorem answer (None: not compared)."""
     beq_plus: bool | None = None
+    selftest: bool | None = None
+    """Whether the path that checked it passed its self-test (None: not checked by Lean, or
+    a log written before the label)."""
 
     def bleu_of(self, metric: BleuMetric) -> float | None:
         """The sample's score under ``metric`` (None when the log has none)."""
