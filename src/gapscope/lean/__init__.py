@@ -52,6 +52,7 @@ if TYPE_CHECKING:
         unsandboxed_allowed,
     )
     from gapscope.lean.screen import SYNTAX_COMMANDS, attributes_in, screen_code
+    from gapscope.lean.selftest.programs import PROBE_PATH, Probe, ProgramRun
     from gapscope.lean.selftest.record import (
         ENV_ALLOW_UNTESTED,
         SelfTestRequired,
@@ -84,6 +85,7 @@ __all__ = [
     "ENV_SPEC",
     "EXECUTORS",
     "INSTALL_HINT",
+    "PROBE_PATH",
     "RAY_INSTALL",
     "STANDARD_AXIOMS",
     "SYNTAX_COMMANDS",
@@ -102,6 +104,8 @@ __all__ = [
     "LeanVerdict",
     "Lexed",
     "LocalBackend",
+    "Probe",
+    "ProgramRun",
     "RayOptions",
     "SandboxStatus",
     "SandboxUnavailable",
@@ -168,6 +172,9 @@ __getattr__, __dir__ = lazy_face(
         "LeanVerdict": ".verdict",
         "Lexed": ".source",
         "LocalBackend": ".local",
+        "PROBE_PATH": ".selftest.programs",
+        "Probe": ".selftest.programs",
+        "ProgramRun": ".selftest.programs",
         "RAY_INSTALL": ".executor",
         "RayOptions": ".executor",
         "STANDARD_AXIOMS": ".verdict",

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from gapscope.t2.mining.informalize import Journal, informalize, read_prompt
     from gapscope.t2.mining.leandojo import leandojo_available, trace_with_leandojo
     from gapscope.t2.mining.output import OutputPaths, write_nl, write_records
+    from gapscope.t2.mining.probe import TRACER_PROBE
     from gapscope.t2.mining.targets import Filters, Mined, mine_targets
     from gapscope.t2.mining.trace import (
         Trace,
@@ -44,6 +45,7 @@ __all__ = [
     "BUCKETS",
     "COMPILES",
     "TASK",
+    "TRACER_PROBE",
     "UNTESTED_PATHS",
     "Audit",
     "Filters",
@@ -101,6 +103,7 @@ __getattr__, __dir__ = lazy_face(
         "SampleScoreMetadata": ".contract",
         "ScoredSample": ".metrics",
         "TASK": ".contract",
+        "TRACER_PROBE": ".mining.probe",
         "Trace": ".mining.trace",
         "TraceConfig": ".mining.trace",
         "TraceError": ".mining.traced",
