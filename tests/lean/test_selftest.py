@@ -110,6 +110,8 @@ def test_each_false_proof_class_of_issue_37_has_a_case_citing_its_reference_suit
         "honest-open-in": "compile-open-in-axiom",
         "honest-local-notation": SAFEVERIFY,
         "mathlib-header-honest": "comparator@5d21b89 Main.lean safeLakeBuild",
+        "initialize-hostile": "repl@8948401 REPL/Frontend.lean:41",
+        "challenge-forged-for-a-later-build": "comparator@5d21b89 Main.lean:270-281",
     }
     for name, reference in classes.items():
         assert reference in raw[name]["reference"], name
@@ -117,6 +119,13 @@ def test_each_false_proof_class_of_issue_37_has_a_case_citing_its_reference_suit
     assert loaded["mathlib-header-honest"].header == "import Mathlib"
     assert loaded["mathlib-header-honest"].needs == ("mathlib",)
     assert loaded["honest-open-in"].expect == loaded["honest-local-notation"].expect == "valid"
+    # both hostile cases state what the challenge does not: only the judge's order (a
+    # challenge built and exported before the solution's build) or its refusal to run a
+    # solution's initializer keeps them rejected
+    for name in ("initialize-hostile", "challenge-forged-for-a-later-build"):
+        case = loaded[name]
+        assert (case.kind, case.expect, case.misses) == ("theorem", "rejected", ())
+        assert "theorem t : True := trivial" in case.solution
 
 
 def test_a_case_needing_a_package_the_workspace_lacks_is_recorded_skipped(
