@@ -179,6 +179,27 @@ def test_a_pass_certifies_only_its_own_checker(project: Path, gated: None) -> No
     assert result.passed
 
 
+def test_a_solution_comparator_cannot_build_is_its_refusal_in_the_selftest(
+    project: Path, gated: None
+) -> None:
+    """The self-test puts every theorem case to comparator, also those the REPL rejects for
+    not compiling (an ``unsafe`` or ``partial`` definition): comparator failing to build such
+    a solution, after the challenge, is a rejection there; an honest case that fails so is not."""
+    unbuilt = [
+        Case("unbuildable", "theorem", "theorem t : 1 = 1 := rfl -- fake:error", "rejected",
+             "theorem t : 1 = 1 := sorry", ("t",)),
+        Case("honest-unbuildable", "theorem", "theorem t : 1 = 1 := rfl -- fake:error", "valid",
+             "theorem t : 1 = 1 := sorry", ("t",)),
+    ]  # fmt: skip
+    with _backend(project, kernel_checker=fake_kernel()) as backend:
+        result = run_selftest(backend, unbuilt, timeout_s=10.0)
+    kernel = {r.case: (r.status, r.ok) for r in result.results if r.path == "kernel:comparator"}
+    assert kernel == {
+        "unbuildable": ("server_error", True),
+        "honest-unbuildable": ("server_error", False),
+    }
+
+
 def test_the_selftest_compiles_every_shipped_lean_program(project: Path, gated: None) -> None:
     shipped = shipped_programs()
     assert {"onng/problems/library.lean", "t2/mining/GapscopeMine.lean"} <= set(shipped)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gapscope.lean.backend import CheckRequest
+from gapscope.lean.kernel import SOLUTION_NOT_BUILT
 from gapscope.lean.packages import locked_packages
 from gapscope.lean.selftest.cases import Case, load_cases
 from gapscope.lean.selftest.programs import (
@@ -68,8 +69,11 @@ class SelfTestResult:
 
 
 def judged(case: Case, path: str, verdict: LeanVerdict) -> CaseResult:
-    """Compare a verdict with the case's known answer."""
-    if verdict.status in UNSETTLED:
+    """Compare a verdict with the case's known answer. comparator failing to build the
+    solution after it built the challenge (:data:`SOLUTION_NOT_BUILT`) is its refusal of that
+    solution here: the self-test puts cases to it that the REPL rejects (an ``unsafe`` or a
+    ``partial`` definition does not compile), where a run would have stopped at the REPL."""
+    if verdict.status in UNSETTLED and not verdict.detail.startswith(SOLUTION_NOT_BUILT):
         ok: bool | None = False  # nothing was established: not a pass
     else:
         ok = verdict.valid == (case.expect == "valid")
