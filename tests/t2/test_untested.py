@@ -122,3 +122,14 @@ def test_a_sample_is_certified_only_when_both_its_checks_came_from_a_tested_path
 
     result = evaluate_answer(record, answer, check, 60.0)  # type: ignore[arg-type]
     assert (result.outcome, result.selftest) == ("checked", label)
+
+
+def test_a_local_workspace_run_untested_is_labelled_too(fake_lean: str, tmp_path: Path) -> None:
+    """The local gate's own opt-out (here the suite's GAPSCOPE_LEAN_ALLOW_UNTESTED=1): the
+    run is not refused, its verdicts say selftest=false, and the report says whose they are."""
+    code, stdout, output = _run(fake_lean, "t2-local-untested", tmp_path, "--json")
+    assert code == 0, output
+    envelope = json.loads(stdout)
+    assert envelope["details"]["untested"] == {"path": None, "samples": 2, "checked": 2}
+    note = next(n for n in envelope["notes"] if n.startswith("UNTESTED"))
+    assert "judged by a local workspace whose self-test has not passed" in note
