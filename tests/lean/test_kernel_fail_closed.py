@@ -17,7 +17,7 @@ from gapscope.analysis.prove import ProblemCounts
 from gapscope.lean.backend import CheckRequest
 from gapscope.lean.cache import VerdictCache
 from gapscope.lean.childenv import ENV_PASS
-from gapscope.lean.kernel import Run, rejection
+from gapscope.lean.kernel import SOLUTION_NOT_BUILT, Run, rejection
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.verdict import LeanVerdict, Status
 from gapscope.prove.coherence import Coherence, classify
@@ -90,6 +90,23 @@ def test_a_rejection_is_read_from_comparators_own_last_line() -> None:
     # `«signal 9»` cannot turn a rejection into an uncounted server_error
     spoof = build + "error: unknown identifier 'signal 9 Killed out of memory'\n"
     assert status(spoof + "uncaught exception: Lean default kernel rejects") is Status.LEAN_ERROR
+
+
+def test_a_solution_that_does_not_build_is_told_apart_only_after_the_challenge_built() -> None:
+    """comparator's own ``Building GapscopeSolution`` line comes before any of the model's
+    code runs: a non-zero build after it is the solution's failure (still server_error in a
+    run, named so the self-test can count it); before it, or killed, it is not."""
+    challenge = "Building GapscopeChallenge\nExporting\n"
+    solution = challenge + "Building GapscopeSolution\n"
+    failed = rejection(Run(1, solution + "uncaught exception: Child exited with 1"))
+    assert failed == (Status.SERVER_ERROR, f"{SOLUTION_NOT_BUILT}: Child exited with 1")
+    for output in (
+        solution + "uncaught exception: Child exited with 137",  # SIGKILL: out of memory
+        challenge + "uncaught exception: Child exited with 1",  # the challenge's build
+        "Building GapscopeChallenge\nuncaught exception: Child exited with 1",
+    ):
+        status, detail = rejection(Run(1, output))
+        assert status is Status.SERVER_ERROR and not detail.startswith(SOLUTION_NOT_BUILT)
 
 
 def test_a_verdict_is_never_served_for_another_judge(

@@ -110,6 +110,8 @@ def test_each_false_proof_class_of_issue_37_has_a_case_citing_its_reference_suit
         "honest-open-in": "compile-open-in-axiom",
         "honest-local-notation": SAFEVERIFY,
         "mathlib-header-honest": "comparator@5d21b89 Main.lean safeLakeBuild",
+        "initialize-hostile": "repl@8948401 REPL/Frontend.lean:41",
+        "challenge-forged-for-a-later-build": "comparator@5d21b89 Main.lean:270-281",
     }
     for name, reference in classes.items():
         assert reference in raw[name]["reference"], name
@@ -117,6 +119,13 @@ def test_each_false_proof_class_of_issue_37_has_a_case_citing_its_reference_suit
     assert loaded["mathlib-header-honest"].header == "import Mathlib"
     assert loaded["mathlib-header-honest"].needs == ("mathlib",)
     assert loaded["honest-open-in"].expect == loaded["honest-local-notation"].expect == "valid"
+    # both hostile cases state what the challenge does not: only the judge's order (a
+    # challenge built and exported before the solution's build) or its refusal to run a
+    # solution's initializer keeps them rejected
+    for name in ("initialize-hostile", "challenge-forged-for-a-later-build"):
+        case = loaded[name]
+        assert (case.kind, case.expect, case.misses) == ("theorem", "rejected", ())
+        assert "theorem t : True := trivial" in case.solution
 
 
 def test_a_case_needing_a_package_the_workspace_lacks_is_recorded_skipped(
@@ -137,7 +146,8 @@ def test_a_run_is_refused_until_the_selftest_passed_here(project: Path, gated: N
         open_backend(f"local:{project}")
     with _backend(project, kernel_checker=None) as backend:
         result = run_selftest(backend, FAKE_CASES, timeout_s=10.0)
-    assert result.passed and [r.ok for r in result.results] == [True] * (2 + 3)
+    assert result.passed
+    assert [r.ok for r in result.results] == [True] * (len(shipped_programs()) + 3)
     record = json.loads(result.record.read_text(encoding="utf-8"))
     assert [r["passed"] for r in record.values()] == [True]
     with open_backend(f"local:{project}") as opened:
@@ -167,6 +177,27 @@ def test_a_pass_certifies_only_its_own_checker(project: Path, gated: None) -> No
         result = run_selftest(judged, FAKE_CASES, timeout_s=10.0)
     assert {r.path for r in result.results} == {COMPILE_PATH, "repl-text", "kernel:comparator"}
     assert result.passed
+
+
+def test_a_solution_comparator_cannot_build_is_its_refusal_in_the_selftest(
+    project: Path, gated: None
+) -> None:
+    """The self-test puts every theorem case to comparator, also those the REPL rejects for
+    not compiling (an ``unsafe`` or ``partial`` definition): comparator failing to build such
+    a solution, after the challenge, is a rejection there; an honest case that fails so is not."""
+    unbuilt = [
+        Case("unbuildable", "theorem", "theorem t : 1 = 1 := rfl -- fake:error", "rejected",
+             "theorem t : 1 = 1 := sorry", ("t",)),
+        Case("honest-unbuildable", "theorem", "theorem t : 1 = 1 := rfl -- fake:error", "valid",
+             "theorem t : 1 = 1 := sorry", ("t",)),
+    ]  # fmt: skip
+    with _backend(project, kernel_checker=fake_kernel()) as backend:
+        result = run_selftest(backend, unbuilt, timeout_s=10.0)
+    kernel = {r.case: (r.status, r.ok) for r in result.results if r.path == "kernel:comparator"}
+    assert kernel == {
+        "unbuildable": ("server_error", True),
+        "honest-unbuildable": ("server_error", False),
+    }
 
 
 def test_the_selftest_compiles_every_shipped_lean_program(project: Path, gated: None) -> None:

@@ -13,9 +13,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from inspect_ai.log import read_eval_log
+from typer.testing import CliRunner, Result
 
 from gapscope.app.main import app
+from gapscope.lean import ENV_ALLOW_UNTESTED
 from gapscope.t2.audit import Defect, audit_records
 from gapscope.t2.declarations import split_declarations
 from gapscope.t2.evaluate import SampleResult
@@ -164,13 +166,15 @@ def test_audit_looks_for_the_target_in_its_file(repo: Path) -> None:
     assert result.valid == [_record()]
 
 
-def test_run_t2_repo_with_a_lake_on_path(
-    repo: Path, lake_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _run_t2_repo(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, *extra: str
+) -> Result:
+    """``gapscope run t2 --repo`` with the fake ``lake`` first on PATH and a scripted model
+    ``name`` that answers the record's own target."""
     from gapscope.models.scripted import script
 
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
+    bin_dir.mkdir(exist_ok=True)
     lake = bin_dir / "lake"
     lake.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_LAKE}" "$@"\n')
     lake.chmod(lake.stat().st_mode | stat.S_IEXEC)
@@ -180,15 +184,59 @@ def test_run_t2_repo_with_a_lake_on_path(
     data = tmp_path / "repo.jsonl"
     fields = {k: v for k, v in _record().__dict__.items() if k != "line"}
     data.write_text(json.dumps(fields) + "\n")
-    model = script("t2-repo", lambda messages: f"```lean\n{TARGET}\n```")
+    model = script(name, lambda messages: f"```lean\n{TARGET}\n```")
     args = ["run", "t2", "--data", str(data), "--repo", str(repo.parent), "--context", "st"]
-    args += ["--min-successors", "1"]
-    result = CliRunner().invoke(
-        app, [*args, "--model", model, "--log-dir", str(tmp_path / "logs"), "--json"]
-    )
+    args += ["--min-successors", "1", "--model", model, "--log-dir", str(tmp_path / "logs")]
+    return CliRunner().invoke(app, [*args, *extra])
+
+
+def test_run_t2_repo_with_a_lake_on_path(
+    repo: Path, lake_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = _run_t2_repo(repo, tmp_path, monkeypatch, "t2-repo", "--json")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)["details"]
     assert summary["contexts"]["st"]["ta"]["estimate"] == 1.0
+
+
+def test_the_repository_track_is_refused_untested_before_the_model_is_asked(
+    repo: Path, lake_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No known-answer case has gone through lake build: without --allow-untested the run
+    stops (exit 2) with one line naming the flag, before any model call or lake run."""
+    from gapscope.models.scripted import REQUESTS
+
+    monkeypatch.delenv(ENV_ALLOW_UNTESTED)
+    result = _run_t2_repo(repo, tmp_path, monkeypatch, "t2-repo-refused")
+    assert result.exit_code == 2, result.output
+    error = next(line for line in result.output.splitlines() if "error" in line)
+    assert "--allow-untested" in error and "repository track" in error
+    assert REQUESTS["t2-repo-refused"] == []
+    assert not lake_log.exists()  # lake never ran
+    assert not list((tmp_path / "logs").glob("*.eval"))
+
+
+def test_an_allowed_repository_run_is_labelled_untested_in_the_log_and_the_report(
+    repo: Path, lake_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(ENV_ALLOW_UNTESTED)
+    result = _run_t2_repo(repo, tmp_path, monkeypatch, "t2-repo-allowed", "--allow-untested")
+    assert result.exit_code == 0, result.output
+    assert "selftest=false: 1 of 1 checked samples judged on an untested path (lake-build)" in (
+        result.output
+    )
+    assert "UNTESTED (selftest=false): 1 of 1 checked T2 samples" in result.output
+    (path,) = (tmp_path / "logs").glob("*.eval")
+    log = read_eval_log(str(path))
+    assert log.eval.metadata is not None and log.eval.metadata["untested"] == "lake-build"
+    assert log.samples is not None
+    assert [s.scores["t2_scorer"].metadata["selftest"] for s in log.samples] == [False]  # type: ignore[index]
+    html = tmp_path / "report.html"
+    made = CliRunner().invoke(app, ["report", str(path), "--out", str(html)])
+    assert made.exit_code == 0, made.output
+    assert "UNTESTED (selftest=false): 1 of 1 checked T2 samples were judged by the repository" in (
+        html.read_text(encoding="utf-8")
+    )
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from gapscope.analysis.profile import GapRow
 from gapscope.t2 import (
     BUCKETS,
     TASK,
+    UNTESTED_PATHS,
     Rules,
     RunMetadata,
     SampleOutcome,
@@ -146,9 +147,32 @@ def read_samples(log: EvalLog) -> list[ScoredSample]:
             score = sample_score(sample)
             unscored = _unscored(sample.metadata)
             out.append(
+<<<<<<< ours
                 ScoredSample.from_metadata(score.metadata or {}, unscored)
                 if score is not None
                 else unscored
+=======
+                ScoredSample(
+                    record=str(meta.get("record", sample.metadata.get("id"))),
+                    context=str(meta.get("context", sample.metadata.get("context"))),
+                    outcome=str(meta.get("outcome", SampleOutcome.SERVER_ERROR)),
+                    compiles=bool(meta.get("compiles", False)),
+                    ta=bool(meta.get("ta", False)),
+                    ta_strict=bool(meta.get("ta_strict", False)),
+                    graded=meta.get("graded"),
+                    successors=int(meta.get("successors", sample.metadata.get("successors", 0))),
+                    hard=bool(meta.get("hard", sample.metadata.get("hard", False))),
+                    rows=int(meta.get("rows", sample.metadata.get("rows", 1))),
+                    bleu=meta.get("bleu"),
+                    bleu_t2=meta.get("bleu_t2"),
+                    exact_match=meta.get("exact_match"),
+                    first_compiles=_first_compiles(meta),
+                    revisions=int(meta.get("refine_revisions", 0)),
+                    beql=meta.get("beql"),
+                    beq_plus=meta.get("beq_plus"),
+                    selftest=meta.get("selftest"),
+                )
+>>>>>>> theirs
             )
     return out
 
@@ -316,6 +340,7 @@ def summarize_log(log: EvalLog, *, n_resamples: int = 2000, seed: int = 0) -> T2
         "shot_pool": meta.get("shot_pool"),
         "refine": meta.get("refine", 0),
         "beq": meta.get("beq", False),
+        "untested": _untested(samples, meta.get("untested")),
         "contexts": summarize(
             with_missing(samples, _planned(meta), meta.get("contexts", ()))
             if rules is Rules.T2
@@ -327,6 +352,8 @@ def summarize_log(log: EvalLog, *, n_resamples: int = 2000, seed: int = 0) -> T2
         ),
     }
     notes = [_rules_note(rules)]
+    if report["untested"]["samples"]:
+        notes.append(_untested_note(report["untested"]))
     if fallback:
         notes.append(_fallback_note(fallback, meta.get("nl_file")))
     if meta.get("ground_truth"):
@@ -354,6 +381,26 @@ def _planned(meta: RunMetadata) -> list[ScoredSample]:
         )
         for p in meta.get("planned", [])
     ]
+
+
+def _untested(samples: list[ScoredSample], path: str | None) -> dict[str, Any]:
+    """The samples Lean checked on a path that passed no self-test here (``selftest`` false
+    in their score metadata), of those it checked, and the untested path the run allowed."""
+    labelled = [s for s in samples if s.selftest is not None]
+    return {
+        "path": path,
+        "samples": sum(not s.selftest for s in labelled),
+        "checked": len(labelled),
+    }
+
+
+def _untested_note(untested: dict[str, Any]) -> str:
+    where = UNTESTED_PATHS.get(untested["path"], "a local workspace whose self-test has not passed")
+    return (
+        f"UNTESTED (selftest=false): {untested['samples']} of {untested['checked']} checked"
+        f" T2 samples were judged by {where}, a path no known-answer self-test certifies;"
+        " its scores are not vouched for (docs/lean.md, the self-test)"
+    )
 
 
 def _rules_note(rules: Rules) -> str:

@@ -167,6 +167,12 @@ def _print_run(summary: T2Summary, console: Console) -> None:
         f"rules: {summary.rules.value}; records: {summary.records}, "
         f"evaluated: {summary.evaluated_records}" + (f"; skipped: {skipped}" if skipped else "")
     )
+    untested = summary.report.get("untested") or {}
+    if untested.get("samples"):
+        console.print(
+            f"selftest=false: {untested['samples']} of {untested['checked']} checked samples"
+            f" judged on an untested path ({untested.get('path') or 'local workspace'})"
+        )
     invalid = summary.ground_truth_invalid
     if invalid is not None:
         console.print(f"ground truth fails on {len(invalid)} record(s): {', '.join(invalid)}")

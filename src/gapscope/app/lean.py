@@ -173,12 +173,16 @@ def selftest(
 
     Until it passes, local Lean runs refuse to start. Exits 0 if every case gave its known
     answer, 1 otherwise, 2 if the workspace cannot be opened."""
+    from gapscope.app.workspace_setup import program_probes
     from gapscope.lean import LeanUnavailable, selftest_workspace
 
     with command_output("lean selftest", as_json) as out:
         try:
             result = selftest_workspace(
-                project, allow_unsandboxed=allow_unsandboxed, timeout_s=timeout_s
+                project,
+                allow_unsandboxed=allow_unsandboxed,
+                timeout_s=timeout_s,
+                probes=program_probes(),
             )
         except (LeanUnavailable, ValueError) as exc:
             out.fail(exc)

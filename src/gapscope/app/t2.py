@@ -159,6 +159,15 @@ def run_t2(
             " directions proved, as T2's evaluate_beq.py); file track only.",
         ),
     ] = False,
+    allow_untested: Annotated[
+        bool,
+        typer.Option(
+            "--allow-untested",
+            help="Run on a checking path no Lean self-test certifies (a kimina server, --repo,"
+            " a workspace whose `gapscope lean selftest` has not passed); scores are then"
+            " labelled selftest=false in the log and the report.",
+        ),
+    ] = False,
     log_dir: Annotated[Path, typer.Option(help="Where the Inspect .eval logs go.")] = Path("logs"),
     json_out: JsonOut = False,
 ) -> None:
@@ -200,6 +209,7 @@ def run_t2(
             shot_pool=shot_pool,
             refine=refine,
             beq=beq,
+            allow_untested=allow_untested,
         )
 
     run_diagnostic(

@@ -15,11 +15,20 @@ from gapscope.app.kit import command_output
 from gapscope.lean import (
     DEFAULT_REPL_REV,
     DEFAULT_TOOLCHAIN,
+    Probe,
     SelfTestResult,
     next_steps,
     selftest_workspace,
     write_workspace,
 )
+
+
+def program_probes() -> tuple[Probe, ...]:
+    """The probes of the Lean programs the diagnostics ship whose output matters (T2's
+    tracer): the Lean floor's self-test runs what it is handed, knowing no diagnostic."""
+    from gapscope.t2 import TRACER_PROBE
+
+    return (TRACER_PROBE,)
 
 
 def selftest_if_built(directory: Path) -> SelfTestResult | None:
@@ -30,7 +39,7 @@ def selftest_if_built(directory: Path) -> SelfTestResult | None:
     if shutil.which("lake") is None or find_repl_binary(directory) is None:
         return None
     try:
-        return selftest_workspace(directory)
+        return selftest_workspace(directory, probes=program_probes())
     except LeanUnavailable:
         return None
 

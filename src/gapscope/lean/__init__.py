@@ -52,6 +52,12 @@ if TYPE_CHECKING:
         unsandboxed_allowed,
     )
     from gapscope.lean.screen import SYNTAX_COMMANDS, attributes_in, screen_code
+    from gapscope.lean.selftest.programs import PROBE_PATH, Probe, ProgramRun
+    from gapscope.lean.selftest.record import (
+        ENV_ALLOW_UNTESTED,
+        SelfTestRequired,
+        untested_allowed,
+    )
     from gapscope.lean.selftest.runner import SelfTestResult, selftest_workspace
     from gapscope.lean.soundness import declared_names, is_sorry_warning
     from gapscope.lean.source import Kind, Lexed, code_only, lex
@@ -75,9 +81,11 @@ __all__ = [
     "DECLARATION_KINDS",
     "DEFAULT_REPL_REV",
     "DEFAULT_TOOLCHAIN",
+    "ENV_ALLOW_UNTESTED",
     "ENV_SPEC",
     "EXECUTORS",
     "INSTALL_HINT",
+    "PROBE_PATH",
     "RAY_INSTALL",
     "STANDARD_AXIOMS",
     "SYNTAX_COMMANDS",
@@ -96,9 +104,12 @@ __all__ = [
     "LeanVerdict",
     "Lexed",
     "LocalBackend",
+    "Probe",
+    "ProgramRun",
     "RayOptions",
     "SandboxStatus",
     "SandboxUnavailable",
+    "SelfTestRequired",
     "SelfTestResult",
     "Status",
     "VerdictCache",
@@ -131,6 +142,7 @@ __all__ = [
     "tail_of",
     "tool_findings",
     "unsandboxed_allowed",
+    "untested_allowed",
     "write_workspace",
 ]
 
@@ -147,6 +159,7 @@ __getattr__, __dir__ = lazy_face(
         "DECLARATION_KINDS": ".heads",
         "DEFAULT_REPL_REV": ".workspace",
         "DEFAULT_TOOLCHAIN": ".workspace",
+        "ENV_ALLOW_UNTESTED": ".selftest.record",
         "ENV_SPEC": ".factory",
         "EXECUTORS": ".executor",
         "Finding": ".doctor",
@@ -159,12 +172,16 @@ __getattr__, __dir__ = lazy_face(
         "LeanVerdict": ".verdict",
         "Lexed": ".source",
         "LocalBackend": ".local",
+        "PROBE_PATH": ".selftest.programs",
+        "Probe": ".selftest.programs",
+        "ProgramRun": ".selftest.programs",
         "RAY_INSTALL": ".executor",
         "RayOptions": ".executor",
         "STANDARD_AXIOMS": ".verdict",
         "SYNTAX_COMMANDS": ".screen",
         "SandboxStatus": ".sandbox",
         "SandboxUnavailable": ".sandbox",
+        "SelfTestRequired": ".selftest.record",
         "SelfTestResult": ".selftest.runner",
         "Status": ".verdict",
         "VerdictCache": ".cache",
@@ -197,6 +214,7 @@ __getattr__, __dir__ = lazy_face(
         "tail_of": ".kernel",
         "tool_findings": ".doctor",
         "unsandboxed_allowed": ".sandbox",
+        "untested_allowed": ".selftest.record",
         "write_workspace": ".workspace",
     },
 )

@@ -213,6 +213,24 @@ def judge_files(
     return files
 
 
+SOLUTION_NOT_BUILT = "comparator could not build or export the solution"
+"""The detail of a ``server_error`` in which comparator built and exported the challenge, went
+on to the solution (its own ``Building GapscopeSolution`` line, printed before any of the
+model's code runs, so the model cannot forge it), and the solution's build or export exited
+non-zero without being killed by a signal: the solution's own Lean failed. In a run that is
+still ``server_error`` (comparator runs only after the REPL accepted the same code), but the
+self-test, which puts every case to comparator directly, counts it as comparator refusing the
+solution (``gapscope.lean.selftest.runner``)."""
+
+
+def _solution_failed(output: str, why: str) -> bool:
+    """Whether comparator's failure is the solution's build or export exiting on its own (not
+    the challenge's, not a child killed by a signal: ``Child exited with 137`` is SIGKILL)."""
+    code = re.fullmatch(r"Child exited with (\d+)", why)
+    reached = f"Building {SOLUTION_MODULE}" in output.splitlines()
+    return code is not None and int(code.group(1)) < 128 and reached
+
+
 def rejection(run: Run) -> tuple[Status, str]:
     """What comparator's non-zero exit means, read only from what the model's code cannot
     write: the signal that killed comparator, or comparator's own last ``uncaught
@@ -235,6 +253,8 @@ def rejection(run: Run) -> tuple[Status, str]:
         tool = environment["tool"] or environment["missing"]
         named = f" (`{tool}` failed or is missing)" if tool else ""
         return Status.SERVER_ERROR, f"comparator could not start its checks{named}: {why}"
+    if _solution_failed(run.output, why):
+        return Status.SERVER_ERROR, f"{SOLUTION_NOT_BUILT}: {why}"
     if why.startswith("Child exited") or "not found in challenge" in why:
         return Status.SERVER_ERROR, f"comparator could not build or export a module: {why}"
     if "Illegal axiom" in why:

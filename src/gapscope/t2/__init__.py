@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from gapscope.t2.mining.informalize import Journal, informalize, read_prompt
     from gapscope.t2.mining.leandojo import leandojo_available, trace_with_leandojo
     from gapscope.t2.mining.output import OutputPaths, write_nl, write_records
+    from gapscope.t2.mining.probe import TRACER_PROBE
     from gapscope.t2.mining.targets import Filters, Mined, mine_targets
     from gapscope.t2.mining.trace import (
         Trace,
@@ -38,11 +39,14 @@ if TYPE_CHECKING:
     from gapscope.t2.rules import Rules, parse_rules
     from gapscope.t2.successors import record_successors, successor_profile
     from gapscope.t2.task import t2
+    from gapscope.t2.untested import UNTESTED_PATHS
 
 __all__ = [
     "BUCKETS",
     "COMPILES",
     "TASK",
+    "TRACER_PROBE",
+    "UNTESTED_PATHS",
     "Audit",
     "Filters",
     "Journal",
@@ -97,9 +101,11 @@ __getattr__, __dir__ = lazy_face(
         "SampleOutcome": ".evaluate",
         "ScoredSample": ".contract",
         "TASK": ".contract",
+        "TRACER_PROBE": ".mining.probe",
         "Trace": ".mining.trace",
         "TraceConfig": ".mining.trace",
         "TraceError": ".mining.traced",
+        "UNTESTED_PATHS": ".untested",
         "audit_records": ".audit",
         "file_text_of": ".repo",
         "informalize": ".mining.informalize",

@@ -81,7 +81,10 @@ class ScoredSample:
     tried before the last (``compiles``, ``lean_error``, ``timeout``, ``no_answer``, ...;
     :mod:`gapscope.t2.refine`), empty without; ``refine_revisions``: how many times the errors
     were handed back and the model answered again; ``beql``/``beq_plus``: with ``beq``, the
-    answer's equivalence verdicts (None: not compared, not a theorem, or no statement)."""
+    answer's equivalence verdicts (None: not compared, not a theorem, or no statement);
+    ``selftest``: whether the path that checked the answer passed its known-answer self-test
+    here (False on an untested path the user allowed, :mod:`gapscope.t2.untested`; None where
+    Lean never saw the answer or in an older log)."""
 
     record: str
     context: str
@@ -100,6 +103,7 @@ class ScoredSample:
     refine_revisions: int = 0
     beql: bool | None = None
     beq_plus: bool | None = None
+    selftest: bool | None = None
 
     @property
     def first_compiles(self) -> bool | None:

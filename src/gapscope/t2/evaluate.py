@@ -34,6 +34,7 @@ from gapscope.t2.declarations import split_declarations
 from gapscope.t2.extract import Answer, AnswerStatus
 from gapscope.t2.programs import Programs, attribute, build_programs
 from gapscope.t2.records import T2Record
+from gapscope.t2.untested import certified
 
 Checker = Callable[[Sequence[CheckRequest]], list[LeanVerdict]]
 """Verdicts for requests, in order (``LeanBackend.check_many`` of any executor)."""
@@ -89,6 +90,9 @@ class SampleResult:
     full_status: str | None = None
     detail: str = ""
     errors: dict[str, Any] = field(default_factory=dict)
+    selftest: bool | None = None
+    """Whether the path that checked it passed its known-answer self-test here (False: an
+    untested path the user allowed, :mod:`gapscope.t2.untested`; None: Lean never saw it)."""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -163,6 +167,7 @@ def evaluate_answer(
             compile_status=compiled.status.value,
             full_status=full.status.value,
             detail=broken[0].detail,
+            selftest=certified(compiled, full),
         )
     total = len(programs.successors)
     compiles, ta = _no_error(compiled), _no_error(full)
@@ -199,6 +204,7 @@ def evaluate_answer(
         compile_status=compiled.status.value,
         full_status=full.status.value,
         errors=errors,
+        selftest=certified(compiled, full),
     )
 
 

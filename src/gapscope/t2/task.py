@@ -36,7 +36,7 @@ from inspect_ai.model import (
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
-from gapscope.lean import RayOptions, VerdictCache, open_checker
+from gapscope.lean import RayOptions, VerdictCache, open_checker, untested_allowed
 from gapscope.log_metadata import plain
 from gapscope.models import system_first
 from gapscope.params import generations, real, whole
@@ -66,6 +66,7 @@ from gapscope.t2.repo import (
 from gapscope.t2.rules import Rules, parse_rules, released_rows
 from gapscope.t2.shots import choose_exemplars
 from gapscope.t2.successors import TargetIdentity, record_successors, target_identity
+from gapscope.t2.untested import require_tested, untested_path
 
 GROUND_TRUTH = "ground-truth"
 """The context label of ground-truth samples (the record's own target, no model)."""
@@ -139,6 +140,7 @@ def t2(
     shot_pool: str | None = None,
     refine: int = 0,
     beq: bool = False,
+    allow_untested: bool = False,
 ) -> Task:
     """T2 testing accuracy: generate the target declaration, test it with its successors.
 
@@ -185,6 +187,10 @@ def t2(
         beq: also compare each theorem answer with the original by BEqL and BEq+ (proving
             both directions, as the release's ``evaluate_beq.py``; :mod:`gapscope.t2.beq`).
             File track only.
+        allow_untested: run on a checking path no known-answer self-test certifies (a kimina
+            server, the repository track, or a local workspace whose self-test has not
+            passed); without it such a run stops before any model call. Its scores are
+            labelled ``selftest: false`` (:mod:`gapscope.t2.untested`).
     """
     k = whole("k", k, 1)
     refine = _refine_rounds(refine, repo, ground_truth)
@@ -204,6 +210,7 @@ def t2(
         build_timeout,
         workers,
         allow_unsandboxed,
+        allow_untested,
     )
     contexts, counting = parse_contexts(context), _counting(rules, repo)
     selection = _select(data, split, checking.repo, counting, min_successors, exclude, limit)
@@ -246,6 +253,9 @@ class _Checking:
     repo: RepoConfig | None
     repo_spec: str | None
     allow_unsandboxed: bool = False
+    allow_untested: bool = False
+    untested: str | None = None
+    """The path without a self-test the user allowed (:func:`untested_path`), or None."""
 
 
 def _checking(
@@ -257,9 +267,11 @@ def _checking(
     build_timeout: float,
     workers: int,
     allow_unsandboxed: bool,
+    allow_untested: bool,
 ) -> _Checking:
     """The checking settings, the timeouts and the project copies checked against their
-    ranges (also without ``repo``: a bad value is an error whatever the track)."""
+    ranges (also without ``repo``: a bad value is an error whatever the track); a path no
+    self-test certifies is refused here, before any model call, unless ``allow_untested``."""
     timeout_s = real("check_timeout", check_timeout, 0, above=True)
     build_timeout = real("build_timeout", build_timeout, 0, above=True)
     workers = whole("workers", workers, 1)
@@ -273,7 +285,19 @@ def _checking(
         if repo
         else None
     )
-    return _Checking(lean, timeout_s, executor, ray, repo_config, repo, allow_unsandboxed)
+    untested = untested_path(lean, repo)
+    require_tested(untested, allow_untested)
+    return _Checking(
+        lean,
+        timeout_s,
+        executor,
+        ray,
+        repo_config,
+        repo,
+        allow_unsandboxed,
+        untested_allowed(allow_untested),
+        untested,
+    )
 
 
 def _counting(rules: str, repo: str | None) -> Rules:
@@ -531,6 +555,7 @@ def _run_metadata(plan: _Plan, checking: _Checking, k: int, refine: int, beq: bo
         shot_pool=plan.exemplars.name,
         refine=refine,
         beq=beq,
+        untested=checking.untested,
     )
 
 
@@ -550,6 +575,7 @@ def _evaluator(checking: _Checking) -> tuple[Evaluate, Attempting | None, Compar
         ray=checking.ray,
         cache=VerdictCache(),
         allow_unsandboxed=checking.allow_unsandboxed,
+        allow_untested=checking.allow_untested,
     )
     in_lean: Evaluate = partial(
         evaluate_answer, check=checker.check_many, timeout_s=checking.timeout_s

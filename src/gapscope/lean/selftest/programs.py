@@ -4,7 +4,8 @@ gapscope ships Lean source that no Lean has compiled where it is developed (O-NN
 ``library.lean``, T2's tracer ``GapscopeMine.lean``, ...). The self-test compiles every
 ``*.lean`` file under the package - so a new one is covered without a list to keep - with the
 workspace's own toolchain (``lake env lean FILE``, sandboxed as the REPL is), and their bytes
-join the source the installation key hashes: a changed program voids a pass.
+join the source the installation key hashes: a changed program voids a pass. A program whose
+output matters is also probed (``Probe``): run on an input whose output is known, and compared.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -26,14 +28,32 @@ COMPILE_PATH = "lake-env-lean"
 _ERROR_LINE = re.compile(r"^.*:\d+:\d+: error\b.*$|^error:.*$", re.MULTILINE)
 
 
+PROBE_PATH = "known-output"
+"""The path label a probe (a shipped program run on an input whose output is known) is listed
+under in the self-test's results."""
+
+
 @dataclass(frozen=True)
-class Compiled:
-    """One program's compile: ``status`` (``compiled``, ``lean_error``, ``timeout``), and in
-    ``detail`` Lean's first error line (or the output's tail) when it failed."""
+class ProgramRun:
+    """One program's compile or probe: ``status`` (``compiled``, ``lean_error``, ``timeout``,
+    or the probe's own), and in ``detail`` what went wrong (Lean's first error line, the
+    output's tail, the difference from the known output) when it failed."""
 
     ok: bool
     status: str
     detail: str
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A shipped program put to an input whose output is known: compiling proves only that
+    it compiles (a tracer may compile and print nothing). The package that ships the program
+    writes its probe and hands it to the self-test (``gapscope lean selftest`` passes T2's
+    tracer probe, ``gapscope.t2.mining.probe``): this floor knows no diagnostic's program.
+    ``run(workspace, sandboxed, timeout_s)`` runs it with the workspace's toolchain."""
+
+    name: str
+    run: Callable[[Path, bool, float], ProgramRun]
 
 
 def shipped_programs() -> dict[str, Path]:
@@ -51,22 +71,22 @@ def key_source(programs: dict[str, Path] | None = None) -> str:
     return digest.hexdigest()
 
 
-def compile_program(path: Path, project: Path, sandboxed: bool, timeout_s: float) -> Compiled:
+def compile_program(path: Path, project: Path, sandboxed: bool, timeout_s: float) -> ProgramRun:
     """``lake env lean path`` in ``project``: it fails on a non-zero exit or an error line
     (warnings are fine), on a timeout, or when ``lake`` cannot be run."""
     if shutil.which("lake") is None:
-        return Compiled(False, "lean_error", "`lake` is not on PATH: nothing was compiled")
+        return ProgramRun(False, "lean_error", "`lake` is not on PATH: nothing was compiled")
     command = ["lake", "env", "lean", str(path)]
     if sandboxed:
         command = sandbox_argv(command, project)
     try:
         done = run_bounded(command, project, timeout_s)
     except OSError as exc:
-        return Compiled(False, "lean_error", f"cannot run {command[0]}: {exc}")
+        return ProgramRun(False, "lean_error", f"cannot run {command[0]}: {exc}")
     if done.code is None:
-        return Compiled(False, "timeout", f"not compiled after {timeout_s:.0f} s")
+        return ProgramRun(False, "timeout", f"not compiled after {timeout_s:.0f} s")
     error = _ERROR_LINE.search(done.output)
     if done.code == 0 and error is None:
-        return Compiled(True, "compiled", "")
+        return ProgramRun(True, "compiled", "")
     first = error.group(0) if error else f"exit {done.code}: {tail_of(done.output, 500)}"
-    return Compiled(False, "lean_error", first.strip())
+    return ProgramRun(False, "lean_error", first.strip())

@@ -4,7 +4,9 @@ Every case goes through the REPL path (``repl-text``: what ``LocalBackend`` conc
 any kernel checker) and every theorem case also straight through the kernel checker, when the
 backend has one - so that each judge is tested on every case, not only on those the REPL
 passed on. First, every Lean program gapscope ships is compiled in the workspace
-(``programs``): one that does not compile fails the self-test, named with Lean's first error.
+(``programs``): one that does not compile fails the self-test, named with Lean's first error;
+then each probe handed in runs its program on an input with a known output (T2's tracer on a
+small project with a known dependency graph): an empty or a different output fails it.
 A case whose header needs a package the workspace has not built (``needs``: Mathlib) is
 recorded as skipped. The screen (``gapscope.lean.screen``, applied by the diagnostics before
 any backend) is not in this path: every case, those the screen would refuse included, is put
@@ -15,15 +17,23 @@ Nothing is cached: the point is to see this installation answer.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gapscope.lean.backend import CheckRequest
+from gapscope.lean.kernel import SOLUTION_NOT_BUILT
 from gapscope.lean.packages import locked_packages
 from gapscope.lean.selftest.cases import Case, load_cases
-from gapscope.lean.selftest.programs import COMPILE_PATH, compile_program, shipped_programs
+from gapscope.lean.selftest.programs import (
+    COMPILE_PATH,
+    PROBE_PATH,
+    Probe,
+    compile_program,
+    shipped_programs,
+)
 from gapscope.lean.selftest.record import save_record
 from gapscope.lean.verdict import LeanVerdict, Status
 
@@ -59,8 +69,11 @@ class SelfTestResult:
 
 
 def judged(case: Case, path: str, verdict: LeanVerdict) -> CaseResult:
-    """Compare a verdict with the case's known answer."""
-    if verdict.status in UNSETTLED:
+    """Compare a verdict with the case's known answer. comparator failing to build the
+    solution after it built the challenge (:data:`SOLUTION_NOT_BUILT`) is its refusal of that
+    solution here: the self-test puts cases to it that the REPL rejects (an ``unsafe`` or a
+    ``partial`` definition does not compile), where a run would have stopped at the REPL."""
+    if verdict.status in UNSETTLED and not verdict.detail.startswith(SOLUTION_NOT_BUILT):
         ok: bool | None = False  # nothing was established: not a pass
     else:
         ok = verdict.valid == (case.expect == "valid")
@@ -70,11 +83,15 @@ def judged(case: Case, path: str, verdict: LeanVerdict) -> CaseResult:
 
 
 def run_selftest(
-    backend: LocalBackend, cases: list[Case] | None = None, timeout_s: float = 120.0
+    backend: LocalBackend,
+    cases: list[Case] | None = None,
+    timeout_s: float = 120.0,
+    probes: Sequence[Probe] = (),
 ) -> SelfTestResult:
-    """Compile the shipped Lean programs in ``backend``'s workspace and run ``cases``
-    (default: the shipped ones) on its paths; store the result under the backend's
-    installation key in its workspace."""
+    """Compile the shipped Lean programs in ``backend``'s workspace, run each of ``probes``
+    (a program whose output is compared with a known one) and ``cases`` (default: the
+    shipped ones) on its paths; store the result under the backend's installation key in its
+    workspace."""
     start = time.monotonic()
     cases = load_cases() if cases is None else cases
     results: list[CaseResult] = []
@@ -82,6 +99,9 @@ def run_selftest(
         done = compile_program(program, backend.project, backend.sandboxed, timeout_s)
         detail = done.detail if done.ok else f"{name}: {done.detail}"
         results.append(CaseResult(name, COMPILE_PATH, done.status, done.ok, detail[:500]))
+    for probe in probes:
+        ran = probe.run(backend.project, backend.sandboxed, timeout_s)
+        results.append(CaseResult(probe.name, PROBE_PATH, ran.status, ran.ok, ran.detail[:500]))
     built = {package.name.lower() for package in locked_packages(backend.project)}
     for case in cases:
         unmet = [need for need in case.needs if need.lower() not in built]
@@ -111,11 +131,15 @@ def run_selftest(
 
 
 def selftest_workspace(
-    project: Path, *, allow_unsandboxed: bool = False, timeout_s: float = 120.0
+    project: Path,
+    *,
+    allow_unsandboxed: bool = False,
+    timeout_s: float = 120.0,
+    probes: Sequence[Probe] = (),
 ) -> SelfTestResult:
     """Open the local backend ``project`` as a run would (sandbox, REPL command and kernel
-    checker choices from the environment), ungated, and run the shipped cases on it;
-    LeanUnavailable when it cannot be opened."""
+    checker choices from the environment), ungated, and run the shipped cases and ``probes``
+    on it; LeanUnavailable when it cannot be opened."""
     from gapscope.lean.backend import LeanUnavailable
     from gapscope.lean.factory import open_backend
     from gapscope.lean.local import LocalBackend
@@ -130,4 +154,4 @@ def selftest_workspace(
     with backend:
         if not isinstance(backend, LocalBackend):
             raise LeanUnavailable(f"{project} is not a local Lean workspace")
-        return run_selftest(backend, timeout_s=timeout_s)
+        return run_selftest(backend, timeout_s=timeout_s, probes=probes)
