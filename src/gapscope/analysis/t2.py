@@ -147,32 +147,9 @@ def read_samples(log: EvalLog) -> list[ScoredSample]:
             score = sample_score(sample)
             unscored = _unscored(sample.metadata)
             out.append(
-<<<<<<< ours
                 ScoredSample.from_metadata(score.metadata or {}, unscored)
                 if score is not None
                 else unscored
-=======
-                ScoredSample(
-                    record=str(meta.get("record", sample.metadata.get("id"))),
-                    context=str(meta.get("context", sample.metadata.get("context"))),
-                    outcome=str(meta.get("outcome", SampleOutcome.SERVER_ERROR)),
-                    compiles=bool(meta.get("compiles", False)),
-                    ta=bool(meta.get("ta", False)),
-                    ta_strict=bool(meta.get("ta_strict", False)),
-                    graded=meta.get("graded"),
-                    successors=int(meta.get("successors", sample.metadata.get("successors", 0))),
-                    hard=bool(meta.get("hard", sample.metadata.get("hard", False))),
-                    rows=int(meta.get("rows", sample.metadata.get("rows", 1))),
-                    bleu=meta.get("bleu"),
-                    bleu_t2=meta.get("bleu_t2"),
-                    exact_match=meta.get("exact_match"),
-                    first_compiles=_first_compiles(meta),
-                    revisions=int(meta.get("refine_revisions", 0)),
-                    beql=meta.get("beql"),
-                    beq_plus=meta.get("beq_plus"),
-                    selftest=meta.get("selftest"),
-                )
->>>>>>> theirs
             )
     return out
 

@@ -35,45 +35,6 @@ from gapscope.t2.rules import Rules, bleu_metric
 RATES = ("compile", "ta", "ta_strict", "graded")
 
 
-<<<<<<< ours
-=======
-@dataclass(frozen=True)
-class ScoredSample:
-    """One sample as the metrics see it (read back from a log or made in a test)."""
-
-    record: str
-    context: str
-    outcome: str
-    compiles: bool
-    ta: bool
-    ta_strict: bool
-    graded: float | None
-    successors: int
-    hard: bool = False
-    rows: int = 1
-    """Rows of the data file with this record's id (counted under the released rules)."""
-    bleu: float | None = None
-    """sacrebleu's usual sentence BLEU (:data:`BleuMetric.SACREBLEU`)."""
-    bleu_t2: float | None = None
-    """The released evaluator's BLEU-4 (:data:`BleuMetric.T2`)."""
-    exact_match: bool | None = None
-    first_compiles: bool | None = None
-    """With ``refine``: whether the first answer compiled (None without refinement)."""
-    revisions: int = 0
-    """With ``refine``: how many times the model answered again after compile errors."""
-    beql: bool | None = None
-    """With ``beq``: BEqL of a theorem answer (None: not compared)."""
-    beq_plus: bool | None = None
-    selftest: bool | None = None
-    """Whether the path that checked it passed its self-test (None: not checked by Lean, or
-    a log written before the label)."""
-
-    def bleu_of(self, metric: BleuMetric) -> float | None:
-        """The sample's score under ``metric`` (None when the log has none)."""
-        return self.bleu_t2 if metric is BleuMetric.T2 else self.bleu
-
-
->>>>>>> theirs
 HARD_RATES = ("compile", "ta")
 """The rates reported for the Hard subset, as the paper's table has them."""
 
