@@ -35,14 +35,14 @@ def code_pilot_finding() -> Finding:
 
 
 def attempt_limits_finding() -> Finding:
-    """Whether the code pilot's attempts are bounded whole (a cgroup each) or per process."""
-    from gapscope.ladder import Isolation, Limits, bounds_in_force
-    from gapscope.lean import cgroup_support
+    """Whether the code pilot's attempts are bounded whole (a cgroup each), by their process
+    count only (rlimits under an unprivileged uid), or per process."""
+    from gapscope.ladder import Isolation, Limits, attempt_containment, bounds_in_force
 
-    support, limits = cgroup_support(), Limits()
-    cgroup = support.open(limits.bounds())
+    contained, limits = attempt_containment(Isolation.BWRAP), Limits()
+    cgroup = contained.open(limits.bounds())
     try:
-        found = bounds_in_force(limits, cgroup, Isolation.BWRAP)
+        found = bounds_in_force(limits, contained, cgroup, Isolation.BWRAP)
     finally:
         if cgroup is not None:
             cgroup.remove()

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from gapscope.lean.backend import CheckRequest, LeanBackend, LeanUnavailable
     from gapscope.lean.base import CachedBackend, check
     from gapscope.lean.cache import VerdictCache, default_cache_path
+    from gapscope.lean.bounding import ENV_ATTEMPT_CGROUP, Containment, containment
     from gapscope.lean.cgroup import AttemptCgroup, Bounds, CgroupSupport, cgroup_support
     from gapscope.lean.doctor import (
         Finding,
@@ -75,6 +76,7 @@ __all__ = [
     "DECLARATION_KINDS",
     "DEFAULT_REPL_REV",
     "DEFAULT_TOOLCHAIN",
+    "ENV_ATTEMPT_CGROUP",
     "ENV_SPEC",
     "EXECUTORS",
     "INSTALL_HINT",
@@ -87,6 +89,7 @@ __all__ = [
     "CgroupSupport",
     "CheckRequest",
     "Checker",
+    "Containment",
     "Finding",
     "KiminaBackend",
     "Kind",
@@ -107,6 +110,7 @@ __all__ = [
     "cgroup_support",
     "check",
     "code_only",
+    "containment",
     "decide_sandbox",
     "declared_names",
     "default_cache_path",
@@ -144,9 +148,11 @@ __getattr__, __dir__ = lazy_face(
         "CachedBackend": ".base",
         "CheckRequest": ".backend",
         "Checker": ".verdict",
+        "Containment": ".bounding",
         "DECLARATION_KINDS": ".heads",
         "DEFAULT_REPL_REV": ".workspace",
         "DEFAULT_TOOLCHAIN": ".workspace",
+        "ENV_ATTEMPT_CGROUP": ".bounding",
         "ENV_SPEC": ".factory",
         "EXECUTORS": ".executor",
         "Finding": ".doctor",
@@ -173,6 +179,7 @@ __getattr__, __dir__ = lazy_face(
         "cgroup_support": ".cgroup",
         "check": ".base",
         "code_only": ".source",
+        "containment": ".bounding",
         "decide_sandbox": ".sandbox",
         "declared_names": ".soundness",
         "default_cache_path": ".cache",

@@ -32,6 +32,7 @@ from functools import cache
 from pathlib import Path
 
 from gapscope.lean.backend import LeanUnavailable
+from gapscope.lean.bounding import Containment, containment
 from gapscope.lean.childenv import child_environment
 from gapscope.lean.flags import env_flag
 
@@ -125,6 +126,22 @@ def sandbox_argv(
         "--",
         *command,
     ]  # fmt: skip
+
+
+def nproc_limited(command: Sequence[str], processes: int) -> list[str]:
+    """``command`` under ``RLIMIT_NPROC`` = ``processes`` (util-linux ``prlimit``), set
+    inside the sandbox so the kernel counts it in the sandbox's user namespace: the processes
+    and threads of that REPL or check, not every process of the user (Linux 5.14 and later)."""
+    return ["prlimit", f"--nproc={processes}:{processes}", "--", *command]
+
+
+def lean_containment() -> Containment:
+    """What holds a sandboxed Lean process with all it starts (:mod:`gapscope.lean.bounding`),
+    the fallback probed with this sandbox running ``prlimit``."""
+    bwrap = shutil.which(BWRAP)
+    if bwrap is None:
+        return containment(None)
+    return containment(sandbox_argv(nproc_limited(["true"], 64), Path("/"), bwrap))
 
 
 @dataclass(frozen=True)
