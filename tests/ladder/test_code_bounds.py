@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from gapscope.ladder import sandbox
-from gapscope.ladder.sandbox import CodeTest, Isolation, Limits, Status, run_tests
+from gapscope.ladder.sandbox import CodeTest, Isolation, Limits, run_tests
 from gapscope.lean import ENV_ATTEMPT_CGROUP
 from tests.environment import require_code_sandbox
 from tests.ladder.test_code import _processes_running

@@ -496,8 +496,9 @@ def test_doctor_says_which_limits_hold_an_attempt(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv(lean.ENV_ATTEMPT_CGROUP, "off")
     result = CliRunner().invoke(app, ["doctor", "--json"])
     limits = json.loads(result.stdout)["details"][1]
-    assert limits["ok"] is False and "(no cgroup per attempt (GAPSCOPE_ATTEMPT_CGROUP=off)" in (
-        limits["found"]
+    assert (
+        limits["ok"] is False
+        and "(no cgroup per attempt (GAPSCOPE_ATTEMPT_CGROUP=off)" in (limits["found"])
     )
     # the fallback in force: rlimits under a uid, or none (with why the uid cannot sandbox)
     assert re.match(r"(per attempt \(rlimits under uid \d+\): 64 processes|nothing per attempt)",

@@ -70,7 +70,9 @@ def test_a_sandboxed_repl_is_held_to_its_memory_limit_with_all_its_children(
         shared_project, repl_command=command, sandbox=True, max_workers=1,
         kernel_checker=None, bounds=Bounds(memory_mb=1024, processes=64),
     ) as backend:  # fmt: skip
-        assert re.fullmatch(r"per REPL \(cgroup v\d\): memory 1024 MB, 64 processes.*", backend.bounds)
+        assert re.fullmatch(
+            r"per REPL \(cgroup v\d\): memory 1024 MB, 64 processes.*", backend.bounds
+        )
         started = time.monotonic()
         verdict = backend.check("theorem t : True := trivial -- hogs 4 400", "", timeout_s=60.0)
         elapsed = time.monotonic() - started

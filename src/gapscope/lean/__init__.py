@@ -24,13 +24,14 @@ from gapscope._face import lazy_face
 if TYPE_CHECKING:
     from gapscope.lean.backend import CheckRequest, LeanBackend, LeanUnavailable
     from gapscope.lean.base import CachedBackend, check
+    from gapscope.lean.bounding import CGROUP_FIX, ENV_ATTEMPT_CGROUP, Containment, containment
     from gapscope.lean.cache import VerdictCache, default_cache_path
-    from gapscope.lean.bounding import ENV_ATTEMPT_CGROUP, Containment, containment
     from gapscope.lean.cgroup import AttemptCgroup, Bounds, CgroupSupport, cgroup_support
     from gapscope.lean.doctor import (
         Finding,
         kimina_finding,
         project_findings,
+        repl_limits_finding,
         sandbox_finding,
         tool_findings,
     )
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALLOW_HINT",
+    "CGROUP_FIX",
     "DECLARATION_KINDS",
     "DEFAULT_REPL_REV",
     "DEFAULT_TOOLCHAIN",
@@ -125,6 +127,7 @@ __all__ = [
     "progress_bar",
     "project_findings",
     "read_heads",
+    "repl_limits_finding",
     "require_sandbox",
     "run_bounded",
     "sandbox_argv",
@@ -142,6 +145,7 @@ __getattr__, __dir__ = lazy_face(
     __name__,
     {
         "ALLOW_HINT": ".sandbox",
+        "CGROUP_FIX": ".bounding",
         "AttemptCgroup": ".cgroup",
         "Bounds": ".cgroup",
         "CgroupSupport": ".cgroup",
@@ -194,6 +198,7 @@ __getattr__, __dir__ = lazy_face(
         "progress_bar": ".progress",
         "project_findings": ".doctor",
         "read_heads": ".heads",
+        "repl_limits_finding": ".doctor",
         "require_sandbox": ".sandbox",
         "run_bounded": ".kernel",
         "sandbox_argv": ".sandbox",

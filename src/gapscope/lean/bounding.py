@@ -30,7 +30,14 @@ from typing import Any
 
 from gapscope.lean.cgroup import AttemptCgroup, Bounds, CgroupSupport, cgroup_support
 
-__all__ = ["ATTEMPT_UID", "ENV_ATTEMPT_CGROUP", "ENV_ATTEMPT_UID", "Containment", "containment"]
+__all__ = [
+    "ATTEMPT_UID",
+    "CGROUP_FIX",
+    "ENV_ATTEMPT_CGROUP",
+    "ENV_ATTEMPT_UID",
+    "Containment",
+    "containment",
+]
 
 ENV_ATTEMPT_CGROUP = "GAPSCOPE_ATTEMPT_CGROUP"
 """``off`` forces the fallback (no cgroup per attempt even where one could be made); ``auto``
@@ -38,6 +45,12 @@ or unset uses a cgroup where the host offers one."""
 ENV_ATTEMPT_UID = "GAPSCOPE_ATTEMPT_UID"
 """The uid a root process starts sandboxes under when no cgroup is made (default 65534)."""
 ATTEMPT_UID = 65534
+CGROUP_FIX = (
+    "run as root where cgroup v1 memory and pids are mounted, or in a cgroup v2 subtree "
+    "delegated to you with the memory and pids controllers (e.g. systemd-run --user --scope "
+    "-p Delegate=yes gapscope ...)"
+)
+"""How to get a cgroup per attempt, for the doctors."""
 PROBE_TIMEOUT_S = 30
 
 
