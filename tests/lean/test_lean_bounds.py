@@ -17,10 +17,12 @@ import pytest
 
 from gapscope.lean.bounding import ENV_ATTEMPT_CGROUP, Containment, _containment
 from gapscope.lean.cgroup import Bounds, CgroupLayout, CgroupSupport
+from gapscope.lean.kernel import KernelChecker
 from gapscope.lean.local import LocalBackend, repl_bounds
 from gapscope.lean.sandbox import lean_containment
-from gapscope.lean.verdict import Status
+from gapscope.lean.verdict import Checker, Status
 from tests.environment import require_attempt_cgroup, require_lean_sandbox
+from tests.lean.test_acceptance import fake_kernel
 
 FAKE = Path(__file__).with_name("fake_hog_repl.py")
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -139,3 +141,33 @@ def test_a_repl_may_take_what_it_was_already_retired_at() -> None:
     """The hard limit is the RSS past which a REPL was retired (8 GB: import Mathlib)."""
     assert repl_bounds(8192.0) == Bounds(8192, 512, 1.0)
     assert repl_bounds(None).memory_mb == 8192
+
+
+HOGS = (
+    "import subprocess, sys, time\n"
+    "hold = \"x = bytearray(b'1') * (400 << 20); import time; time.sleep(600)\"\n"
+    "for _ in range(4): subprocess.Popen([sys.executable, '-c', hold])\n"
+    "time.sleep(600)\n"
+)
+
+
+def test_a_sandboxed_kernel_check_is_held_to_its_memory_limit_with_all_its_builds(
+    shared_project: Path,
+) -> None:
+    """comparator's builds start processes: four of 400 MB in one check's cgroup (1,024 MB)
+    end it as a server error naming the limit, long before its timeout."""
+    require_lean_sandbox()
+    require_attempt_cgroup()
+    checker = KernelChecker(
+        Checker.COMPARATOR, (sys.executable, "-c", HOGS), "hogs", fake_kernel().env
+    )
+    started = time.monotonic()
+    verdict = checker.check(
+        shared_project, "", "theorem t : True := sorry", "theorem t : True := trivial", ["t"],
+        60.0, True, (), Bounds(memory_mb=1024, processes=64),
+    )  # fmt: skip
+    assert verdict.status is Status.SERVER_ERROR, verdict
+    assert "memory limit of 1024 MB (all comparator's processes together" in verdict.detail
+    assert verdict.checks == ("repl-text", "kernel:comparator")
+    assert time.monotonic() - started < 30
+    assert _running("<< 20); import time; time.sleep(600)") == []

@@ -165,7 +165,7 @@ class LocalBackend(CachedBackend):
             else f"REPL@{manifest_revision(project, 'REPL') or 'unknown'}"
         )
         self.sandboxed = decide_sandbox(sandbox, allow_unsandboxed, "model-written Lean")
-        limits = bounds or repl_bounds(max_rss_mb)
+        self.limits = limits = bounds or repl_bounds(max_rss_mb)
         contained = lean_containment() if self.sandboxed else None
         if contained is not None and contained.by_rlimits:
             command = tuple(nproc_limited(command, limits.processes))
@@ -249,7 +249,7 @@ class LocalBackend(CachedBackend):
             header, body = split_imports(request.header, request.code)
             verdict = self.kernel.check(
                 self.project, header, request.challenge, body, request.required,
-                request.timeout_s, self.sandboxed, verdict.messages,
+                request.timeout_s, self.sandboxed, verdict.messages, self.limits,
             )  # fmt: skip
         return dataclasses.replace(
             verdict, sandboxed=self.sandboxed, selftest=self.selftest, bounds=self.bounds
