@@ -171,3 +171,26 @@ def test_a_sandboxed_kernel_check_is_held_to_its_memory_limit_with_all_its_build
     assert verdict.checks == ("repl-text", "kernel:comparator")
     assert time.monotonic() - started < 30
     assert _running("<< 20); import time; time.sleep(600)") == []
+
+
+def test_a_repl_the_fallback_uid_cannot_reach_runs_as_before_and_says_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A project only root may enter (an elan toolchain under /root is the common case):
+    starting the REPL as uid 65534 would fail every check, so it keeps this process's uid
+    and its bounds say none, naming what the uid could not reach."""
+    require_lean_sandbox()
+    if os.geteuid() != 0:
+        pytest.skip("the uid fallback changes uid only as root")
+    monkeypatch.setenv(ENV_ATTEMPT_CGROUP, "off")
+    project = tmp_path / "private"
+    project.mkdir(mode=0o700)
+    (project / "lean-toolchain").write_text("leanprover/lean4:v4.33.0-fake\n")
+    with LocalBackend(
+        project, repl_command=(SYSTEM_PYTHON, str(FAKE)), sandbox=True, max_workers=1,
+        kernel_checker=None,
+    ) as backend:  # fmt: skip
+        assert backend.bounds.startswith("nothing per REPL (")
+        assert "the sandbox cannot start as uid 65534" in backend.bounds  # bwrap's bind fails
+        verdict = backend.check("theorem t : True := trivial -- forks 3", "", timeout_s=30.0)
+    assert "forked 3 of 3" in " ".join(m.data for m in verdict.messages), verdict

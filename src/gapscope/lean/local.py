@@ -166,7 +166,7 @@ class LocalBackend(CachedBackend):
         )
         self.sandboxed = decide_sandbox(sandbox, allow_unsandboxed, "model-written Lean")
         self.limits = limits = bounds or repl_bounds(max_rss_mb)
-        contained = lean_containment() if self.sandboxed else None
+        contained = lean_containment(command, project, env) if self.sandboxed else None
         if contained is not None and contained.by_rlimits:
             command = tuple(nproc_limited(command, limits.processes))
         if self.sandboxed:

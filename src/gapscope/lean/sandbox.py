@@ -135,13 +135,27 @@ def nproc_limited(command: Sequence[str], processes: int) -> list[str]:
     return ["prlimit", f"--nproc={processes}:{processes}", "--", *command]
 
 
-def lean_containment() -> Containment:
-    """What holds a sandboxed Lean process with all it starts (:mod:`gapscope.lean.bounding`),
-    the fallback probed with this sandbox running ``prlimit``."""
+REACHABLE = (
+    'test -x "$(command -v "$1")" && cd "$2" || { echo "cannot reach $1 or $2" >&2; exit 1; }'
+)
+"""The fallback's probe: the program is found and executable, the project a folder it can
+enter (an elan toolchain under root's home is neither, to uid 65534)."""
+
+
+def lean_containment(
+    command: Sequence[str] = ("/bin/true",),
+    project: Path = Path("/"),
+    env: Mapping[str, str] | None = None,
+) -> Containment:
+    """What holds a sandboxed Lean ``command`` with all it starts
+    (:mod:`gapscope.lean.bounding`), the fallback probed with this sandbox running ``prlimit``
+    and checking that its uid reaches ``command``'s program and ``project``."""
     bwrap = shutil.which(BWRAP)
     if bwrap is None:
         return containment(None)
-    return containment(sandbox_argv(nproc_limited(["true"], 64), Path("/"), bwrap))
+    root = str(Path(project).resolve())
+    probe = ["/bin/sh", "-c", REACHABLE, "probe", command[0], root]
+    return containment(sandbox_argv(nproc_limited(probe, 64), Path(root), bwrap, env=env))
 
 
 @dataclass(frozen=True)
