@@ -83,8 +83,11 @@ def test_doctor_json_exits_zero_and_names_every_check(tmp_path: Path) -> None:
     findings = {f["name"]: f for f in json.loads(result.stdout)["details"]}
     assert set(findings) == {
         *("elan", "lean", "lake", "sandbox", "toolchain", "repl", "kernel checker"),
-        *("selftest", "kimina"),
+        *("selftest", "kimina", "Lean REPL limits (defaults)"),
     }
+    limits = findings["Lean REPL limits (defaults)"]
+    mechanism = limits["data"]["mechanism"] if limits["data"] else "none"
+    assert mechanism in limits["found"] or limits["found"].startswith("nothing per REPL")
     assert not findings["repl"]["ok"] and "lake build" in findings["repl"]["fix"]
 
 

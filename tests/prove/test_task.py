@@ -234,3 +234,9 @@ def test_unconfigured_lean_fails_at_creation_with_the_real_factory(
     monkeypatch.delenv("GAPSCOPE_LEAN", raising=False)
     with pytest.raises(LeanUnavailable):
         prove(dataset=str(_dataset(tmp_path)), n=1, k="1")
+
+
+def test_a_score_names_the_limits_that_held_its_check() -> None:
+    bounds = "per REPL (cgroup v1): memory 8192 MB, 512 processes, 1 CPU"
+    verdict = LeanVerdict(Status.VALID, sandboxed=True, bounds=bounds)
+    assert prove_task._verdict_metadata(verdict)["bounds"] == bounds

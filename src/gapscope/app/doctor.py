@@ -13,12 +13,13 @@ import shutil
 
 from gapscope.app.kit import JsonOut, command_output
 from gapscope.app.lean import findings_view
-from gapscope.lean import ALLOW_HINT, INSTALL_HINT, Finding, sandbox_finding
-
-CGROUP_FIX = (
-    "run as root where cgroup v1 memory and pids are mounted, or in a cgroup v2 subtree "
-    "delegated to you with the memory and pids controllers (e.g. systemd-run --user --scope "
-    "-p Delegate=yes gapscope ...)"
+from gapscope.lean import (
+    ALLOW_HINT,
+    CGROUP_FIX,
+    INSTALL_HINT,
+    Finding,
+    repl_limits_finding,
+    sandbox_finding,
 )
 
 
@@ -35,14 +36,14 @@ def code_pilot_finding() -> Finding:
 
 
 def attempt_limits_finding() -> Finding:
-    """Whether the code pilot's attempts are bounded whole (a cgroup each) or per process."""
-    from gapscope.ladder import Isolation, Limits, bounds_in_force
-    from gapscope.lean import cgroup_support
+    """Whether the code pilot's attempts are bounded whole (a cgroup each), by their process
+    count only (rlimits under an unprivileged uid), or per process."""
+    from gapscope.ladder import Isolation, Limits, attempt_containment, bounds_in_force
 
-    support, limits = cgroup_support(), Limits()
-    cgroup = support.open(limits.bounds())
+    contained, limits = attempt_containment(Isolation.BWRAP), Limits()
+    cgroup = contained.open(limits.bounds())
     try:
-        found = bounds_in_force(limits, cgroup, Isolation.BWRAP)
+        found = bounds_in_force(limits, contained, cgroup, Isolation.BWRAP)
     finally:
         if cgroup is not None:
             cgroup.remove()
@@ -71,6 +72,7 @@ def doctor(as_json: JsonOut = False) -> None:
         attempt_limits_finding(),
         inspect_sandbox_finding(),
         Finding("Lean checks (local REPL, kernel checker, T2 lake)", lean.ok, lean.found, lean.fix),
+        repl_limits_finding(),
     ]
     with command_output("doctor", as_json) as out:
         out.finish(findings_view(findings))

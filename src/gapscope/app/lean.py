@@ -21,6 +21,7 @@ from gapscope.lean import (
     kimina_finding,
     parse_spec,
     project_findings,
+    repl_limits_finding,
     sandbox_finding,
     tool_findings,
 )
@@ -61,7 +62,7 @@ def doctor(
     env_project, env_url = _configured()
     project = project or env_project
     kimina_url = kimina_url or env_url
-    findings: list[Finding] = [*tool_findings(), sandbox_finding()]
+    findings: list[Finding] = [*tool_findings(), sandbox_finding(), repl_limits_finding()]
     findings += (
         project_findings(project)
         if project

@@ -66,7 +66,13 @@ if TYPE_CHECKING:
         parse_removed,
     )
     from gapscope.ladder.review_task import ladder_review
-    from gapscope.ladder.sandbox import Isolation, Limits, bounds_in_force, bwrap_status
+    from gapscope.ladder.sandbox import (
+        Isolation,
+        Limits,
+        attempt_containment,
+        bounds_in_force,
+        bwrap_status,
+    )
     from gapscope.ladder.strict_cascade import StrictCascade
     from gapscope.ladder.task import oracle_ladder
     from gapscope.ladder.taxonomy import (
@@ -138,6 +144,7 @@ __all__ = [
     "StrictCascade",
     "TieRule",
     "anchor_agreement",
+    "attempt_containment",
     "bounds_in_force",
     "bwrap_status",
     "contract",
@@ -222,6 +229,7 @@ __getattr__, __dir__ = lazy_face(
         "anchor_agreement": ".anchors",
         "Isolation": ".sandbox",
         "Limits": ".sandbox",
+        "attempt_containment": ".sandbox",
         "bounds_in_force": ".sandbox",
         "bwrap_status": ".sandbox",
         "family_of": ".probes",

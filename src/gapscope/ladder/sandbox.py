@@ -23,16 +23,18 @@ may loop forever, fork without end, allocate 10 GB, open a socket, or try to fak
 * **Bounded together.** Those limits hold per process; where this host offers a cgroup
   (:func:`gapscope.lean.cgroup_support`) every attempt also gets its own, whose memory,
   process count and CPU share bound everything the attempt starts together. An attempt the
-  kernel's OOM killer touched is stopped at once and reported as over its memory limit; every
-  result names the limits that held (:func:`bounds_in_force`).
+  kernel's OOM killer touched is stopped at once and reported as over its memory limit.
+  Without a cgroup, as root, the sandbox is started as an unprivileged uid so that the
+  kernel enforces the child's ``RLIMIT_NPROC`` (:mod:`gapscope.lean.bounding`). Every result
+  names the mechanism and the limits that held (:func:`bounds_in_force`).
 * **Killed whole.** Past the wall-clock limit the sandbox's init is killed, which kills every
   process of its PID namespace, setsid'd children included; the attempt is reported only
   once none of them runs.
 
-Without a cgroup, and as root (where the kernel does not enforce ``RLIMIT_NPROC``), a fork
-bomb is held only by the audit hook's block on process creation (which a renamed extension
-module gets round) and the wall-clock kill, and every result says so (docs/ladder.md, threat
-model).
+Without a cgroup, and as root where no unprivileged uid can start the sandbox (the kernel does
+not enforce ``RLIMIT_NPROC`` on root), a fork bomb is held only by the audit hook's block on
+process creation (which a renamed extension module gets round) and the wall-clock kill, and
+every result says so (docs/ladder.md, threat model).
 """
 
 from __future__ import annotations
@@ -51,14 +53,22 @@ import sysconfig
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 import gapscope
 from gapscope.ladder.judge import CodeTest, Judge, Status, Verdict, child_job
-from gapscope.lean import AttemptCgroup, Bounds, SandboxStatus, cgroup_support, require_sandbox
+from gapscope.lean import (
+    AttemptCgroup,
+    Bounds,
+    Containment,
+    SandboxStatus,
+    containment,
+    require_sandbox,
+)
 
 __all__ = [
     "CodeTest",
@@ -66,6 +76,7 @@ __all__ = [
     "Limits",
     "RunResult",
     "Status",
+    "attempt_containment",
     "bounds_in_force",
     "bwrap_status",
     "local_layer",
@@ -260,26 +271,37 @@ def attempt_folder_mb(limits: Limits) -> int:
     return limits.file_mb * 4
 
 
-def bounds_in_force(limits: Limits, cgroup: AttemptCgroup | None, layer: Isolation) -> str:
-    """Which limits hold an attempt, and how: per attempt (its cgroup) where there is one,
-    per process always, and the sandbox's file systems."""
+def bounds_in_force(
+    limits: Limits, contained: Containment, cgroup: AttemptCgroup | None, layer: Isolation
+) -> str:
+    """Which limits hold an attempt, and how: per attempt (its cgroup, or the processes its
+    uid may have) where the host allows, per process always, and the sandbox's file systems."""
     per_process = (
         f"per process: {limits.memory_mb} MB address space, {limits.cpu_s} s CPU, "
         f"{limits.file_mb} MB per file, {limits.open_files} open files"
     )
-    if cgroup is not None:
-        together = cgroup.describe()
-    elif os.geteuid() == 0:
-        together = f"nothing per attempt ({cgroup_support().detail}); processes unbounded as root"
-    else:
-        together = f"nothing per attempt ({cgroup_support().detail})"
-        per_process += f", {limits.processes} processes of this user"
+    together = cgroup.describe() if cgroup is not None else contained.describe(limits.bounds())
     files = (
         f"/attempt {attempt_folder_mb(limits)} MB, /dev read-only"
         if layer is Isolation.BWRAP
         else "files: this host's"
     )
     return f"{together}; {per_process}; {files}; {limits.time_s:g} s wall clock"
+
+
+def attempt_containment(layer: Isolation) -> Containment:
+    """What holds an attempt's processes together in ``layer`` (:mod:`gapscope.lean.bounding`):
+    the fallback's uid is probed with this very sandbox; unsandboxed, there is none to start
+    under another uid."""
+    bwrap = shutil.which("bwrap")
+    if layer is Isolation.UNSANDBOXED or bwrap is None:
+        return containment(None)
+    return containment(_probe(bwrap))
+
+
+def _probe(bwrap: str) -> list[str]:
+    """The sandbox with the default limits, running the interpreter once."""
+    return [*bwrap_argv(bwrap, Limits()), _interpreter(), "-I", "-S", "-c", "pass"]
 
 
 @functools.cache
@@ -290,9 +312,8 @@ def bwrap_status() -> SandboxStatus:
     path = shutil.which("bwrap")
     if path is None:
         return SandboxStatus(False, "bubblewrap (bwrap) not found")
-    command = [*bwrap_argv(path, Limits()), _interpreter(), "-I", "-S", "-c", "pass"]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=30, env={})
+        done = subprocess.run(_probe(path), capture_output=True, text=True, timeout=30, env={})
     except (OSError, subprocess.TimeoutExpired) as exc:
         return SandboxStatus(False, f"{path} cannot run: {exc}")
     if done.returncode != 0:
@@ -353,13 +374,14 @@ def run_tests(
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
         if cwd is not None:  # bubblewrap sets the sandbox's own (--clearenv, --setenv)
             env |= {"HOME": cwd, "TMPDIR": cwd}
-        cgroup = cgroup_support().open(limits.bounds())
+        contained = attempt_containment(layer)
+        cgroup = contained.open(limits.bounds())
         if cgroup is not None:  # removed after the attempt is stopped (the stack is LIFO)
             stack.callback(cgroup.remove)
             command = cgroup.wrap(command)
         attempt = Attempt(command, json.dumps(job).encode(), env, cwd, limits, stack, cgroup)
         attempt.cancel = cancel
-        attempt.start(fds, descriptors.close)
+        attempt.start(fds, descriptors.close, contained.popen_user())
         verdict = attempt.judge(Judge(tests, entry), channel_r, info_r)
     return RunResult(
         verdict.status,
@@ -369,7 +391,7 @@ def run_tests(
         layer.value,
         layer is Isolation.BWRAP,
         time.monotonic() - started,
-        bounds_in_force(limits, cgroup, layer),
+        bounds_in_force(limits, contained, cgroup, layer),
     )
 
 
@@ -431,9 +453,12 @@ class Attempt:
         self.stopped = False
         self.cancel: threading.Event | None = None
 
-    def start(self, fds: tuple[int, ...], close: Callable[[int], None]) -> None:
+    def start(
+        self, fds: tuple[int, ...], close: Callable[[int], None], user: Mapping[str, Any]
+    ) -> None:
         """Start the child with ``fds`` (the pipes' write ends), then ``close`` ours: the
-        read ends see EOF once every process holding a write end is gone."""
+        read ends see EOF once every process holding a write end is gone. ``user``: the
+        uid to start it under (:meth:`gapscope.lean.Containment.popen_user`)."""
         self.process = subprocess.Popen(
             self.command,
             cwd=self.cwd,
@@ -443,6 +468,7 @@ class Attempt:
             stderr=self.stderr,
             pass_fds=fds,
             start_new_session=True,
+            **user,
         )
         self.stack.callback(self._stop)
         for fd in fds:

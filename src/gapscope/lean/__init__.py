@@ -24,12 +24,14 @@ from gapscope._face import lazy_face
 if TYPE_CHECKING:
     from gapscope.lean.backend import CheckRequest, LeanBackend, LeanUnavailable
     from gapscope.lean.base import CachedBackend, check
+    from gapscope.lean.bounding import CGROUP_FIX, ENV_ATTEMPT_CGROUP, Containment, containment
     from gapscope.lean.cache import VerdictCache, default_cache_path
     from gapscope.lean.cgroup import AttemptCgroup, Bounds, CgroupSupport, cgroup_support
     from gapscope.lean.doctor import (
         Finding,
         kimina_finding,
         project_findings,
+        repl_limits_finding,
         sandbox_finding,
         tool_findings,
     )
@@ -78,10 +80,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALLOW_HINT",
+    "CGROUP_FIX",
     "DECLARATION_KINDS",
     "DEFAULT_REPL_REV",
     "DEFAULT_TOOLCHAIN",
     "ENV_ALLOW_UNTESTED",
+    "ENV_ATTEMPT_CGROUP",
     "ENV_SPEC",
     "EXECUTORS",
     "INSTALL_HINT",
@@ -95,6 +99,7 @@ __all__ = [
     "CgroupSupport",
     "CheckRequest",
     "Checker",
+    "Containment",
     "Finding",
     "KiminaBackend",
     "Kind",
@@ -118,6 +123,7 @@ __all__ = [
     "cgroup_support",
     "check",
     "code_only",
+    "containment",
     "decide_sandbox",
     "declared_names",
     "default_cache_path",
@@ -132,6 +138,7 @@ __all__ = [
     "progress_bar",
     "project_findings",
     "read_heads",
+    "repl_limits_finding",
     "require_sandbox",
     "run_bounded",
     "sandbox_argv",
@@ -150,16 +157,19 @@ __getattr__, __dir__ = lazy_face(
     __name__,
     {
         "ALLOW_HINT": ".sandbox",
+        "CGROUP_FIX": ".bounding",
         "AttemptCgroup": ".cgroup",
         "Bounds": ".cgroup",
         "CgroupSupport": ".cgroup",
         "CachedBackend": ".base",
         "CheckRequest": ".backend",
         "Checker": ".verdict",
+        "Containment": ".bounding",
         "DECLARATION_KINDS": ".heads",
         "DEFAULT_REPL_REV": ".workspace",
         "DEFAULT_TOOLCHAIN": ".workspace",
         "ENV_ALLOW_UNTESTED": ".selftest.record",
+        "ENV_ATTEMPT_CGROUP": ".bounding",
         "ENV_SPEC": ".factory",
         "EXECUTORS": ".executor",
         "Finding": ".doctor",
@@ -190,6 +200,7 @@ __getattr__, __dir__ = lazy_face(
         "cgroup_support": ".cgroup",
         "check": ".base",
         "code_only": ".source",
+        "containment": ".bounding",
         "decide_sandbox": ".sandbox",
         "declared_names": ".soundness",
         "default_cache_path": ".cache",
@@ -204,6 +215,7 @@ __getattr__, __dir__ = lazy_face(
         "progress_bar": ".progress",
         "project_findings": ".doctor",
         "read_heads": ".heads",
+        "repl_limits_finding": ".doctor",
         "require_sandbox": ".sandbox",
         "run_bounded": ".kernel",
         "sandbox_argv": ".sandbox",

@@ -69,6 +69,7 @@ def verdict_from_json(data: dict[str, Any]) -> LeanVerdict:
         sandboxed=data.get("sandboxed"),
         checks=tuple(data.get("checks", ())),
         selftest=data.get("selftest"),
+        bounds=data.get("bounds"),
     )
 
 

@@ -81,6 +81,14 @@ class CgroupLayout:
             return cls(1, v1)
         return None
 
+    def terms(self, bounds: Bounds, unit: str = "attempt") -> str:
+        """What a cgroup made here holds, each ``unit`` (an attempt, a REPL) with all it starts."""
+        cpu = f", {bounds.cpus:g} CPU" if self.version == 2 or "cpu" in self.parents else ""
+        return (
+            f"per {unit} (cgroup v{self.version}): memory {bounds.memory_mb} MB, "
+            f"{bounds.processes} processes{cpu}"
+        )
+
     def describe(self) -> str:
         if self.version == 2:
             return f"cgroup v2 under {self.parents['']}"
@@ -186,12 +194,7 @@ class AttemptCgroup:
                     time.sleep(0.01)
 
     def describe(self) -> str:
-        version = self.layout.version
-        cpu = f", {self.bounds.cpus:g} CPU" if version == 2 or "cpu" in self.folders else ""
-        return (
-            f"per attempt (cgroup v{version}): memory {self.bounds.memory_mb} MB, "
-            f"{self.bounds.processes} processes{cpu}"
-        )
+        return self.layout.terms(self.bounds)
 
 
 def _write(path: Path, value: object, optional: bool = False) -> None:

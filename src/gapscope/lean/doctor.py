@@ -11,20 +11,24 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from gapscope.lean.backend import LeanUnavailable
+from gapscope.lean.bounding import CGROUP_FIX
 from gapscope.lean.factory import ENV_REPL_COMMAND, kernel_checker_choice
 from gapscope.lean.kernel import find_kernel_checker, kernel_checker_missing
 from gapscope.lean.kimina import KiminaBackend
 from gapscope.lean.landlock import landlock_abi
 from gapscope.lean.local import (
+    DEFAULT_MAX_RSS_MB,
     REPL_BINARY_CANDIDATES,
     LocalBackend,
     find_repl_binary,
     read_toolchain,
+    repl_bounds,
 )
 from gapscope.lean.sandbox import (
     ALLOW_HINT,
     INSTALL_HINT,
     SandboxUnavailable,
+    lean_containment,
     sandbox_choice,
     sandbox_status,
     unsandboxed_allowed,
@@ -78,6 +82,18 @@ def sandbox_finding() -> Finding:
         return Finding("sandbox", True, status.detail)
     found = f"{status.detail}; local Lean backends and T2's repository track refuse to start"
     return Finding("sandbox", False, found, f"{INSTALL_HINT}; {ALLOW_HINT}")
+
+
+def repl_limits_finding() -> Finding:
+    """What holds one local REPL with everything it starts, at the default limits: its own
+    cgroup, RLIMIT_NPROC under an unprivileged uid, or nothing (``gapscope.lean.bounding``)."""
+    name = "Lean REPL limits (defaults)"
+    if not sandbox_status().available:
+        return Finding(name, False, "nothing per REPL (unsandboxed)", INSTALL_HINT)
+    contained = lean_containment()
+    found = contained.describe(repl_bounds(DEFAULT_MAX_RSS_MB), "REPL")
+    ok = contained.cgroups is not None
+    return Finding(name, ok, found, "" if ok else CGROUP_FIX, {"mechanism": contained.mechanism})
 
 
 def kernel_checker_finding(project: Path) -> Finding:

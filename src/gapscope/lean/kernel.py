@@ -47,11 +47,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gapscope.lean.binaries import file_sha256, identify
+from gapscope.lean.cgroup import AttemptCgroup, Bounds
 from gapscope.lean.childenv import child_environment
 from gapscope.lean.landlock import landlock_abi
 from gapscope.lean.packages import MANIFEST, judge_requires, read_manifest
-from gapscope.lean.process import die_with_parent
-from gapscope.lean.sandbox import sandbox_argv
+from gapscope.lean.process import POLL_S, die_with_parent
+from gapscope.lean.sandbox import lean_containment, sandbox_argv
 from gapscope.lean.verdict import STANDARD_AXIOMS, Checker, LeanMessage, LeanVerdict, Status
 
 COMPARATOR_REV = "5d21b8939e541cb4982c73fe79be125ae8fbd2eb"
@@ -120,16 +121,25 @@ class Run:
 
     code: int | None
     output: str
+    out_of_memory: bool = False
+    """Whether the kernel's OOM killer acted in the command's cgroup."""
 
 
 def run_bounded(
-    argv: Sequence[str], cwd: Path, timeout_s: float, env: Mapping[str, str] | None = None
+    argv: Sequence[str],
+    cwd: Path,
+    timeout_s: float,
+    env: Mapping[str, str] | None = None,
+    cgroup: AttemptCgroup | None = None,
 ) -> Run:
     """Run ``argv`` with a wall-clock limit; the process group dies at the deadline and with
-    its owner, and only the first :data:`MAX_OUTPUT_BYTES` of its output are kept."""
+    its owner, and only the first :data:`MAX_OUTPUT_BYTES` of its output are kept. With a
+    ``cgroup``, ``argv`` joins it before it execs, and whatever of it is left when ``argv``
+    ends is killed with the cgroup."""
+    command = cgroup.wrap(argv) if cgroup is not None else list(argv)
     with tempfile.TemporaryFile() as sink:
         with subprocess.Popen(
-            list(argv),
+            command,
             cwd=cwd,
             env=child_environment(env),
             stdin=subprocess.DEVNULL,
@@ -138,19 +148,32 @@ def run_bounded(
             start_new_session=True,
             preexec_fn=die_with_parent,
         ) as proc:
-            try:
-                proc.wait(timeout=max(timeout_s, 0.01))
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-                code = None
-            else:
-                code = proc.returncode
+            code = _wait(proc, time.monotonic() + max(timeout_s, 0.01), cgroup)
         size = sink.tell()
         sink.seek(max(0, size - MAX_OUTPUT_BYTES))
         output = sink.read(MAX_OUTPUT_BYTES).decode("utf-8", "replace")
-    return Run(code, output)
+    if cgroup is None:
+        return Run(code, output)
+    cgroup.kill()
+    return Run(code, output, cgroup.oom_kills() > 0)
+
+
+def _wait(
+    proc: subprocess.Popen[bytes], deadline: float, cgroup: AttemptCgroup | None
+) -> int | None:
+    """``proc``'s exit code; None where it was killed at ``deadline`` or, polled every
+    :data:`POLL_S`, once the OOM killer acted in its cgroup (on cgroup v1 it kills one
+    process, and the rest would wait for the deadline)."""
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            return proc.wait(timeout=min(left, POLL_S) if cgroup is not None else left)
+        except subprocess.TimeoutExpired:
+            if cgroup is not None and cgroup.oom_kills() > 0:
+                break
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return None
 
 
 def tail_of(text: str, limit: int = 2000) -> str:
@@ -309,9 +332,13 @@ class KernelChecker:
         timeout_s: float,
         sandboxed: bool,
         messages: tuple[LeanMessage, ...] = (),
+        bounds: Bounds | None = None,
     ) -> LeanVerdict:
         """comparator's verdict on ``solution`` against ``challenge`` (``messages``: what the
-        REPL said of the solution, kept on the verdict for the record)."""
+        REPL said of the solution, kept on the verdict for the record). Sandboxed, with
+        ``bounds``, the check runs in a cgroup of its own where the host offers one (one per
+        check: comparator is started afresh for each); one the OOM killer touched is a
+        ``server_error`` naming the limit."""
         start = time.monotonic()
         if not sandboxed and landlock_abi() == 0:
             return LeanVerdict(
@@ -337,12 +364,28 @@ class KernelChecker:
                 (scratch / name).parent.mkdir(parents=True, exist_ok=True)
                 (scratch / name).write_text(text, encoding="utf-8")
             argv = [*self.run, str(scratch / "config.json")]
+            cgroup = None
             if sandboxed:
                 argv = sandbox_argv(argv, scratch, writable=(scratch,), env=self.env)
-            done = run_bounded(argv, scratch, timeout_s, self.env)
+                if bounds is not None:
+                    cgroup = lean_containment().open(bounds)
+            try:
+                done = run_bounded(argv, scratch, timeout_s, self.env, cgroup)
+            finally:
+                if cgroup is not None:
+                    cgroup.remove()
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        if done.code is None:
+        if done.out_of_memory:
+            assert bounds is not None
+            status, detail = (
+                Status.SERVER_ERROR,
+                (
+                    f"killed: the check's memory limit of {bounds.memory_mb} MB (all comparator's "
+                    "processes together, its cgroup) was reached"
+                ),
+            )
+        elif done.code is None:
             status, detail = Status.TIMEOUT, f"comparator gave no answer within {timeout_s} s"
         elif done.code == 0:
             status, detail = Status.VALID, "comparator accepted the solution"

@@ -8,7 +8,10 @@ hundred lines that are fully testable against a fake REPL.
 
 The REPLs run sandboxed (``gapscope.lean.sandbox``: no network, read-only filesystem). Without
 a working bubblewrap the backend refuses to start unless ``allow_unsandboxed=True`` (fail
-closed); every verdict records whether its check ran sandboxed.
+closed); every verdict records whether its check ran sandboxed, and the limits that held the
+REPL with everything it started (``bounds``: its own cgroup where the host offers one, else
+``RLIMIT_NPROC`` under an unprivileged uid; ``gapscope.lean.bounding``). Those limits hold per
+REPL process, for its life (why not per check: ``gapscope.lean.pool``).
 
 A request naming ``required`` theorems is accepted outside the model's environment: the REPL
 restores the solution's constants into a fresh environment (without a kernel check at the
@@ -38,6 +41,7 @@ from gapscope.lean.backend import CheckRequest, LeanUnavailable
 from gapscope.lean.base import CachedBackend, split_imports
 from gapscope.lean.binaries import command_binaries, identify, toolchain_binaries
 from gapscope.lean.cache import VerdictCache
+from gapscope.lean.cgroup import Bounds
 from gapscope.lean.kernel import (
     KernelChecker,
     find_kernel_checker,
@@ -55,7 +59,7 @@ from gapscope.lean.replay import (
     read_signatures,
     solution_command,
 )
-from gapscope.lean.sandbox import decide_sandbox, sandbox_argv
+from gapscope.lean.sandbox import decide_sandbox, lean_containment, nproc_limited, sandbox_argv
 from gapscope.lean.selftest.programs import key_source
 from gapscope.lean.selftest.record import InstallationKey, passed
 from gapscope.lean.soundness import judge, prepare
@@ -67,6 +71,21 @@ REPL_BINARY_CANDIDATES = (
     ".lake/build/bin/repl",
 )
 """Where ``lake build`` leaves the REPL: as a dependency of the project, or the project itself."""
+
+
+REPL_PROCESSES = 512
+"""Processes and threads one sandboxed REPL may run with all it starts: Lean runs a worker
+thread per hardware thread, ``lake env`` adds itself and the REPL."""
+
+
+def repl_bounds(max_rss_mb: float | None) -> Bounds:
+    """The default limits of one sandboxed REPL: its memory is ``max_rss_mb``, the RSS past
+    which a REPL was already retired after a check (8 GB: room for ``import Mathlib``), now
+    also a hard limit during one; one CPU, as a code-pilot attempt."""
+    return Bounds(int(max_rss_mb or DEFAULT_MAX_RSS_MB), REPL_PROCESSES, 1.0)
+
+
+DEFAULT_MAX_RSS_MB = 8192.0
 
 
 def find_repl_binary(project: Path) -> Path | None:
@@ -110,7 +129,8 @@ class LocalBackend(CachedBackend):
     sandboxes and needs ``allow_unsandboxed=True``; ``self.sandboxed`` says which happened.
     ``kernel_checker``: "auto" finds comparator in the project (where it and what it needs
     are built), None checks with the REPL alone (verdicts ``repl-text``).
-    ``max_reply_bytes`` caps one REPL reply.
+    ``max_reply_bytes`` caps one REPL reply. ``bounds``: what one sandboxed REPL may use
+    with all it starts (default :func:`repl_bounds`); ``self.bounds`` says how they hold.
     """
 
     def __init__(
@@ -120,7 +140,7 @@ class LocalBackend(CachedBackend):
         repl_command: Sequence[str] | None = None,
         max_workers: int = 2,
         max_uses: int = 100,
-        max_rss_mb: float | None = 8192.0,
+        max_rss_mb: float | None = DEFAULT_MAX_RSS_MB,
         header_timeout_s: float = 600.0,
         env: Mapping[str, str] | None = None,
         cache: VerdictCache | None = None,
@@ -129,6 +149,7 @@ class LocalBackend(CachedBackend):
         allow_unsandboxed: bool = False,
         kernel_checker: KernelChecker | str | None = "auto",
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+        bounds: Bounds | None = None,
     ) -> None:
         super().__init__(cache, progress)
         project = Path(project)
@@ -144,8 +165,17 @@ class LocalBackend(CachedBackend):
             else f"REPL@{manifest_revision(project, 'REPL') or 'unknown'}"
         )
         self.sandboxed = decide_sandbox(sandbox, allow_unsandboxed, "model-written Lean")
+        self.limits = limits = bounds or repl_bounds(max_rss_mb)
+        contained = lean_containment(command, project, env) if self.sandboxed else None
+        if contained is not None and contained.by_rlimits:
+            command = tuple(nproc_limited(command, limits.processes))
         if self.sandboxed:
             command = tuple(sandbox_argv(command, project, env=env))
+        self.bounds = (
+            contained.describe(limits, "REPL")
+            if contained is not None
+            else "nothing per REPL (unsandboxed)"
+        )
         self.project = project
         if isinstance(kernel_checker, str) and kernel_checker != "auto":
             raise ValueError(
@@ -179,6 +209,8 @@ class LocalBackend(CachedBackend):
                 max_rss_mb,
                 header_timeout_s,
                 max_reply_bytes,
+                limits,
+                contained,
             )
         )
         self._challenges: dict[tuple[str, str, tuple[str, ...]], dict[str, Signature]] = {}
@@ -217,15 +249,17 @@ class LocalBackend(CachedBackend):
             header, body = split_imports(request.header, request.code)
             verdict = self.kernel.check(
                 self.project, header, request.challenge, body, request.required,
-                request.timeout_s, self.sandboxed, verdict.messages,
+                request.timeout_s, self.sandboxed, verdict.messages, self.limits,
             )  # fmt: skip
-        return dataclasses.replace(verdict, sandboxed=self.sandboxed, selftest=self.selftest)
+        return dataclasses.replace(
+            verdict, sandboxed=self.sandboxed, selftest=self.selftest, bounds=self.bounds
+        )
 
     def check_repl(self, request: CheckRequest) -> LeanVerdict:
         """The REPL path's verdict alone (no kernel checker, no cache): what ``repl-text``
         concludes; the self-test runs every case through it."""
         verdict = with_text_label(self._check_in_repl(request))
-        return dataclasses.replace(verdict, sandboxed=self.sandboxed)
+        return dataclasses.replace(verdict, sandboxed=self.sandboxed, bounds=self.bounds)
 
     def _check_in_repl(self, request: CheckRequest) -> LeanVerdict:
         header, body = split_imports(request.header, request.code)

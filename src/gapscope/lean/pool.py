@@ -7,6 +7,13 @@ with every command) or once their resident memory passes ``max_rss_mb``; a proce
 out, crashed or answered garbage is killed, and the next acquire starts a fresh one. So is a
 process that wrote output nobody asked for (a REPL answering twice), found when it is released
 or picked again: reusing it would hand the stray answer to the next check.
+
+Bounds (memory, processes, CPU) hold per REPL *process*, for its whole life, not per check: a
+cgroup's memory is charged to the cgroup a page was allocated in and stays there when a
+process moves (cgroup v1 and v2 alike), so a pooled REPL moved into a fresh cgroup per check
+would carry the header's gigabytes with it uncounted, and the check's limit would bound
+nothing. A check is still held: it runs in one REPL, and a REPL whose cgroup passes its
+memory limit is killed (the check gets ``server_error`` naming the limit) and replaced.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gapscope.lean.bounding import Containment
+from gapscope.lean.cgroup import Bounds
 from gapscope.lean.process import DEFAULT_MAX_REPLY_BYTES, ReplCrashed, ReplProcess, ReplTimeout
 from gapscope.lean.protocol import ProtocolError, encode_command, parse_response
 
@@ -37,6 +46,10 @@ class PoolConfig:
     max_rss_mb: float | None = 8192.0
     header_timeout_s: float = 600.0
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
+    bounds: Bounds | None = None
+    """What each REPL process may use with everything it starts (None: unbounded)."""
+    containment: Containment | None = None
+    """How ``bounds`` are held: a cgroup per process, or the uid it starts under."""
 
 
 @dataclass
@@ -104,12 +117,17 @@ class ReplPool:
             raise
 
     def _start(self, header: str, load_timeout_s: float) -> ReplProcess:
+        config = self.config
         try:
+            cgroup, user = None, {}
+            if config.containment is not None and config.bounds is not None:
+                cgroup = config.containment.open(config.bounds)
+                user = config.containment.popen_user()
             repl = ReplProcess(
-                self.config.command, self.config.cwd, self.config.env, self.config.max_reply_bytes
+                config.command, config.cwd, config.env, config.max_reply_bytes, cgroup, user
             )
         except OSError as exc:
-            raise PoolError(f"cannot start the REPL {list(self.config.command)}: {exc}") from None
+            raise PoolError(f"cannot start the REPL {list(config.command)}: {exc}") from None
         self.stats.started += 1
         if not header:
             return repl

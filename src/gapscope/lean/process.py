@@ -9,6 +9,12 @@ and the PID namespace take the whole tree down): no orphan REPL outlives a kille
 goes to a temporary file (a pipe nobody drains could fill and stall the child) and its tail is
 quoted when the process crashes.
 
+A REPL started with a cgroup (:class:`gapscope.lean.cgroup.AttemptCgroup`, one per process for
+its whole life: see ``gapscope.lean.pool``) joins it before it execs, so everything it starts is
+held to the cgroup's memory, process count and CPU; while an answer is awaited the cgroup is
+checked for an OOM kill every :data:`POLL_S`, and a REPL touched by one is killed and reported
+as a crash naming the memory limit (a ``server_error``), not left to run into the deadline.
+
 Replies are matched to requests one to one. The REPL numbers environments in order, one per
 ``cmd`` or ``unpickleEnvFrom``, and answers ``pickleTo`` with the env it pickled, so the env id
 of every reply is known before it arrives: a reply carrying another id (a second answer to an
@@ -29,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gapscope.lean.cgroup import AttemptCgroup
 from gapscope.lean.childenv import child_environment
 from gapscope.lean.protocol import ProtocolError, decode_block, expected_env
 
@@ -48,6 +55,9 @@ class ReplyTooLarge(ProtocolError):
 class OutOfStep(ProtocolError):
     """A reply that does not answer the request just sent (the process is discarded)."""
 
+
+POLL_S = 0.05
+"""How often a REPL with a cgroup is checked for an OOM kill while an answer is awaited."""
 
 DEFAULT_MAX_REPLY_BYTES = 64 * 2**20
 """Lean's messages for a proof are kilobytes; 64 MiB leaves room for huge goals, not floods."""
@@ -99,12 +109,18 @@ class ReplProcess:
         cwd: Path | None = None,
         env: Mapping[str, str] | None = None,
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+        cgroup: AttemptCgroup | None = None,
+        user: Mapping[str, Any] | None = None,
     ) -> None:
+        """``cgroup``: joined before the command execs, removed by :meth:`kill`. ``user``:
+        ``Popen`` arguments starting it under another uid
+        (:meth:`gapscope.lean.bounding.Containment.popen_user`)."""
+        self.cgroup = cgroup
         # Lives as long as the process; closed by ``kill``.
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
         try:
             self._proc = subprocess.Popen(
-                list(command),
+                cgroup.wrap(command) if cgroup is not None else list(command),
                 cwd=cwd,
                 env=child_environment(env),
                 stdin=subprocess.PIPE,
@@ -113,9 +129,12 @@ class ReplProcess:
                 bufsize=0,
                 start_new_session=True,
                 preexec_fn=die_with_parent,
+                **(user or {}),
             )
         except OSError:
             self._stderr.close()
+            if cgroup is not None:
+                cgroup.remove()
             raise
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._in, self._out = self._proc.stdin.fileno(), self._proc.stdout.fileno()
@@ -198,16 +217,31 @@ class ReplProcess:
                     f"the REPL's reply passed the cap of {self._max_reply_bytes} bytes "
                     "(max_reply_bytes); REPL discarded"
                 )
-            ready, _, _ = select.select([self._out], [], [], self._remaining(deadline))
+            wait = self._remaining(deadline)
+            if self.cgroup is not None:
+                wait = min(wait, POLL_S)
+                if self.cgroup.oom_kills() > 0:
+                    self.kill()
+                    raise ReplCrashed(self._memory_detail())
+            ready, _, _ = select.select([self._out], [], [], wait)
             if ready:
                 chunk = os.read(self._out, 1 << 16)
                 if not chunk:
                     raise ReplCrashed(self._crash_detail())
                 self._buffer += chunk.replace(b"\r\n", b"\n")
 
+    def _memory_detail(self) -> str:
+        assert self.cgroup is not None
+        return (
+            f"killed: the REPL's memory limit of {self.cgroup.bounds.memory_mb} MB (all its "
+            "processes together, its cgroup) was reached"
+        )
+
     def _crash_detail(self) -> str:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._proc.wait(timeout=1.0)
+        if self.cgroup is not None and self.cgroup.oom_kills() > 0:
+            return self._memory_detail()
         self._stderr.seek(0, os.SEEK_END)
         size = self._stderr.tell()
         self._stderr.seek(max(0, size - 2000))
@@ -223,8 +257,12 @@ class ReplProcess:
             self._killed = True
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self._proc.pid, signal.SIGKILL)
+        if self.cgroup is not None:  # what left the process group (setsid) is in the cgroup
+            self.cgroup.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._proc.wait(timeout=5.0)
+        if self.cgroup is not None:
+            self.cgroup.remove()
         for stream in (self._proc.stdin, self._proc.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):

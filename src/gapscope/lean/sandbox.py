@@ -32,6 +32,7 @@ from functools import cache
 from pathlib import Path
 
 from gapscope.lean.backend import LeanUnavailable
+from gapscope.lean.bounding import Containment, containment
 from gapscope.lean.childenv import child_environment
 from gapscope.lean.flags import env_flag
 
@@ -125,6 +126,36 @@ def sandbox_argv(
         "--",
         *command,
     ]  # fmt: skip
+
+
+def nproc_limited(command: Sequence[str], processes: int) -> list[str]:
+    """``command`` under ``RLIMIT_NPROC`` = ``processes`` (util-linux ``prlimit``), set
+    inside the sandbox so the kernel counts it in the sandbox's user namespace: the processes
+    and threads of that REPL or check, not every process of the user (Linux 5.14 and later)."""
+    return ["prlimit", f"--nproc={processes}:{processes}", "--", *command]
+
+
+REACHABLE = (
+    'test -x "$(command -v "$1")" && cd "$2" || { echo "cannot reach $1 or $2" >&2; exit 1; }'
+)
+"""The fallback's probe: the program is found and executable, the project a folder it can
+enter (an elan toolchain under root's home is neither, to uid 65534)."""
+
+
+def lean_containment(
+    command: Sequence[str] = ("/bin/true",),
+    project: Path = Path("/"),
+    env: Mapping[str, str] | None = None,
+) -> Containment:
+    """What holds a sandboxed Lean ``command`` with all it starts
+    (:mod:`gapscope.lean.bounding`), the fallback probed with this sandbox running ``prlimit``
+    and checking that its uid reaches ``command``'s program and ``project``."""
+    bwrap = shutil.which(BWRAP)
+    if bwrap is None:
+        return containment(None)
+    root = str(Path(project).resolve())
+    probe = ["/bin/sh", "-c", REACHABLE, "probe", command[0], root]
+    return containment(sandbox_argv(nproc_limited(probe, 64), Path(root), bwrap, env=env))
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,9 @@ class LeanVerdict:
     backend cannot run one: a kimina server; False only when the user allowed an untested
     path). ``sandboxed``: whether the model's code ran inside the sandbox (None where the
     backend does not know: a kimina server sandboxes on its side); False only when the user
-    explicitly allowed unsandboxed checking.
+    explicitly allowed unsandboxed checking. ``bounds``: the limits that held the process
+    that checked it, with all it started (``gapscope.lean.bounding``; None where gapscope did
+    not start it).
     """
 
     status: Status
@@ -88,6 +90,7 @@ class LeanVerdict:
     sandboxed: bool | None = None
     checks: tuple[str, ...] = ()
     selftest: bool | None = None
+    bounds: str | None = None
 
     @property
     def valid(self) -> bool:

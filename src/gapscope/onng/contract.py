@@ -35,3 +35,4 @@ class AttemptRecord(TypedDict, total=False):
     checks: list[str]  # every check that ran (repl-text, kernel:comparator)
     selftest: bool | None  # whether that path passed its known-answer self-test
     sandboxed: bool | None
+    bounds: str | None  # the limits that held the checking process (docs/lean.md)

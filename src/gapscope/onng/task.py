@@ -179,6 +179,7 @@ def prove(backend: LeanBackend, obfs: dict[float, Obfuscation], timeout_s: float
             record["checks"] = list(verdict.checks)  # every check that ran
             record["selftest"] = verdict.selftest  # whether that path passed its self-test
             record["sandboxed"] = verdict.sandboxed
+            record["bounds"] = verdict.bounds  # the limits that held the checking process
         state.store.set("onng", record)
         return state
 

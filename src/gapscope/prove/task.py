@@ -173,6 +173,7 @@ def _verdict_metadata(verdict: LeanVerdict) -> dict[str, Any]:
         "checks": list(verdict.checks),  # every check that ran: repl-text, kernel:comparator
         "selftest": verdict.selftest,  # whether that path passed `gapscope lean selftest`
         "sandboxed": verdict.sandboxed,
+        "bounds": verdict.bounds,  # the limits that held the checking process (docs/lean.md)
     }
 
 
