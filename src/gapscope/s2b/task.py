@@ -150,6 +150,7 @@ def s2b_lm(
         },
         expected_reply_tokens=expected_reply_tokens(role, max_tokens),
     )
+    seat = Seat(role, tested, preset, alpha if steer is not None else None)
     if role == "listener":
         return Task(
             dataset=MemoryDataset(samples, name=f"s2b-{preset}"),
@@ -157,6 +158,8 @@ def s2b_lm(
             scorer=zsct_scorer(),
             config=GenerateConfig(temperature=LISTENER_TEMPERATURE, top_p=1.0),
             metadata=plain(settings),
+            display_name=seat.display_name,
+            tags=seat.tags,
         )
     return Task(
         dataset=MemoryDataset(samples, name=f"s2b-speaker-{preset}"),
@@ -164,7 +167,44 @@ def s2b_lm(
         scorer=constructivity_scorer(),
         config=GenerateConfig(temperature=LISTENER_TEMPERATURE, top_p=1.0),
         metadata=plain(SpeakerRunMetadata(**settings, role=role, speaker=speaker)),
+        display_name=seat.display_name,
+        tags=seat.tags,
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class Seat:
+    """Which seat a run tests, and who sits in it: what tells a study's S2B-LM logs apart
+    in Inspect. Every one is task ``s2b_lm`` (the name the readers and ``eval_set``'s resume
+    find them by), so the role shows in the task's display name (Inspect's progress display,
+    the log's ``task_display_name``) and in its tags (the Tags column of ``inspect view``'s
+    log list): ``listener``/``speaker``, the player (``lm`` or a reference player's name),
+    ``reference`` for a player that is not a model, the preset and the steering strength."""
+
+    role: str
+    player: str
+    preset: str
+    alpha: float | None = None
+    """The steering strength of a steered run; None when the run is not steered."""
+
+    @property
+    def reference(self) -> bool:
+        return self.player != "lm"
+
+    @property
+    def display_name(self) -> str:
+        who = f"{self.player} (reference)" if self.reference else "lm"
+        steering = "" if self.alpha is None else f", steered alpha={self.alpha:g}"
+        return f"{TASK} {self.role}: {who}, {self.preset}{steering}"
+
+    @property
+    def tags(self) -> list[str]:
+        tags = [self.role, f"{self.role}={self.player}", self.preset]
+        if self.reference:
+            tags.append("reference")
+        if self.alpha is not None:
+            tags.append(f"alpha={self.alpha:g}")
+        return tags
 
 
 EPISODE_CACHE_EXPIRY = "1W"
