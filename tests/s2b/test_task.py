@@ -14,7 +14,7 @@ from gapscope.analysis.s2b import summarize
 from gapscope.models.scripted import REQUESTS, script
 from gapscope.s2b.config import resolve
 from gapscope.s2b.episode import build_episode
-from gapscope.s2b.task import s2b_lm, score_games
+from gapscope.s2b.task import BEHAVIOUR, s2b_lm, score_games
 
 
 def _run(tmp_path: Path, model: str, **task_args: object) -> EvalLog:
@@ -235,4 +235,5 @@ def test_roles_are_told_apart_in_inspect_and_read_as_one_task(tmp_path: Path) ->
         ),
     }
     assert {log.eval.task for log in runs.values()} == {"gapscope/s2b_lm"}
+    assert {log.eval.task_version for log in runs.values()} == {BEHAVIOUR.version}
     assert [summarize(log).role for log in runs.values()] == ["listener", "listener", "speaker"]

@@ -37,11 +37,13 @@ from gapscope.lean import LeanVerdict, RayOptions, open_checker
 from gapscope.log_metadata import plain
 from gapscope.models import check_options, steered_generate
 from gapscope.params import generations, real, whole
+from gapscope.prove import coherence, extract, templates
 from gapscope.prove.checking import check_reply
 from gapscope.prove.coherence import Coherence, classify
 from gapscope.prove.contract import TASK, AttemptMetadata, ProblemMetadata, RunMetadata
 from gapscope.prove.problems import Problem, load_problems, select
 from gapscope.prove.templates import proof_prompt
+from gapscope.task_version import Behaviour
 
 MAX_MESSAGES = 20
 """Lean messages kept per attempt in the log (the first ones; the rest are counted)."""
@@ -152,6 +154,7 @@ def prove(
         )
     generations(len(chosen) * n, f"{len(chosen)} problems x n={n}")
     return Task(
+        version=BEHAVIOUR.version,
         dataset=MemoryDataset([problem_sample(p) for p in chosen], name=f"prove-{subset}"),
         solver=steered_generate(steer, alpha),
         scorer=lean_proof(
@@ -250,3 +253,13 @@ def _attempt_value(coherence: Coherence) -> Value:
     if coherence is Coherence.SERVER_ERROR:
         return math.nan
     return CORRECT if coherence is Coherence.PROVEN else INCORRECT
+
+
+BEHAVIOUR = Behaviour(
+    version=1,
+    prompts=templates.template.paths(),
+    code=(templates, extract, coherence, attempt_reducers, lean_proof, _attempt_value),
+)
+"""What this task's version covers (:mod:`gapscope.task_version`): bump ``version`` when the
+fingerprint test says its prompt, the proof extraction, the coherence classes or the scorer
+changed."""

@@ -51,6 +51,7 @@ from inspect_ai.util import display_counter
 from gapscope.log_metadata import plain
 from gapscope.models import check_options, is_served, steered
 from gapscope.params import real, whole
+from gapscope.s2b import answers, prompting
 from gapscope.s2b.answers import extract
 from gapscope.s2b.config import S2BConfig, resolve
 from gapscope.s2b.contract import TASK, EpisodeMetadata, RunMetadata, SpeakerRunMetadata
@@ -67,7 +68,9 @@ from gapscope.s2b.prompting import (
     user_turn,
 )
 from gapscope.s2b.speaker import SPEAKERS, ConventionListener, exemplar, reference_speaker
+from gapscope.s2b.templates import template as s2b_templates
 from gapscope.s2b.verbalizer import Tracker
+from gapscope.task_version import Behaviour
 
 Listener = Literal["lm", "rule", "corrupted", "random"]
 LISTENERS: tuple[Listener, ...] = ("lm", "rule", "corrupted", "random")
@@ -153,6 +156,7 @@ def s2b_lm(
     seat = Seat(role, tested, preset, alpha if steer is not None else None)
     if role == "listener":
         return Task(
+            version=BEHAVIOUR.version,
             dataset=MemoryDataset(samples, name=f"s2b-{preset}"),
             solver=play_episode(config, listener, max_tokens, steer, alpha),
             scorer=zsct_scorer(),
@@ -162,6 +166,7 @@ def s2b_lm(
             tags=seat.tags,
         )
     return Task(
+        version=BEHAVIOUR.version,
         dataset=MemoryDataset(samples, name=f"s2b-speaker-{preset}"),
         solver=play_speaker_episode(config, speaker, max_tokens),
         scorer=constructivity_scorer(),
@@ -618,3 +623,26 @@ def constructivity_scorer() -> Scorer:
         )
 
     return score
+
+
+BEHAVIOUR = Behaviour(
+    version=1,
+    prompts=s2b_templates.paths(),
+    code=(
+        prompting,
+        answers,
+        play_episode,
+        play_speaker_episode,
+        _played,
+        _record,
+        _speaker_record,
+        zsct_scorer,
+        constructivity_scorer,
+        score_games,
+        _zsct,
+        score_speaker_games,
+        query_answers,
+    ),
+)
+"""What this task's version covers (:mod:`gapscope.task_version`): bump ``version`` when the
+fingerprint test says its prompts, their rendering, the players or the scorers changed."""
