@@ -38,7 +38,7 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState, generate
 
-from gapscope.ladder import code
+from gapscope.ladder import code as code_pilot
 from gapscope.ladder.code import (
     CODE_CONDITIONS,
     CodeCondition,
@@ -270,7 +270,7 @@ BEHAVIOUR = Behaviour(
         "code_helper_plan",
         "code_verified_helpers",
     ),
-    code=(code, code_tests),
+    code=(code_pilot, code_tests),
 )
 """What this task's version covers (:mod:`gapscope.task_version`): bump ``version`` when the
 fingerprint test says its prompts, their rendering or the test scorer changed."""

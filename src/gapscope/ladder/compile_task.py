@@ -15,7 +15,7 @@ from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, GenerateConf
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from gapscope.ladder import compile
+from gapscope.ladder import compile as teacher_compilation
 from gapscope.ladder.compile import (
     CompileError,
     TeacherProblem,
@@ -119,8 +119,8 @@ def family_kept() -> Scorer:
 
 BEHAVIOUR = Behaviour(
     version=1,
-    prompts=compile.template.paths("teacher", "teacher_retry"),
-    code=(compile, compile_family, family_kept),
+    prompts=teacher_compilation.template.paths("teacher", "teacher_retry"),
+    code=(teacher_compilation, compile_family, family_kept),
 )
 """What this task's version covers (:mod:`gapscope.task_version`): bump ``version`` when the
 fingerprint test says the teacher's prompts, the compilation or the scorer changed."""
