@@ -135,6 +135,10 @@ def s2b_lm(
         for seed in range(first_seed, first_seed + seeds)
     ]
     tested = listener if role == "listener" else speaker
+    reads = {
+        seed: call_prompt_chars(build_episode(config, seed), tested, role, max_tokens)
+        for seed in range(first_seed, first_seed + seeds)
+    }
     settings = RunMetadata(
         preset=preset,
         listener=listener if role == "listener" else "rule",
@@ -147,10 +151,8 @@ def s2b_lm(
             str(seed): model_calls(build_episode(config, seed), tested)
             for seed in range(first_seed, first_seed + seeds)
         },
-        prompt_chars={
-            str(seed): prompt_chars(build_episode(config, seed), tested, role, max_tokens)
-            for seed in range(first_seed, first_seed + seeds)
-        },
+        prompt_chars={str(seed): sum(calls) for seed, calls in reads.items()},
+        longest_prompt_chars=max((max(calls, default=0) for calls in reads.values()), default=0),
         expected_reply_tokens=expected_reply_tokens(role, max_tokens),
     )
     seat = Seat(role, tested, preset, alpha if steer is not None else None)
@@ -279,7 +281,13 @@ SPEAKER_REPLY_CHARS_PER_TOKEN = 4
 
 
 def prompt_chars(episode: Episode, tested: str, role: str, max_tokens: int) -> int:
-    """About how many characters the task's model reads over the episode: each of its calls
+    """About how many characters the task's model reads over the episode (the sum of
+    :func:`call_prompt_chars`)."""
+    return sum(call_prompt_chars(episode, tested, role, max_tokens))
+
+
+def call_prompt_chars(episode: Episode, tested: str, role: str, max_tokens: int) -> list[int]:
+    """About how many characters each of the task model's calls reads: each of its calls
     reads the whole transcript so far, so this grows with the square of the games (a plan
     turns it into prefill time). The replies the model has not written yet are stood in for:
     a listener's by the verbalizer's traces; a speaker's by a reply of its expected length
@@ -288,20 +296,21 @@ def prompt_chars(episode: Episode, tested: str, role: str, max_tokens: int) -> i
     reference's. It is a size, not a count. A quick profile of SmolLM2 (``transformers
     serve``) read 18,937 prompt tokens as listener against 22,957 estimated, and 20,165 as
     speaker against 13,979 (7,599 before the sync rounds and reply lengths were counted): its
-    tokenizer reads this text at 3.1-3.2 characters a token, not 4."""
+    tokenizer reads this text at 3.1-3.2 characters a token, not 4. The last call reads the
+    most: what a plan compares with a model's context window."""
     if tested != "lm":
-        return 0
+        return []
     listener = role == "listener"
     read = len(system_prompt() if listener else speaker_system_prompt())
     reply_chars = SPEAKER_REPLY_CHARS_PER_TOKEN * expected_reply_tokens(role, max_tokens)
-    tracker, total = Tracker(episode), 0
+    tracker, calls = Tracker(episode), []
     heard: Heard | None = None
     for game in episode.games:
         turn = user_turn(episode, game) if listener else speaker_user_turn(episode, game, heard)
         read += len(turn)
         own = game.index not in episode.exemplar_indices
         if own:
-            total += read
+            calls.append(read)
         if listener:
             read += len(tracker.decide(game).trace)
         else:
@@ -310,7 +319,7 @@ def prompt_chars(episode: Episode, tested: str, role: str, max_tokens: int) -> i
             reading = read_message(line, episode.config.n_dim, episode.config.vocab_size)
             heard = Heard(game, reading.flexible, game.same)
         tracker.sync(game)
-    return total
+    return calls
 
 
 @solver
