@@ -11,10 +11,23 @@ saying so beside its longest prompt.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from gapscope.app.study import PlanRow
+
+class PlanRow(Protocol):
+    """What the check reads of a plan row (``gapscope.app.study.PlanRow``, which calls this
+    module: a protocol keeps the two modules out of an import cycle)."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def diagnostic(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def generations(self) -> int: ...
+    @property
+    def longest_prompt_tokens(self) -> int: ...
 
 
 def plan_context(rows: Iterable[PlanRow]) -> dict[str, Any]:
