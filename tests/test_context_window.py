@@ -4,6 +4,7 @@ is known, and says where it is not."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -84,7 +85,7 @@ def test_the_s2b_plan_row_holds_the_longest_call_of_any_episode() -> None:
     assert (task.metadata or {})["longest_prompt_chars"] == longest
     assert all(c[-1] == max(c) for c in calls)  # each call re-reads the transcript so far
     row = plan_of(task, "gapscope/embedded", "s2b", "cat-10shot (lm listener)")
-    assert row.longest_prompt_tokens == -(-longest // WINDOW_CHARS_PER_TOKEN)
+    assert row.longest_prompt_tokens == math.ceil(longest / WINDOW_CHARS_PER_TOKEN)
     assert plan_of(task, "none", "s2b", "x").longest_prompt_tokens == 0
 
 
