@@ -186,7 +186,7 @@ def test_inspect_pass_at_agrees_with_the_report(tmp_path: Path, fake_lean: FakeL
     counts it unscored, the report gives none."""
     log = _run(tmp_path, "prover-reducers")
     assert log.results is not None
-    inspect_pass = {s.reducer: s for s in log.results.scores}
+    inspect_pass = {str(s.reducer): s for s in log.results.scores}
     assert sorted(inspect_pass) == ["pass_at_1", "pass_at_2", "pass_at_4"]
     report = summarize(read_run(log)).pass_at_k
     for k in (1, 2):
