@@ -35,7 +35,17 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys((*DIAGNOSTIC_PACKAGES, "steer"), 2),
     **dict.fromkeys(("models", "lean", "verify", "stats"), 1),
     **dict.fromkeys(
-        ("", "_face", "records", "templates", "process_shared", "log_metadata", "params"), 0
+        (
+            "",
+            "_face",
+            "records",
+            "templates",
+            "process_shared",
+            "log_metadata",
+            "params",
+            "task_version",
+        ),
+        0,
     ),
 }
 """Rank of each top-level unit of ``gapscope`` (a sub-package or a root module)."""

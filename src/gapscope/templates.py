@@ -18,7 +18,18 @@ class Templates:
 
     def __call__(self, name: str) -> str:
         """The text of ``<directory>/<name>.txt`` without its final newline."""
-        return _read(self.directory / f"{name}.txt")
+        return _read(self.path(name))
+
+    def path(self, name: str) -> Path:
+        """The file of template ``name``: what a task's version fingerprint reads
+        (:class:`gapscope.task_version.Behaviour`)."""
+        return self.directory / f"{name}.txt"
+
+    def paths(self, *names: str) -> tuple[Path, ...]:
+        """The files of ``names``, or of every template in the folder when none is named."""
+        if not names:
+            return tuple(sorted(self.directory.glob("*.txt")))
+        return tuple(self.path(name) for name in names)
 
 
 @cache

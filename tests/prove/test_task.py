@@ -179,6 +179,26 @@ def test_task_end_to_end(tmp_path: Path, fake_lean: FakeLean) -> None:
     assert by_name["aime_b"]["coherence"]["changed"] == 1
 
 
+def test_inspect_pass_at_agrees_with_the_report(tmp_path: Path, fake_lean: FakeLean) -> None:
+    """``inspect view`` reads the log's results: Inspect's ``pass_at`` reducers, one per k,
+    give the report's mean pass@k; the failed check (mathd_c's server error) is unscored in
+    both. Where a problem has fewer scored attempts than k, Inspect averages the others and
+    counts it unscored, the report gives none."""
+    log = _run(tmp_path, "prover-reducers")
+    assert log.results is not None
+    inspect_pass = {str(s.reducer): s for s in log.results.scores}
+    assert sorted(inspect_pass) == ["pass_at_1", "pass_at_2", "pass_at_4"]
+    report = summarize(read_run(log)).pass_at_k
+    for k in (1, 2):
+        assert inspect_pass[f"pass_at_{k}"].metrics["accuracy"].value == pytest.approx(report[k])
+        assert inspect_pass[f"pass_at_{k}"].unscored_samples == 0
+    assert report[4] is None
+    assert inspect_pass["pass_at_4"].unscored_samples == 1  # mathd_c: 3 scored attempts
+    mathd_c = [s for s in log.samples or [] if s.id == "mathd_c"]
+    values = sorted(str(next(iter(s.scores.values())).value) for s in mathd_c if s.scores)
+    assert values == ["C", "I", "I", "nan"]
+
+
 def test_report_cli(tmp_path: Path, fake_lean: FakeLean, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "200")  # rich wraps narrower tables' headers
     log = _run(tmp_path, "prover-cli")

@@ -14,7 +14,7 @@ from gapscope.analysis.s2b import summarize
 from gapscope.models.scripted import REQUESTS, script
 from gapscope.s2b.config import resolve
 from gapscope.s2b.episode import build_episode
-from gapscope.s2b.task import s2b_lm, score_games
+from gapscope.s2b.task import BEHAVIOUR, s2b_lm, score_games
 
 
 def _run(tmp_path: Path, model: str, **task_args: object) -> EvalLog:
@@ -208,3 +208,32 @@ def test_a_speaker_plan_counts_the_transcript_its_model_reads(tmp_path: Path) ->
     assert len(read) == sum((task.metadata or {})["model_calls"].values())
     assert 0.8 <= planned / sum(read) <= 1.25, (planned, sum(read))
     assert log.status == "success"
+
+
+def test_roles_are_told_apart_in_inspect_and_read_as_one_task(tmp_path: Path) -> None:
+    """A study's S2B-LM logs differ in what ``inspect view`` and Inspect's display show (the
+    tags and the display name) while staying the one task ``s2b_lm`` the readers find."""
+    runs = {
+        "model listener": _run(tmp_path, script("same", lambda _: "Answer: same"), preset="demo"),
+        "rule listener": _run(tmp_path, "none", preset="demo", listener="rule"),
+        "holistic speaker": _run(
+            tmp_path, "none", preset="demo", role="speaker", speaker="holistic"
+        ),
+    }
+    shown = {
+        what: (log.eval.task_display_name, set(log.eval.tags or [])) for what, log in runs.items()
+    }
+    assert shown == {
+        "model listener": ("s2b_lm listener: lm, demo", {"listener", "listener=lm", "demo"}),
+        "rule listener": (
+            "s2b_lm listener: rule (reference), demo",
+            {"listener", "listener=rule", "demo", "reference"},
+        ),
+        "holistic speaker": (
+            "s2b_lm speaker: holistic (reference), demo",
+            {"speaker", "speaker=holistic", "demo", "reference"},
+        ),
+    }
+    assert {log.eval.task for log in runs.values()} == {"gapscope/s2b_lm"}
+    assert {log.eval.task_version for log in runs.values()} == {BEHAVIOUR.version}
+    assert [summarize(log).role for log in runs.values()] == ["listener", "listener", "speaker"]

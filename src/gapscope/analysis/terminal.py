@@ -191,3 +191,5 @@ def print_plan(plan: dict[str, Any], console: Console) -> None:
         console.print(f"skipped: {line}", markup=False, highlight=False, soft_wrap=True)
     for line in plan.get("time", {}).get("lines", []):  # the estimated wall time per model
         console.print(line, markup=False, highlight=False, soft_wrap=True)
+    for line in plan.get("context", {}).get("lines", []):  # prompts against context windows
+        console.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import sys
 import threading
 import time
@@ -19,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from gapscope.app.context import plan_context
 from gapscope.app.endings import Ending, study_ending
 
 if TYPE_CHECKING:
@@ -44,6 +46,11 @@ class PlanRow:
     """The output tokens the plan's "about" expects one generation to cost: the task's own
     ``expected_reply_tokens`` where it declares one, else :data:`TYPICAL_REPLY_TOKENS` or the
     cap when that is lower."""
+    longest_prompt_tokens: int = 0
+    """About how many tokens its longest single prompt holds (characters /
+    :data:`WINDOW_CHARS_PER_TOKEN`): what the plan compares with the model's context window
+    (:mod:`gapscope.app.context`). The task's ``longest_prompt_chars`` where it declares one (an
+    S2B-LM episode's last game reads the whole transcript), else its longest sample input."""
 
     @property
     def token_budget(self) -> int:
@@ -84,6 +91,7 @@ class Study:
         return {
             "tasks": [r.to_dict() for r in rows],
             "skipped": [asdict(s) for s in self.skipped],
+            "context": plan_context(rows),
             "totals": {
                 "tasks": len(rows),
                 "samples": sum(r.samples for r in rows),
@@ -112,8 +120,11 @@ def plan_of(task: Task, model: str, diagnostic: str, label: str) -> PlanRow:
         generations = samples * epochs
         max_tokens = int(task.config.max_tokens or 0)
         prompt_chars = epochs * sum(_chars(sample.input) for sample in task.dataset)
+    longest_chars = metadata.get("longest_prompt_chars")
+    if longest_chars is None:
+        longest_chars = max((_chars(sample.input) for sample in task.dataset), default=0)
     if model == "none":
-        generations = prompt_chars = 0
+        generations = prompt_chars = longest_chars = 0
     reply_tokens = metadata.get("expected_reply_tokens", min(max_tokens, TYPICAL_REPLY_TOKENS))
     return PlanRow(
         model=model,
@@ -125,6 +136,7 @@ def plan_of(task: Task, model: str, diagnostic: str, label: str) -> PlanRow:
         lean_checks=samples * epochs if lean_backed(diagnostic) else 0,
         prompt_tokens=prompt_chars // CHARS_PER_TOKEN,
         reply_tokens=int(reply_tokens),
+        longest_prompt_tokens=math.ceil(int(longest_chars) / WINDOW_CHARS_PER_TOKEN),
     )
 
 
@@ -135,6 +147,13 @@ to its cap."""
 
 CHARS_PER_TOKEN = 4
 """English text per token, roughly, in the tokenizers of the models gapscope meets."""
+
+WINDOW_CHARS_PER_TOKEN = 2.5
+"""Characters per token when a prompt is set against a context window: denser than
+:data:`CHARS_PER_TOKEN`, so the check errs toward a warning. Measured: SmolLM2's tokenizer
+read the last prompt of a cat-10shot listener episode (seed 0, rule traces as the replies,
+its chat template applied) as 23,034 tokens for 63,690 characters, 2.77 a token; the plan
+says 25,476."""
 
 
 def _chars(prompt: str | list[ChatMessage]) -> int:

@@ -38,6 +38,7 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState, generate
 
+from gapscope.ladder import code as code_pilot
 from gapscope.ladder.code import (
     CODE_CONDITIONS,
     CodeCondition,
@@ -60,6 +61,7 @@ from gapscope.ladder.probes import template
 from gapscope.ladder.sandbox import Isolation, Limits, RunResult, local_layer, run_tests
 from gapscope.log_metadata import plain
 from gapscope.params import choices
+from gapscope.task_version import Behaviour
 
 
 def parse_code_conditions(spec: str) -> tuple[CodeCondition, ...]:
@@ -178,6 +180,7 @@ def ladder_code(
         for c in chosen_conditions
     ]
     return Task(
+        version=BEHAVIOUR.version,
         dataset=MemoryDataset(samples, name=f"ladder-code-{problems}"),
         solver=generate(tool_calls="none"),  # no tools offered: a tool call ends the turn
         scorer=code_tests(
@@ -254,3 +257,20 @@ def code_tests(
 
     weakref.finalize(score, pool.shutdown, wait=False)
     return score
+
+
+BEHAVIOUR = Behaviour(
+    version=1,
+    prompts=template.paths(
+        "code_system",
+        "code_stdin",
+        "code_function",
+        "code_no_help",
+        "code_plan_item",
+        "code_helper_plan",
+        "code_verified_helpers",
+    ),
+    code=(code_pilot, code_tests),
+)
+"""What this task's version covers (:mod:`gapscope.task_version`): bump ``version`` when the
+fingerprint test says its prompts, their rendering or the test scorer changed."""

@@ -15,6 +15,7 @@ from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, GenerateConf
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from gapscope.ladder import compile as teacher_compilation
 from gapscope.ladder.compile import (
     CompileError,
     TeacherProblem,
@@ -27,6 +28,7 @@ from gapscope.ladder.compile import (
 from gapscope.ladder.contract import COMPILE_TASK
 from gapscope.ladder.problem_sets import load_problem_set
 from gapscope.params import generations, whole
+from gapscope.task_version import Behaviour
 
 TEACHER_TEMPERATURE = 0.0
 """Greedy teacher: a family is compiled once (retries get the error as feedback), so the
@@ -61,6 +63,7 @@ def ladder_compile(
         for p in loaded
     ]
     return Task(
+        version=BEHAVIOUR.version,
         dataset=MemoryDataset(samples, name="ladder-compile"),
         solver=compile_family(max_attempts),
         scorer=family_kept(),
@@ -112,3 +115,12 @@ def family_kept() -> Scorer:
         )
 
     return score
+
+
+BEHAVIOUR = Behaviour(
+    version=1,
+    prompts=teacher_compilation.template.paths("teacher", "teacher_retry"),
+    code=(teacher_compilation, compile_family, family_kept),
+)
+"""What this task's version covers (:mod:`gapscope.task_version`): bump ``version`` when the
+fingerprint test says the teacher's prompts, the compilation or the scorer changed."""

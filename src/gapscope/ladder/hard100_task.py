@@ -23,6 +23,7 @@ from gapscope.ladder.task import ladder_verifier
 from gapscope.log_metadata import plain
 from gapscope.models import system_first
 from gapscope.params import generations, real, whole
+from gapscope.task_version import Behaviour
 
 
 @task(name=HARD100_TASK)
@@ -57,6 +58,7 @@ def ladder_math_hard100(
         for p in problems
     ]
     return Task(
+        version=BEHAVIOUR.version,
         dataset=MemoryDataset(samples, name="math-hard100"),
         solver=[system_first(template("system")), generate(tool_calls="none")],
         scorer=ladder_verifier(),
@@ -64,3 +66,12 @@ def ladder_math_hard100(
         config=GenerateConfig(max_tokens=max_tokens, temperature=temperature, top_p=1.0),
         metadata=plain({"math500": math500, "ids": ids, "n_problems": len(problems)}),
     )
+
+
+BEHAVIOUR = Behaviour(
+    version=1,
+    prompts=template.paths("system", "c1_direct"),
+    code=(ladder_math_hard100, ladder_verifier),
+)
+"""What this task's version covers (:mod:`gapscope.task_version`): bump ``version`` when the
+fingerprint test says its prompt, the samples it builds or the scorer changed."""

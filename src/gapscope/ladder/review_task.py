@@ -14,6 +14,7 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig
 from inspect_ai.scorer import NOANSWER, Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState, generate
 
+from gapscope.ladder import review
 from gapscope.ladder.contract import (
     REVIEW_TASK,
     ReviewCaseMetadata,
@@ -24,6 +25,7 @@ from gapscope.ladder.contract import (
 from gapscope.ladder.probes import template
 from gapscope.ladder.review import GRADING, ReviewCase, load_review_set, parse_verdict, render_case
 from gapscope.log_metadata import plain
+from gapscope.task_version import Behaviour
 
 
 def review_sample(case: ReviewCase, max_attempts: int, max_attempt_chars: int) -> Sample:
@@ -57,6 +59,7 @@ def ladder_review(
     if not review_set.cases:
         raise ValueError(f"{cases}: no composition-gap family to review")
     return Task(
+        version=BEHAVIOUR.version,
         dataset=MemoryDataset(
             [review_sample(c, max_attempts, max_attempt_chars) for c in review_set.cases],
             name="ladder-review",
@@ -117,3 +120,12 @@ def rubric_label() -> Scorer:
         )
 
     return score
+
+
+BEHAVIOUR = Behaviour(
+    version=1,
+    prompts=template.paths("review_rubric", "review_case", "review_attempt"),
+    code=(review, review_sample, rubric_label),
+)
+"""What this task's version covers (:mod:`gapscope.task_version`): bump ``version`` when the
+fingerprint test says the rubric, the case rendering or the scorer changed."""

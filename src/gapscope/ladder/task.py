@@ -30,6 +30,7 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState, generate
 
+from gapscope.ladder import probes
 from gapscope.ladder.contract import TASK, ProbeMetadata, RunMetadata, VerdictMetadata
 from gapscope.ladder.families import (
     FamiliesVersion,
@@ -51,6 +52,7 @@ from gapscope.ladder.strict_cascade import NO_BOX, StrictCascade, after_think, l
 from gapscope.log_metadata import plain
 from gapscope.models import system_first
 from gapscope.params import choices, generations, real, whole
+from gapscope.task_version import Behaviour
 from gapscope.verify import Verdict, Verifier, extract_boxed, verify
 
 _SHARED_TIMEOUT_S = inspect.signature(Verifier).parameters["timeout_s"].default
@@ -166,6 +168,7 @@ def oracle_ladder(
     probes = build_probes(chosen, parse_conditions(conditions), seed)
     generations(len(probes) * k, f"{len(probes)} probes x k={k}")
     return Task(
+        version=BEHAVIOUR.version,
         dataset=MemoryDataset([probe_sample(p) for p in probes], name=f"ladder-{families}"),
         solver=[system_first(template("system")), generate(tool_calls="none")],
         scorer=(
@@ -256,3 +259,20 @@ def ladder_strict_cascade(timeout_s: float = 5.0) -> Scorer:
 
     weakref.finalize(score, cascade.close)
     return score
+
+
+BEHAVIOUR = Behaviour(
+    version=1,
+    prompts=template.paths(
+        "system",
+        "c1_direct",
+        "c2_roadmap",
+        "c2_generic",
+        "c3_answers",
+        "roadmap_item",
+        "roadmap_item_answer",
+    ),
+    code=(probes, ladder_verifier, ladder_strict_cascade),
+)
+"""What this task's version covers (:mod:`gapscope.task_version`): bump ``version`` when the
+fingerprint test says its probe prompts or its scorers changed."""

@@ -8,6 +8,7 @@
   `weight_format`: its CPU weights (fp32, or int8 with int8 activations).
 * `checkpoints`: offline checkpoint loading; `embedded`: the small shipped models;
   `model_cache`: the verified on-disk cache of their converted copies.
+* `window`: a model's context window where it is known before a run (the plan's check).
 * `endpoint`, `http_guard`, `replies`: a served model reached with bounds (capped, checked
   replies; a failure said in one line; the preflight probe).
 * `direction`, `steering`, `task_steering`: steering vectors, their file format, adding them
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
         steered,
         steered_generate,
     )
+    from gapscope.models.window import Window, context_window
 
 __all__ = [
     "GEMMA3_270M",
@@ -51,7 +53,9 @@ __all__ = [
     "Probe",
     "SteeringRecord",
     "SteeringVector",
+    "Window",
     "check_options",
+    "context_window",
     "engine_for",
     "excerpt",
     "guarded_model_args",
@@ -76,7 +80,9 @@ __getattr__, __dir__ = lazy_face(
         "Probe": ".endpoint",
         "SteeringRecord": ".task_steering",
         "SteeringVector": ".direction",
+        "Window": ".window",
         "check_options": ".task_steering",
+        "context_window": ".window",
         "engine_for": ".task_steering",
         "excerpt": ".replies",
         "guarded_model_args": ".endpoint",

@@ -25,12 +25,14 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from gapscope.lean import LeanBackend, RayOptions, open_checker
 from gapscope.log_metadata import plain
 from gapscope.models import system_first
+from gapscope.onng import prompting
 from gapscope.onng.checking import lean_check, static_check
 from gapscope.onng.contract import TASK, AttemptRecord, ProblemMetadata
 from gapscope.onng.problemset import ProblemSet, load_problem_set
 from gapscope.onng.prompting import build_prompt, system_prompt
 from gapscope.onng.render import Obfuscation, obfuscation
 from gapscope.params import real, whole
+from gapscope.task_version import Behaviour
 
 
 def parse_lams(spec: str) -> tuple[float, ...]:
@@ -112,6 +114,7 @@ def onng(
     obfs = {lam: obfuscation(problem_set, lam, seed) for lam in levels}
     samples = [_sample(problem_set, obfs[lam], i) for lam in levels for i in indices]
     return Task(
+        version=BEHAVIOUR.version,
         dataset=MemoryDataset(samples, name="onng"),
         solver=[system_first(system_prompt()), prove(backend, obfs, check_timeout)],
         scorer=lean_verdict(),
@@ -201,3 +204,12 @@ def lean_verdict() -> Scorer:
         )
 
     return score
+
+
+BEHAVIOUR = Behaviour(
+    version=1,
+    prompts=prompting.template.paths(),
+    code=(prompting, prove, lean_verdict),
+)
+"""What this task's version covers (:mod:`gapscope.task_version`): bump ``version`` when the
+fingerprint test says its prompts, the prover loop or the scorer changed."""

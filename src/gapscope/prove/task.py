@@ -1,33 +1,49 @@
 """The ``prove`` Inspect task: whole-proof generation, ``n`` samples per problem, Lean-checked.
 
 One sample per problem and ``n`` epochs give the n attempts that pass@k is estimated from
-(``gapscope prove report``). The scorer extracts the proof, checks it with the Lean backend
-and records the verdict and the coherence class. The backend is opened when the task is
-created, so a machine without Lean fails there with the install message: no attempt is ever
-scored as if it had been checked.
+(``gapscope prove report``); the epochs are reduced by Inspect's ``pass_at`` reducer, one per
+k, so ``inspect view`` shows the same pass@k (:func:`attempt_reducers`). The scorer extracts
+the proof, checks it with the Lean backend and records the verdict and the coherence class.
+The backend is opened when the task is created, so a machine without Lean fails there with
+the install message: no attempt is ever scored as if it had been checked.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import weakref
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
-from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer, stderr
+from inspect_ai.scorer import (
+    CORRECT,
+    INCORRECT,
+    Score,
+    Scorer,
+    ScoreReducer,
+    Target,
+    Value,
+    accuracy,
+    pass_at,
+    scorer,
+    stderr,
+)
 from inspect_ai.solver import TaskState
 
 from gapscope.lean import LeanVerdict, RayOptions, open_checker
 from gapscope.log_metadata import plain
 from gapscope.models import check_options, steered_generate
 from gapscope.params import generations, real, whole
+from gapscope.prove import coherence, extract, templates
 from gapscope.prove.checking import check_reply
-from gapscope.prove.coherence import classify
+from gapscope.prove.coherence import Coherence, classify
 from gapscope.prove.contract import TASK, AttemptMetadata, ProblemMetadata, RunMetadata
 from gapscope.prove.problems import Problem, load_problems, select
 from gapscope.prove.templates import proof_prompt
+from gapscope.task_version import Behaviour
 
 MAX_MESSAGES = 20
 """Lean messages kept per attempt in the log (the first ones; the rest are counted)."""
@@ -49,6 +65,17 @@ def parse_ks(spec: str, n: int) -> tuple[int, ...]:
             f"pass@k needs 1 <= k <= n; k={bad} with n={n} samples per problem: raise n or drop k"
         )
     return ks
+
+
+def attempt_reducers(ks: tuple[int, ...]) -> list[ScoreReducer]:
+    """One Inspect ``pass_at(k)`` reducer per reported k, so the log's own results (what
+    ``inspect view`` shows) are the pass@k the report reads: Inspect's reducer is the same
+    unbiased estimator (Chen et al., 2021) over a problem's scored attempts, and its accuracy
+    metric over problems is the mean pass@k. An attempt whose check failed is unscored (NaN)
+    for both: Inspect leaves it out as gapscope's reader does. Where a problem has fewer
+    scored attempts than k, Inspect's problem score is NaN and its mean skips it; gapscope's
+    report gives no pass@k then and says which problem is short."""
+    return [pass_at(k) for k in ks]
 
 
 def problem_sample(problem: Problem) -> Sample:
@@ -127,6 +154,7 @@ def prove(
         )
     generations(len(chosen) * n, f"{len(chosen)} problems x n={n}")
     return Task(
+        version=BEHAVIOUR.version,
         dataset=MemoryDataset([problem_sample(p) for p in chosen], name=f"prove-{subset}"),
         solver=steered_generate(steer, alpha),
         scorer=lean_proof(
@@ -136,7 +164,7 @@ def prove(
             RayOptions(ray_address, ray_actors),
             allow_unsandboxed,
         ),
-        epochs=Epochs(n),
+        epochs=Epochs(n, attempt_reducers(ks)),
         # pass@k needs samples of the model's own distribution: the seed gives no top-p, so
         # send 1.0 (no truncation) rather than let a server's default nucleus apply.
         config=GenerateConfig(max_tokens=max_tokens, temperature=temperature, top_p=1.0),
@@ -188,8 +216,10 @@ def lean_proof(
     """Extract the proof, screen it, check it with Lean, record verdict and coherence class.
 
     The mean score is pass@1. A backend failure on one attempt is recorded as
-    ``server_error`` (scored incorrect here, excluded by the report) and the run goes on; a
-    reply with a forbidden command is ``forbidden_command`` and never reaches Lean.
+    ``server_error`` and left unscored (NaN, Inspect's sentinel for a score that says
+    nothing: its reducers and metrics skip it, as the report does) and the run goes on; a
+    reply with a forbidden command is ``forbidden_command`` (incorrect: the model wrote it)
+    and never reaches Lean.
     """
     backend = open_checker(lean, executor=executor, ray=ray, allow_unsandboxed=allow_unsandboxed)
 
@@ -202,7 +232,7 @@ def lean_proof(
         extraction, verdict = attempt.extraction, attempt.verdict
         coherence = classify(extraction.status, verdict)
         return Score(
-            value=CORRECT if verdict is not None and verdict.valid else INCORRECT,
+            value=_attempt_value(coherence),
             answer=extraction.code,
             explanation=f"{coherence.value} ({extraction.status.value})",
             metadata=plain(
@@ -216,3 +246,21 @@ def lean_proof(
 
     weakref.finalize(score, backend.close)
     return score
+
+
+def _attempt_value(coherence: Coherence) -> Value:
+    """Proven is correct, a failed check unscored (it says nothing about the proof), and
+    anything else the model wrote incorrect."""
+    if coherence is Coherence.SERVER_ERROR:
+        return math.nan
+    return CORRECT if coherence is Coherence.PROVEN else INCORRECT
+
+
+BEHAVIOUR = Behaviour(
+    version=1,
+    prompts=templates.template.paths(),
+    code=(templates, extract, coherence, attempt_reducers, lean_proof, _attempt_value),
+)
+"""What this task's version covers (:mod:`gapscope.task_version`): bump ``version`` when the
+fingerprint test says its prompt, the proof extraction, the coherence classes or the scorer
+changed."""

@@ -32,6 +32,9 @@ class RunMetadata(TypedDict):
     prompt_chars: dict[str, int]
     """Per episode (seed), about how many characters the model's calls read in all (each the
     transcript so far): a plan's estimate of the server's prompt reading."""
+    longest_prompt_chars: int
+    """About how many characters the longest of the model's calls reads (an episode's last
+    game): what a plan compares with the model's context window."""
     expected_reply_tokens: int
     """What a plan expects one of the model's replies to cost (``task.expected_reply_tokens``):
     an assumption for the time estimate, not a measurement of this run."""

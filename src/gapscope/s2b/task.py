@@ -51,6 +51,7 @@ from inspect_ai.util import display_counter
 from gapscope.log_metadata import plain
 from gapscope.models import check_options, is_served, steered
 from gapscope.params import real, whole
+from gapscope.s2b import answers, prompting
 from gapscope.s2b.answers import extract
 from gapscope.s2b.config import S2BConfig, resolve
 from gapscope.s2b.contract import TASK, EpisodeMetadata, RunMetadata, SpeakerRunMetadata
@@ -67,7 +68,9 @@ from gapscope.s2b.prompting import (
     user_turn,
 )
 from gapscope.s2b.speaker import SPEAKERS, ConventionListener, exemplar, reference_speaker
+from gapscope.s2b.templates import template as s2b_templates
 from gapscope.s2b.verbalizer import Tracker
+from gapscope.task_version import Behaviour
 
 Listener = Literal["lm", "rule", "corrupted", "random"]
 LISTENERS: tuple[Listener, ...] = ("lm", "rule", "corrupted", "random")
@@ -132,6 +135,10 @@ def s2b_lm(
         for seed in range(first_seed, first_seed + seeds)
     ]
     tested = listener if role == "listener" else speaker
+    reads = {
+        seed: call_prompt_chars(build_episode(config, seed), tested, role, max_tokens)
+        for seed in range(first_seed, first_seed + seeds)
+    }
     settings = RunMetadata(
         preset=preset,
         listener=listener if role == "listener" else "rule",
@@ -144,27 +151,67 @@ def s2b_lm(
             str(seed): model_calls(build_episode(config, seed), tested)
             for seed in range(first_seed, first_seed + seeds)
         },
-        prompt_chars={
-            str(seed): prompt_chars(build_episode(config, seed), tested, role, max_tokens)
-            for seed in range(first_seed, first_seed + seeds)
-        },
+        prompt_chars={str(seed): sum(calls) for seed, calls in reads.items()},
+        longest_prompt_chars=max((max(calls, default=0) for calls in reads.values()), default=0),
         expected_reply_tokens=expected_reply_tokens(role, max_tokens),
     )
+    seat = Seat(role, tested, preset, alpha if steer is not None else None)
     if role == "listener":
         return Task(
+            version=BEHAVIOUR.version,
             dataset=MemoryDataset(samples, name=f"s2b-{preset}"),
             solver=play_episode(config, listener, max_tokens, steer, alpha),
             scorer=zsct_scorer(),
             config=GenerateConfig(temperature=LISTENER_TEMPERATURE, top_p=1.0),
             metadata=plain(settings),
+            display_name=seat.display_name,
+            tags=seat.tags,
         )
     return Task(
+        version=BEHAVIOUR.version,
         dataset=MemoryDataset(samples, name=f"s2b-speaker-{preset}"),
         solver=play_speaker_episode(config, speaker, max_tokens),
         scorer=constructivity_scorer(),
         config=GenerateConfig(temperature=LISTENER_TEMPERATURE, top_p=1.0),
         metadata=plain(SpeakerRunMetadata(**settings, role=role, speaker=speaker)),
+        display_name=seat.display_name,
+        tags=seat.tags,
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class Seat:
+    """Which seat a run tests, and who sits in it: what tells a study's S2B-LM logs apart
+    in Inspect. Every one is task ``s2b_lm`` (the name the readers and ``eval_set``'s resume
+    find them by), so the role shows in the task's display name (Inspect's progress display,
+    the log's ``task_display_name``) and in its tags (the Tags column of ``inspect view``'s
+    log list): ``listener``/``speaker``, the player (``lm`` or a reference player's name),
+    ``reference`` for a player that is not a model, the preset and the steering strength."""
+
+    role: str
+    player: str
+    preset: str
+    alpha: float | None = None
+    """The steering strength of a steered run; None when the run is not steered."""
+
+    @property
+    def reference(self) -> bool:
+        return self.player != "lm"
+
+    @property
+    def display_name(self) -> str:
+        who = f"{self.player} (reference)" if self.reference else "lm"
+        steering = "" if self.alpha is None else f", steered alpha={self.alpha:g}"
+        return f"{TASK} {self.role}: {who}, {self.preset}{steering}"
+
+    @property
+    def tags(self) -> list[str]:
+        tags = [self.role, f"{self.role}={self.player}", self.preset]
+        if self.reference:
+            tags.append("reference")
+        if self.alpha is not None:
+            tags.append(f"alpha={self.alpha:g}")
+        return tags
 
 
 EPISODE_CACHE_EXPIRY = "1W"
@@ -234,7 +281,13 @@ SPEAKER_REPLY_CHARS_PER_TOKEN = 4
 
 
 def prompt_chars(episode: Episode, tested: str, role: str, max_tokens: int) -> int:
-    """About how many characters the task's model reads over the episode: each of its calls
+    """About how many characters the task's model reads over the episode (the sum of
+    :func:`call_prompt_chars`)."""
+    return sum(call_prompt_chars(episode, tested, role, max_tokens))
+
+
+def call_prompt_chars(episode: Episode, tested: str, role: str, max_tokens: int) -> list[int]:
+    """About how many characters each of the task model's calls reads: each of its calls
     reads the whole transcript so far, so this grows with the square of the games (a plan
     turns it into prefill time). The replies the model has not written yet are stood in for:
     a listener's by the verbalizer's traces; a speaker's by a reply of its expected length
@@ -243,20 +296,21 @@ def prompt_chars(episode: Episode, tested: str, role: str, max_tokens: int) -> i
     reference's. It is a size, not a count. A quick profile of SmolLM2 (``transformers
     serve``) read 18,937 prompt tokens as listener against 22,957 estimated, and 20,165 as
     speaker against 13,979 (7,599 before the sync rounds and reply lengths were counted): its
-    tokenizer reads this text at 3.1-3.2 characters a token, not 4."""
+    tokenizer reads this text at 3.1-3.2 characters a token, not 4. The last call reads the
+    most: what a plan compares with a model's context window."""
     if tested != "lm":
-        return 0
+        return []
     listener = role == "listener"
     read = len(system_prompt() if listener else speaker_system_prompt())
     reply_chars = SPEAKER_REPLY_CHARS_PER_TOKEN * expected_reply_tokens(role, max_tokens)
-    tracker, total = Tracker(episode), 0
+    tracker, calls = Tracker(episode), []
     heard: Heard | None = None
     for game in episode.games:
         turn = user_turn(episode, game) if listener else speaker_user_turn(episode, game, heard)
         read += len(turn)
         own = game.index not in episode.exemplar_indices
         if own:
-            total += read
+            calls.append(read)
         if listener:
             read += len(tracker.decide(game).trace)
         else:
@@ -265,7 +319,7 @@ def prompt_chars(episode: Episode, tested: str, role: str, max_tokens: int) -> i
             reading = read_message(line, episode.config.n_dim, episode.config.vocab_size)
             heard = Heard(game, reading.flexible, game.same)
         tracker.sync(game)
-    return total
+    return calls
 
 
 @solver
@@ -578,3 +632,26 @@ def constructivity_scorer() -> Scorer:
         )
 
     return score
+
+
+BEHAVIOUR = Behaviour(
+    version=1,
+    prompts=s2b_templates.paths(),
+    code=(
+        prompting,
+        answers,
+        play_episode,
+        play_speaker_episode,
+        _played,
+        _record,
+        _speaker_record,
+        zsct_scorer,
+        constructivity_scorer,
+        score_games,
+        _zsct,
+        score_speaker_games,
+        query_answers,
+    ),
+)
+"""What this task's version covers (:mod:`gapscope.task_version`): bump ``version`` when the
+fingerprint test says its prompts, their rendering, the players or the scorers changed."""

@@ -40,6 +40,7 @@ from gapscope.lean import RayOptions, VerdictCache, open_checker, untested_allow
 from gapscope.log_metadata import plain
 from gapscope.models import system_first
 from gapscope.params import generations, real, whole
+from gapscope.t2 import extract, prompting, refine, shots
 from gapscope.t2.audit import Audit, Defect, SuccessorsOf, audit_records
 from gapscope.t2.beq import Equivalence, equivalence
 from gapscope.t2.bleu import BleuMetric, exact_match, sentence_bleu
@@ -67,6 +68,7 @@ from gapscope.t2.rules import Rules, parse_rules, released_rows
 from gapscope.t2.shots import choose_exemplars
 from gapscope.t2.successors import TargetIdentity, record_successors, target_identity
 from gapscope.t2.untested import require_tested, untested_path
+from gapscope.task_version import Behaviour
 
 GROUND_TRUTH = "ground-truth"
 """The context label of ground-truth samples (the record's own target, no model)."""
@@ -491,6 +493,7 @@ def _task(
     if refine and attempt is not None:
         solvers.append(compile_feedback(attempt, _extract(counting), refine))
     return Task(
+        version=BEHAVIOUR.version,
         dataset=MemoryDataset(samples, name="t2"),
         solver=ground_truth_answer() if truth else solvers,
         scorer=t2_scorer(evaluate, counting, compare if beq else None),
@@ -716,3 +719,26 @@ def t2_scorer(
         )
 
     return score
+
+
+BEHAVIOUR = Behaviour(
+    version=1,
+    prompts=prompting.template.paths(
+        "system",
+        "section_header",
+        "section_before",
+        "section_nl",
+        "section_after",
+        "request",
+        "instructions_definition",
+        "instructions_theorem",
+        "shot_answer",
+        "refine_unchecked",
+        "refine_timeout",
+        "refine_errors",
+    ),
+    code=(prompting, shots, refine, extract, compile_feedback, ground_truth_answer, t2_scorer),
+)
+"""What this task's version covers (:mod:`gapscope.task_version`): bump ``version`` when the
+fingerprint test says its prompts, the exemplars, the refinement loop, the answer extraction
+or the scorer changed."""

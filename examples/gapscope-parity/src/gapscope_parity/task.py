@@ -8,6 +8,7 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import exact
 
 from gapscope.models import check_options, steered_generate
+from gapscope.task_version import Behaviour
 
 TASK = "parity"
 """The task's name in its logs: how gapscope finds the reader of a parity log."""
@@ -30,9 +31,15 @@ def parity(
         for n in range(1, limit + 1)
     ]
     return Task(
+        version=BEHAVIOUR.version,
         dataset=MemoryDataset(samples, name="parity"),
         solver=steered_generate(steer, alpha),
         scorer=exact(),
         config=GenerateConfig(max_tokens=max_tokens),
         metadata={"steering": check_options(steer, alpha)},
     )
+
+
+BEHAVIOUR = Behaviour(version=1, texts=(PROMPT,), code=(parity,))
+"""What this task's version covers (:mod:`gapscope.task_version`): bump ``version`` when the
+fingerprint test says its prompt or its task changed."""
