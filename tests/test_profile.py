@@ -131,8 +131,10 @@ def test_a_study_against_an_openai_compatible_server_retries_transient_errors(
 ) -> None:
     """Two requests first fail with HTTP 500: the client retries them, nothing is lost."""
 
-    def fail(n: int, body: dict[str, Any]) -> int | None:
-        return 500 if n in (7, 30) else None  # after both preflights (requests 1-4)
+    from gapscope.models import PREFLIGHT_REQUESTS
+
+    def fail(n: int, body: dict[str, Any]) -> int | None:  # after both commands' preflights
+        return 500 if n in (2 * PREFLIGHT_REQUESTS + 3, 2 * PREFLIGHT_REQUESTS + 26) else None
 
     with serve(StubServer(fail=fail)) as stub:
         model = _stub_model(monkeypatch, stub, "transient")
@@ -140,8 +142,8 @@ def test_a_study_against_an_openai_compatible_server_retries_transient_errors(
         planned = sum(row["generations"] for row in plan["tasks"] if row["model"] == model)
         envelope = _profile(model, tmp_path)
     assert envelope["exit_code"] == 0, envelope["error"]
-    # and two preflight requests per command (the dry run's and the run's)
-    assert stub.failures > 0 and stub.answered == planned + 4
+    # and the preflight's requests per command (the dry run's and the run's)
+    assert stub.failures > 0 and stub.answered == planned + 2 * PREFLIGHT_REQUESTS
 
 
 def test_a_server_that_refuses_some_samples_records_them_and_a_rerun_completes_them(
@@ -151,6 +153,8 @@ def test_a_server_that_refuses_some_samples_records_them_and_a_rerun_completes_t
     end as recorded failures, the rest finish; run again with the server fixed, only they are
     asked."""
     from inspect_ai.log import read_eval_log
+
+    from gapscope.models import PREFLIGHT_REQUESTS
 
     def refuse_c3(n: int, body: dict[str, Any]) -> int | None:
         text = json.dumps(body["messages"])
@@ -168,8 +172,8 @@ def test_a_server_that_refuses_some_samples_records_them_and_a_rerun_completes_t
         stub.fail, answered = (lambda n, body: None), stub.answered  # the server is fixed
         done = _profile(model, tmp_path)
     assert done["exit_code"] == 0, done["error"]
-    # only the refused samples are asked again (and the two preflight requests)
-    assert stub.answered - answered == len(errors) + 2
+    # only the refused samples are asked again (and the preflight's requests)
+    assert stub.answered - answered == len(errors) + PREFLIGHT_REQUESTS
 
 
 def test_a_run_says_what_it_will_spend_and_warns_a_cpu_model_of_a_paper_budget(
@@ -187,7 +191,8 @@ def test_a_run_says_what_it_will_spend_and_warns_a_cpu_model_of_a_paper_budget(
     assert f"{generations:,} generations x up to 16,384 tokens" in err
     assert f"= {generations * 16384:,} output tokens" in err
     assert "at 50.0 tokens/s (assumed for gapscope's engine on a CPU)" in err
-    assert "warning: gapscope/embedded may take up to" in err and "--budget quick" in err
+    assert "warning: gapscope/embedded may take up to" in err
+    assert "For a first look lower --max-tokens, -k / -n or --limit." in err  # a run's own flags
     kit.announce_plan(task, "openai-api/vllm/m", "ladder")  # not probed: no estimate
     assert "warning" not in (err := capsys.readouterr().err) and "no estimate" in err
     fast = Rate(1e6, "measured")  # a fast server: the same budget needs no warning

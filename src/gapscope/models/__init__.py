@@ -29,7 +29,16 @@ if TYPE_CHECKING:
     from gapscope.models import providers
     from gapscope.models.direction import DirectionCard, ModelIdentity, SteeringVector
     from gapscope.models.embedded import GEMMA3_270M
-    from gapscope.models.endpoint import EndpointError, Probe, guarded_model_args, is_served, probe
+    from gapscope.models.endpoint import (
+        PREFLIGHT_REQUESTS,
+        EndpointError,
+        Preflight,
+        Probe,
+        describe_missing_settings,
+        guarded_model_args,
+        is_served,
+        probe,
+    )
     from gapscope.models.engine import Engine
     from gapscope.models.replies import excerpt
     from gapscope.models.solvers import system_first
@@ -44,14 +53,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GEMMA3_270M",
+    "PREFLIGHT_REQUESTS",
     "DirectionCard",
     "EndpointError",
     "Engine",
     "ModelIdentity",
+    "Preflight",
     "Probe",
     "SteeringRecord",
     "SteeringVector",
     "check_options",
+    "describe_missing_settings",
     "engine_for",
     "excerpt",
     "guarded_model_args",
@@ -73,10 +85,13 @@ __getattr__, __dir__ = lazy_face(
         "Engine": ".engine",
         "GEMMA3_270M": ".embedded",
         "ModelIdentity": ".direction",
+        "PREFLIGHT_REQUESTS": ".endpoint",
+        "Preflight": ".endpoint",
         "Probe": ".endpoint",
         "SteeringRecord": ".task_steering",
         "SteeringVector": ".direction",
         "check_options": ".task_steering",
+        "describe_missing_settings": ".endpoint",
         "engine_for": ".task_steering",
         "excerpt": ".replies",
         "guarded_model_args": ".endpoint",
