@@ -274,6 +274,42 @@ def test_the_plan_counts_each_requests_fixed_cost_and_prompt_reading() -> None:
     assert estimate.up_to == pytest.approx(fixed + row.token_budget / rate.tokens_per_s, abs=0.1)
 
 
+def test_the_estimate_is_the_spread_of_three_probes_and_counts_the_preflight() -> None:
+    """One probe made the same quick plan 84 min, 2.9 h, 3.6 h and 5.2 h within 20 minutes:
+    the plan now shows the spread of 3 rounds as its range, each with the preflight's own
+    time (60 s here) added, and takes the median round for its single numbers."""
+    from gapscope.app.preflight import (
+        estimate_lines,
+        estimated_seconds,
+        measured_rate,
+        measured_rates,
+    )
+    from gapscope.app.study import plan_of
+    from gapscope.ladder.task import oracle_ladder
+    from gapscope.models.endpoint import Preflight, Probe
+
+    model = "openai-api/local/m"
+    # 32 tokens in 10, 40 and 16 s, the first token at 1 s; the long prompt 9 s more
+    probes = tuple(Probe(model, s, 32, 1.0, 20, 10.0, 920) for s in (10.0, 40.0, 16.0))
+    rate = measured_rates(Preflight(model, probes, 60.0))
+    assert rate.tokens_per_s == measured_rate(probes[2]).tokens_per_s  # the median round
+    task = oracle_ladder(families="bundled", k=1, max_tokens=384)
+    row = plan_of(task, model, "ladder", "ladder")
+    (estimate,) = estimated_seconds([row], {model: rate}).values()
+    alone = [estimated_seconds([row], {model: measured_rate(p)})[model] for p in probes]
+    assert estimate.probes == 3
+    assert estimate.about == pytest.approx(alone[2].about + 60, abs=0.1)
+    assert estimate.about_range == (
+        pytest.approx(alone[0].about + 60, abs=0.1),
+        pytest.approx(alone[1].about + 60, abs=0.1),
+    )
+    assert estimate.up_to_range[1] == pytest.approx(alone[1].up_to + 60, abs=0.1)
+    line = estimate_lines([row], {model: rate})[0]
+    low, high = (f"{v / 3600:.1f}" for v in estimate.about_range)  # hours, at 1-3 tokens/s
+    assert f"time: {model}: about {low}-{high} h (from 3 probes), up to " in line
+    assert "measured on 3 probes of 32 tokens" in line and "the preflight took 60 s" in line
+
+
 def test_each_task_tells_the_plan_how_long_its_replies_run() -> None:
     """The plan's "about" takes each task's own expected reply length (measured on SmolLM2
     against ``transformers serve``): a speaker writes to its cap, an OracleLadder rollout half
@@ -318,6 +354,7 @@ def test_a_server_that_does_not_stream_is_timed_unstreamed_and_runs(
         assert stub.requests == PREFLIGHT_REQUESTS + 1 + len(samples)
     (time_line,) = [line for line in result.stderr.splitlines() if line.startswith("time:")]
     assert "the server does not stream" in time_line and "RetryError" not in result.output
+    assert "(from 3 probes)" in time_line and "; the preflight took " in time_line
 
 
 def test_an_empty_stream_is_named_not_its_retry_wrapper() -> None:

@@ -113,7 +113,10 @@ def measured_rate(p: Probe) -> Rate:
 def measured_rates(preflight: Preflight) -> Rate:
     """The cost model of every round of a model's preflight: the median round (by decoding
     speed), carrying every round (:attr:`Rate.probes`) and the preflight's own time."""
-    rounds = tuple(measured_rate(p) for p in preflight.probes)
+    spent = preflight.seconds  # each round's estimate counts the preflight too
+    rounds = tuple(
+        dataclasses.replace(measured_rate(p), preflight_s=spent) for p in preflight.probes
+    )
     median = sorted(rounds, key=lambda r: r.tokens_per_s)[len(rounds) // 2]
     calls = _span([r.call_s for r in rounds], lambda v: f"{v:.1f}")
     source = (
@@ -217,14 +220,19 @@ RUN_ADVICE = "lower --max-tokens, -k / -n or --limit"
 def profile_advice(budget: str, limit: int | None, max_tokens: int | None) -> str:
     """What makes a ``gapscope profile`` smaller, given what it was already told: the quick
     budget only from the paper's (``demo`` is smaller still), then ``--limit`` and
-    ``--max-tokens`` (lower than given, when given)."""
+    ``--max-tokens`` (lower than given, when given; not at all when already 1)."""
     caps = [
-        f"--limit {'lower than ' + str(limit) if limit else 'N'} (samples per task)",
-        f"--max-tokens {'lower than ' + str(max_tokens) if max_tokens else 'N'} (per reply)",
+        f"{flag} {'lower than ' + str(given) if given else 'N'} ({unit})"
+        for flag, given, unit in (
+            ("--limit", limit, "samples per task"),
+            ("--max-tokens", max_tokens, "per reply"),
+        )
+        if given != 1
     ]
+    capping = f"cap it with {' and '.join(caps)}" if caps else "profile fewer diagnostics"
     if budget == "paper":
-        return f"lower the budget (`--budget quick`), or cap it with {' and '.join(caps)}"
-    return f"cap it with {' and '.join(caps)}"
+        return f"lower the budget (`--budget quick`), or {capping}"
+    return capping
 
 
 def estimate_lines(

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     )
     from gapscope.models.engine import Engine
     from gapscope.models.replies import excerpt
-    from gapscope.models.solvers import system_first
+    from gapscope.models.solvers import system_first, within_run_cap
     from gapscope.models.task_steering import (
         SteeringRecord,
         check_options,
@@ -74,6 +74,7 @@ __all__ = [
     "steered",
     "steered_generate",
     "system_first",
+    "within_run_cap",
 ]
 
 __getattr__, __dir__ = lazy_face(
@@ -101,5 +102,6 @@ __getattr__, __dir__ = lazy_face(
         "steered": ".task_steering",
         "steered_generate": ".task_steering",
         "system_first": ".solvers",
+        "within_run_cap": ".solvers",
     },
 )
