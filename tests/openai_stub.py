@@ -31,12 +31,15 @@ MODES = (
     "oversized",
     "streamed-oversized",
     "slow",
+    "no-stream",
 )
 """``ok``: answers; ``tool-call``: every reply is a tool call; ``error-under-200``: an error body
 with status 200; ``empty-choices``: a completion with ``choices: []``; ``trickle``: a reply sent
 one byte a second; ``oversized``: a reply that declares (and streams) 200 MB;
 ``streamed-oversized``: a ``text/event-stream`` reply of 200 MB of chunks with no declared
-length (as a server streaming without end); ``slow``: answers after ``delay`` seconds."""
+length (as a server streaming without end); ``slow``: answers after ``delay`` seconds;
+``no-stream``: answers a request for a stream with the whole completion as JSON (as a server
+that ignores ``stream: true``)."""
 OVERSIZED_BYTES = 200 * 1024 * 1024
 _DELTA = json.dumps(
     {
@@ -59,6 +62,8 @@ class StubServer:
     served: str | None = None
     api_key: str | None = None
     delay: float = 0.0
+    failure_words: str = "stub failure"
+    """The ``error.message`` of a request ``fail`` fails."""
     completion_tokens: int = 3
     after: int = 0
     """``mode`` applies from request ``after + 1`` on (the first ones are answered)."""
@@ -86,7 +91,7 @@ class StubServer:
             status = self.fail(self.requests, body)
             if status is not None:
                 self.failures += 1
-                failure = {"message": "stub failure", "type": "server_error"}
+                failure = {"message": self.failure_words, "type": "server_error"}
                 return status, {"error": failure}, mode
             self.answered += 1
         if mode == "error-under-200":
@@ -206,8 +211,10 @@ def asks_for_a_boxed_answer(body: dict[str, Any]) -> bool:
 def main() -> None:
     """Serve until killed, as a separate process a test can kill like a real server: prints
     the base URL, then ``rollout`` (flushed) when the first math rollout arrives. Arguments:
-    the seconds each reply after the first two (the preflight's) is held back."""
+    the seconds each reply after the preflight's is held back."""
     import sys
+
+    from gapscope.models import PREFLIGHT_REQUESTS
 
     said: list[bool] = []
 
@@ -217,7 +224,8 @@ def main() -> None:
             print("rollout", flush=True)
 
     delay = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
-    with serve(StubServer(fail=announce, mode="slow", delay=delay, after=2)) as stub:
+    held = StubServer(fail=announce, mode="slow", delay=delay, after=PREFLIGHT_REQUESTS)
+    with serve(held) as stub:
         print(stub.url, flush=True)
         threading.Event().wait()
 

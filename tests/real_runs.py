@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gapscope.models import PREFLIGHT_REQUESTS
 from tests.openai_stub import StubServer, asks_for_a_boxed_answer, serve
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +67,8 @@ def interrupted_study(log_dir: Path) -> StoppedStudy:
             child = children.pop()
             threading.Timer(1.0, child.send_signal, (signal.SIGINT,)).start()
 
-    with serve(StubServer(fail=interrupt_soon, mode="slow", delay=HELD_S, after=2)) as stub:
+    slow = StubServer(fail=interrupt_soon, mode="slow", delay=HELD_S, after=PREFLIGHT_REQUESTS)
+    with serve(slow) as stub:
         children.append(child := _profile(log_dir, stub.url, "interrupted"))
         return _stopped(log_dir, child, stub.url)
 

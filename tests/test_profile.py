@@ -131,8 +131,10 @@ def test_a_study_against_an_openai_compatible_server_retries_transient_errors(
 ) -> None:
     """Two requests first fail with HTTP 500: the client retries them, nothing is lost."""
 
-    def fail(n: int, body: dict[str, Any]) -> int | None:
-        return 500 if n in (7, 30) else None  # after both preflights (requests 1-4)
+    from gapscope.models import PREFLIGHT_REQUESTS
+
+    def fail(n: int, body: dict[str, Any]) -> int | None:  # after both commands' preflights
+        return 500 if n in (2 * PREFLIGHT_REQUESTS + 3, 2 * PREFLIGHT_REQUESTS + 26) else None
 
     with serve(StubServer(fail=fail)) as stub:
         model = _stub_model(monkeypatch, stub, "transient")
@@ -140,8 +142,8 @@ def test_a_study_against_an_openai_compatible_server_retries_transient_errors(
         planned = sum(row["generations"] for row in plan["tasks"] if row["model"] == model)
         envelope = _profile(model, tmp_path)
     assert envelope["exit_code"] == 0, envelope["error"]
-    # and two preflight requests per command (the dry run's and the run's)
-    assert stub.failures > 0 and stub.answered == planned + 4
+    # and the preflight's requests per command (the dry run's and the run's)
+    assert stub.failures > 0 and stub.answered == planned + 2 * PREFLIGHT_REQUESTS
 
 
 def test_a_server_that_refuses_some_samples_records_them_and_a_rerun_completes_them(
@@ -151,6 +153,8 @@ def test_a_server_that_refuses_some_samples_records_them_and_a_rerun_completes_t
     end as recorded failures, the rest finish; run again with the server fixed, only they are
     asked."""
     from inspect_ai.log import read_eval_log
+
+    from gapscope.models import PREFLIGHT_REQUESTS
 
     def refuse_c3(n: int, body: dict[str, Any]) -> int | None:
         text = json.dumps(body["messages"])
@@ -168,8 +172,8 @@ def test_a_server_that_refuses_some_samples_records_them_and_a_rerun_completes_t
         stub.fail, answered = (lambda n, body: None), stub.answered  # the server is fixed
         done = _profile(model, tmp_path)
     assert done["exit_code"] == 0, done["error"]
-    # only the refused samples are asked again (and the two preflight requests)
-    assert stub.answered - answered == len(errors) + 2
+    # only the refused samples are asked again (and the preflight's requests)
+    assert stub.answered - answered == len(errors) + PREFLIGHT_REQUESTS
 
 
 def test_a_run_says_what_it_will_spend_and_warns_a_cpu_model_of_a_paper_budget(
@@ -187,7 +191,8 @@ def test_a_run_says_what_it_will_spend_and_warns_a_cpu_model_of_a_paper_budget(
     assert f"{generations:,} generations x up to 16,384 tokens" in err
     assert f"= {generations * 16384:,} output tokens" in err
     assert "at 50.0 tokens/s (assumed for gapscope's engine on a CPU)" in err
-    assert "warning: gapscope/embedded may take up to" in err and "--budget quick" in err
+    assert "warning: gapscope/embedded may take up to" in err
+    assert "For a first look lower --max-tokens, -k / -n or --limit." in err  # a run's own flags
     kit.announce_plan(task, "openai-api/vllm/m", "ladder")  # not probed: no estimate
     assert "warning" not in (err := capsys.readouterr().err) and "no estimate" in err
     fast = Rate(1e6, "measured")  # a fast server: the same budget needs no warning
@@ -220,3 +225,77 @@ def test_the_report_says_when_answers_are_degenerate(tmp_path: Path) -> None:
     ), notes
     (ladder,) = [n for n in notes if n.startswith("OracleLadder, scripted/profile-lazy")]
     assert "16 of 16 rollouts have no \\boxed{} answer (16 hit the token cap)" in ladder
+
+
+FIRST_LOOK = ("--limit", "1", "--max-tokens", "48")
+
+
+def test_a_first_look_caps_samples_per_task_and_tokens_per_reply(tmp_path: Path) -> None:
+    """``--limit`` runs every task's first N samples (Inspect's limit), ``--max-tokens`` caps
+    each reply where a task's own cap is higher (the quick listener's 160 and rollout's 384;
+    a speaker's 32-token messages stay 32), also in an S2B-LM episode that passes its own cap
+    per call; the plan counts them, and every log records them."""
+    from inspect_ai.log import read_eval_log
+
+    from gapscope.models.scripted import CONFIGS
+
+    model = script("profile-first-look", _answer)
+    plan = _profile(model, tmp_path, "--dry-run", *FIRST_LOOK)["details"]["plan"]  # type: ignore[index]
+    assert plan["first_look"] == {"limit": 1, "max_tokens": 48}
+    assert {row["samples"] for row in plan["tasks"]} == {1}
+    caps = {row["label"]: row["max_tokens"] for row in plan["tasks"] if row["model"] == model}
+    assert sorted(set(caps.values())) == [32, 48]  # the speaker's 32 is not raised
+    planned = sum(row["generations"] for row in plan["tasks"] if row["model"] == model)
+    envelope = _profile(model, tmp_path, *FIRST_LOOK)
+    assert envelope["exit_code"] == 0, envelope["error"]
+    assert len(REQUESTS["profile-first-look"]) == planned
+    asked = [config.max_tokens for config in CONFIGS["profile-first-look"]]
+    assert set(asked) == {32, 48}
+    for path in tmp_path.glob("*.eval"):
+        log = read_eval_log(str(path))
+        assert log.eval.config.limit == 1 and len(log.samples or []) == 1
+        assert (log.eval.metadata or {})["first_look"] == {"limit": 1, "max_tokens": 48}
+    shown = runner.invoke(
+        app,
+        ["profile", "--model", model, "--budget", "quick", "--diagnostics", "s2b,ladder",
+         "--log-dir", str(tmp_path / "shown"), "--dry-run", *FIRST_LOOK],
+    )  # fmt: skip
+    assert "first look: samples per task at most 1, tokens per reply at most 48" in shown.output
+
+
+def test_the_warning_advises_what_was_not_given_and_the_estimate_follows_the_caps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At a speed that takes hours, a quick profile is told to cap samples or replies (it was
+    told to lower the budget to the ``--budget quick`` it already had); a paper one to take
+    the quick budget first. A first look's plan is estimated at its caps."""
+    from gapscope.app import profile
+    from gapscope.app.preflight import Rate
+
+    model = "openai-api/slow/m"
+    slow = Rate(0.05, "measured", 1.0, 0.001)
+
+    def slow_server(models: list[str], dry_run: bool, timeout: int) -> tuple[Any, Any]:
+        return {}, {model: slow}
+
+    monkeypatch.setattr(profile, "open_and_check", slow_server)
+
+    def time_of(budget: str, *extra: str) -> dict[str, Any]:
+        args = ["--budget", budget, "--dry-run", *extra]
+        envelope = _profile(model, tmp_path, *args)
+        return envelope["details"]["plan"]["time"]  # type: ignore[index,no-any-return]
+
+    quick = time_of("quick")
+    (warning,) = [line for line in quick["lines"] if line.startswith("warning:")]
+    assert "--budget" not in warning
+    assert warning.endswith(
+        "For a first look cap it with --limit N (samples per task) and --max-tokens N (per reply)."
+    )
+    paper = time_of("paper")
+    (warning,) = [line for line in paper["lines"] if line.startswith("warning:")]
+    assert "lower the budget (`--budget quick`), or cap it with --limit N" in warning
+    capped = time_of("quick", *FIRST_LOOK)
+    (warning,) = [line for line in capped["lines"] if line.startswith("warning:")]
+    assert warning.endswith("For a first look cap it with --max-tokens lower than 48 (per reply).")
+    assert capped["models"][model]["up_to_seconds"] < quick["models"][model]["up_to_seconds"]
+    assert capped["models"][model]["seconds"] < quick["models"][model]["seconds"]

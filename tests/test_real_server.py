@@ -91,7 +91,7 @@ def test_a_run_against_transformers_serve_plans_its_time_and_finishes(
     )
     assert result.exit_code == 0, result.output
     assert f"time: openai-api/local/{SERVED}: about " in result.stderr
-    assert "tokens/s (measured:" in result.stderr
+    assert "tokens/s (measured on 3 probes of " in result.stderr
     assert len(list(tmp_path.glob("*.eval"))) == 1
 
 

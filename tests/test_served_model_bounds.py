@@ -167,6 +167,8 @@ def test_a_model_that_only_calls_tools_gets_one_request_per_sample(
     def refuse_a_loop(n: int, body: dict[str, Any]) -> int | None:
         return 400 if n > 50 else None
 
+    from gapscope.models import PREFLIGHT_REQUESTS
+
     with serve(StubServer(mode="tool-call", fail=refuse_a_loop)) as stub:
         model = _model(monkeypatch, stub.url, "tool-caller")
         result = _run(model, tmp_path, *LADDER)
@@ -175,7 +177,7 @@ def test_a_model_that_only_calls_tools_gets_one_request_per_sample(
         from inspect_ai.log import read_eval_log
 
         samples = read_eval_log(str(log)).samples or []
-        assert samples and stub.requests == 2 + len(samples)  # the preflight's two, then one each
+        assert samples and stub.requests == PREFLIGHT_REQUESTS + len(samples)  # then one each
 
 
 def test_a_server_that_fails_mid_run_ends_in_one_line_and_keeps_finished_samples(
@@ -185,7 +187,9 @@ def test_a_server_that_fails_mid_run_ends_in_one_line_and_keeps_finished_samples
     under HTTP 200. Each request is retried ``--max-retries`` times, then the run stops."""
     from inspect_ai.log import read_eval_log
 
-    with serve(StubServer(mode="error-under-200", after=5)) as stub:
+    from gapscope.models import PREFLIGHT_REQUESTS
+
+    with serve(StubServer(mode="error-under-200", after=PREFLIGHT_REQUESTS + 3)) as stub:
         model = _model(monkeypatch, stub.url, "mid-run")
         # the retries, not the timeout, must end it: on a loaded machine 20 s of backoff ran out
         # first, and the log then carries tenacity's RetryError without the server's words
@@ -196,7 +200,7 @@ def test_a_server_that_fails_mid_run_ends_in_one_line_and_keeps_finished_samples
     assert "stub overloaded: no capacity" in line and "\n" not in line
     (log,) = tmp_path.glob("*.eval")
     finished = [s for s in read_eval_log(str(log)).samples or [] if s.error is None]
-    assert len(finished) == 3  # requests 3-5 (after the preflight's two) are kept
+    assert len(finished) == 3  # the three requests after the preflight's are kept
 
 
 def test_a_piped_run_shows_output_tokens_before_its_samples_end(
@@ -205,9 +209,11 @@ def test_a_piped_run_shows_output_tokens_before_its_samples_end(
     """An S2B-LM episode is one sample of many calls: the progress line counts each call's
     tokens as it returns, and is shown on a timer in a pipe, where Inspect shows nothing."""
     from gapscope.app import study
+    from gapscope.models import PREFLIGHT_REQUESTS
 
     monkeypatch.setattr(study, "PIPED_EVERY_S", 0.5)
-    with serve(StubServer(mode="slow", delay=0.3, completion_tokens=7, after=2)) as stub:
+    stub_server = StubServer(mode="slow", delay=0.3, completion_tokens=7, after=PREFLIGHT_REQUESTS)
+    with serve(stub_server) as stub:
         model = _model(monkeypatch, stub.url, "slow")
         args = ["s2b", "--preset", "demo", "--seeds", "1", "--max-tokens", "16"]
         result = _run(model, tmp_path, *args)
@@ -222,22 +228,24 @@ def test_a_piped_run_shows_output_tokens_before_its_samples_end(
 def test_a_rerun_of_an_interrupted_episode_replays_the_calls_it_finished(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An S2B-LM episode is one sample of many calls: the server fails from its 6th request
-    (the episode's 4th call) on, so the episode is lost; run again, the three finished calls
-    come from Inspect's cache and only the rest reach the server."""
+    """An S2B-LM episode is one sample of many calls: the server fails from the episode's 4th
+    call on, so the episode is lost; run again, the three finished calls come from Inspect's
+    cache and only the rest reach the server."""
+    from gapscope.models import PREFLIGHT_REQUESTS
     from gapscope.s2b.task import s2b_lm
 
     args = ["s2b", "--preset", "demo", "--seeds", "1", "--max-tokens", "16"]
     calls = sum((s2b_lm(preset="demo", seeds=1).metadata or {})["model_calls"].values())
-    with serve(StubServer(fail=lambda n, body: 500 if n > 5 else None)) as stub:
+    answered = PREFLIGHT_REQUESTS + 3
+    with serve(StubServer(fail=lambda n, body: 500 if n > answered else None)) as stub:
         model = _model(monkeypatch, stub.url, "episode")
         cut = _run(model, tmp_path, *args, bounds=("--max-retries", "0"))
         assert cut.exit_code == 1, cut.output
-        assert stub.answered == 5  # the preflight's two and three calls of the episode
+        assert stub.answered == answered  # the preflight's and three calls of the episode
         stub.fail, before = (lambda n, body: None), stub.answered
         again = _run(model, tmp_path, *args)
     assert again.exit_code == 0, again.output
-    assert stub.answered - before == 2 + calls - 3  # the preflight, then the missing calls
+    assert stub.answered - before == PREFLIGHT_REQUESTS + calls - 3  # then the missing calls
 
 
 def test_the_plan_counts_each_requests_fixed_cost_and_prompt_reading() -> None:
@@ -266,6 +274,42 @@ def test_the_plan_counts_each_requests_fixed_cost_and_prompt_reading() -> None:
     assert estimate.up_to == pytest.approx(fixed + row.token_budget / rate.tokens_per_s, abs=0.1)
 
 
+def test_the_estimate_is_the_spread_of_three_probes_and_counts_the_preflight() -> None:
+    """One probe made the same quick plan 84 min, 2.9 h, 3.6 h and 5.2 h within 20 minutes:
+    the plan now shows the spread of 3 rounds as its range, each with the preflight's own
+    time (60 s here) added, and takes the median round for its single numbers."""
+    from gapscope.app.preflight import (
+        estimate_lines,
+        estimated_seconds,
+        measured_rate,
+        measured_rates,
+    )
+    from gapscope.app.study import plan_of
+    from gapscope.ladder.task import oracle_ladder
+    from gapscope.models.endpoint import Preflight, Probe
+
+    model = "openai-api/local/m"
+    # 32 tokens in 10, 40 and 16 s, the first token at 1 s; the long prompt 9 s more
+    probes = tuple(Probe(model, s, 32, 1.0, 20, 10.0, 920) for s in (10.0, 40.0, 16.0))
+    rate = measured_rates(Preflight(model, probes, 60.0))
+    assert rate.tokens_per_s == measured_rate(probes[2]).tokens_per_s  # the median round
+    task = oracle_ladder(families="bundled", k=1, max_tokens=384)
+    row = plan_of(task, model, "ladder", "ladder")
+    (estimate,) = estimated_seconds([row], {model: rate}).values()
+    alone = [estimated_seconds([row], {model: measured_rate(p)})[model] for p in probes]
+    assert estimate.probes == 3
+    assert estimate.about == pytest.approx(alone[2].about + 60, abs=0.1)
+    assert estimate.about_range == (
+        pytest.approx(alone[0].about + 60, abs=0.1),
+        pytest.approx(alone[1].about + 60, abs=0.1),
+    )
+    assert estimate.up_to_range[1] == pytest.approx(alone[1].up_to + 60, abs=0.1)
+    line = estimate_lines([row], {model: rate})[0]
+    low, high = (f"{v / 3600:.1f}" for v in estimate.about_range)  # hours, at 1-3 tokens/s
+    assert f"time: {model}: about {low}-{high} h (from 3 probes), up to " in line
+    assert "measured on 3 probes of 32 tokens" in line and "the preflight took 60 s" in line
+
+
 def test_each_task_tells_the_plan_how_long_its_replies_run() -> None:
     """The plan's "about" takes each task's own expected reply length (measured on SmolLM2
     against ``transformers serve``): a speaker writes to its cap, an OracleLadder rollout half
@@ -288,3 +332,121 @@ def test_each_task_tells_the_plan_how_long_its_replies_run() -> None:
     assert reply(oracle_ladder(families="bundled", k=1, max_tokens=384)) == 192
     bare = Task(dataset=[Sample(input="q")], config=GenerateConfig(max_tokens=512))
     assert reply(bare) == 64
+
+
+def test_a_server_that_does_not_stream_is_timed_unstreamed_and_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that answers the preflight's streamed request with one JSON reply was refused
+    as ``RetryError[<Future ...> NoStreamDataError]`` (the ``openai`` client reads the reply
+    as a stream of no events); the runs do not stream, so the preflight times it unstreamed
+    (one request more) and says so in the plan."""
+    from gapscope.models import PREFLIGHT_REQUESTS
+
+    with serve(StubServer(mode="no-stream")) as stub:
+        model = _model(monkeypatch, stub.url, "no-stream")
+        result = _run(model, tmp_path, *LADDER)
+        assert result.exit_code == 0, result.output
+        (log,) = tmp_path.glob("*.eval")
+        from inspect_ai.log import read_eval_log
+
+        samples = read_eval_log(str(log)).samples or []
+        assert stub.requests == PREFLIGHT_REQUESTS + 1 + len(samples)
+    (time_line,) = [line for line in result.stderr.splitlines() if line.startswith("time:")]
+    assert "the server does not stream" in time_line and "RetryError" not in result.output
+    assert "(from 3 probes)" in time_line and "; the preflight took " in time_line
+
+
+def test_an_empty_stream_is_named_not_its_retry_wrapper() -> None:
+    """Inspect's retry loop wraps what failed in tenacity's ``RetryError(<Future ...>)``; the
+    line names what the server did."""
+    from inspect_ai.model._stream import NoStreamDataError
+    from tenacity import Future, RetryError
+
+    from gapscope.models.endpoint import describe_error
+
+    attempt = Future(1)
+    attempt.set_exception(NoStreamDataError("Streaming response ended without chunks."))
+    line = describe_error("openai-api/x/m", RetryError(attempt))
+    assert line == (
+        "openai-api/x/m: the server answered a streamed request with HTTP 200 and no event at"
+        " all (an empty stream); check the server's log for what failed"
+    )
+
+
+@pytest.mark.parametrize("json_out", [False, True])
+def test_a_served_model_without_its_settings_is_one_line_naming_them(
+    json_out: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inspect names one missing variable per attempt, on two lines, without the fix
+    (``ERROR: Unable to initialise local client`` / ``No LOCAL_API_KEY defined``)."""
+    import json
+
+    for name in ("UNSET_BASE_URL", "UNSET_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    model = "openai-api/unset/m"
+    args = [*LADDER, *(["--json"] if json_out else [])]
+    result = _run(model, tmp_path, *args)
+    assert result.exit_code == 2, result.output
+    wanted = (
+        f"--model {model}: cannot open it: set UNSET_BASE_URL (the server's address, ending in"
+        " /v1, e.g. http://127.0.0.1:8000/v1) and UNSET_API_KEY (its key; any value for a"
+        " server that takes none)"
+    )
+    if json_out:
+        assert json.loads(result.stdout)["error"] == wanted
+    else:
+        assert result.stderr.strip() == f"error: {wanted}"
+    monkeypatch.setenv("UNSET_API_KEY", "k")  # only the base URL is missing now
+    result = _run(model, tmp_path, *LADDER)
+    assert result.stderr.strip() == (
+        f"error: --model {model}: cannot open it: set UNSET_BASE_URL (the server's address,"
+        " ending in /v1, e.g. http://127.0.0.1:8000/v1)"
+    )
+
+
+def test_a_bad_request_quotes_the_server_and_says_what_to_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    words = (
+        "This model's maximum context length is 2048 tokens. However, you requested 4096"
+        " tokens (64 in the messages, 4032 in the completion)."
+    )
+    stub_server = StubServer(fail=lambda n, body: 400, failure_words=words)
+    with serve(stub_server) as stub:
+        model = _model(monkeypatch, stub.url, "bad-request")
+        result = _run(model, tmp_path, *LADDER)
+    assert result.exit_code == 2, result.output
+    (line,) = _error_lines(result)
+    assert line == (
+        f"error: {model}: the server refused the request (HTTP 400): {words}; check what it"
+        " names: a parameter the server does not take, or a reply cap (--max-tokens) over the"
+        " served model's context length"
+    )
+    assert stub.requests == 1
+
+
+def test_a_reply_over_the_cap_mid_run_is_not_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The preflight is answered, then every reply declares 200 MB. Each sample's request is
+    sent once (it was turned into a retryable 502 and sent ``--max-retries`` + 1 times: 307
+    requests in 392 s in one profile), and the run's error line names the cap."""
+    from inspect_ai.log import read_eval_log
+
+    from gapscope.models import PREFLIGHT_REQUESTS, endpoint
+
+    monkeypatch.setattr(endpoint, "MAX_REPLY_BYTES", 1024 * 1024)
+    with serve(StubServer(mode="oversized", after=PREFLIGHT_REQUESTS)) as stub:
+        model = _model(monkeypatch, stub.url, "over-cap")
+        result = _run(model, tmp_path, *LADDER, bounds=("--max-retries", "3"))
+    assert result.exit_code == 1, result.output
+    # Inspect's last panel line ends without a newline under CliRunner: the line starts there
+    line = result.stderr[result.stderr.index("error: run error:") :].splitlines()[0]
+    assert line.startswith(
+        "error: run error: the server's reply declares 209,715,200 bytes, over gapscope's cap"
+        " of 1,048,576 bytes"
+    )
+    (log,) = tmp_path.glob("*.eval")
+    failed = [s for s in read_eval_log(str(log)).samples or [] if s.error is not None]
+    assert failed and stub.requests == PREFLIGHT_REQUESTS + len(failed)

@@ -187,6 +187,10 @@ def print_plan(plan: dict[str, Any], console: Console) -> None:
             )
         )
     console.print(table)
+    if plan.get("first_look"):  # profile --limit / --max-tokens
+        said = {"limit": "samples per task", "max_tokens": "tokens per reply"}
+        caps = [f"{said[key]} at most {value:,}" for key, value in plan["first_look"].items()]
+        console.print(f"first look: {', '.join(caps)}", markup=False, highlight=False)
     for line in skip_lines(plan):
         console.print(f"skipped: {line}", markup=False, highlight=False, soft_wrap=True)
     for line in plan.get("time", {}).get("lines", []):  # the estimated wall time per model

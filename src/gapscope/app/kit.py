@@ -442,7 +442,7 @@ def open_model(model: str) -> str | Model:
     """
     from inspect_ai.model import get_model
 
-    from gapscope.models import guarded_model_args
+    from gapscope.models import describe_missing_settings, guarded_model_args
 
     if model == "none":
         return model
@@ -450,7 +450,9 @@ def open_model(model: str) -> str | Model:
         with contextlib.redirect_stdout(sys.stderr):
             return get_model(model, **guarded_model_args(model))
     except Exception as exc:  # any provider error: the message is what the user needs
-        raise ModelOpenError(f"--model {model}: cannot open it: {_plain(str(exc))}") from None
+        # a served model's unset base URL or key: every one of them named, with what it holds
+        said = describe_missing_settings(model) or f"cannot open it: {_plain(str(exc))}"
+        raise ModelOpenError(f"--model {model}: {said}") from None
 
 
 def announce_plan(task: Task, model: str, diagnostic: str, rate: Rate | None = None) -> None:

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from inspect_ai.model import Model
 
     from gapscope.app.preflight import Rate
-    from gapscope.app.study import PlanRow, Study
+    from gapscope.app.study import FirstLook, PlanRow, Study
 
 BUDGET_HELP = " | ".join(f"{name} ({meaning})" for name, meaning in BUDGETS.items()) + "."
 """``--budget``'s help: the budgets of the spec contract; every diagnostic's spec says what
@@ -50,12 +50,18 @@ each means for it (:mod:`gapscope.analysis.table`)."""
 
 
 def build_study(
-    models: list[str], diagnostics: Sequence[DiagnosticSpec], budget: str, inputs: Inputs
+    models: list[str],
+    diagnostics: Sequence[DiagnosticSpec],
+    budget: str,
+    inputs: Inputs,
+    first_look: FirstLook | None = None,
 ) -> Study:
-    """Every task of the study, built (bad input raises here, before any model call); a
-    diagnostic with reference players (``references``) adds them once, as model ``none``."""
-    from gapscope.app.study import Skipped, Study, StudyTask, plan_of
+    """Every task of the study, built (bad input raises here, before any model call), with
+    ``first_look``'s caps; a diagnostic with reference players (``references``) adds them
+    once, as model ``none``."""
+    from gapscope.app.study import FirstLook, Skipped, Study, StudyTask, plan_of
 
+    look = first_look or FirstLook()
     study = Study()
 
     def add(model: str, spec: DiagnosticSpec) -> None:
@@ -63,8 +69,9 @@ def build_study(
         if reason:
             study.skipped.append(Skipped(model, spec.name, reason))
         for label, build in builders:
-            task = build()
-            study.tasks.append(StudyTask(plan_of(task, model, spec.name, label), task, model))
+            task = look.capped(build())
+            row = plan_of(task, model, spec.name, label, look.limit)
+            study.tasks.append(StudyTask(row, task, model))
 
     for model in models:
         for spec in diagnostics:
@@ -129,10 +136,30 @@ def profile(
     timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
     attempt_timeout: AttemptTimeoutOption = None,
     max_retries: MaxRetriesOption = DEFAULT_MAX_RETRIES,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Only the first N samples of every task (a first look; in the plan and logs).",
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Cap every reply at N tokens, where a task's own cap is higher (a first look).",
+        ),
+    ] = None,
     json_out: JsonOut = False,
 ) -> None:
     """Profile models on every diagnostic: plan, run (resumable), report and comparisons."""
-    from gapscope.app.preflight import PREFLIGHT_TIMEOUT_S, plan_time, request_bounds
+    from gapscope.app.preflight import (
+        PREFLIGHT_TIMEOUT_S,
+        plan_time,
+        profile_advice,
+        request_bounds,
+    )
+    from gapscope.app.study import FirstLook
     from gapscope.lean import LeanUnavailable
     from gapscope.models import EndpointError
     from gapscope.records import SourceError
@@ -146,16 +173,21 @@ def profile(
     given = {"families": families, "minif2f": minif2f, "t2_data": t2_data}
     inputs = Inputs(lean, {k: v for k, v in given.items() if v is not None}, allow_unsandboxed)
     _say_load_problems()
+    first_look = FirstLook(limit, max_tokens)
     with command_output("profile", json_out) as out:
         require_directory(log_dir, "--log-dir")
         try:
             # served models answer one request first (also in a dry run); local ones open
             # only when the study runs
             opened, rates = open_and_check(models, dry_run, attempt_timeout or PREFLIGHT_TIMEOUT_S)
-            study = build_study(models, chosen, budget, inputs)
+            study = build_study(models, chosen, budget, inputs, first_look)
         except (ValueError, SourceError, OSError, LeanUnavailable, EndpointError) as exc:
             out.fail(exc)
-        plan = study.plan() | {"time": plan_time((t.row for t in study.tasks), rates)}
+        advice = profile_advice(budget, limit, max_tokens)
+        rows = [t.row for t in study.tasks]
+        plan = study.plan() | {"time": plan_time(rows, rates, advice)}
+        if first_look.to_dict():
+            plan["first_look"] = first_look.to_dict()
         from gapscope.analysis import print_plan
 
         if dry_run:
@@ -168,7 +200,7 @@ def profile(
             return request_bounds(row, rates.get(row.model), bounds, max_connections)
 
         run_args = {"models": opened, "generation": generation, "retry_attempts": retry_attempts}
-        _run(out, study, plan, log_dir, **run_args, **limits)
+        _run(out, study, plan, log_dir, **run_args, **limits, **first_look.eval_args())
 
 
 def _say_load_problems() -> None:

@@ -102,30 +102,37 @@ class Study:
         }
 
 
-def plan_of(task: Task, model: str, diagnostic: str, label: str) -> PlanRow:
+def plan_of(
+    task: Task, model: str, diagnostic: str, label: str, limit: int | None = None
+) -> PlanRow:
     """The plan row of a built task: samples x epochs generations (an S2B-LM sample is an
-    episode of several model calls, counted by its own task), each up to ``max_tokens``; a
-    Lean-backed diagnostic (its spec's ``lean``) checks every generation."""
+    episode of several model calls, counted by its own task), each up to ``max_tokens`` (its
+    config's, where a :class:`FirstLook` lowered it below the task's own); a Lean-backed
+    diagnostic (its spec's ``lean``) checks every generation. With ``limit`` (Inspect's: the
+    first ``limit`` samples run), only those are counted."""
     from gapscope.analysis import lean_backed
 
     epochs = task.epochs or 1
-    samples = len(task.dataset)
+    dataset = list(task.dataset)[:limit]
+    samples = len(dataset)
     metadata = task.metadata or {}
     per_sample = metadata.get("model_calls")
-    if per_sample is not None:
-        generations = int(sum(per_sample.values()))
+    if per_sample is not None:  # per episode seed, in the dataset's order
+        generations = int(sum(list(per_sample.values())[:limit]))
         max_tokens = int(metadata["max_tokens"])
-        prompt_chars = sum(metadata.get("prompt_chars", {}).values())
+        if task.config.max_tokens:
+            max_tokens = min(max_tokens, task.config.max_tokens)
+        prompt_chars = sum(list(metadata.get("prompt_chars", {}).values())[:limit])
     else:
         generations = samples * epochs
         max_tokens = int(task.config.max_tokens or 0)
-        prompt_chars = epochs * sum(_chars(sample.input) for sample in task.dataset)
+        prompt_chars = epochs * sum(_chars(sample.input) for sample in dataset)
     longest_chars = metadata.get("longest_prompt_chars")
     if longest_chars is None:
-        longest_chars = max((_chars(sample.input) for sample in task.dataset), default=0)
+        longest_chars = max((_chars(sample.input) for sample in dataset), default=0)
     if model == "none":
         generations = prompt_chars = longest_chars = 0
-    reply_tokens = metadata.get("expected_reply_tokens", min(max_tokens, TYPICAL_REPLY_TOKENS))
+    reply_tokens = metadata.get("expected_reply_tokens", TYPICAL_REPLY_TOKENS)
     return PlanRow(
         model=model,
         diagnostic=diagnostic,
@@ -135,9 +142,45 @@ def plan_of(task: Task, model: str, diagnostic: str, label: str) -> PlanRow:
         max_tokens=max_tokens,
         lean_checks=samples * epochs if lean_backed(diagnostic) else 0,
         prompt_tokens=prompt_chars // CHARS_PER_TOKEN,
-        reply_tokens=int(reply_tokens),
+        reply_tokens=min(int(reply_tokens), max_tokens),
         longest_prompt_tokens=math.ceil(int(longest_chars) / WINDOW_CHARS_PER_TOKEN),
     )
+
+
+@dataclass(frozen=True)
+class FirstLook:
+    """``gapscope profile --limit N --max-tokens N``: a smaller study than any budget, of
+    every task's first ``limit`` samples with replies of at most ``max_tokens`` tokens.
+
+    The limit is Inspect's own ``eval_set(limit=...)`` (each log records it in
+    ``eval.config.limit``); the cap lowers each task's ``max_tokens`` (never raises it: a
+    speaker's 32-token messages stay 32), which a solver passing its own per call honours
+    too (``models.within_run_cap``). Both are in the plan (``first_look``) and in every
+    log's ``eval.metadata``."""
+
+    limit: int | None = None
+    max_tokens: int | None = None
+
+    def capped(self, task: Task) -> Task:
+        """``task`` with its replies capped at :attr:`max_tokens` (if lower than its own)."""
+        from inspect_ai import task_with
+        from inspect_ai.model import GenerateConfig
+
+        if self.max_tokens is None:
+            return task
+        own = task.config.max_tokens or (task.metadata or {}).get("max_tokens")
+        cap = min(int(own), self.max_tokens) if own else self.max_tokens
+        return task_with(task, config=task.config.merge(GenerateConfig(max_tokens=cap)))
+
+    def to_dict(self) -> dict[str, int]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    def eval_args(self) -> dict[str, Any]:
+        """What ``eval_set`` is given: the limit, and both in every log's metadata."""
+        if not self.to_dict():
+            return {}
+        limit = {"limit": self.limit} if self.limit else {}
+        return limit | {"metadata": {"first_look": self.to_dict()}}
 
 
 TYPICAL_REPLY_TOKENS = 64

@@ -30,10 +30,19 @@ if TYPE_CHECKING:
     from gapscope.models import providers
     from gapscope.models.direction import DirectionCard, ModelIdentity, SteeringVector
     from gapscope.models.embedded import GEMMA3_270M
-    from gapscope.models.endpoint import EndpointError, Probe, guarded_model_args, is_served, probe
+    from gapscope.models.endpoint import (
+        PREFLIGHT_REQUESTS,
+        EndpointError,
+        Preflight,
+        Probe,
+        describe_missing_settings,
+        guarded_model_args,
+        is_served,
+        probe,
+    )
     from gapscope.models.engine import Engine
     from gapscope.models.replies import excerpt
-    from gapscope.models.solvers import system_first
+    from gapscope.models.solvers import system_first, within_run_cap
     from gapscope.models.task_steering import (
         SteeringRecord,
         check_options,
@@ -46,16 +55,19 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GEMMA3_270M",
+    "PREFLIGHT_REQUESTS",
     "DirectionCard",
     "EndpointError",
     "Engine",
     "ModelIdentity",
+    "Preflight",
     "Probe",
     "SteeringRecord",
     "SteeringVector",
     "Window",
     "check_options",
     "context_window",
+    "describe_missing_settings",
     "engine_for",
     "excerpt",
     "guarded_model_args",
@@ -66,6 +78,7 @@ __all__ = [
     "steered",
     "steered_generate",
     "system_first",
+    "within_run_cap",
 ]
 
 __getattr__, __dir__ = lazy_face(
@@ -77,12 +90,15 @@ __getattr__, __dir__ = lazy_face(
         "Engine": ".engine",
         "GEMMA3_270M": ".embedded",
         "ModelIdentity": ".direction",
+        "PREFLIGHT_REQUESTS": ".endpoint",
+        "Preflight": ".endpoint",
         "Probe": ".endpoint",
         "SteeringRecord": ".task_steering",
         "SteeringVector": ".direction",
         "Window": ".window",
         "check_options": ".task_steering",
         "context_window": ".window",
+        "describe_missing_settings": ".endpoint",
         "engine_for": ".task_steering",
         "excerpt": ".replies",
         "guarded_model_args": ".endpoint",
@@ -92,5 +108,6 @@ __getattr__, __dir__ = lazy_face(
         "steered": ".task_steering",
         "steered_generate": ".task_steering",
         "system_first": ".solvers",
+        "within_run_cap": ".solvers",
     },
 )

@@ -5,16 +5,20 @@ Three shapes of a misbehaving server then end badly: a 200 MB reply is read whol
 an error body under HTTP 200 becomes ``TypeError: 'NoneType' object is not iterable`` and a
 completion without choices an ``IndexError``, neither naming what the server said.
 ``http_guard.GuardedTransport`` sits under the client (an ``httpx`` transport, passed to the
-provider as its ``http_client``) and turns each into an HTTP 502 carrying the server's own
-words, which Inspect retries within ``max_retries`` and then records as the sample's error.
+provider as its ``http_client``): the last two become an HTTP 502 carrying the server's own
+words, which Inspect retries within ``max_retries`` and then records as the sample's error;
+a reply over the cap, and a whole reply to a streamed request, are refused for good (the same
+request would get the same reply), without a retry.
 
-:func:`describe_error` is the one line a user reads for any failure of a request, and
-:func:`probe` is the preflight: one short generation before the first sample, which also
-measures the endpoint's output tokens per second for the plan's time estimate.
+:func:`describe_error` is the one line a user reads for any failure of a request,
+:func:`describe_missing_settings` the one for a served model Inspect cannot open for want of
+its environment variables, and :func:`probe` is the preflight: :data:`PROBES` rounds of two
+timed requests before the first sample, which give the plan's time estimate and its range.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -71,6 +75,8 @@ def guarded_model_args(model: str, max_bytes: int | None = None) -> dict[str, An
 
 
 HINTS = {
+    400: "check what it names: a parameter the server does not take, or a reply cap"
+    " (--max-tokens) over the served model's context length",
     401: "check the API key (LOCAL_API_KEY for openai-api/local/NAME)",
     403: "check the API key and what it may use",
     404: "check the served-model name (openai-api/SERVICE/NAME: NAME is what the server serves)"
@@ -94,9 +100,7 @@ def describe_error(model: str, exc: BaseException, waited: int | None = None) ->
             return f"{model}: {server_words(cause.body)}"  # by the guard, not the server
         if isinstance(cause, openai.APIStatusError):
             words = server_words(cause.body) if cause.body is not None else cause.message
-            hint = HINTS.get(cause.status_code) or (
-                "the served-model name or a parameter" if cause.status_code == 400 else ""
-            )
+            hint = HINTS.get(cause.status_code, "")
             tail = f"; {hint}" if hint and cause.status_code < 500 else ""
             return (
                 f"{model}: the server refused the request (HTTP {cause.status_code}): {words}{tail}"
@@ -111,7 +115,48 @@ def describe_error(model: str, exc: BaseException, waited: int | None = None) ->
         if type(cause).__name__ == "AttemptTimeoutError":
             within = f"{waited} s" if waited else f"the attempt timeout ({cause})"
             return f"{model}: no reply within {within}{longer}"
-    return f"{model}: {type(exc).__name__}: {excerpt(str(exc))}"
+        if type(cause).__name__ == "NoStreamDataError":  # Inspect's: a 200 stream, no event
+            return (
+                f"{model}: the server answered a streamed request with HTTP 200 and no event"
+                " at all (an empty stream); check the server's log for what failed"
+            )
+    innermost = _chain(exc)[-1]  # not tenacity's RetryError around it
+    return f"{model}: {type(innermost).__name__}: {excerpt(str(innermost))}"
+
+
+SETTINGS = {
+    "BASE_URL": "the server's address, ending in /v1, e.g. http://127.0.0.1:8000/v1",
+    "API_KEY": "its key; any value for a server that takes none",
+}
+"""What each environment variable Inspect reads for a served model holds."""
+
+
+def missing_settings(model: str) -> list[str]:
+    """The environment variables Inspect needs to open ``model`` that are unset or empty:
+    ``SERVICE_BASE_URL`` and ``SERVICE_API_KEY`` for ``openai-api/SERVICE/NAME`` (its
+    ``openai_compatible`` provider reads them), ``OPENAI_API_KEY`` for ``openai/NAME``."""
+    parts = model.split("/")
+    if parts[0] == "openai-api" and len(parts) >= 3:
+        service = parts[1].upper().replace("-", "_")
+        wanted = [f"{service}_BASE_URL", f"{service}_API_KEY"]
+    elif parts[0] == "openai":
+        wanted = ["OPENAI_API_KEY"]
+    else:
+        return []
+    return [name for name in wanted if not os.environ.get(name)]
+
+
+def describe_missing_settings(model: str) -> str | None:
+    """What to set for ``model``, in one line naming every variable and what it holds, or None
+    when none is missing (Inspect names one per attempt, on two lines, without the fix)."""
+    missing = missing_settings(model)
+    if not missing:
+        return None
+    said = [
+        f"{name} ({SETTINGS['BASE_URL' if name.endswith('_BASE_URL') else 'API_KEY']})"
+        for name in missing
+    ]
+    return f"cannot open it: set {' and '.join(said)}"
 
 
 def _refused_here(body: object) -> bool:
@@ -136,12 +181,13 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 @dataclass(frozen=True)
 class Probe:
-    """The preflight's two timings: the plan's model of what one request to the endpoint costs,
-    ``call_s + prompt_tokens x prompt_token_s + output_tokens x output_token_s``.
+    """One round of the preflight's two timings: the plan's model of what one request to the
+    endpoint costs, ``call_s + prompt_tokens x prompt_token_s + output_tokens x
+    output_token_s``.
 
     ``first_s`` is when the short request's first token came (its fixed cost and a short
-    prompt; all of ``seconds`` when the server does not stream), ``long_s`` the whole long
-    request (a long prompt, one token)."""
+    prompt; all of ``seconds`` when the server does not stream, ``streamed`` False), ``long_s``
+    the whole long request (a long prompt, one token)."""
 
     model: str
     seconds: float
@@ -150,6 +196,7 @@ class Probe:
     prompt_tokens: int
     long_s: float
     long_prompt_tokens: int
+    streamed: bool = True
 
     @property
     def output_token_s(self) -> float:
@@ -174,18 +221,39 @@ class Probe:
         return 1 / self.output_token_s if self.output_token_s > 0 else 0.0
 
 
+PROBES = 3
+"""Rounds of the preflight's two requests per served model. One round made the same quick
+plan 84 min, 2.9 h, 3.6 h and 5.2 h within 20 minutes on a loaded machine; the plan shows the
+rounds' spread as its range instead of one of them as the answer."""
+PREFLIGHT_REQUESTS = 2 * PROBES
+"""The requests the preflight sends a server that streams (one more to one that does not)."""
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """What the preflight measured of one served model: its rounds, and its own wall time
+    (part of what the command takes, so part of the plan's estimate)."""
+
+    model: str
+    probes: tuple[Probe, ...]
+    seconds: float
+
+
 class EndpointError(Exception):
     """The preflight request failed; the message is :func:`describe_error`'s one line."""
 
 
-async def probe(model: Model, name: str, timeout: int) -> Probe:
-    """Time two requests to ``model`` (no retry, ``timeout`` seconds each): a short prompt
-    answered in :data:`PROBE_TOKENS` tokens, streamed, and :data:`LONG_PROBE_PROMPT` answered
-    in one. Raises EndpointError naming ``name`` and quoting the server when either fails.
+async def probe(model: Model, name: str, timeout: int, rounds: int = PROBES) -> Preflight:
+    """Time ``rounds`` rounds of two requests to ``model`` (no retry, ``timeout`` seconds
+    each): a short prompt answered in :data:`PROBE_TOKENS` tokens, streamed, and
+    :data:`LONG_PROBE_PROMPT` answered in one. Raises EndpointError naming ``name`` and
+    quoting the server when any fails.
 
+    A server that answers the streamed request with one whole reply (``http_guard``'s
+    ``NotStreamed``) is timed unstreamed from then on: the runs themselves do not stream.
     A server that loads its model on the first request (``transformers serve`` without a
-    model on its command line: 30 s on a CPU here) makes the first one slow, and the plan's
-    fixed cost per request high.
+    model on its command line: 30 s on a CPU here) makes the first round slow, and the top of
+    the plan's range high.
     """
     from inspect_ai.model import GenerateConfig
 
@@ -197,17 +265,38 @@ async def probe(model: Model, name: str, timeout: int) -> Probe:
         attempt_timeout=timeout,
     )
     start = time.monotonic()
+    streamed = True
+    probes = []
+    for _ in range(rounds):
+        try:
+            probes.append(await _round(model, name, config, streamed))
+            continue
+        except _Unstreamed:
+            streamed = False
+        # outside the handler: a failure of the unstreamed round is not chained to this one
+        probes.append(await _round(model, name, config, streamed))
+    return Preflight(name, tuple(probes), time.monotonic() - start)
+
+
+class _Unstreamed(Exception):
+    """The server answered the streamed request whole (see :func:`probe`)."""
+
+
+async def _round(model: Model, name: str, config: GenerateConfig, streamed: bool) -> Probe:
+    """One round of :func:`probe`: the short request (streamed when ``streamed``), then the
+    long one."""
+    start = time.monotonic()
     first: list[float] = []
 
     async def on_stream(event: Any) -> None:
         if not first and getattr(event, "type", "") == "text":
             first.append(time.monotonic() - start)
 
-    short = await _generate(model, name, PROBE_PROMPT, config, on_stream, timeout)
+    short = await _generate(model, name, PROBE_PROMPT, config, on_stream if streamed else None)
     seconds = time.monotonic() - start
     start = time.monotonic()
     one_token = config.model_copy(update={"max_tokens": 1})
-    long = await _generate(model, name, LONG_PROBE_PROMPT, one_token, waited=timeout)
+    long = await _generate(model, name, LONG_PROBE_PROMPT, one_token)
     long_s = time.monotonic() - start
     output_tokens = short.usage.output_tokens if short.usage else 0
     if not output_tokens:  # a server that reports no usage: count words, about one token each
@@ -220,6 +309,7 @@ async def probe(model: Model, name: str, timeout: int) -> Probe:
         _prompt_tokens(short, PROBE_PROMPT),
         long_s,
         _prompt_tokens(long, LONG_PROBE_PROMPT),
+        streamed,
     )
 
 
@@ -229,12 +319,15 @@ async def _generate(
     prompt: str,
     config: GenerateConfig,
     on_stream: Any = None,
-    waited: int | None = None,
 ) -> ModelOutput:
     try:
         output = await model.generate(prompt, config=config, on_stream=on_stream)
     except Exception as exc:
-        raise EndpointError(describe_error(name, exc, waited)) from None
+        # http_guard.NotStreamed, by name: http_guard needs the openai extra, which a served
+        # model of another provider does not
+        if any(type(cause).__name__ == "NotStreamed" for cause in _chain(exc)):
+            raise _Unstreamed from None
+        raise EndpointError(describe_error(name, exc, config.timeout)) from None
     if output.error:
         raise EndpointError(f"{name}: {output.error}")
     return output

@@ -16,13 +16,17 @@ from gapscope.models.replies import GUARD, excerpt, server_words
 
 
 class GuardedTransport(httpx2.AsyncBaseTransport):
-    """An ``httpx`` transport that refuses oversized replies and completions without choices.
+    """An ``httpx`` transport that refuses oversized replies, completions without choices and
+    whole replies to a request that asked for a stream.
 
-    A refusal is an HTTP 502 whose ``error.message`` quotes the server (an error body under
-    200) or says what was wrong (the size); the client then raises its ordinary status error.
-    A streamed reply (``text/event-stream``) is passed on as it comes, counted: past the cap
-    its reading fails with :class:`ReplyTooLarge` (its headers are already delivered, so it
-    cannot become a 502).
+    A completion without choices (or an error body under HTTP 200) becomes an HTTP 502 whose
+    ``error.message`` quotes the server: the client raises its ordinary status error and
+    Inspect retries it, as it would the server's own 502 (an overloaded server recovers).
+    A reply over the cap is refused with :class:`ReplyTooLarge` and a whole reply to a
+    streamed request with :class:`NotStreamed`: neither is retried, since the same server
+    sends the same reply again (a 502 here was retried: 307 requests in 392 s in one
+    profile). A streamed reply (``text/event-stream``) is passed on as it comes, counted,
+    and fails with :class:`ReplyTooLarge` once it passes the cap.
     """
 
     def __init__(self, inner: httpx2.AsyncBaseTransport, max_bytes: int) -> None:
@@ -42,19 +46,26 @@ class GuardedTransport(httpx2.AsyncBaseTransport):
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_bytes:
             await response.aclose()
-            return _refusal(request, self._too_large(f"declares {int(declared):,} bytes"))
+            raise ReplyTooLarge(self._too_large(f"declares {int(declared):,} bytes"), request)
         body = bytearray()
         async for chunk in response.stream:  # type: ignore[union-attr]
             body.extend(chunk)
             if len(body) > self.max_bytes:
                 await response.aclose()
-                return _refusal(request, self._too_large(f"passed {self.max_bytes:,} bytes"))
+                raise ReplyTooLarge(self._too_large(f"passed {self.max_bytes:,} bytes"), request)
         await response.aclose()
         content = bytes(body)
         if response.status_code == 200 and request.url.path.endswith("/chat/completions"):
             problem = _no_choices(content, response.headers.get("content-encoding"))
-            if problem:
+            if problem:  # said first: what the server answered outweighs how it answered
                 return _refusal(request, problem)
+        if response.status_code == 200 and _asks_for_a_stream(request):
+            kind = response.headers.get("content-type") or "no Content-Type"
+            raise NotStreamed(
+                f"the server answered a streamed request (stream: true) with one whole reply"
+                f" ({kind}), not a stream of events: it does not stream",
+                request,
+            )
         return httpx2.Response(
             response.status_code,
             headers=response.headers,
@@ -73,16 +84,32 @@ class GuardedTransport(httpx2.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-class ReplyTooLarge(openai.APIError):
-    """A streamed reply passed the cap while it was read.
+class GuardRefusal(openai.APIError):
+    """A reply the guard refuses for good: the same request would get the same reply.
 
-    An ``openai`` error, so that the client raises it as it is (not as a connection error it
-    would retry) and Inspect, finding no transient code in it, does not retry it either; its
-    body has the guard's type, which ``endpoint.describe_error`` quotes as it is.
+    An ``openai`` error, so that the client raises it as it is (``openai._base_client``
+    re-raises an ``OpenAIError`` from its transport unwrapped, where any other exception
+    becomes a retried connection error), and Inspect, finding no status and no transient
+    code or type in it (``inspect_ai.model._openai.openai_classify_retry``), does not retry
+    it either; its body has the guard's type, which ``endpoint.describe_error`` quotes as it
+    is.
     """
 
     def __init__(self, message: str, request: httpx2.Request) -> None:
         super().__init__(message, request, body={"message": message, "type": GUARD})
+
+
+class ReplyTooLarge(GuardRefusal):
+    """A reply over the cap: declared so, or past it while it was read (streamed or not)."""
+
+
+class NotStreamed(GuardRefusal):
+    """A server that answered a request for a stream with one whole reply.
+
+    The ``openai`` client would read that reply as a stream of no events, which Inspect
+    raises as its (retried) ``NoStreamDataError``; the preflight's streamed request catches
+    this instead and times the server unstreamed (``endpoint.probe``).
+    """
 
 
 class _CappedStream(httpx2.AsyncByteStream):
@@ -110,6 +137,16 @@ class _CappedStream(httpx2.AsyncByteStream):
 
     async def aclose(self) -> None:
         await self.response.aclose()
+
+
+def _asks_for_a_stream(request: httpx2.Request) -> bool:
+    """Whether a request's JSON body asks for ``stream: true`` (the ``openai`` client sends
+    its body whole, so it can be read here)."""
+    try:
+        body = json.loads(request.content)
+    except (ValueError, httpx2.RequestNotRead):
+        return False
+    return isinstance(body, dict) and body.get("stream") is True
 
 
 def _no_choices(content: bytes, encoding: str | None) -> str | None:

@@ -23,15 +23,19 @@ Script = Callable[[list[ChatMessage]], "str | ModelOutput"]
 SCRIPTS: dict[str, Script] = {}
 REQUESTS: dict[str, list[list[ChatMessage]]] = {}
 """Every conversation each scripted model was sent, oldest first."""
+CONFIGS: dict[str, list[GenerateConfig]] = {}
+"""The generate config of each of those requests (what a provider is asked: ``max_tokens``)."""
 
 
 def script(name: str, fn: Script) -> str:
     """Register ``fn`` as the replies of model ``scripted/<name>``; returns the model string.
 
-    Registering a name again replaces its script and forgets its recorded requests.
+    Registering a name again replaces its script and forgets its recorded requests and
+    configs.
     """
     SCRIPTS[name] = fn
     REQUESTS[name] = []
+    CONFIGS[name] = []
     return f"scripted/{name}"
 
 
@@ -66,6 +70,7 @@ class ScriptedAPI(ModelAPI):
         config: GenerateConfig,
     ) -> ModelOutput:
         REQUESTS[self.model_name].append(list(input))
+        CONFIGS[self.model_name].append(config)
         reply = SCRIPTS[self.model_name](input)
         if isinstance(reply, ModelOutput):  # a script that needs a stop reason says it whole
             return reply

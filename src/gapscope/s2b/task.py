@@ -49,7 +49,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import display_counter
 
 from gapscope.log_metadata import plain
-from gapscope.models import check_options, is_served, steered
+from gapscope.models import check_options, is_served, steered, within_run_cap
 from gapscope.params import real, whole
 from gapscope.s2b import answers, prompting
 from gapscope.s2b.answers import extract
@@ -363,7 +363,8 @@ def play_episode(
                 with steered(steer, alpha):
                     model = get_model()
                     cache = episode_cache(str(model), steer, alpha)
-                    output = await model.generate(messages, config=generate_config, cache=cache)
+                    capped = within_run_cap(generate_config)  # profile --max-tokens
+                    output = await model.generate(messages, config=capped, cache=cache)
                 reply, stop_reason = output.completion, output.stop_reason
             messages.append(ChatMessageAssistant(content=reply))
             records.append(
@@ -525,7 +526,8 @@ def play_speaker_episode(config: S2BConfig, speaker: str, max_tokens: int) -> So
             else:
                 model = get_model()
                 cache = episode_cache(str(model))
-                output = await model.generate(messages, config=generate_config, cache=cache)
+                capped = within_run_cap(generate_config)  # profile --max-tokens
+                output = await model.generate(messages, config=capped, cache=cache)
                 reply, stop_reason = output.completion, output.stop_reason
             messages.append(ChatMessageAssistant(content=reply))
             read = read_message(reply, config.n_dim, config.vocab_size)
