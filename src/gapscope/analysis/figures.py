@@ -21,7 +21,7 @@ from gapscope.analysis.onng import ONNGSummary
 from gapscope.analysis.prove import ProveSummary
 from gapscope.analysis.s2b import S2BRunSummary, axes
 from gapscope.analysis.spec import LoadedLog, NamedFigure, summaries_of
-from gapscope.ladder import GAP_ORDER, OUTCOME_ORDER, profile, tau_sensitivity
+from gapscope.ladder import GAP_ORDER, OUTCOME_ORDER, profile
 from gapscope.ladder import TASK as LADDER_TASK
 from gapscope.onng import TASK as ONNG_TASK
 from gapscope.prove import TASK as PROVE_TASK
@@ -138,9 +138,9 @@ def ladder_tau(logs: Sequence[LoadedLog]) -> NamedFigure | None:
     fig = _figure(width=max(WIDTH, 3.2 * len(runs)), ncols=len(runs))
     styles = ("o-", "s--", "^-.", "D:")  # lines that coincide (all at 0, say) stay apart
     for ax, run in zip(fig.axes, runs, strict=True):
-        table = tau_sensitivity(run.families())
+        table = run.tau_table()
         k = run.rollouts_per_probe()
-        taus = [t for t in sorted(table) if t <= k] or [1]  # tau > k can never be reached
+        taus = sorted(table)
         for o, style in zip(OUTCOME_ORDER, styles, strict=False):
             ax.plot(
                 taus, [table[t][o] for t in taus], style, label=o.value, markersize=5, alpha=0.85

@@ -29,6 +29,7 @@ from gapscope.ladder import (
     LADDER,
     OUTCOME_ORDER,
     TASK,
+    TAUS,
     Agreement,
     AnchorAgreement,
     AnchorRule,
@@ -159,13 +160,28 @@ class ModelRun:
             for pid in sorted(self.tested)
         ]
 
+    def conditions_run(self) -> list[Condition]:
+        """The parent conditions (ladder rungs, then controls) this run has rollouts of: a
+        run with ``conditions=ladder`` has no control, and a condition it did not run is not
+        one it solved nothing under."""
+        run = {r.condition for r in self.rollouts}
+        return [c for c in (*LADDER, *CONTROLS) if c in run]
+
     def solved_by_condition(self, tau: int = 1) -> dict[Condition, int]:
-        """Families with >= tau correct rollouts under each parent condition (specificity)."""
+        """Families with >= tau correct rollouts under each parent condition that was run
+        (specificity)."""
         counts = self.correct_counts()
         return {
             c: sum(counts.get((pid, c, None), 0) >= tau for pid in self.tested)
-            for c in (*LADDER, *CONTROLS)
+            for c in self.conditions_run()
         }
+
+    def tau_table(self) -> dict[int, dict[LadderOutcome, int]]:
+        """Outcome counts at each of the paper's thresholds (:data:`~gapscope.ladder.TAUS`)
+        that k rollouts per probe can reach: above k no family reaches any rung, so those
+        rows would only repeat one another."""
+        reachable = [t for t in TAUS if t <= self.rollouts_per_probe()] or [1]
+        return tau_sensitivity(self.families(), reachable)
 
     def direct_accuracy(self) -> float:
         """Per-rollout C1 accuracy: what an accuracy-only leaderboard would report."""
@@ -197,8 +213,7 @@ class ModelRun:
             f"solved {c.value}": {
                 pid: counts.get((pid, c, None), 0) >= tau for pid in sorted(self.tested)
             }
-            for c in (*LADDER, *CONTROLS)
-            if any(r.condition is c for r in self.rollouts)
+            for c in self.conditions_run()
         }
 
 
@@ -561,7 +576,7 @@ def build_report(
             for name, values in solved.items()
         },
         solved_by_condition={r.name: r.solved_by_condition(tau) for r in runs},
-        tau_table={name: tau_sensitivity(fams) for name, fams in families.items()},
+        tau_table={r.name: r.tau_table() for r in runs},
         direct_accuracy=accuracy,
         stability=stability,
         kendall_accuracy_vs_any_probe=kendall,

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from gapscope.analysis.ladder import share
 from gapscope.analysis.terminal import percent
-from gapscope.ladder import GAP_ORDER, OUTCOME_ORDER, AnchorRule, MilestoneTest
+from gapscope.ladder import CONTROLS, GAP_ORDER, LADDER, OUTCOME_ORDER, AnchorRule, MilestoneTest
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -71,13 +71,17 @@ def _print_gaps(report: LadderReport, console: Console) -> None:
 
 
 def _print_solved_by_condition(report: LadderReport, console: Console) -> None:
-    """Families solved under each condition, help and controls (how specific the help is)."""
+    """Families solved under each condition, help and controls (how specific the help is):
+    a column per condition some model ran, ``not run`` where this one did not."""
+    run = {c for solved in report.solved_by_condition.values() for c in solved}
+    conditions = [c for c in (*LADDER, *CONTROLS) if c in run]
     controls = Table(title="Families solved per condition (specificity of the help)")
     controls.add_column("model")
-    for c in next(iter(report.solved_by_condition.values())):
+    for c in conditions:
         controls.add_column(c.value, justify="right")
     for name in report.models:
-        controls.add_row(name, *(str(n) for n in report.solved_by_condition[name].values()))
+        solved = report.solved_by_condition[name]
+        controls.add_row(name, *(str(solved[c]) if c in solved else "not run" for c in conditions))
     console.print(controls)
 
 
@@ -134,8 +138,8 @@ def _print_containment(report: LadderReport, console: Console) -> None:
 
 
 def _print_tau_sensitivity(report: LadderReport, console: Console) -> None:
-    """Outcome counts at every threshold tau from 1 to 5."""
-    taus = Table(title="Threshold sensitivity: outcome counts at tau = 1..5")
+    """Outcome counts at each threshold tau of 1..5 the model's k rollouts can reach."""
+    taus = Table(title="Threshold sensitivity: outcome counts at tau = 1..min(5, k)")
     taus.add_column("model")
     taus.add_column("tau", justify="right")
     for o in OUTCOME_ORDER:

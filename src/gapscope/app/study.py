@@ -215,6 +215,13 @@ class StudyProgress:
     while :func:`tracking` runs a ticker shows the line every ``every_s`` seconds (default:
     :data:`TERMINAL_EVERY_S` on a terminal, :data:`PIPED_EVERY_S` in a pipe or a file), so a
     run that is slow, or stuck, still shows that it is alive.
+
+    Tasks and samples are the study's, not its attempts': ``eval_set`` retries a task whose
+    samples failed (and the hooks see every attempt of it, and every sample it runs again), so
+    a task counts once, when a log of it ends ``success`` (keyed by Inspect's task id, which
+    a retry keeps), and a sample once, by (task id, sample id, epoch), as done when it ended
+    without an error or as failed while its last attempt errored. Counting each attempt read
+    ``tasks 12/8, samples 80/30``.
     """
 
     def __init__(
@@ -225,8 +232,10 @@ class StudyProgress:
     ) -> None:
         self.total_tasks = len(study.tasks)
         self.total_samples = sum(t.row.samples * (t.task.epochs or 1) for t in study.tasks)
-        self.tasks = 0
-        self.samples = 0
+        self.finished_tasks: set[str] = set()
+        self.samples: dict[tuple[str, str, int], bool] = {}
+        """Every sample that ended, by (task id, sample id, epoch): whether its last attempt
+        ended without an error."""
         self.tokens = 0
         self.calls = 0
         self.start = time.monotonic()
@@ -234,26 +243,43 @@ class StudyProgress:
         self.every_s = every_s if every_s is not None else default_every_s()
         self._lock = threading.Lock()
 
+    @property
+    def tasks(self) -> int:
+        """The study's tasks that finished."""
+        return len(self.finished_tasks)
+
+    @property
+    def done(self) -> int:
+        """The study's samples that ended without an error."""
+        return sum(self.samples.values())
+
+    @property
+    def failed(self) -> int:
+        """The study's samples whose last attempt ended in an error."""
+        return len(self.samples) - self.done
+
     def call_done(self, tokens: int) -> None:
         with self._lock:
             self.calls += 1
             self.tokens += tokens
 
-    def sample_done(self) -> None:
+    def sample_done(self, task_id: str, sample_id: str, epoch: int, ok: bool) -> None:
         with self._lock:
-            self.samples += 1
+            self.samples[(task_id, sample_id, epoch)] = ok
 
-    def task_done(self) -> None:
+    def task_done(self, task_id: str, finished: bool) -> None:
         with self._lock:
-            self.tasks += 1
+            if finished:
+                self.finished_tasks.add(task_id)
             self.show()
 
     def line(self) -> str:
         elapsed = time.monotonic() - self.start
+        failed = f" ({self.failed} failed)" if self.failed else ""
         return (
-            f"study: tasks {self.tasks}/{self.total_tasks}, samples {self.samples}/"
-            f"{self.total_samples}, model calls {self.calls:,}, output tokens {self.tokens:,},"
-            f" {elapsed:.0f} s"
+            f"study: tasks {self.tasks}/{self.total_tasks}, samples {self.done}/"
+            f"{self.total_samples}{failed}, model calls {self.calls:,}, output tokens "
+            f"{self.tokens:,}, {elapsed:.0f} s"
         )
 
     def show(self) -> None:
@@ -274,24 +300,31 @@ _ACTIVE: list[StudyProgress] = []
 
 def _install_hooks() -> None:
     """Register the study's Inspect hooks once per process (Inspect keeps them for good)."""
-    from inspect_ai.hooks import Hooks, ModelUsageData, SampleEnd, TaskEnd, hooks
+    from inspect_ai.hooks import Hooks, ModelUsageData, SampleEnd, TaskEnd, TaskStart, hooks
+
+    task_ids: dict[str, str] = {}  # an attempt's eval id -> its task's id (kept by retries)
 
     @hooks(name="gapscope_study", description="gapscope profile: one progress line")
     class _ProgressHooks(Hooks):
         def enabled(self) -> bool:
             return bool(_ACTIVE)
 
+        async def on_task_start(self, data: TaskStart) -> None:
+            task_ids[data.eval_id] = data.spec.task_id
+
         async def on_model_usage(self, data: ModelUsageData) -> None:
             for progress in _ACTIVE:
                 progress.call_done(data.usage.output_tokens)
 
         async def on_sample_end(self, data: SampleEnd) -> None:
+            sample = data.sample
+            task_id = task_ids.get(data.eval_id, data.eval_id)
             for progress in _ACTIVE:
-                progress.sample_done()
+                progress.sample_done(task_id, str(sample.id), sample.epoch, sample.error is None)
 
         async def on_task_end(self, data: TaskEnd) -> None:
             for progress in _ACTIVE:
-                progress.task_done()
+                progress.task_done(data.log.eval.task_id, data.log.status == "success")
 
 
 _hooks_installed = threading.Event()

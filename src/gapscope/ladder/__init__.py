@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     from gapscope.ladder.strict_cascade import StrictCascade
     from gapscope.ladder.task import oracle_ladder
     from gapscope.ladder.taxonomy import (
+        TAUS,
         GAP_ORDER,
         OUTCOME_ORDER,
         FamilyCounts,
@@ -104,6 +105,7 @@ __all__ = [
     "RELEASED_SETS",
     "REVIEW_TASK",
     "TASK",
+    "TAUS",
     "Agreement",
     "AnchorAgreement",
     "AnchorRule",
@@ -225,6 +227,7 @@ __getattr__, __dir__ = lazy_face(
         "RunMetadata": ".contract",
         "Stage": ".compile",
         "TASK": ".contract",
+        "TAUS": ".taxonomy",
         "TieRule": ".anchors",
         "anchor_agreement": ".anchors",
         "Isolation": ".sandbox",

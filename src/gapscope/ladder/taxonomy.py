@@ -156,8 +156,12 @@ def profile(families: Sequence[FamilyCounts], tau: int = 1, stage0_tau: int = 1)
     )
 
 
+TAUS = (1, 2, 3, 4, 5)
+"""The thresholds of the paper's sensitivity analysis (seed, Appendix D)."""
+
+
 def tau_sensitivity(
-    families: Sequence[FamilyCounts], taus: Sequence[int] = (1, 2, 3, 4, 5)
+    families: Sequence[FamilyCounts], taus: Sequence[int] = TAUS
 ) -> dict[int, dict[LadderOutcome, int]]:
     """LadderOutcome counts at each threshold (seed, Appendix D: tau = 1..5)."""
     return {tau: profile(families, tau).outcomes for tau in taus}
