@@ -34,7 +34,9 @@ class RunMetadata(TypedDict):
     (:mod:`gapscope.t2.shots`; 0 and None in a zero-shot run or a log written before);
     ``refine``: rounds of compile feedback after the first answer (:mod:`gapscope.t2.refine`;
     0 in a log written before); ``beq``: whether theorem answers were compared with the
-    original by BEqL/BEq+ (:mod:`gapscope.t2.beq`)."""
+    original by BEqL/BEq+ (:mod:`gapscope.t2.beq`); ``untested``: the checking path without a
+    known-answer self-test the user allowed (``kimina``, ``lake-build``:
+    :mod:`gapscope.t2.untested`; None otherwise and in a log written before)."""
 
     data: str
     contexts: list[str]
@@ -54,6 +56,7 @@ class RunMetadata(TypedDict):
     shot_pool: str | None
     refine: int
     beq: bool
+    untested: NotRequired[str | None]
     model_calls: NotRequired[dict[str, int]]
     """With ``refine``: per sample, the most generations it may take (``k`` x (1 + refine)),
     which a plan counts instead of one per sample and epoch."""
