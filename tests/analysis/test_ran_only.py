@@ -19,10 +19,7 @@ def _run(name: str, k: int, conditions: tuple[Condition, ...]) -> ModelRun:
     """Two families; each condition run k times, correct on the first rollout only (so at
     tau = 1 every condition solves both families, and at tau = 2 none)."""
     rollouts = [
-        Rollout(pid, c, None, i == 0)
-        for pid in ("p", "q")
-        for c in conditions
-        for i in range(k)
+        Rollout(pid, c, None, i == 0) for pid in ("p", "q") for c in conditions for i in range(k)
     ]
     rollouts += [Rollout(pid, Condition.S0, 0, True) for pid in ("p", "q") for _ in range(k)]
     return ModelRun(name, f"{name}.eval", rollouts, {"p": 1, "q": 1})

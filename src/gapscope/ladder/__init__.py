@@ -76,9 +76,9 @@ if TYPE_CHECKING:
     from gapscope.ladder.strict_cascade import StrictCascade
     from gapscope.ladder.task import oracle_ladder
     from gapscope.ladder.taxonomy import (
-        TAUS,
         GAP_ORDER,
         OUTCOME_ORDER,
+        TAUS,
         FamilyCounts,
         Gap,
         LadderOutcome,
