@@ -449,4 +449,6 @@ def test_a_reply_over_the_cap_mid_run_is_not_retried(
     )
     (log,) = tmp_path.glob("*.eval")
     failed = [s for s in read_eval_log(str(log)).samples or [] if s.error is not None]
-    assert failed and stub.requests == PREFLIGHT_REQUESTS + len(failed)
+    # at most one request a sample (a run error cancels samples whose request was not sent yet;
+    # retried, each would take --max-retries + 1 = 4)
+    assert failed and stub.requests <= PREFLIGHT_REQUESTS + len(failed)

@@ -693,6 +693,7 @@ def t2_scorer(
             bleu=sentence_bleu(answer.code, record.target_code, BleuMetric.SACREBLEU),
             bleu_t2=sentence_bleu(answer.code, record.target_code, BleuMetric.T2),
             exact_match=exact_match(answer.code, record.target_code),
+            selftest=result.selftest,
         )
         return answer, result, scored
 
