@@ -73,7 +73,12 @@ def _loaded(row_model: str, run_model: str) -> LoadedLog:
 
 
 def test_models_under_test_come_before_the_reference_players(tmp_path: Path) -> None:
-    logs = [_loaded("random speaker", "none"), _loaded("hf/m", "hf/m"), _loaded("rule", "none")]
+    # Inspect records ``--model none`` as ``none/none`` in a log
+    logs = [
+        _loaded("random speaker", "none/none"),
+        _loaded("hf/m", "hf/m"),
+        _loaded("rule", "none"),
+    ]
     report = write_report(LoadedLogs(logs, []), tmp_path / "r.html")
     assert [r.model for r in report.rows] == ["hf/m", "random speaker", "rule"]
     page = report.html.read_text(encoding="utf-8")

@@ -77,10 +77,15 @@ def _comparisons(logs: Sequence[LoadedLog], notes: list[str]) -> list[Comparison
     return done
 
 
+REFERENCE_MODELS = ("none", "none/none")
+"""Inspect's model of the reference players: ``--model none``, which a log records as
+``none/none``."""
+
+
 def under_test_first(logs: Sequence[LoadedLog]) -> list[LoadedLog]:
     """The logs of the models under test, then the reference players' (run as Inspect's
     ``none`` model): the rows a reader came for come first, the scale they are read on after."""
-    return sorted(logs, key=lambda x: x.info is not None and x.info.model == "none")
+    return sorted(logs, key=lambda x: x.info is not None and x.info.model in REFERENCE_MODELS)
 
 
 def _embed(figure: NamedFigure, directory: Path) -> tuple[list[Path], str]:
