@@ -143,6 +143,10 @@ def test_an_installed_diagnostic_reaches_report_and_compare(
     rows = {r["model"]: r["value"] for r in out["summary"] if r["diagnostic"] == "parity"}
     assert rows == {"scripted/parity-right": 100.0, "scripted/parity-even": 50.0}
     assert '<th colspan="1">parity</th>' in html.read_text()
+    # it declares no verdict: its first-table cells count the items that passed
+    glance = out["details"]["glance"]
+    assert glance["scripted/parity-right"]["parity"]["verdict"] == "every item passed (6)"
+    assert glance["scripted/parity-even"]["parity"]["verdict"] == "3 of 6 items passed"
     code, out = _json(["compare", str(parity_logs["right"]), str(parity_logs["even"])])
     assert code == 0, out
     [metric] = out["details"]["metrics"]

@@ -20,14 +20,17 @@ SCREEN_HEIGHT = 800
 MEASURE = (
     "<script>(function(){var t=document.getElementById('glance');"
     "var r=t.getBoundingClientRect();"
-    "var cells=Array.from(t.querySelectorAll('td b')).map(function(b){"
-    "var c=b.getBoundingClientRect();return c.right<=innerWidth&&c.bottom<=innerHeight;});"
+    "function seen(q){return Array.from(t.querySelectorAll(q)).map(function(b){"
+    "var c=b.getBoundingClientRect();return c.right<=innerWidth&&c.bottom<=innerHeight;});}"
+    "var cells=seen('td b'),verdicts=seen('td .verdict');"
     "document.body.dataset.glance=[Math.ceil(r.right),Math.ceil(r.bottom),innerWidth,"
-    "innerHeight,cells.length,cells.filter(Boolean).length,"
-    "document.documentElement.scrollWidth].join(' ');})();</script>"
+    "innerHeight,cells.length,cells.filter(Boolean).length,verdicts.length,"
+    "verdicts.filter(Boolean).length,document.documentElement.scrollWidth].join(' ');})();"
+    "</script>"
 )
 """Measures the first table once laid out: its right and bottom edges, the window, how many
-headline numbers it has and how many lie inside the window, and the page's scroll width."""
+headline numbers and verdict lines it has and how many of each lie inside the window, and
+the page's scroll width."""
 
 
 @pytest.fixture(scope="module")
@@ -70,9 +73,11 @@ def test_every_headline_is_on_the_first_screen(page: Path, width: int) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     found = re.search(r'data-glance="([\d ]+)"', done.stdout)
     assert found, done.stdout[:2000]
-    right, bottom, view_w, view_h, headlines, inside, scroll_w = map(int, found[1].split())
+    measured_values = map(int, found[1].split())
+    right, bottom, view_w, view_h, headlines, inside, verdicts, read, scroll_w = measured_values
     assert view_w == width and view_h > 600  # the window less Chromium's own frame
     assert headlines >= 3 and inside == headlines  # every model x diagnostic, all in view
+    assert verdicts == headlines and read == verdicts  # each says its number in words
     assert right <= width and bottom <= view_h
     assert scroll_w <= width  # no sideways scrolling of the page
     assert html.index('id="glance"') < html.index("<h2>Gap profile</h2>")

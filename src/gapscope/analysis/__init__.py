@@ -42,7 +42,7 @@ if TYPE_CHECKING:
         present,
     )
     from gapscope.analysis.figures import dosage_figure, quadrant_scatter, save_figure
-    from gapscope.analysis.glance import print_glance
+    from gapscope.analysis.glance import glance_dict, print_glance
     from gapscope.analysis.ladder import ModelRun, compile_funnel
     from gapscope.analysis.ladder_budgets import (
         BudgetError,
@@ -118,6 +118,7 @@ __all__ = [
     "dosage_rows",
     "error_cause",
     "expand_log_paths",
+    "glance_dict",
     "hard100_details",
     "is_steering_run",
     "ladder",
@@ -208,6 +209,7 @@ __getattr__, __dir__ = lazy_face(
         "print_comparison": ".compare",
         "print_dosage": ".terminal",
         "print_funnel": ".terminal",
+        "glance_dict": ".glance",
         "print_glance": ".glance",
         "print_plan": ".terminal",
         "print_quadrant": ".terminal",

@@ -38,6 +38,7 @@ from gapscope.ladder import (
     Containment,
     ContainmentFamily,
     FamilyCounts,
+    Gap,
     LadderOutcome,
     Match,
     ModelProfile,
@@ -114,6 +115,8 @@ class ModelRun:
     """Families the log does not list: left out of ``tested``, never failures."""
     unanswered: tuple[int, str] = (0, "")
     """Families left out of ``tested`` for a rollout the model never answered, and why."""
+    unboxed: tuple[int, int] = (0, 0)
+    """(rollouts with no ``\\boxed{}`` answer, rollouts read)."""
 
     def containment_families(self, stage0_tau: int = 1) -> list[ContainmentFamily]:
         """The families with C1 attempts and every tested milestone's answer in the log."""
@@ -261,7 +264,7 @@ def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
         )
     tested = {pid: n for pid, n in tested.items() if pid not in not_run | partial}
     rollouts = [r for r in rollouts if r.pid in tested]
-    if samples and unboxed * 2 > len(samples):
+    if mostly_unboxed(unboxed, len(samples)):
         notes.append(
             f"{unboxed} of {len(samples)} rollouts have no \\boxed{{}} answer "
             f"({truncated} hit the token cap): the outcomes measure the format and the "
@@ -277,6 +280,31 @@ def model_run(log: EvalLog, name: str | None = None) -> ModelRun:
         notes,
         not_run=len(not_run),
         unanswered=(len(partial), f"{_families(len(partial))} {info.unanswered.short()}"),
+        unboxed=(unboxed, len(samples)),
+    )
+
+
+def mostly_unboxed(unboxed: int, rollouts: int) -> bool:
+    """Whether most rollouts gave no ``\\boxed{}`` answer: the outcomes then measure the
+    format and the token budget more than the reasoning."""
+    return unboxed * 2 > rollouts > 0
+
+
+def verdict(run: ModelRun, row: GapRow) -> str:
+    """Where the model breaks, for the report's first table: the commonest gap label at
+    tau = 1 (the rows' threshold) and on how many families, or that every family was solved
+    directly; no gap is named when most rollouts gave no ``\\boxed{}`` answer."""
+    if mostly_unboxed(*run.unboxed):
+        bad, rollouts = run.unboxed
+        return f"no gap read: {bad} of {rollouts} rollouts have no \\boxed{{}} answer"
+    p = profile(run.families())
+    gaps = {g: k for g, k in p.gaps.items() if k and g is not Gap.NONE}
+    if not gaps:
+        return f"no gap: every family solved directly ({p.n_families})" if p.n_families else ""
+    top = max(gaps.values())
+    named = " and ".join(g.value for g, k in gaps.items() if k == top)
+    return f"{named} gap on {top} of {p.n_families} families" + (
+        " each" if " and " in named else ""
     )
 
 

@@ -146,6 +146,36 @@ class ONNGSummary:
         return {"models": {name: m.to_dict() for name, m in self.models.items()}}
 
 
+ALPHA = 0.05
+"""The level below which a lambda effect is called one in the report's verdict."""
+
+
+def verdict(summary: ONNGSummary, row: GapRow) -> str:
+    """The trend over lambda, for the report's first table: the correct rate at the lowest
+    and the highest lambda, called a fall or a rise only where the Kruskal-Wallis test across
+    the lambda groups rejects no effect (p < :data:`ALPHA`)."""
+    model = summary.models.get(row.model)
+    if model is None or not model.by_lam:
+        return ""
+    first, last = model.by_lam[0], model.by_lam[-1]
+    if first is last:
+        return f"one noise level (lambda={first.lam:g}): no trend to read"
+    span = (
+        f"{100 * first.correct_rate:.0f} % at lambda={first.lam:g} to "
+        f"{100 * last.correct_rate:.0f} % at lambda={last.lam:g}"
+    )
+    test = model.tests["correct"].kruskal
+    if test is None:  # one outcome in every group: nothing varies
+        return f"the same at every lambda ({100 * first.correct_rate:.0f} % correct)"
+    if test.p_value >= ALPHA:
+        return f"no lambda effect (Kruskal-Wallis p={test.p_value:.2g}): {span}"
+    said = f"(Kruskal-Wallis p={test.p_value:.2g})"
+    if last.correct_rate == first.correct_rate:  # an effect between the ends
+        return f"correct changes with lambda {said}: {span}"
+    moved = "falls" if last.correct_rate < first.correct_rate else "rises"
+    return f"correct {moved} from {span} {said}"
+
+
 def _values(records: Iterable[Record], outcome: str) -> list[float]:
     return [float(v) for r in records if (v := getattr(r, outcome)) is not None]
 

@@ -184,6 +184,20 @@ class ProveSummary:
         }
 
 
+def verdict(summary: ProveSummary, row: GapRow) -> str:
+    """For the report's first table: the problems some checked attempt proved, and pass@k at
+    the largest k the attempts support."""
+    checked = [p for p in summary.problems if p.n]
+    if not checked:
+        return "no attempt was checked"
+    text = f"proves {sum(p.c > 0 for p in checked)} of {len(checked)} problems"
+    known = [(k, v) for k, v in summary.pass_at_k.items() if v is not None]
+    if known:
+        k, value = max(known)
+        text += f" (pass@{k} {100 * value:.0f} %)"
+    return text
+
+
 def _aggregate(problems: Sequence[ProblemCounts], k: int) -> tuple[float | None, str | None]:
     if not problems:
         return None, "no attempts"

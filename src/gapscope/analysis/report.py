@@ -26,11 +26,12 @@ from gapscope.analysis.compare import (
 from gapscope.analysis.diagnostics import LoadedLog, LoadedLogs
 from gapscope.analysis.figures import dosage_figures, save_figure
 from gapscope.analysis.glance import Cell, glance_html, headlines
+from gapscope.analysis.notes import Note, ranked
 from gapscope.analysis.profile import GapRow
 from gapscope.analysis.report_sections import escape, notes_list
 from gapscope.analysis.spec import NamedFigure
 from gapscope.analysis.steering import DosageCurve, dosage_curves, is_steering_run
-from gapscope.analysis.table import specs, steering_target
+from gapscope.analysis.table import specs, steering_target, verdict_of
 from gapscope.analysis.terminal import PLAN_COLUMNS, skip_lines
 
 MAX_PAIRS = 10  # comparisons drawn in a report; more models than 5 -> first ten pairs
@@ -209,6 +210,7 @@ figcaption{font-size:.85rem;color:#444}
 .glance td{text-align:left;max-width:18rem}.glance b{font-size:1rem}
 .glance .metric{display:block;color:#555;font-size:.75rem}
 .glance .warn{display:block;color:#b00;font-size:.75rem}.glance td.none{color:#999}
+.glance .verdict{display:block;font-size:.85rem;font-weight:600;color:#124}
 """
 MARK_BROKEN = (
     "document.querySelectorAll('figure img').forEach(function(img){"
@@ -261,23 +263,52 @@ def _figure_blocks(figures: Sequence[NamedFigure], out: Path, report: Report) ->
     return "".join(blocks)
 
 
-def _results(loaded_logs: LoadedLogs, out: Path) -> tuple[Report, list[LoadedLog]]:
-    """The report's rows, notes, comparisons and dosage curves, and the unsteered logs."""
+def _warnings(summary: object) -> list[str]:
+    """A summary's notes that change how its numbers are read (its ``warnings`` where it
+    declares them, else all its notes): they stand on its first-table cell."""
+    declared = getattr(summary, "warnings", None)
+    return list(getattr(summary, "notes", ()) if declared is None else declared)
+
+
+def _log_notes(plain: Sequence[LoadedLog], said: Sequence[str]) -> list[Note]:
+    """Every note of the unsteered logs, with its model and diagnostic: each run's standing
+    (not finished, samples never answered) and its summary's warnings change how its
+    numbers are read; its summary's other notes do not. A summary's note that repeats the
+    run's standing (``said``) is not said twice."""
+    notes = []
+    for x in plain:
+        model, diagnostic, source = model_of(x), x.diagnostic.name, str(x.path)
+        warnings = _warnings(x.summary)
+        notes += [Note(n, model, diagnostic, True, source) for n in x.notes()]
+        notes += [
+            Note(f"{diagnostic}, {model}: {n}", model, diagnostic, n in warnings, source)
+            for n in [*warnings, *getattr(x.summary, "notes", ())]
+            if n not in said
+        ]
+    return notes
+
+
+def _results(loaded_logs: LoadedLogs, out: Path) -> tuple[Report, list[LoadedLog], list[Note]]:
+    """The report's rows, generic notes, comparisons and dosage curves, the unsteered logs
+    and their own notes."""
     logs = loaded_logs.logs
-    report = Report(html=out, notes=list(loaded_logs.notes))
     plain = under_test_first([loaded for loaded in logs if not is_steering_run(loaded)])
+    own = _log_notes(plain, loaded_logs.notes)
+    report = Report(
+        html=out, notes=[n for n in loaded_logs.notes if n not in {x.text for x in own}]
+    )
     report.rows = [row for loaded in plain for row in loaded.rows()]
-    report.notes += [  # a summary's own warnings (degenerate answers, truncated rollouts)
-        f"{x.diagnostic.name}, {model_of(x)}: {note}"
-        for x in plain
-        for note in getattr(x.summary, "notes", ())
-        if note not in loaded_logs.notes  # a run that did not finish is said once
-    ]
+    source = {row: loaded for loaded in plain for row in loaded.rows()}
     warnings: dict[tuple[str, str], list[str]] = {}
-    for x in plain:  # a summary's warnings stand on its headline cell too
-        said = [n for n in getattr(x.summary, "notes", ()) if n not in loaded_logs.notes]
+    for x in plain:  # a summary's warnings stand on its headline cell
+        said = [n for n in _warnings(x.summary) if n not in loaded_logs.notes]
         warnings.setdefault((model_of(x), x.diagnostic.name), []).extend(said)
-    report.glance = headlines(report.rows, {s.title: s.headline for s in specs()}, warnings)
+    report.glance = headlines(
+        report.rows,
+        {s.title: s.headline for s in specs()},
+        warnings,
+        lambda row: verdict_of(source[row], row),
+    )
     report.comparisons = _comparisons(plain, report.notes)
     report.curves = dosage_curves(logs, report.notes, steering_target)
     steered = len(logs) - len(plain)
@@ -287,7 +318,7 @@ def _results(loaded_logs: LoadedLogs, out: Path) -> tuple[Report, list[LoadedLog
             "as dosage curves, not in the gap profile or the comparisons: they measure an "
             "intervention on a model, not the model"
         )
-    return report, plain
+    return report, plain, own
 
 
 def write_report(
@@ -312,7 +343,7 @@ def write_report(
     ]
     standing = list(status) or unfinished
     finished = finished and not unfinished
-    report, plain = _results(loaded_logs, out)
+    report, plain, own = _results(loaded_logs, out)
     known = specs()
     figures = [f for s in known for make in s.figures if (f := make(plain)) is not None]
     figures += dosage_figures(report.curves) + list(extra_figures)
@@ -320,7 +351,8 @@ def write_report(
     sections = "".join(section(plain, report.notes) for s in known for section in s.sections)
     steering = "".join(_trend_html(c) for c in report.curves)
     comparisons = "".join(_comparison_html(c) for c in report.comparisons)
-    report.notes = list(dict.fromkeys(report.notes))  # a note two logs or sections make, once
+    generic = [Note(n) for n in report.notes]  # the logs', comparisons' and sections' own
+    report.notes = ranked([*own, *generic], list(report.glance))
     notes = "".join(f"<li>{escape(n)}</li>" for n in report.notes)
     sources = "".join(f"<li>{escape(loaded.path)}</li>" for loaded in logs)
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")

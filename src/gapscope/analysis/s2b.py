@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
 
 DIAGNOSTIC = "S2B-LM"
+ANSWER_WORDS: dict[str, bool | None] = {"same": True, "different": False, "unparsed": None}
+"""A query game's decision as the listener gave it: same, different, or nothing that parsed."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,35 @@ class S2BRunSummary:
     speaker: str = "lm"
     malformed: tuple[int, int] = (0, 0)
     """Speaker role: (malformed, all) messages the speaker wrote itself, over every seed."""
+    answers: dict[str, int] = field(default_factory=dict)
+    """The deciding listener's answers to the query games: ``same``, ``different``,
+    ``unparsed``."""
+    cut: tuple[int, int] = (0, 0)
+    """(games, episodes) whose replies stopped at the model's context window
+    (``model_length``): part of the number is the window's, not the model's."""
+
+    @property
+    def episodes(self) -> int:
+        """The scored episodes (one per seed)."""
+        return sum("error" not in row for row in self.per_seed)
+
+    @property
+    def warnings(self) -> list[str]:
+        """What changes how this run's ZSCT is read, for its cell in the report's first
+        table: the games the context window cut, one answer to every query game. The
+        per-seed lines stay in :attr:`notes`."""
+        games, episodes = self.cut
+        cut = (
+            [
+                f"{games} games in {episodes} of {self.episodes} episodes cut by the context "
+                "window: their empty replies count as wrong, so part of this number is the "
+                "window's, not the model's"
+            ]
+            if games
+            else []
+        )
+        constant = constant_answer_note(self.role, self.answers)
+        return cut + ([constant] if constant else [])
 
     @property
     def label(self) -> str:
@@ -149,7 +180,51 @@ class S2BRunSummary:
                 key: {"mean": s.mean, "sd": s.sd, "n": s.n} for key, s in self.summary.items()
             },
             "notes": self.notes,
+            "answers": self.answers,
+            "context_cut": {"games": self.cut[0], "episodes": self.cut[1], "of": self.episodes},
         }
+
+
+def constant_answer_note(role: str, answers: dict[str, int]) -> str | None:
+    """The note for a deciding listener that gave every query game (more than one) the same
+    answer (None otherwise; all unparsed is the unparsed count's to say): its ZSCT is that
+    answer's share of the games, not a convention learnt."""
+    given = {word: n for word, n in answers.items() if n}
+    if len(given) != 1 or "unparsed" in given:
+        return None
+    ((word, count),) = given.items()
+    if count < 2:
+        return None
+    if role == "listener":
+        return (
+            f"the listener answered every query game ({count}) with {word}: "
+            "its ZSCT is that answer's share of the games, not evidence of learning a convention"
+        )
+    return (
+        f"the rule listener answered every query game ({count}) with {word}: the "
+        "speaker's messages gave it no convention to decode (ZSCT is that answer's share)"
+    )
+
+
+def verdict(summary: S2BRunSummary, row: GapRow) -> str:
+    """Chance or not, for the report's first table, from the pooled query games' Wilson
+    interval of ZSCT against 50 % (adj-ZSCT's 0): at chance whenever the interval covers it,
+    and whatever the interval, a listener that gave every game one answer is at chance."""
+    n = len(summary.query)
+    given = [word for word, count in summary.answers.items() if count]
+    if not n:
+        return ""
+    if given == ["unparsed"]:
+        return "no answer parsed"
+    if len(given) == 1:
+        return f"at chance: every answer '{given[0]}'"
+    low, high = wilson_percent(sum(summary.query.values()), n)
+    chance = "0" if "adj-ZSCT" in row.metric else "50 %"
+    if low > 50:
+        return f"above chance (CI excludes {chance})"
+    if high < 50:
+        return "below chance (ZSCT's CI under 50 %)"
+    return f"at chance (CI covers {chance})"
 
 
 def summarize(log: EvalLog) -> S2BRunSummary:
@@ -162,6 +237,7 @@ def summarize(log: EvalLog) -> S2BRunSummary:
     query: dict[str, bool] = {}
     notes: list[str] = []
     malformed = [0, 0]
+    cut = [0, 0]
     decisions: Counter[bool | None] = Counter()
     for sample in counted_samples(log):
         with malformed_sample(log, sample):
@@ -176,6 +252,8 @@ def summarize(log: EvalLog) -> S2BRunSummary:
                     malformed[1] += len(own)
                 beyond = beyond_context(sample.store.get("games", []))
                 if beyond:
+                    cut[0] += len(beyond)
+                    cut[1] += 1
                     notes.append(
                         f"seed {seed}: {len(beyond)} games (from game {beyond[0]} on) did not fit "
                         "the model's context window; their empty replies count as unparsed. Use "
@@ -190,16 +268,9 @@ def summarize(log: EvalLog) -> S2BRunSummary:
             else:
                 row["error"] = sample.error.message if sample.error else "not scored"
             rows.append(row)
-    (said, count), *others = decisions.most_common() or [(None, 0)]
-    if not others and said is not None and count > 1:  # all unparsed: the unparsed count says it
-        word = "same" if said else "different"
-        notes.append(
-            f"the listener answered every query game ({count}) with {word}: "
-            "its ZSCT is that answer's share of the games, not evidence of learning a convention"
-            if role == "listener"
-            else f"the rule listener answered every query game ({count}) with {word}: the "
-            "speaker's messages gave it no convention to decode (ZSCT is that answer's share)"
-        )
+    answers = {word: decisions[said] for word, said in ANSWER_WORDS.items()}
+    constant = constant_answer_note(role, answers)
+    notes += [constant] if constant else []
     scored = [r for r in rows if "error" not in r]
     summary = {key: SeedSummary.of([r[key] for r in scored]) for key in keys} if scored else {}
     if summary:  # headline adj-ZSCT is adj(mean ZSCT); per-seed rows keep their own values
@@ -219,6 +290,8 @@ def summarize(log: EvalLog) -> S2BRunSummary:
         role=role,
         speaker=str(info.task_args.get("speaker", "lm")),
         malformed=(malformed[0], malformed[1]),
+        answers=answers,
+        cut=(cut[0], cut[1]),
     )
 
 

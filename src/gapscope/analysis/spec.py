@@ -181,6 +181,26 @@ FALLBACK = {"demo": "quick"}
 """The budget a spec runs when it lacks one of these."""
 
 
+Verdict = Callable[[Any, GapRow], str]
+"""A diagnostic's one-line verdict under its headline in the report's first table: (the
+summary of the log the headline row came from, that row) -> ``composition gap on 6 of 26
+families``; "" says nothing. It reads only what the summary computed, and claims nothing its
+intervals do not support."""
+
+
+def outcome_verdict(summary: Summary, row: GapRow) -> str:
+    """The verdict of a diagnostic that declares none: how many of the headline metric's
+    items passed, from the summary's own per-item ``outcomes()`` (what ``compare`` pairs);
+    "" when the summary has no outcomes under that metric's name."""
+    items = summary.outcomes().get(row.metric, {})
+    if not items:
+        return ""
+    passed, n = sum(items.values()), len(items)
+    if passed == n:
+        return f"every item passed ({n})"
+    return f"no item of {n} passed" if not passed else f"{passed} of {n} items passed"
+
+
 class SpecError(ValueError):
     """A diagnostic name or budget that no spec answers to; the message lists the known ones."""
 
@@ -218,6 +238,15 @@ class DiagnosticSpec:
     headline: str = ""
     """The metric (a prefix of its name) that heads this diagnostic in the report's first
     table; "": the first row its reader gives."""
+    verdict: Verdict | None = None
+    """The one line under the headline, for its first reader's logs; None (and for its
+    other readers' logs): :func:`outcome_verdict`."""
+
+    def verdict_on(self, reader: LogReader, summary: Summary, row: GapRow) -> str:
+        """The verdict on ``row``, a headline of ``summary``, read by ``reader`` (one of this
+        spec's readers)."""
+        declared = self.verdict if reader == self.readers[0] else None
+        return (declared or outcome_verdict)(summary, row)
 
     def task_function(self) -> Callable[..., Task]:
         """The ``@task`` function of this diagnostic's first reader (what ``gapscope run NAME``

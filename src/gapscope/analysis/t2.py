@@ -202,6 +202,13 @@ class T2Summary:
         return "rows" if self.rules is Rules.T2 else "records"
 
     @property
+    def warnings(self) -> tuple[str, ...]:
+        """The notes that change how the numbers are read (answers judged on an untested
+        path, NL taken from the wrong field), for the run's cell in the report's first table;
+        the counting rules' note says how they were made, not how to read them."""
+        return tuple(note for note in self.notes if note != _rules_note(self.rules))
+
+    @property
     def contexts(self) -> dict[str, ContextReport]:
         """Each context setting's metrics, in the run's order."""
         return cast(dict[str, ContextReport], self.report["contexts"])
@@ -293,6 +300,16 @@ class T2Summary:
                 continue
             out.setdefault(f"TA [{s.context}]", {}).setdefault(s.record, s.ta)
         return out
+
+
+def verdict(summary: T2Summary, row: GapRow) -> str:
+    """For the report's first table: in the run's first context (its headline's), the share
+    of answers that compile and of those whose successors build with them (TA)."""
+    context = next(iter(summary.contexts.values()), None)
+    if context is None or context["compile"] is None or context["ta"] is None:
+        return "nothing checked"
+    compiled, built = context["compile"]["estimate"], context["ta"]["estimate"]
+    return f"compiles {100 * compiled:.0f} %, successors build {100 * built:.0f} %"
 
 
 def summarize_log(log: EvalLog, *, n_resamples: int = 2000, seed: int = 0) -> T2Summary:

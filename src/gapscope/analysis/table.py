@@ -28,6 +28,7 @@ from gapscope.analysis.figures import (
     receptivity_constructivity,
     zsct_per_preset,
 )
+from gapscope.analysis.profile import GapRow
 from gapscope.analysis.report_sections import ladder_section, s2b_axes_section, t2_section
 from gapscope.analysis.spec import (
     Builder,
@@ -38,6 +39,7 @@ from gapscope.analysis.spec import (
     SpecError,
     SteeringTarget,
     Summary,
+    outcome_verdict,
     summaries_of,
 )
 from gapscope.analysis.steering import SOLVE_RATE, prove_condition, s2b_condition, s2b_held_out
@@ -209,6 +211,7 @@ S2B = DiagnosticSpec(
     ),
     docs="docs/s2b.md",
     headline="adj-ZSCT",
+    verdict=s2b.verdict,
 )
 LADDER = DiagnosticSpec(
     name="ladder",
@@ -254,6 +257,7 @@ LADDER = DiagnosticSpec(
     transitions=_ladder_transitions,
     docs="docs/ladder.md",
     headline="gap composition",
+    verdict=ladder.verdict,
 )
 ONNG = DiagnosticSpec(
     name="onng",
@@ -266,6 +270,7 @@ ONNG = DiagnosticSpec(
     lean=True,
     figures=(onng_curve,),
     docs="docs/onng.md",
+    verdict=onng.verdict,
 )
 PROVE = DiagnosticSpec(
     name="prove",
@@ -297,6 +302,7 @@ PROVE = DiagnosticSpec(
         needs={"dataset": "miniF2F JSONL or hub id"},
     ),
     docs="docs/prove.md",
+    verdict=prove.verdict,
 )
 T2 = DiagnosticSpec(
     name="t2",
@@ -310,6 +316,7 @@ T2 = DiagnosticSpec(
     data={"t2_data": "needs --t2-data FILE (T2 records, JSONL)"},
     sections=(t2_section,),
     docs="docs/t2.md",
+    verdict=t2.verdict,
 )
 
 BUILTINS: tuple[DiagnosticSpec, ...] = (S2B, LADDER, ONNG, PROVE, T2)
@@ -398,6 +405,15 @@ def lean_backed(name: str) -> bool:
 def reader(task: str) -> LogReader | None:
     """The reader of an Inspect task's logs, or None for a task no diagnostic reads."""
     return next((r for s in specs() for r in s.readers if r.task == task), None)
+
+
+def verdict_of(loaded: LoadedLog, row: GapRow) -> str:
+    """The one-line verdict on ``row``, a headline of ``loaded``, by the spec that reads it
+    (a log no spec reads gets :func:`~gapscope.analysis.spec.outcome_verdict`)."""
+    spec = next((s for s in specs() if loaded.diagnostic in s.readers), None)
+    if spec is None:
+        return outcome_verdict(loaded.summary, row)
+    return spec.verdict_on(loaded.diagnostic, loaded.summary, row)
 
 
 def steering_target(task: str) -> SteeringTarget | None:

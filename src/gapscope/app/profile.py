@@ -215,6 +215,7 @@ def _say_load_problems() -> None:
 
 def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_args: Any) -> None:
     from gapscope.analysis import (
+        glance_dict,
         load_standing,
         print_glance,
         print_plan,
@@ -236,6 +237,7 @@ def _run(out: Output, study: Study, plan: dict[str, Any], log_dir: Path, **eval_
     details = {
         "plan": plan,
         "html": str(report.html),
+        "glance": glance_dict(report.glance),
         "comparisons": [c.to_dict() for c in report.comparisons],
         "notes": report.notes,
         "status": {t.log: t.status for t in ending.tasks},

@@ -50,6 +50,7 @@ def report_command(
     """One self-contained HTML report: gap profile, figures (also PNG + SVG), comparisons."""
     from gapscope.analysis import (
         expand_log_paths,
+        glance_dict,
         load_all,
         print_glance,
         print_rows,
@@ -81,6 +82,7 @@ def report_command(
             ) from None
         details = {
             "html": str(report.html),
+            "glance": glance_dict(report.glance),
             "figures": {stem: [str(p) for p in paths] for stem, paths in report.figures.items()},
             "comparisons": [c.to_dict() for c in report.comparisons],
             "dosage": [c.to_dict() for c in report.curves],
