@@ -136,10 +136,12 @@ def nproc_limited(command: Sequence[str], processes: int) -> list[str]:
 
 
 REACHABLE = (
-    'test -x "$(command -v "$1")" && cd "$2" || { echo "cannot reach $1 or $2" >&2; exit 1; }'
+    'test -x "$(command -v "$1")" && cd "$2" || { echo "cannot reach $1 or $2" >&2; exit 1; }; '
+    'shift 2; for f; do test -r "$f" || { echo "cannot read $f" >&2; exit 1; }; done'
 )
 """The fallback's probe: the program is found and executable, the project a folder it can
-enter (an elan toolchain under root's home is neither, to uid 65534)."""
+enter, and every file the command names readable (an elan toolchain, a REPL binary or a
+Python installation under root's home is none of these, to uid 65534)."""
 
 
 def lean_containment(
@@ -149,12 +151,14 @@ def lean_containment(
 ) -> Containment:
     """What holds a sandboxed Lean ``command`` with all it starts
     (:mod:`gapscope.lean.bounding`), the fallback probed with this sandbox running ``prlimit``
-    and checking that its uid reaches ``command``'s program and ``project``."""
+    and checking that its uid reaches ``command``'s program, ``project`` and every existing
+    file or folder ``command`` names by its absolute path."""
     bwrap = shutil.which(BWRAP)
     if bwrap is None:
         return containment(None)
     root = str(Path(project).resolve())
-    probe = ["/bin/sh", "-c", REACHABLE, "probe", command[0], root]
+    named = [arg for arg in command[1:] if arg.startswith("/") and os.path.exists(arg)]
+    probe = ["/bin/sh", "-c", REACHABLE, "probe", command[0], root, *named]
     return containment(sandbox_argv(nproc_limited(probe, 64), Path(root), bwrap, env=env))
 
 

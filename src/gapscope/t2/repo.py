@@ -19,7 +19,12 @@ A timeout fails every verdict; a missing tool or project is a ``server_error``.
 The generated code is untrusted and ``lake`` runs it, so every ``lake`` call runs in the Lean
 layer's sandbox (``gapscope.lean.sandbox``: no network, read-only filesystem, the worker's
 project copy the only writable folder). Without a working bubblewrap the track refuses to start
-(``Workspaces`` raises) unless ``allow_unsandboxed``.
+(``Workspaces`` raises) unless ``allow_unsandboxed``. Each call is also held, with everything it
+starts, to ``RepoConfig.bounds`` as a REPL or a kernel check is (``gapscope.lean.bounded``: its
+own cgroup where the host offers one, else, as root, the sandbox started as an unprivileged uid
+under ``RLIMIT_NPROC``, the copy handed to that uid); a call a limit stopped ends the sample as
+a ``server_error`` naming the limit (the harness's bound, not the answer's verdict), and every
+checked sample's ``bounds`` say which limits held.
 """
 
 from __future__ import annotations
@@ -30,7 +35,6 @@ import queue
 import re
 import shutil
 import signal
-import subprocess
 import tempfile
 import threading
 import weakref
@@ -40,7 +44,17 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from gapscope.lean import decide_sandbox, sandbox_argv, sandbox_choice, unsandboxed_allowed
+from gapscope.lean import (
+    LAKE_CALL,
+    Bounds,
+    Run,
+    RunBounds,
+    decide_sandbox,
+    repl_bounds,
+    run_bounds,
+    sandbox_choice,
+    unsandboxed_allowed,
+)
 from gapscope.t2.declarations import split_declarations
 from gapscope.t2.evaluate import SampleOutcome, SampleResult, Screen, code_to_check
 from gapscope.t2.extract import Answer
@@ -63,7 +77,8 @@ class RepoConfig:
 
     ``allow_unsandboxed`` lets ``lake`` run without the sandbox where bubblewrap is missing;
     ``sandbox`` as for the Lean backends (None: ``$GAPSCOPE_LEAN_SANDBOX``, else sandboxed;
-    False, never, needs ``allow_unsandboxed``)."""
+    False, never, needs ``allow_unsandboxed``); ``bounds``, what one sandboxed ``lake`` call
+    may use with all it starts (default: a REPL's, ``gapscope.lean.local.repl_bounds``)."""
 
     root: Path
     lake: tuple[str, ...] = ("lake",)
@@ -72,6 +87,7 @@ class RepoConfig:
     workers: int = 2
     allow_unsandboxed: bool = False
     sandbox: bool | None = None
+    bounds: Bounds = field(default_factory=lambda: repl_bounds(None))
 
 
 def target_file(record: T2Record) -> str:
@@ -164,6 +180,8 @@ class Workspaces:
     _free: queue.Queue[Path] = field(default_factory=queue.Queue)
     _base: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="gapscope-t2-")))
     sandboxed: bool = field(init=False)
+    held: RunBounds = field(init=False)
+    """How every ``lake`` call is held (probed once, with the configured ``lake`` and root)."""
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _originals: dict[Path, str] = field(default_factory=dict)
     _lakes: set[int] = field(default_factory=set)
@@ -177,9 +195,15 @@ class Workspaces:
                 unsandboxed_allowed(self.config.allow_unsandboxed),
                 "T2's lake builds",
             )
+            config = self.config
+            self.held = run_bounds(
+                LAKE_CALL, config.bounds, self.sandboxed, config.lake, config.root
+            )
         except Exception:
             shutil.rmtree(self._base, ignore_errors=True)
             raise
+        if self.held.run_as is not None:  # its sandbox reaches the copies through this folder
+            self._base.chmod(0o711)
         for n in range(self.config.workers):
             slot = self._base / f"worker_{n}"
             slot.mkdir()
@@ -199,12 +223,19 @@ class Workspaces:
         finally:
             self._free.put(slot)
 
-    def lake(self, project: Path, *args: str) -> tuple[str, ...]:
-        """The ``lake`` command line for ``project``, sandboxed with only the copy writable."""
+    @property
+    def bounds(self) -> str:
+        """The limits in force per ``lake`` call (:meth:`gapscope.lean.RunBounds.describe`)."""
+        return self.held.describe()
+
+    def run_lake(self, project: Path, args: Sequence[str], timeout_s: float) -> Run:
+        """``lake ARGS`` in a worker's copy ``project``: sandboxed with only the copy writable,
+        held to the bounds, its process group killed by ``stop``."""
+        with self._lock:
+            if self._stopped:
+                raise OSError("the process is being terminated")
         command = (*self.config.lake, *args)
-        if not self.sandboxed:
-            return command
-        return tuple(sandbox_argv(command, project, writable=(project,)))
+        return self.held.run(command, project, timeout_s, (project,), running=self._lakes)
 
     @contextlib.contextmanager
     def substituted(self, path: Path) -> Iterator[tuple[str, Callable[[str], None]]]:
@@ -224,13 +255,6 @@ class Workspaces:
             with self._lock:
                 path.write_text(original, encoding="utf-8")
                 self._originals.pop(path, None)
-
-    def run(self, command: Sequence[str], cwd: Path, timeout_s: float) -> tuple[int | None, str]:
-        """``run_command``, its process group killed by ``stop``."""
-        with self._lock:
-            if self._stopped:
-                raise OSError("the process is being terminated")
-        return run_command(command, cwd, timeout_s, self._lakes)
 
     def stop(self) -> None:
         """Put every original back and kill every ``lake``: the process is terminating."""
@@ -287,36 +311,6 @@ def _unguard(workspaces: Workspaces) -> None:
         del _previous[signum]
 
 
-def run_command(
-    command: Sequence[str], cwd: Path, timeout_s: float, running: set[int] | None = None
-) -> tuple[int | None, str]:
-    """(exit code, stdout+stderr); exit code None when the timeout killed the process group.
-
-    The process group is in ``running`` while it runs (so that a signal handler can kill it).
-    """
-    with subprocess.Popen(
-        list(command),
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    ) as proc:
-        if running is not None:
-            running.add(proc.pid)
-        try:
-            output, _ = proc.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            output, _ = proc.communicate()
-            return None, output
-        finally:
-            if running is not None:
-                running.discard(proc.pid)
-    return proc.returncode, output
-
-
 @dataclass(frozen=True)
 class Diagnostic:
     path: str
@@ -359,17 +353,24 @@ def evaluate_in_repo(
         code = code.strip("\n")
         try:
             write(prefix + code + "\n")
-            compile_rc, _ = workspaces.run(
-                workspaces.lake(project, "env", "lean", relative), project, config.compile_timeout_s
+            compiled = workspaces.run_lake(
+                project, ("env", "lean", relative), config.compile_timeout_s
             )
-            write(prefix + code + suffix)
-            module = module_of(relative)
-            tests = dependents(project, module)
-            build_rc, output = workspaces.run(
-                workspaces.lake(project, "build", module, *tests), project, config.build_timeout_s
-            )
+            limit = workspaces.held.exceeded(compiled)
+            if limit is None:
+                write(prefix + code + suffix)
+                module = module_of(relative)
+                tests = dependents(project, module)
+                built = workspaces.run_lake(
+                    project, ("build", module, *tests), config.build_timeout_s
+                )
+                limit = workspaces.held.exceeded(built)
         except OSError as exc:
-            return SampleResult(SampleOutcome.SERVER_ERROR, detail=f"cannot run lake: {exc}")
+            detail = f"cannot run lake: {exc}"
+            return SampleResult(SampleOutcome.SERVER_ERROR, detail=detail, bounds=workspaces.bounds)
+    if limit is not None:
+        return SampleResult(SampleOutcome.SERVER_ERROR, detail=limit, bounds=workspaces.bounds)
+    compile_rc, build_rc, output = compiled.code, built.code, built.output
     first = prefix.count("\n") + 1
     generated = range(first, first + code.count("\n") + 1)
     shift = first + code.count("\n")  # the suffix starts on the generated code's last line
@@ -407,4 +408,5 @@ def evaluate_in_repo(
         full_status="timeout" if build_rc is None else f"exit {build_rc}",
         errors={"build_errors": len(errors), "modules_built": [module_of(relative), *tests]},
         selftest=False,  # no known-answer case has gone through lake build: gapscope.t2.untested
+        bounds=workspaces.bounds,
     )

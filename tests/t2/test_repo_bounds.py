@@ -1,0 +1,134 @@
+"""T2's repository track holds every ``lake`` call, with all it starts, to a REPL's bounds:
+a cgroup per call where the host offers one, else RLIMIT_NPROC under an unprivileged uid
+(real bubblewrap and a fake ``lake`` whose builds take memory or fork; skipped with the reason
+elsewhere)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gapscope.lean.bounding import ENV_ATTEMPT_CGROUP
+from gapscope.lean.cgroup import Bounds
+from gapscope.lean.sandbox import lean_containment
+from gapscope.t2.evaluate import SampleOutcome, SampleResult
+from gapscope.t2.extract import extract_answer
+from gapscope.t2.repo import RepoConfig, Workspaces, evaluate_in_repo, file_in
+from gapscope.t2.successors import target_identity
+from tests.environment import require_attempt_cgroup, require_lean_sandbox
+from tests.lean.test_lean_bounds import SYSTEM_PYTHON, _running
+from tests.t2.test_repo import BASE, TARGET, USER, _record
+
+FAKE_LAKE = Path(__file__).with_name("fake_lake.py")
+
+
+@pytest.fixture
+def shared_repo() -> Iterator[Path]:
+    """A project any uid can read (pytest's tmp_path is root's alone)."""
+    root = Path(tempfile.mkdtemp(prefix="gapscope-repo-bounds-"))
+    root.chmod(0o755)
+    (root / "Lib").mkdir()
+    (root / "lakefile.lean").write_text("-- fake project\n")
+    (root / "Lib" / "Base.lean").write_text(BASE)
+    (root / "Lib" / "User.lean").write_text(USER)
+    yield root
+    shutil.rmtree(root)
+
+
+def _workspaces(root: Path, python: str, bounds: Bounds) -> Workspaces:
+    lake = (python, str(FAKE_LAKE))
+    return Workspaces(RepoConfig(root, lake=lake, workers=1, sandbox=True, bounds=bounds))
+
+
+def _evaluate(workspaces: Workspaces, code: str) -> SampleResult:
+    record = _record()
+    answer = extract_answer(f"```lean\n{code}\n```", target_identity(record))
+    return evaluate_in_repo(record, answer, workspaces)
+
+
+def test_a_build_taking_more_than_its_memory_limit_is_a_server_error_naming_it(
+    shared_repo: Path,
+) -> None:
+    """Four children of 400 MB under 1,024 MB: killed at once, a harness-side error naming
+    the limit, the copy restored (the next answer builds), nothing of the build left."""
+    require_lean_sandbox()
+    require_attempt_cgroup()
+    workspaces = _workspaces(shared_repo, sys.executable, Bounds(memory_mb=1024, processes=64))
+    try:
+        started = time.monotonic()
+        hogging = _evaluate(workspaces, f"{TARGET} -- fake-hogs 4 400")
+        elapsed = time.monotonic() - started
+        honest = _evaluate(workspaces, TARGET)
+    finally:
+        workspaces.close()
+    assert hogging.outcome == SampleOutcome.SERVER_ERROR, hogging
+    assert hogging.detail == (
+        "killed: the lake call's memory limit of 1024 MB (all its processes together, its "
+        "cgroup) was reached"
+    )
+    assert re.fullmatch(
+        r"per lake call \(cgroup v\d\): memory 1024 MB, 64 processes.*", hogging.bounds or ""
+    )
+    assert elapsed < 30  # stopped at the kill, not at the build's timeout (1,200 s)
+    assert _running("<< 20); time.sleep(600)") == []
+    assert honest.outcome == SampleOutcome.CHECKED and honest.ta, honest
+    assert honest.bounds == hogging.bounds
+    assert (shared_repo / "Lib" / "Base.lean").read_text() == BASE
+
+
+def test_a_build_forking_without_end_is_stopped_at_its_process_limit(shared_repo: Path) -> None:
+    require_lean_sandbox()
+    require_attempt_cgroup()
+    workspaces = _workspaces(shared_repo, sys.executable, Bounds(memory_mb=1024, processes=32))
+    try:
+        result = _evaluate(workspaces, f"{TARGET} -- fake-forks 300")
+    finally:
+        workspaces.close()
+    assert result.outcome == SampleOutcome.SERVER_ERROR, result
+    assert result.detail == (
+        "killed: the lake call's limit of 32 processes (all its processes and threads "
+        "together, its cgroup) was reached"
+    )
+    assert _running(str(FAKE_LAKE)) == []
+
+
+def test_without_a_cgroup_lake_runs_as_another_uid_and_rlimit_nproc_stops_a_fork_loop(
+    shared_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As root the sandbox starts as uid 65534 (so the kernel enforces RLIMIT_NPROC), the
+    worker's copy handed to it: the build still writes there, and 300 forks stop before 32."""
+    require_lean_sandbox()
+    if not os.access(SYSTEM_PYTHON, os.X_OK):
+        pytest.skip(f"no {SYSTEM_PYTHON} that an unprivileged uid can run")
+    monkeypatch.setenv(ENV_ATTEMPT_CGROUP, "off")
+    contained = lean_containment((SYSTEM_PYTHON, str(FAKE_LAKE)), shared_repo)
+    if not contained.by_rlimits:
+        pytest.skip(f"no rlimits fallback here: {contained.detail}")
+    workspaces = _workspaces(shared_repo, SYSTEM_PYTHON, Bounds(memory_mb=1024, processes=32))
+    record = _record()
+    try:
+        expected = f"per lake call ({contained.mechanism}): 32 processes; memory not bounded"
+        assert workspaces.bounds.startswith(expected)
+        honest = _evaluate(workspaces, TARGET)
+        with workspaces.project(record) as project:
+            built = (project / ".lake" / "fake-build").read_text()
+            with workspaces.substituted(file_in(project, record)) as (original, write):
+                write(original.replace(TARGET, f"{TARGET} -- fake-forks 300"))
+                forked = workspaces.run_lake(project, ("build", "Lib.Base"), 60.0)
+    finally:
+        workspaces.close()
+    assert honest.outcome == SampleOutcome.CHECKED and honest.ta, honest
+    assert honest.bounds == workspaces.bounds
+    assert built.split() == ["Lib.Base", "Lib.User"]  # written by the sandbox's uid
+    count = re.search(r"forked (\d+) of 300: Resource temporarily unavailable", forked.output)
+    assert count is not None, forked
+    assert int(count[1]) < 32
+    assert _running(str(FAKE_LAKE)) == []
