@@ -5,6 +5,7 @@ elsewhere)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -13,11 +14,14 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from gapscope.app.main import app
 from gapscope.lean.bounding import ENV_ATTEMPT_CGROUP
-from gapscope.lean.cgroup import Bounds
+from gapscope.lean.cgroup import Bounds, cgroup_support
 from gapscope.lean.sandbox import lean_containment
 from gapscope.t2.evaluate import SampleOutcome, SampleResult
 from gapscope.t2.extract import extract_answer
@@ -132,3 +136,28 @@ def test_without_a_cgroup_lake_runs_as_another_uid_and_rlimit_nproc_stops_a_fork
     assert count is not None, forked
     assert int(count[1]) < 32
     assert _running(str(FAKE_LAKE)) == []
+
+
+def test_gapscope_doctor_says_what_holds_a_lake_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cgroup per call where one is offered; without one the fallback, or nothing and why."""
+    require_lean_sandbox()
+
+    def finding() -> dict[str, Any]:
+        result = CliRunner().invoke(app, ["doctor", "--json"])
+        assert result.exit_code == 0, result.output
+        found = {f["name"]: f for f in json.loads(result.stdout)["details"]}
+        return found["T2 lake build limits (defaults)"]
+
+    if cgroup_support().layout is not None:
+        held = finding()
+        assert held["ok"] and re.fullmatch(
+            r"per lake call \(cgroup v\d\): memory 8192 MB, 512 processes.*", held["found"]
+        )
+    monkeypatch.setenv(ENV_ATTEMPT_CGROUP, "off")
+    fallback = finding()
+    mechanism = fallback["data"]["mechanism"]
+    assert not fallback["ok"] and "cgroup" in fallback["fix"]
+    if mechanism.startswith("rlimits"):
+        assert fallback["found"].startswith(f"per lake call ({mechanism}): 512 processes;")
+    else:
+        assert fallback["found"].startswith("nothing per lake call (no cgroup per attempt")

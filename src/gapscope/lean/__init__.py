@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from gapscope.lean.cgroup import AttemptCgroup, Bounds, CgroupSupport, cgroup_support
     from gapscope.lean.doctor import (
         Finding,
+        build_limits_finding,
         kimina_finding,
         project_findings,
         repl_limits_finding,
@@ -124,6 +125,7 @@ __all__ = [
     "VerdictCache",
     "attributes_in",
     "broken_by_code",
+    "build_limits_finding",
     "cgroup_support",
     "check",
     "code_only",
@@ -206,6 +208,7 @@ __getattr__, __dir__ = lazy_face(
         "VerdictCache": ".cache",
         "attributes_in": ".screen",
         "broken_by_code": ".verdict",
+        "build_limits_finding": ".doctor",
         "cgroup_support": ".cgroup",
         "check": ".base",
         "code_only": ".source",
