@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from gapscope.lean.sandbox import (
         ALLOW_HINT,
         INSTALL_HINT,
+        READ_ONLY_DEV,
         SandboxStatus,
         SandboxUnavailable,
         decide_sandbox,
@@ -94,6 +95,7 @@ __all__ = [
     "LAKE_CALL",
     "PROBE_PATH",
     "RAY_INSTALL",
+    "READ_ONLY_DEV",
     "STANDARD_AXIOMS",
     "SYNTAX_COMMANDS",
     "AttemptCgroup",
@@ -200,6 +202,7 @@ __getattr__, __dir__ = lazy_face(
         "RunBounds": ".bounded",
         "STANDARD_AXIOMS": ".verdict",
         "SYNTAX_COMMANDS": ".screen",
+        "READ_ONLY_DEV": ".sandbox",
         "SandboxStatus": ".sandbox",
         "SandboxUnavailable": ".sandbox",
         "SelfTestRequired": ".selftest.record",

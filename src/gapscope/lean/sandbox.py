@@ -7,7 +7,8 @@ metaprogramming is rich. So the REPL that elaborates model-written code runs und
 ``bubblewrap`` (``bwrap``) when it is installed: every namespace unshared (no network, its own
 PIDs), every capability dropped (as root, the sandbox's user namespace would otherwise let
 it remount a read-only bind read-write), the whole filesystem mounted read-only, a private
-in-memory ``/tmp`` (``TMPDIR``), and the process killed with its parent. The Lean project,
+``/dev`` read-only too (:data:`READ_ONLY_DEV`), a private in-memory ``/tmp`` (``TMPDIR``),
+and the process killed with its parent. The Lean project,
 and any program or file the command names that lives under ``/tmp`` (a virtualenv in a
 checkout under ``/tmp``, say), are mounted read-only again after the ``/tmp`` mount, so they
 stay visible. Files stay readable: the sandbox stops damage and exfiltration over the
@@ -43,6 +44,14 @@ ALLOW_HINT = (
     "allow_unsandboxed=True (inspect eval: -T allow_unsandboxed=true; gapscope: "
     "--allow-unsandboxed)"
 )
+
+
+READ_ONLY_DEV = ("--dev", "/dev", "--remount-ro", "/dev")
+"""bubblewrap's private ``/dev``, remounted read-only: alone, ``--dev`` is a writable tmpfs
+of half the host's memory (``/dev/shm`` a folder in it), where sandboxed code could put far
+more than any file or folder cap allows. Device nodes (``/dev/null``, ``/dev/urandom``) keep
+working: a read-only mount stops new files, not writes to a device. Every sandbox of untrusted
+code mounts its ``/dev`` with these arguments (the Lean one and the code pilot's)."""
 
 
 ENV_ALLOW_UNSANDBOXED = "GAPSCOPE_LEAN_ALLOW_UNSANDBOXED"
@@ -112,7 +121,7 @@ def sandbox_argv(
     return [
         bwrap,
         "--ro-bind", "/", "/",
-        "--dev", "/dev",
+        *READ_ONLY_DEV,
         "--proc", "/proc",
         "--tmpfs", "/tmp",
         *visible,
@@ -185,7 +194,7 @@ def sandbox_status() -> SandboxStatus:
         return SandboxStatus(False, f"{path} cannot run: {exc}")
     if done.returncode != 0:
         return SandboxStatus(False, f"{path} cannot build the sandbox: {done.stderr.strip()}")
-    return SandboxStatus(True, f"{path}: no network, read-only filesystem, private /tmp")
+    return SandboxStatus(True, f"{path}: no network, read-only filesystem and /dev, private /tmp")
 
 
 def require_sandbox(
