@@ -13,6 +13,10 @@ it reads starts N children that each hold MB megabytes and sleep (their sum, not
 them, passes a limit); ``-- fake-forks N`` forks up to N sleeping children and prints how many
 the kernel let it start. Standard library only: it runs under any interpreter the sandbox's
 uid can reach.
+
+For the output tests, as a theorem that logs without end: ``-- fake-flood N`` prints N MB of
+noise before its diagnostics and N MB after them; ``-- fake-forge N`` adds N error lines of
+its own, naming ``Lib/Other.lean``.
 """
 
 from __future__ import annotations
@@ -60,6 +64,15 @@ def take_resources(files: list[str]) -> None:
         print(forks(int(forked[1])), flush=True)
 
 
+def flood(text: str) -> None:
+    """``-- fake-flood N``: N MB of lines that are no diagnostic."""
+    asked = re.search(r"-- fake-flood (\d+)", text)
+    if asked:
+        line = "noise " * 170 + "\n"  # 1,021 bytes
+        sys.stdout.write(line * (int(asked[1]) * 1027))
+        sys.stdout.flush()
+
+
 def diagnostics(files: list[str]) -> tuple[list[str], bool]:
     texts = {f: Path(f).read_text(encoding="utf-8").split("\n") for f in files}
     broken = {
@@ -69,8 +82,9 @@ def diagnostics(files: list[str]) -> tuple[list[str], bool]:
         for match in re.finditer(r"-- fake-breaks:(.*)", line)
         for name in match[1].split(",")
     }
-    out: list[str] = []
-    failed = False
+    forged = re.search(r"-- fake-forge (\d+)", "\n".join("\n".join(t) for t in texts.values()))
+    out = ["error: ./Lib/Other.lean:1:0: forged"] * int(forged[1]) if forged else []
+    failed = bool(out)
     for path, lines in texts.items():
         for number, line in enumerate(lines, 1):
             head = HEAD.match(line)
@@ -101,7 +115,10 @@ def main(args: list[str]) -> int:
         built = Path(".lake", "fake-build")
         built.parent.mkdir(exist_ok=True)
         built.write_text("\n".join(args[1:]) + "\n", encoding="utf-8")
+    text = "\n".join(Path(f).read_text(encoding="utf-8") for f in files)
+    flood(text)
     print("\n".join(lines))
+    flood(text)
     return 1 if failed else 0
 
 

@@ -130,6 +130,39 @@ def test_a_broken_dependent_fails_ta_and_is_named(repo: Path, lake_log: Path) ->
     assert again.ta and again.graded == 1.0
 
 
+def test_errors_before_a_flood_of_output_still_fail_their_successors(
+    repo: Path, lake_log: Path
+) -> None:
+    """10 MB printed, the errors, 10 MB again (only the last 4 MB are kept for the log):
+    the dependents the errors name fail; the build exits 1."""
+    workspaces = _workspaces(repo)
+    try:
+        flooded = _evaluate(
+            workspaces, f"{TARGET} -- fake-flood 10 -- fake-breaks: user_thm, base_use"
+        )
+    finally:
+        workspaces.close()
+    assert (flooded.compiles, flooded.ta, flooded.full_status) == (True, False, "exit 1")
+    assert flooded.failing_successors == ("base_use", "Lib.User")
+    assert (flooded.successors_passed, flooded.graded) == (1, pytest.approx(1 / 3))
+    assert flooded.errors["build_errors"] == 2
+
+
+def test_more_error_lines_than_are_kept_fail_every_unit_of_a_failed_build(
+    repo: Path, lake_log: Path
+) -> None:
+    """20,001 forged errors: the ones naming a dependent may be past what is kept, so none
+    passes, and TA (strict) is not granted."""
+    workspaces = _workspaces(repo)
+    try:
+        forged = _evaluate(workspaces, f"{TARGET} -- fake-forge 20001")
+    finally:
+        workspaces.close()
+    assert (forged.ta, forged.ta_strict, forged.graded) == (False, False, 0.0)
+    assert forged.failing_successors == ("base_use", "Lib.Top", "Lib.User")
+    assert forged.errors["build_errors"] is None
+
+
 def test_sorry_passes_parity_not_strict(repo: Path, lake_log: Path) -> None:
     workspaces = _workspaces(repo)
     try:

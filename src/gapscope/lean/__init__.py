@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from gapscope.lean.kernel import tail_of
     from gapscope.lean.kimina import KiminaBackend
     from gapscope.lean.local import LocalBackend, find_repl_binary, repl_bounds
+    from gapscope.lean.output import Keep
     from gapscope.lean.progress import progress_bar
     from gapscope.lean.sandbox import (
         ALLOW_HINT,
@@ -106,6 +107,7 @@ __all__ = [
     "Checker",
     "Containment",
     "Finding",
+    "Keep",
     "KiminaBackend",
     "Kind",
     "LeanBackend",
@@ -184,6 +186,7 @@ __getattr__, __dir__ = lazy_face(
         "EXECUTORS": ".executor",
         "Finding": ".doctor",
         "INSTALL_HINT": ".sandbox",
+        "Keep": ".output",
         "KiminaBackend": ".kimina",
         "LAKE_CALL": ".bounded",
         "Kind": ".source",

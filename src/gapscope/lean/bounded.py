@@ -30,13 +30,12 @@ from typing import Any
 from gapscope.lean.bounding import Containment
 from gapscope.lean.cgroup import AttemptCgroup, Bounds
 from gapscope.lean.childenv import child_environment
+from gapscope.lean.output import Keep, selected_lines, tail
 from gapscope.lean.process import POLL_S, die_with_parent
 from gapscope.lean.sandbox import lean_containment, nproc_limited, sandbox_argv
 
 LAKE_CALL = "lake call"
 """The unit a ``lake`` run is bounded as (T2's builds, the self-test's compiles and probes)."""
-MAX_OUTPUT_BYTES = 4 * 2**20
-"""Output past this is cut; only its tail is read (where a tool's own last lines are)."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +49,10 @@ class Run:
     """Whether the kernel's OOM killer acted in the command's cgroup."""
     at_process_limit: bool = False
     """Whether a fork in the command's cgroup was refused at its process limit."""
+    kept: tuple[str, ...] | None = None
+    """The lines of the whole output the caller's ``keep`` selected, wherever they came
+    (``output`` is only its tail); None without ``keep`` or where too many were selected
+    (:func:`gapscope.lean.output.selected_lines`)."""
 
 
 def run_bounded(
@@ -60,9 +63,11 @@ def run_bounded(
     cgroup: AttemptCgroup | None = None,
     user: Mapping[str, Any] | None = None,
     running: set[int] | None = None,
+    keep: Keep | None = None,
 ) -> Run:
     """Run ``argv`` with a wall-clock limit; the process group dies at the deadline and with
-    its owner, and only the last :data:`MAX_OUTPUT_BYTES` of its output are kept. With a
+    its owner, and only the tail of its output is kept (:mod:`gapscope.lean.output`), with
+    every line of it ``keep`` selects. With a
     ``cgroup``, ``argv`` joins it before it execs, and whatever of it is left when ``argv``
     ends is killed with the cgroup. ``user``: ``Popen`` arguments starting it under another
     uid (:meth:`Containment.popen_user`); ``running`` holds its process group while it runs
@@ -87,13 +92,13 @@ def run_bounded(
             finally:
                 if running is not None:
                     running.discard(proc.pid)
-        size = sink.tell()
-        sink.seek(max(0, size - MAX_OUTPUT_BYTES))
-        output = sink.read(MAX_OUTPUT_BYTES).decode("utf-8", "replace")
+        output = tail(sink)
+        kept = selected_lines(sink, keep) if keep is not None else None
     if cgroup is None:
-        return Run(code, output)
+        return Run(code, output, kept=kept)
     cgroup.kill()
-    return Run(code, output, cgroup.oom_kills() > 0, cgroup.process_limit_hits() > 0)
+    oom, at_limit = cgroup.oom_kills() > 0, cgroup.process_limit_hits() > 0
+    return Run(code, output, oom, at_limit, kept)
 
 
 def _wait(
@@ -176,9 +181,11 @@ class RunBounds:
         writable: Sequence[Path] = (),
         env: Mapping[str, str] | None = None,
         running: set[int] | None = None,
+        keep: Keep | None = None,
     ) -> Run:
         """``command`` in ``project``, ``writable`` its only writable folders, held to the
-        bounds (:func:`run_bounded`; :meth:`exceeded` says whether a limit stopped it)."""
+        bounds (:func:`run_bounded`, ``keep`` with it; :meth:`exceeded` says whether a limit
+        stopped it)."""
         argv = self.argv(command, project, writable, env)
         uid = self.run_as
         if uid is not None:
@@ -189,7 +196,7 @@ class RunBounds:
         if contained is not None and bounds is not None:
             cgroup, user = contained.open(bounds), contained.popen_user()
         try:
-            return run_bounded(argv, project, timeout_s, env, cgroup, user, running)
+            return run_bounded(argv, project, timeout_s, env, cgroup, user, running, keep)
         finally:
             if cgroup is not None:
                 cgroup.remove()

@@ -25,6 +25,11 @@ own cgroup where the host offers one, else, as root, the sandbox started as an u
 under ``RLIMIT_NPROC``, the copy handed to that uid); a call a limit stopped ends the sample as
 a ``server_error`` naming the limit (the harness's bound, not the answer's verdict), and every
 checked sample's ``bounds`` say which limits held.
+
+The verdicts never depend on how much the build printed: only the tail of its output is kept,
+so the error lines and ``sorry`` warnings are picked out of the whole output as it is read
+(:mod:`gapscope.lean.output`); where there are too many to keep, every test unit of a failed
+build fails and TA (strict) is not granted.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from typing import Any
 from gapscope.lean import (
     LAKE_CALL,
     Bounds,
+    Keep,
     Run,
     RunBounds,
     decide_sandbox,
@@ -228,14 +234,19 @@ class Workspaces:
         """The limits in force per ``lake`` call (:meth:`gapscope.lean.RunBounds.describe`)."""
         return self.held.describe()
 
-    def run_lake(self, project: Path, args: Sequence[str], timeout_s: float) -> Run:
+    def run_lake(
+        self, project: Path, args: Sequence[str], timeout_s: float, keep: Keep | None = None
+    ) -> Run:
         """``lake ARGS`` in a worker's copy ``project``: sandboxed with only the copy writable,
-        held to the bounds, its process group killed by ``stop``."""
+        held to the bounds, its process group killed by ``stop``; ``keep``: the lines of its
+        output kept wherever they came (:attr:`gapscope.lean.Run.kept`)."""
         with self._lock:
             if self._stopped:
                 raise OSError("the process is being terminated")
         command = (*self.config.lake, *args)
-        return self.held.run(command, project, timeout_s, (project,), running=self._lakes)
+        return self.held.run(
+            command, project, timeout_s, (project,), running=self._lakes, keep=keep
+        )
 
     @contextlib.contextmanager
     def substituted(self, path: Path) -> Iterator[tuple[str, Callable[[str], None]]]:
@@ -319,6 +330,16 @@ class Diagnostic:
     text: str
 
 
+def decisive(line: str) -> bool:
+    """Whether a line of ``lake build``'s output counts in a verdict: an error, or the
+    warning that a declaration uses ``sorry`` (the words first: most lines have neither)."""
+    if "error" not in line and "sorry" not in line:
+        return False
+    return any(
+        d.severity == "error" or _SORRY_WARNING.search(d.text) for d in parse_diagnostics(line)
+    )
+
+
 def parse_diagnostics(output: str) -> list[Diagnostic]:
     """``path:line:col: error: ...`` (and lake's ``error: path:line:col: ...``) lines."""
     out: list[Diagnostic] = []
@@ -341,6 +362,7 @@ def evaluate_in_repo(
         return code
     config = workspaces.config
     relative = target_file(record)
+    module = module_of(relative)
     with (
         workspaces.project(record) as project,
         workspaces.substituted(file_in(project, record)) as (original, write),
@@ -351,6 +373,7 @@ def evaluate_in_repo(
         start = original.index(record.target_code)
         prefix, suffix = original[:start], original[start + len(record.target_code) :]
         code = code.strip("\n")
+        modules = (module, *dependents(project, module))
         try:
             write(prefix + code + "\n")
             compiled = workspaces.run_lake(
@@ -359,23 +382,41 @@ def evaluate_in_repo(
             limit = workspaces.held.exceeded(compiled)
             if limit is None:
                 write(prefix + code + suffix)
-                module = module_of(relative)
-                tests = dependents(project, module)
                 built = workspaces.run_lake(
-                    project, ("build", module, *tests), config.build_timeout_s
+                    project, ("build", *modules), config.build_timeout_s, decisive
                 )
                 limit = workspaces.held.exceeded(built)
+            if limit is not None:
+                return SampleResult(
+                    SampleOutcome.SERVER_ERROR, detail=limit, bounds=workspaces.bounds
+                )
         except OSError as exc:
             detail = f"cannot run lake: {exc}"
             return SampleResult(SampleOutcome.SERVER_ERROR, detail=detail, bounds=workspaces.bounds)
-    if limit is not None:
-        return SampleResult(SampleOutcome.SERVER_ERROR, detail=limit, bounds=workspaces.bounds)
-    compile_rc, build_rc, output = compiled.code, built.code, built.output
+    return _verdicts(record, code, prefix, suffix, modules, compiled.code, built, workspaces)
+
+
+def _verdicts(
+    record: T2Record,
+    code: str,
+    prefix: str,
+    suffix: str,
+    modules: tuple[str, ...],
+    compile_rc: int | None,
+    built: Run,
+    workspaces: Workspaces,
+) -> SampleResult:
+    """The verdicts of a build no limit stopped, from its exit code and the error lines and
+    ``sorry`` warnings of its whole output (:func:`decisive`; None: too many to keep, and
+    nothing is granted that they could deny)."""
+    relative = target_file(record)
+    build_rc, tests = built.code, modules[1:]
     first = prefix.count("\n") + 1
     generated = range(first, first + code.count("\n") + 1)
     shift = first + code.count("\n")  # the suffix starts on the generated code's last line
     in_file = successors_in(split_declarations(suffix), target_identity(record))
-    diagnostics = parse_diagnostics(output)
+    complete = built.kept is not None
+    diagnostics = parse_diagnostics("\n".join(built.kept or ()))
     errors = [d for d in diagnostics if d.severity == "error"]
 
     def broken_declaration(start: int, end: int) -> bool:
@@ -387,7 +428,7 @@ def evaluate_in_repo(
     units += [
         (m, any(d.path.endswith(m.replace(".", "/") + ".lean") for d in errors)) for m in tests
     ]
-    if build_rc is None:
+    if build_rc is None or (build_rc != 0 and not complete):
         units = [(name, True) for name, _ in units]
     sorry_here = bool(_SORRY.search(code)) or any(
         d.path.endswith(relative) and d.line in generated and _SORRY_WARNING.search(d.text)
@@ -399,14 +440,17 @@ def evaluate_in_repo(
         SampleOutcome.CHECKED,
         compiles=compile_rc == 0,
         ta=ta,
-        ta_strict=ta and not sorry_here,
+        ta_strict=ta and complete and not sorry_here,
         graded=passed / len(units) if units else None,
         successors=len(units),
         successors_passed=passed,
         failing_successors=tuple(name for name, bad in units if bad),
         compile_status="timeout" if compile_rc is None else f"exit {compile_rc}",
         full_status="timeout" if build_rc is None else f"exit {build_rc}",
-        errors={"build_errors": len(errors), "modules_built": [module_of(relative), *tests]},
+        errors={
+            "build_errors": len(errors) if complete else None,
+            "modules_built": list(modules),
+        },
         selftest=False,  # no known-answer case has gone through lake build: gapscope.t2.untested
         bounds=workspaces.bounds,
     )
