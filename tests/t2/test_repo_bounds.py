@@ -12,7 +12,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gapscope.app.main import app
+from gapscope.lean import Run
 from gapscope.lean.bounding import ENV_ATTEMPT_CGROUP
 from gapscope.lean.cgroup import Bounds, cgroup_support
 from gapscope.lean.sandbox import lean_containment
@@ -52,32 +53,59 @@ def _workspaces(root: Path, python: str, bounds: Bounds) -> Workspaces:
     return Workspaces(RepoConfig(root, lake=lake, workers=1, sandbox=True, bounds=bounds))
 
 
+def _counted_lake_calls(workspaces: Workspaces, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The first two arguments of every ``lake`` call ``workspaces`` makes, as they start."""
+    calls: list[list[str]] = []
+    run_lake = workspaces.run_lake
+
+    def counted(project: Path, args: Sequence[str], *rest: Any) -> Run:
+        calls.append(list(args[:2]))
+        return run_lake(project, args, *rest)
+
+    monkeypatch.setattr(workspaces, "run_lake", counted)
+    return calls
+
+
 def _evaluate(workspaces: Workspaces, code: str) -> SampleResult:
     record = _record()
     answer = extract_answer(f"```lean\n{code}\n```", target_identity(record))
     return evaluate_in_repo(record, answer, workspaces)
 
 
-def test_a_build_taking_more_than_its_memory_limit_is_a_server_error_naming_it(
-    shared_repo: Path,
+MEMORY_LIMIT = (
+    "killed: the lake call's memory limit of 1024 MB (all its processes together, its "
+    "cgroup) was reached"
+)
+CONTROL_BUILT = "; the original's build of the same modules did not reach it (control)"
+
+
+def test_an_answer_whose_build_takes_more_than_its_memory_limit_fails_naming_it(
+    shared_repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Four children of 400 MB under 1,024 MB: killed at once, a harness-side error naming
-    the limit, the copy restored (the next answer builds), nothing of the build left."""
+    """Four children of 400 MB under 1,024 MB: killed at once; the original builds under the
+    same bounds (the control, built once for the run), so it is the answer's failure
+    (broke_check, in every denominator) naming the limit; the copy restored (the next answer
+    builds), nothing of the build left."""
     require_lean_sandbox()
     require_attempt_cgroup()
     workspaces = _workspaces(shared_repo, sys.executable, Bounds(memory_mb=1024, processes=64))
+    calls = _counted_lake_calls(workspaces, monkeypatch)
     try:
         started = time.monotonic()
         hogging = _evaluate(workspaces, f"{TARGET} -- fake-hogs 4 400")
         elapsed = time.monotonic() - started
+        again = _evaluate(workspaces, f"{TARGET} -- fake-hogs 4 400")
         honest = _evaluate(workspaces, TARGET)
     finally:
         workspaces.close()
-    assert hogging.outcome == SampleOutcome.SERVER_ERROR, hogging
-    assert hogging.detail == (
-        "killed: the lake call's memory limit of 1024 MB (all its processes together, its "
-        "cgroup) was reached"
-    )
+    assert hogging.outcome == SampleOutcome.BROKE_CHECK, hogging
+    assert hogging.detail == MEMORY_LIMIT + CONTROL_BUILT
+    assert (hogging.ta, hogging.compiles, hogging.selftest) == (False, False, False)
+    assert again == hogging
+    # compile stopped, the control's build; then compile stopped; then the honest answer's two
+    assert calls == [["env", "lean"], ["build", "Lib.Base"]] + [["env", "lean"]] * 2 + [
+        ["build", "Lib.Base"]
+    ]
     assert re.fullmatch(
         r"per lake call \(cgroup v\d\): memory 1024 MB, 64 processes.*", hogging.bounds or ""
     )
@@ -96,11 +124,32 @@ def test_a_build_forking_without_end_is_stopped_at_its_process_limit(shared_repo
         result = _evaluate(workspaces, f"{TARGET} -- fake-forks 300")
     finally:
         workspaces.close()
-    assert result.outcome == SampleOutcome.SERVER_ERROR, result
+    assert result.outcome == SampleOutcome.BROKE_CHECK, result
     assert result.detail == (
         "killed: the lake call's limit of 32 processes (all its processes and threads "
-        "together, its cgroup) was reached"
+        "together, its cgroup) was reached" + CONTROL_BUILT
     )
+
+
+def test_a_limit_the_original_build_reaches_too_stays_a_server_error(shared_repo: Path) -> None:
+    """A dependent module of the project itself takes 1.6 GB: the answer's build and the
+    control both stop at 1,024 MB, so the machine cannot judge it and the sample is left
+    out (server_error), naming both."""
+    require_lean_sandbox()
+    require_attempt_cgroup()
+    user = shared_repo / "Lib" / "User.lean"
+    user.write_text(USER + "-- fake-hogs 4 400\n")
+    workspaces = _workspaces(shared_repo, sys.executable, Bounds(memory_mb=1024, processes=64))
+    try:
+        result = _evaluate(workspaces, TARGET)
+    finally:
+        workspaces.close()
+    assert result.outcome == SampleOutcome.SERVER_ERROR, result
+    assert result.detail == (
+        f"{MEMORY_LIMIT}; the control (the original's build) was stopped too: {MEMORY_LIMIT}"
+    )
+    assert _running("<< 20); time.sleep(600)") == []
+    assert (shared_repo / "Lib" / "Base.lean").read_text() == BASE
     assert _running(str(FAKE_LAKE)) == []
 
 

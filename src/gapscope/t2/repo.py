@@ -22,9 +22,10 @@ project copy the only writable folder). Without a working bubblewrap the track r
 (``Workspaces`` raises) unless ``allow_unsandboxed``. Each call is also held, with everything it
 starts, to ``RepoConfig.bounds`` as a REPL or a kernel check is (``gapscope.lean.bounded``: its
 own cgroup where the host offers one, else, as root, the sandbox started as an unprivileged uid
-under ``RLIMIT_NPROC``, the copy handed to that uid); a call a limit stopped ends the sample as
-a ``server_error`` naming the limit (the harness's bound, not the answer's verdict), and every
-checked sample's ``bounds`` say which limits held.
+under ``RLIMIT_NPROC``, the copy handed to that uid). A call a limit stopped is settled by a
+control, the original's build of the same modules under the same bounds
+(:mod:`gapscope.t2.repo_control`): ``broke_check`` (a failure) when the control builds, else a
+``server_error`` naming the limit; every checked sample's ``bounds`` say which limits held.
 
 The verdicts never depend on how much the build printed: only the tail of its output is kept,
 so the error lines and ``sorry`` warnings are picked out of the whole output as it is read
@@ -66,6 +67,7 @@ from gapscope.t2.evaluate import SampleOutcome, SampleResult, Screen, code_to_ch
 from gapscope.t2.extract import Answer
 from gapscope.t2.project import ProjectIndex, dependents, module_of
 from gapscope.t2.records import T2Record, project_path_problem
+from gapscope.t2.repo_control import CONTROL_MARK, Controls
 from gapscope.t2.successors import Successor, record_successors, successors_in, target_identity
 
 _DIAGNOSTIC = re.compile(
@@ -192,6 +194,8 @@ class Workspaces:
     _originals: dict[Path, str] = field(default_factory=dict)
     _lakes: set[int] = field(default_factory=set)
     _stopped: bool = False
+    controls: Controls = field(default_factory=Controls)
+    """The original's builds after a limit stopped an answer's (cached for the run)."""
 
     def __post_init__(self) -> None:
         try:  # before any copy is made, so a refusal (SandboxUnavailable) costs nothing
@@ -387,13 +391,42 @@ def evaluate_in_repo(
                 )
                 limit = workspaces.held.exceeded(built)
             if limit is not None:
-                return SampleResult(
-                    SampleOutcome.SERVER_ERROR, detail=limit, bounds=workspaces.bounds
-                )
+                source = project_dir(config.root, record)
+                return _stopped(limit, workspaces, (source, project), modules, original, write)
         except OSError as exc:
             detail = f"cannot run lake: {exc}"
             return SampleResult(SampleOutcome.SERVER_ERROR, detail=detail, bounds=workspaces.bounds)
     return _verdicts(record, code, prefix, suffix, modules, compiled.code, built, workspaces)
+
+
+def _stopped(
+    limit: str,
+    workspaces: Workspaces,
+    where: tuple[Path, Path],
+    modules: tuple[str, ...],
+    original: str,
+    write: Callable[[str], None],
+) -> SampleResult:
+    """A sample whose ``lake`` call ``limit`` stopped: the answer's failure where the
+    original's build of the same modules gets a verdict under the same bounds (the control,
+    :mod:`gapscope.t2.repo_control`, built in the worker's copy once per project and
+    modules: ``where`` is the project and that copy), else a ``server_error``."""
+    source, project = where
+
+    def control() -> Run:
+        write(original + CONTROL_MARK)
+        return workspaces.run_lake(project, ("build", *modules), workspaces.config.build_timeout_s)
+
+    failure = workspaces.controls.failure((source, modules), control, workspaces.held)
+    if failure is not None:
+        detail = f"{limit}; {failure}"
+        return SampleResult(SampleOutcome.SERVER_ERROR, detail=detail, bounds=workspaces.bounds)
+    return SampleResult(
+        SampleOutcome.BROKE_CHECK,
+        detail=f"{limit}; the original's build of the same modules did not reach it (control)",
+        selftest=False,  # as a checked sample of this track: gapscope.t2.untested
+        bounds=workspaces.bounds,
+    )
 
 
 def _verdicts(
