@@ -17,7 +17,7 @@ from inspect_ai.log import read_eval_log
 from typer.testing import CliRunner, Result
 
 from gapscope.app.main import app
-from gapscope.lean import ENV_ALLOW_UNTESTED
+from gapscope.lean import ENV_ALLOW_UNTESTED, Bounds
 from gapscope.t2.audit import Defect, audit_records
 from gapscope.t2.declarations import split_declarations
 from gapscope.t2.evaluate import SampleResult
@@ -247,6 +247,30 @@ def test_the_repository_track_is_refused_untested_before_the_model_is_asked(
     assert REQUESTS["t2-repo-refused"] == []
     assert not lake_log.exists()  # lake never ran
     assert not list((tmp_path / "logs").glob("*.eval"))
+
+
+def test_run_t2_lake_bound_flags_reach_the_lake_calls_and_the_log(
+    repo: Path, lake_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gapscope.t2 import task as t2_task
+
+    opened: list[RepoConfig] = []
+
+    class Recorded(Workspaces):
+        def __post_init__(self) -> None:
+            opened.append(self.config)
+            super().__post_init__()
+
+    monkeypatch.setattr(t2_task, "Workspaces", Recorded)
+    flags = ("--lake-memory-mb", "2048", "--lake-processes", "1024")
+    result = _run_t2_repo(repo, tmp_path, monkeypatch, "t2-repo-bounds", *flags)
+    assert result.exit_code == 0, result.output
+    assert [config.bounds for config in opened] == [Bounds(2048, 1024, 1.0)]
+    (path,) = (tmp_path / "logs").glob("*.eval")
+    metadata = read_eval_log(str(path), header_only=True).eval.metadata or {}
+    assert metadata["lake_bounds"] == {"memory_mb": 2048, "processes": 1024, "cpus": 1.0}
+    refused = _run_t2_repo(repo, tmp_path, monkeypatch, "t2-repo-bounds", "--lake-memory-mb", "8")
+    assert refused.exit_code == 2 and "--lake-memory-mb" in refused.output
 
 
 def test_an_allowed_repository_run_is_labelled_untested_in_the_log_and_the_report(
