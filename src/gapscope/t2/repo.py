@@ -6,15 +6,11 @@ are rebuilt with ``lake build``. Every worker owns a private copy of the project
 outputs included, so only what changed is rebuilt); the user's checkout is never written to,
 and the worker puts the original file back in its own copy after each sample.
 
-- compile: the file cut right after the generated declaration, checked with
-  ``lake env lean FILE`` (T2 writes ``#exit`` there; cutting the file is the same program).
-- TA (parity): ``lake build`` of the target's module and every module that depends on it
-  exits 0.
-- graded TA: the share of test units with no error - each declaration after the target in
-  its own file that uses it (directly or through another), and each dependent module.
-- TA (strict): TA and no ``sorry``/``admit`` in the generated text and no sorry warning on its
-  lines. Axioms are not queried in this track (``lake build`` does not print them).
-A timeout fails every verdict; a missing tool or project is a ``server_error``.
+Per sample: compile is ``lake env lean FILE`` of the file cut right after the generated
+declaration (T2 writes ``#exit`` there; cutting the file is the same program), then the whole
+file goes back and ``lake build`` builds the target's module and every module that depends on
+it; :mod:`gapscope.t2.repo_verdicts` grades them. A missing tool or project is a
+``server_error``.
 
 The generated code is untrusted and ``lake`` runs it, so every ``lake`` call runs in the Lean
 layer's sandbox (``gapscope.lean.sandbox``: no network, read-only filesystem, the worker's
@@ -27,10 +23,8 @@ control, the original's build of the same modules under the same bounds
 (:mod:`gapscope.t2.repo_control`): ``broke_check`` (a failure) when the control builds, else a
 ``server_error`` naming the limit; every checked sample's ``bounds`` say which limits held.
 
-The verdicts never depend on how much the build printed: only the tail of its output is kept,
-so the error lines and ``sorry`` warnings are picked out of the whole output as it is read
-(:mod:`gapscope.lean.output`); where there are too many to keep, every test unit of a failed
-build fails and TA (strict) is not granted.
+The build keeps the lines the verdicts are graded from wherever they came in its output
+(:func:`gapscope.t2.repo_verdicts.decisive`), not only the tail kept for the log.
 """
 
 from __future__ import annotations
@@ -38,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
-import re
 import shutil
 import signal
 import tempfile
@@ -62,21 +55,13 @@ from gapscope.lean import (
     sandbox_choice,
     unsandboxed_allowed,
 )
-from gapscope.t2.declarations import split_declarations
 from gapscope.t2.evaluate import SampleOutcome, SampleResult, Screen, code_to_check
 from gapscope.t2.extract import Answer
 from gapscope.t2.project import ProjectIndex, dependents, module_of
 from gapscope.t2.records import T2Record, project_path_problem
 from gapscope.t2.repo_control import CONTROL_MARK, Controls
-from gapscope.t2.successors import Successor, record_successors, successors_in, target_identity
-
-_DIAGNOSTIC = re.compile(
-    r"^(?:(?P<sev1>error|warning): )?(?:\./)?(?P<path>[^\s:][^:\n]*\.lean):(?P<line>\d+):\d+:"
-    r"(?: (?P<sev2>error|warning):)?(?P<text>.*)$",
-    re.MULTILINE,
-)
-_SORRY_WARNING = re.compile(r"declaration uses ['`]sorry['`]")
-_SORRY = re.compile(r"(?<![\w'.])(?:sorry|admit)(?![\w'!?])")
+from gapscope.t2.repo_verdicts import decisive, verdicts
+from gapscope.t2.successors import Successor, record_successors
 
 
 @dataclass(frozen=True)
@@ -326,34 +311,6 @@ def _unguard(workspaces: Workspaces) -> None:
         del _previous[signum]
 
 
-@dataclass(frozen=True)
-class Diagnostic:
-    path: str
-    line: int
-    severity: str
-    text: str
-
-
-def decisive(line: str) -> bool:
-    """Whether a line of ``lake build``'s output counts in a verdict: an error, or the
-    warning that a declaration uses ``sorry`` (the words first: most lines have neither)."""
-    if "error" not in line and "sorry" not in line:
-        return False
-    return any(
-        d.severity == "error" or _SORRY_WARNING.search(d.text) for d in parse_diagnostics(line)
-    )
-
-
-def parse_diagnostics(output: str) -> list[Diagnostic]:
-    """``path:line:col: error: ...`` (and lake's ``error: path:line:col: ...``) lines."""
-    out: list[Diagnostic] = []
-    for m in _DIAGNOSTIC.finditer(output):
-        severity = m["sev1"] or m["sev2"]
-        if severity:
-            out.append(Diagnostic(m["path"], int(m["line"]), severity, m["text"].strip()))
-    return out
-
-
 def evaluate_in_repo(
     record: T2Record,
     answer: Answer,
@@ -396,7 +353,10 @@ def evaluate_in_repo(
         except OSError as exc:
             detail = f"cannot run lake: {exc}"
             return SampleResult(SampleOutcome.SERVER_ERROR, detail=detail, bounds=workspaces.bounds)
-    return _verdicts(record, code, prefix, suffix, modules, compiled.code, built, workspaces)
+    compile_rc = compiled.code
+    return verdicts(
+        record, relative, code, prefix, suffix, modules, compile_rc, built, workspaces.bounds
+    )
 
 
 def _stopped(
@@ -425,65 +385,5 @@ def _stopped(
         SampleOutcome.BROKE_CHECK,
         detail=f"{limit}; the original's build of the same modules did not reach it (control)",
         selftest=False,  # as a checked sample of this track: gapscope.t2.untested
-        bounds=workspaces.bounds,
-    )
-
-
-def _verdicts(
-    record: T2Record,
-    code: str,
-    prefix: str,
-    suffix: str,
-    modules: tuple[str, ...],
-    compile_rc: int | None,
-    built: Run,
-    workspaces: Workspaces,
-) -> SampleResult:
-    """The verdicts of a build no limit stopped, from its exit code and the error lines and
-    ``sorry`` warnings of its whole output (:func:`decisive`; None: too many to keep, and
-    nothing is granted that they could deny)."""
-    relative = target_file(record)
-    build_rc, tests = built.code, modules[1:]
-    first = prefix.count("\n") + 1
-    generated = range(first, first + code.count("\n") + 1)
-    shift = first + code.count("\n")  # the suffix starts on the generated code's last line
-    in_file = successors_in(split_declarations(suffix), target_identity(record))
-    complete = built.kept is not None
-    diagnostics = parse_diagnostics("\n".join(built.kept or ()))
-    errors = [d for d in diagnostics if d.severity == "error"]
-
-    def broken_declaration(start: int, end: int) -> bool:
-        return any(
-            d.path.endswith(relative) and shift + start <= d.line < shift + end for d in errors
-        )
-
-    units = [(d.name or "?", broken_declaration(d.start_line, d.end_line)) for d in in_file]
-    units += [
-        (m, any(d.path.endswith(m.replace(".", "/") + ".lean") for d in errors)) for m in tests
-    ]
-    if build_rc is None or (build_rc != 0 and not complete):
-        units = [(name, True) for name, _ in units]
-    sorry_here = bool(_SORRY.search(code)) or any(
-        d.path.endswith(relative) and d.line in generated and _SORRY_WARNING.search(d.text)
-        for d in diagnostics
-    )
-    ta = build_rc == 0
-    passed = sum(not bad for _, bad in units)
-    return SampleResult(
-        SampleOutcome.CHECKED,
-        compiles=compile_rc == 0,
-        ta=ta,
-        ta_strict=ta and complete and not sorry_here,
-        graded=passed / len(units) if units else None,
-        successors=len(units),
-        successors_passed=passed,
-        failing_successors=tuple(name for name, bad in units if bad),
-        compile_status="timeout" if compile_rc is None else f"exit {compile_rc}",
-        full_status="timeout" if build_rc is None else f"exit {build_rc}",
-        errors={
-            "build_errors": len(errors) if complete else None,
-            "modules_built": list(modules),
-        },
-        selftest=False,  # no known-answer case has gone through lake build: gapscope.t2.untested
         bounds=workspaces.bounds,
     )
