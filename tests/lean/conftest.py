@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,17 @@ def project(tmp_path: Path) -> Path:
     root.mkdir()
     (root / "lean-toolchain").write_text(FAKE_TOOLCHAIN + "\n", encoding="utf-8")
     return root
+
+
+@pytest.fixture
+def shared_project() -> Iterator[Path]:
+    """A project any uid can read (pytest's tmp_path is root's alone): for the sandbox
+    started as an unprivileged uid."""
+    root = Path(tempfile.mkdtemp(prefix="gapscope-bounds-"))
+    root.chmod(0o755)
+    (root / "lean-toolchain").write_text(FAKE_TOOLCHAIN + "\n", encoding="utf-8")
+    yield root
+    shutil.rmtree(root)
 
 
 @pytest.fixture

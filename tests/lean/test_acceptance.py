@@ -119,6 +119,7 @@ def test_the_kernel_checker_has_the_last_word(make_backend: Make) -> None:
     assert honest.status is Status.VALID and honest.checker is Checker.COMPARATOR
     assert honest.checks == ("repl-text", "kernel:comparator")
     assert honest.selftest is False  # no self-test has passed in this project
+    assert honest.bounds == "nothing per REPL (unsandboxed); nothing per kernel check (unsandboxed)"
 
 
 def test_an_official_theorem_may_not_bring_its_own_imports(make_backend: Make) -> None:

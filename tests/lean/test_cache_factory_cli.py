@@ -83,11 +83,14 @@ def test_doctor_json_exits_zero_and_names_every_check(tmp_path: Path) -> None:
     findings = {f["name"]: f for f in json.loads(result.stdout)["details"]}
     assert set(findings) == {
         *("elan", "lean", "lake", "sandbox", "toolchain", "repl", "kernel checker"),
-        *("selftest", "kimina", "Lean REPL limits (defaults)"),
+        *("selftest", "kimina", "Lean REPL limits (defaults)", "T2 lake build limits (defaults)"),
     }
-    limits = findings["Lean REPL limits (defaults)"]
-    mechanism = limits["data"]["mechanism"] if limits["data"] else "none"
-    assert mechanism in limits["found"] or limits["found"].startswith("nothing per REPL")
+    for name, unit in (("Lean REPL", "REPL"), ("T2 lake build", "lake call")):
+        limits = findings[f"{name} limits (defaults)"]
+        mechanism = limits["data"]["mechanism"] if limits["data"] else "none"
+        assert limits["found"].startswith(f"per {unit} ({mechanism})") or limits[
+            "found"
+        ].startswith(f"nothing per {unit}")
     assert not findings["repl"]["ok"] and "lake build" in findings["repl"]["fix"]
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from gapscope.lean.bounded import run_bounded
 from gapscope.lean.childenv import ENV_PASS, child_environment
-from gapscope.lean.kernel import run_bounded
 from gapscope.lean.process import ReplProcess
 from gapscope.lean.sandbox import sandbox_argv
 from gapscope.lean.screen import screen_code

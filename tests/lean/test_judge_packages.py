@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from gapscope.lean import doctor, kernel
+from gapscope.lean.bounded import Run
 from gapscope.lean.childenv import ENV_PASS
-from gapscope.lean.kernel import KernelChecker, Run, find_kernel_checker, judge_files, rejection
+from gapscope.lean.kernel import KernelChecker, find_kernel_checker, judge_files, rejection
 from gapscope.lean.packages import judge_requires
 from gapscope.lean.sandbox import SandboxStatus
 from gapscope.lean.verdict import Status

@@ -15,9 +15,10 @@ import pytest
 
 from gapscope.analysis.prove import ProblemCounts
 from gapscope.lean.backend import CheckRequest
+from gapscope.lean.bounded import Run
 from gapscope.lean.cache import VerdictCache
 from gapscope.lean.childenv import ENV_PASS
-from gapscope.lean.kernel import SOLUTION_NOT_BUILT, Run, rejection
+from gapscope.lean.kernel import SOLUTION_NOT_BUILT, rejection
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.verdict import LeanVerdict, Status
 from gapscope.prove.coherence import Coherence, classify

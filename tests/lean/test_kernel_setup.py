@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
+from gapscope.lean.bounding import ENV_ATTEMPT_CGROUP
+from gapscope.lean.cgroup import cgroup_support
 from gapscope.lean.doctor import kernel_checker_finding
 from gapscope.lean.factory import open_backend
 from gapscope.lean.kernel import (
@@ -20,6 +23,7 @@ from gapscope.lean.kernel import (
 from gapscope.lean.local import LocalBackend
 from gapscope.lean.verdict import Checker
 from gapscope.lean.workspace import MATHLIB_REV, next_steps, workspace_files, write_workspace
+from tests.environment import require_lean_sandbox
 
 
 @pytest.fixture
@@ -171,3 +175,25 @@ def test_setup_pins_landrun_to_a_release_commit() -> None:
     (step,) = [s for s in next_steps(Path("/ws"), have_elan=True) if "landrun" in s]
     assert step.startswith(f"go install github.com/zouuup/landrun/cmd/landrun@{LANDRUN_REV} ")
     assert len(LANDRUN_REV) == 40 and "@main" not in step
+
+
+def test_the_doctor_says_what_holds_a_kernel_check_or_why_nothing_does(
+    tmp_path: Path, lake_on_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Probed with comparator's own command and workspace: a cgroup per check where one is
+    offered; without one, as root, a workspace only root may enter keeps root, and the doctor
+    says that nothing bounds the check's processes, and why."""
+    require_lean_sandbox()
+    ws = tmp_path / "ws"
+    write_workspace(ws)
+    _build_comparator(ws)
+    if cgroup_support().layout is not None:
+        expected = r"per kernel check \(cgroup v\d\): memory 8192 MB, 512 processes"
+        assert re.search(expected, kernel_checker_finding(ws).found)
+    if os.geteuid() != 0:
+        return
+    monkeypatch.setenv(ENV_ATTEMPT_CGROUP, "off")
+    found = kernel_checker_finding(ws).found
+    assert "nothing per kernel check (no cgroup per attempt" in found
+    assert "the sandbox cannot start as uid 65534" in found
+    assert "processes unbounded as root" in found

@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +17,7 @@ from gapscope.lean.cgroup import Bounds, CgroupLayout, CgroupSupport
 from gapscope.lean.kernel import KernelChecker
 from gapscope.lean.local import LocalBackend, repl_bounds
 from gapscope.lean.sandbox import lean_containment
-from gapscope.lean.verdict import Checker, Status
+from gapscope.lean.verdict import Checker, LeanVerdict, Status
 from tests.environment import require_attempt_cgroup, require_lean_sandbox
 from tests.lean.test_acceptance import fake_kernel
 
@@ -48,16 +45,6 @@ def _scan(marker: str) -> list[int]:
         if marker in line and state != "Z":
             found.append(int(entry.name))
     return found
-
-
-@pytest.fixture
-def shared_project() -> Iterator[Path]:
-    """A project any uid can read (pytest's tmp_path is root's alone)."""
-    root = Path(tempfile.mkdtemp(prefix="gapscope-bounds-"))
-    root.chmod(0o755)
-    (root / "lean-toolchain").write_text("leanprover/lean4:v4.33.0-fake\n")
-    yield root
-    shutil.rmtree(root)
 
 
 def test_a_sandboxed_repl_is_held_to_its_memory_limit_with_all_its_children(
@@ -167,7 +154,9 @@ def test_a_sandboxed_kernel_check_is_held_to_its_memory_limit_with_all_its_build
         60.0, True, (), Bounds(memory_mb=1024, processes=64),
     )  # fmt: skip
     assert verdict.status is Status.SERVER_ERROR, verdict
-    assert "memory limit of 1024 MB (all comparator's processes together" in verdict.detail
+    assert (
+        "the kernel check's memory limit of 1024 MB (all its processes together" in verdict.detail
+    )
     assert verdict.checks == ("repl-text", "kernel:comparator")
     assert time.monotonic() - started < 30
     assert _running("<< 20); import time; time.sleep(600)") == []
@@ -194,3 +183,78 @@ def test_a_repl_the_fallback_uid_cannot_reach_runs_as_before_and_says_none(
         assert "the sandbox cannot start as uid 65534" in backend.bounds  # bwrap's bind fails
         verdict = backend.check("theorem t : True := trivial -- forks 3", "", timeout_s=30.0)
     assert "forked 3 of 3" in " ".join(m.data for m in verdict.messages), verdict
+
+
+FORK_LOOP = (
+    "import os, sys, time\n"
+    "started = 0\n"
+    "for _ in range(300):\n"
+    "    try:\n"
+    "        pid = os.fork()\n"
+    "    except OSError as exc:\n"
+    "        print(f'uncaught exception: forked {started} of 300: {exc.strerror}')\n"
+    "        sys.exit(1)\n"
+    "    if pid == 0:\n"
+    "        time.sleep(600)\n"
+    "        os._exit(0)\n"
+    "    started += 1\n"
+    "print(f'uncaught exception: forked {started} of 300')\n"
+    "sys.exit(1)\n"
+)
+"""A comparator whose build forks without end and says, as comparator says why it failed,
+how many forks the kernel let through."""
+
+
+def _forking_kernel() -> KernelChecker:
+    return KernelChecker(
+        Checker.COMPARATOR, (SYSTEM_PYTHON, "-c", FORK_LOOP), "forks", fake_kernel().env
+    )
+
+
+def _check(checker: KernelChecker, project: Path, processes: int) -> LeanVerdict:
+    return checker.check(
+        project, "", "theorem t : True := sorry", "theorem t : True := trivial", ["t"],
+        30.0, True, (), Bounds(memory_mb=1024, processes=processes),
+    )  # fmt: skip
+
+
+def test_without_a_cgroup_a_kernel_check_runs_as_another_uid_so_rlimit_nproc_holds(
+    shared_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As root the kernel check's sandbox starts as uid 65534 with RLIMIT_NPROC set inside
+    (its scratch project handed to that uid): 300 forks stop before 32, and the verdict says
+    which bounds held."""
+    require_lean_sandbox()
+    if not os.access(SYSTEM_PYTHON, os.X_OK):
+        pytest.skip(f"no {SYSTEM_PYTHON} that an unprivileged uid can run")
+    monkeypatch.setenv(ENV_ATTEMPT_CGROUP, "off")
+    checker = _forking_kernel()
+    contained = lean_containment(checker.run, shared_project, checker.env)
+    if not contained.by_rlimits:
+        pytest.skip(f"no rlimits fallback here: {contained.detail}")
+    verdict = _check(checker, shared_project, 32)
+    forked = re.search(r"forked (\d+) of 300: Resource temporarily unavailable", verdict.detail)
+    assert forked is not None, verdict
+    assert int(forked[1]) < 32
+    expected = f"per kernel check ({contained.mechanism}): 32 processes; memory not bounded"
+    assert verdict.bounds is not None and verdict.bounds.startswith(expected)
+    assert _running("os._exit(0)") == []
+
+
+def test_a_kernel_check_the_fallback_uid_cannot_reach_says_why_in_its_bounds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A workspace only root may enter: the check keeps this process's uid (as a REPL does),
+    the fork loop is not held, and the verdict's bounds say so and why."""
+    require_lean_sandbox()
+    if os.geteuid() != 0:
+        pytest.skip("the uid fallback changes uid only as root")
+    monkeypatch.setenv(ENV_ATTEMPT_CGROUP, "off")
+    project = tmp_path / "private"
+    project.mkdir(mode=0o700)
+    verdict = _check(_forking_kernel(), project, 32)
+    assert verdict.bounds is not None and verdict.bounds.startswith("nothing per kernel check (")
+    assert "the sandbox cannot start as uid 65534" in verdict.bounds
+    assert "processes unbounded as root" in verdict.bounds
+    assert "forked 300 of 300" in verdict.detail, verdict
+    assert _running("os._exit(0)") == []

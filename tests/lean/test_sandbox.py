@@ -23,7 +23,9 @@ from tests.environment import require_lean_sandbox
 from tests.lean.conftest import FAKE_REPL
 
 MISSING = SandboxStatus(False, "bubblewrap (bwrap) not found")
-WORKING = SandboxStatus(True, "/usr/bin/bwrap: no network, read-only filesystem, private /tmp")
+WORKING = SandboxStatus(
+    True, "/usr/bin/bwrap: no network, read-only filesystem and /dev, private /tmp"
+)
 
 
 def test_writable_folders_are_bound_after_every_read_only_mount(tmp_path: Path) -> None:
@@ -170,6 +172,22 @@ def test_sandboxed_process_cannot_write_outside_tmp_nor_reach_the_network(
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["denied", "wrote", "no-network"]
     assert not (project / "escaped").exists() and not inside.exists()  # /tmp was private
+
+
+@pytest.mark.usefixtures("needs_bwrap")
+def test_the_sandboxed_code_cannot_put_100_mb_under_dev(project: Path) -> None:
+    """bubblewrap's private /dev is a tmpfs of half the host's memory unless remounted
+    read-only; /dev/null still takes writes (a device, not a file of the mount)."""
+    fill = "dd if=/dev/zero of={} bs=1M count=100 2>/dev/null && echo wrote || echo refused"
+    shell = "; ".join(fill.format(path) for path in ("/dev/fill", "/dev/shm/fill"))
+    shell += "; echo x > /dev/null && echo devnull"
+    done = subprocess.run(
+        sandbox_argv(["/bin/sh", "-c", shell], project),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.split() == ["refused", "refused", "devnull"], done.stderr
 
 
 @pytest.mark.usefixtures("needs_bwrap")

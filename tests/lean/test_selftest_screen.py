@@ -16,7 +16,7 @@ import pytest
 
 from gapscope.lean import LeanVerdict, Status, screen_code
 from gapscope.lean.backend import CheckRequest
-from gapscope.lean.local import LocalBackend
+from gapscope.lean.local import LocalBackend, repl_bounds
 from gapscope.lean.selftest import InstallationKey, load_cases
 from gapscope.lean.selftest import runner as selftest_runner
 from gapscope.lean.selftest.runner import REPL_TEXT, run_selftest
@@ -41,6 +41,7 @@ class _Backend:
     def __init__(self, project: Path) -> None:
         self.project = project
         self.sandboxed = False
+        self.limits = repl_bounds(None)
         self.kernel = _Kernel()
         self.installation = InstallationKey("toolchain", "repl", ("repl-text",), "source")
         self.selftest = False

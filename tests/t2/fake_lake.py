@@ -4,7 +4,19 @@ It "compiles" by reading the files: a line with ``-- fake-error`` is an error th
 ``-- fake-breaks: a, b`` in any file it reads is an error at the head of the declarations
 ``a`` and ``b`` wherever they are among those files. A line with ``sorry`` gets the sorry
 warning. Every call is appended to ``FAKE_LAKE_LOG`` (cwd, arguments and pid);
-``FAKE_LAKE_DELAY`` seconds are slept first (for timeouts).
+``FAKE_LAKE_DELAY`` seconds are slept first (for timeouts). ``build`` writes what it built to
+``.lake/fake-build`` as a real build writes ``.lake``: a sandbox that cannot write the
+project fails it.
+
+For the bounds tests, as a build running the model's code may: ``-- fake-hogs N MB`` in a file
+it reads starts N children that each hold MB megabytes and sleep (their sum, not any one of
+them, passes a limit); ``-- fake-forks N`` forks up to N sleeping children and prints how many
+the kernel let it start. Standard library only: it runs under any interpreter the sandbox's
+uid can reach.
+
+For the output tests, as a theorem that logs without end: ``-- fake-flood N`` prints N MB of
+noise before its diagnostics and N MB after them; ``-- fake-forge N`` adds N error lines of
+its own, naming ``Lib/Other.lean``.
 """
 
 from __future__ import annotations
@@ -12,11 +24,53 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 HEAD = re.compile(r"^(?:theorem|lemma|def)\s+(\S+)")
+HOLD = "import sys, time; x = bytearray(b'1') * (int(sys.argv[1]) << 20); time.sleep(600)"
+
+
+def hog(count: int, megabytes: int) -> None:
+    for _ in range(count):
+        subprocess.Popen([sys.executable, "-c", HOLD, str(megabytes)])
+    time.sleep(600)
+
+
+def forks(count: int) -> str:
+    started = 0
+    for _ in range(count):
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            return f"forked {started} of {count}: {exc.strerror}"
+        if pid == 0:
+            time.sleep(600)
+            os._exit(0)
+        started += 1
+    return f"forked {started} of {count}"
+
+
+def take_resources(files: list[str]) -> None:
+    """What the ``-- fake-hogs`` and ``-- fake-forks`` lines of ``files`` ask for."""
+    text = "\n".join(Path(f).read_text(encoding="utf-8") for f in files)
+    hogs = re.search(r"-- fake-hogs (\d+) (\d+)", text)
+    if hogs:
+        hog(int(hogs[1]), int(hogs[2]))
+    forked = re.search(r"-- fake-forks (\d+)", text)
+    if forked:
+        print(forks(int(forked[1])), flush=True)
+
+
+def flood(text: str) -> None:
+    """``-- fake-flood N``: N MB of lines that are no diagnostic."""
+    asked = re.search(r"-- fake-flood (\d+)", text)
+    if asked:
+        line = "noise " * 170 + "\n"  # 1,021 bytes
+        sys.stdout.write(line * (int(asked[1]) * 1027))
+        sys.stdout.flush()
 
 
 def diagnostics(files: list[str]) -> tuple[list[str], bool]:
@@ -28,8 +82,9 @@ def diagnostics(files: list[str]) -> tuple[list[str], bool]:
         for match in re.finditer(r"-- fake-breaks:(.*)", line)
         for name in match[1].split(",")
     }
-    out: list[str] = []
-    failed = False
+    forged = re.search(r"-- fake-forge (\d+)", "\n".join("\n".join(t) for t in texts.values()))
+    out = ["error: ./Lib/Other.lean:1:0: forged"] * int(forged[1]) if forged else []
+    failed = bool(out)
     for path, lines in texts.items():
         for number, line in enumerate(lines, 1):
             head = HEAD.match(line)
@@ -54,8 +109,16 @@ def main(args: list[str]) -> int:
     else:
         print(f"fake lake: unsupported {args}", file=sys.stderr)
         return 2
+    take_resources(files)
     lines, failed = diagnostics(files)
+    if args[:1] == ["build"]:
+        built = Path(".lake", "fake-build")
+        built.parent.mkdir(exist_ok=True)
+        built.write_text("\n".join(args[1:]) + "\n", encoding="utf-8")
+    text = "\n".join(Path(f).read_text(encoding="utf-8") for f in files)
+    flood(text)
     print("\n".join(lines))
+    flood(text)
     return 1 if failed else 0
 
 

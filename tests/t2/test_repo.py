@@ -17,7 +17,7 @@ from inspect_ai.log import read_eval_log
 from typer.testing import CliRunner, Result
 
 from gapscope.app.main import app
-from gapscope.lean import ENV_ALLOW_UNTESTED
+from gapscope.lean import ENV_ALLOW_UNTESTED, Bounds
 from gapscope.t2.audit import Defect, audit_records
 from gapscope.t2.declarations import split_declarations
 from gapscope.t2.evaluate import SampleResult
@@ -130,6 +130,39 @@ def test_a_broken_dependent_fails_ta_and_is_named(repo: Path, lake_log: Path) ->
     assert again.ta and again.graded == 1.0
 
 
+def test_errors_before_a_flood_of_output_still_fail_their_successors(
+    repo: Path, lake_log: Path
+) -> None:
+    """10 MB printed, the errors, 10 MB again (only the last 4 MB are kept for the log):
+    the dependents the errors name fail; the build exits 1."""
+    workspaces = _workspaces(repo)
+    try:
+        flooded = _evaluate(
+            workspaces, f"{TARGET} -- fake-flood 10 -- fake-breaks: user_thm, base_use"
+        )
+    finally:
+        workspaces.close()
+    assert (flooded.compiles, flooded.ta, flooded.full_status) == (True, False, "exit 1")
+    assert flooded.failing_successors == ("base_use", "Lib.User")
+    assert (flooded.successors_passed, flooded.graded) == (1, pytest.approx(1 / 3))
+    assert flooded.errors["build_errors"] == 2
+
+
+def test_more_error_lines_than_are_kept_fail_every_unit_of_a_failed_build(
+    repo: Path, lake_log: Path
+) -> None:
+    """20,001 forged errors: the ones naming a dependent may be past what is kept, so none
+    passes, and TA (strict) is not granted."""
+    workspaces = _workspaces(repo)
+    try:
+        forged = _evaluate(workspaces, f"{TARGET} -- fake-forge 20001")
+    finally:
+        workspaces.close()
+    assert (forged.ta, forged.ta_strict, forged.graded) == (False, False, 0.0)
+    assert forged.failing_successors == ("base_use", "Lib.Top", "Lib.User")
+    assert forged.errors["build_errors"] is None
+
+
 def test_sorry_passes_parity_not_strict(repo: Path, lake_log: Path) -> None:
     workspaces = _workspaces(repo)
     try:
@@ -214,6 +247,30 @@ def test_the_repository_track_is_refused_untested_before_the_model_is_asked(
     assert REQUESTS["t2-repo-refused"] == []
     assert not lake_log.exists()  # lake never ran
     assert not list((tmp_path / "logs").glob("*.eval"))
+
+
+def test_run_t2_lake_bound_flags_reach_the_lake_calls_and_the_log(
+    repo: Path, lake_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gapscope.t2 import task as t2_task
+
+    opened: list[RepoConfig] = []
+
+    class Recorded(Workspaces):
+        def __post_init__(self) -> None:
+            opened.append(self.config)
+            super().__post_init__()
+
+    monkeypatch.setattr(t2_task, "Workspaces", Recorded)
+    flags = ("--lake-memory-mb", "2048", "--lake-processes", "1024")
+    result = _run_t2_repo(repo, tmp_path, monkeypatch, "t2-repo-bounds", *flags)
+    assert result.exit_code == 0, result.output
+    assert [config.bounds for config in opened] == [Bounds(2048, 1024, 1.0)]
+    (path,) = (tmp_path / "logs").glob("*.eval")
+    metadata = read_eval_log(str(path), header_only=True).eval.metadata or {}
+    assert metadata["lake_bounds"] == {"memory_mb": 2048, "processes": 1024, "cpus": 1.0}
+    refused = _run_t2_repo(repo, tmp_path, monkeypatch, "t2-repo-bounds", "--lake-memory-mb", "8")
+    assert refused.exit_code == 2 and "--lake-memory-mb" in refused.output
 
 
 def test_an_allowed_repository_run_is_labelled_untested_in_the_log_and_the_report(

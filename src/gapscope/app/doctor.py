@@ -18,6 +18,7 @@ from gapscope.lean import (
     CGROUP_FIX,
     INSTALL_HINT,
     Finding,
+    build_limits_finding,
     repl_limits_finding,
     sandbox_finding,
 )
@@ -73,6 +74,7 @@ def doctor(as_json: JsonOut = False) -> None:
         inspect_sandbox_finding(),
         Finding("Lean checks (local REPL, kernel checker, T2 lake)", lean.ok, lean.found, lean.fix),
         repl_limits_finding(),
+        build_limits_finding(),
     ]
     with command_output("doctor", as_json) as out:
         out.finish(findings_view(findings))

@@ -18,6 +18,7 @@ from gapscope.lean import (
     DEFAULT_TOOLCHAIN,
     ENV_SPEC,
     Finding,
+    build_limits_finding,
     kimina_finding,
     parse_spec,
     project_findings,
@@ -62,7 +63,12 @@ def doctor(
     env_project, env_url = _configured()
     project = project or env_project
     kimina_url = kimina_url or env_url
-    findings: list[Finding] = [*tool_findings(), sandbox_finding(), repl_limits_finding()]
+    findings: list[Finding] = [
+        *tool_findings(),
+        sandbox_finding(),
+        repl_limits_finding(),
+        build_limits_finding(),
+    ]
     findings += (
         project_findings(project)
         if project

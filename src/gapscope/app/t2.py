@@ -125,6 +125,22 @@ def run_t2(
         float, typer.Option(min=0.0, help="Seconds per lake build, --repo only (T2: 1200).")
     ] = 1200.0,
     workers: Annotated[int, typer.Option(min=1, help="Parallel project copies, --repo only.")] = 2,
+    lake_memory_mb: Annotated[
+        int | None,
+        typer.Option(
+            min=64,
+            help="Memory of one lake call with all it starts, MB, --repo only (default: a"
+            " REPL's, 8192).",
+        ),
+    ] = None,
+    lake_processes: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Processes and threads of one lake call with all it starts, --repo only"
+            " (default: a REPL's, 512; raise it for a many-core build).",
+        ),
+    ] = None,
     min_successors: MinSuccessorsOption = 2,
     rules: Annotated[
         str,
@@ -203,6 +219,8 @@ def run_t2(
             repo=str(repo) if repo else None,
             build_timeout=build_timeout,
             workers=workers,
+            lake_memory_mb=lake_memory_mb,
+            lake_processes=lake_processes,
             min_successors=min_successors,
             rules=rules,
             shots=shots,

@@ -62,6 +62,7 @@ from typing import Any
 import gapscope
 from gapscope.ladder.judge import CodeTest, Judge, Status, Verdict, child_job
 from gapscope.lean import (
+    READ_ONLY_DEV,
     AttemptCgroup,
     Bounds,
     Containment,
@@ -255,11 +256,10 @@ def bwrap_argv(bwrap: str, limits: Limits, info_fd: int | None = None) -> list[s
         "--setenv", "LANG", "C.UTF-8",
         *_runtime_mounts(limits.hidden),
         "--ro-bind", str(CHILD), CHILD_IN_SANDBOX,
-        "--dev", "/dev",
+        *READ_ONLY_DEV,
         "--proc", "/proc",
         "--size", str(attempt_folder_mb(limits) * 1024 * 1024), "--tmpfs", ATTEMPT_DIR,
         "--chdir", ATTEMPT_DIR,
-        "--remount-ro", "/dev",  # bubblewrap's /dev is a tmpfs of half the host's memory
         "--remount-ro", "/",
         *info,
         "--",

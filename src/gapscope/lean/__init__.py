@@ -24,11 +24,13 @@ from gapscope._face import lazy_face
 if TYPE_CHECKING:
     from gapscope.lean.backend import CheckRequest, LeanBackend, LeanUnavailable
     from gapscope.lean.base import CachedBackend, check
+    from gapscope.lean.bounded import LAKE_CALL, Run, RunBounds, run_bounded, run_bounds
     from gapscope.lean.bounding import CGROUP_FIX, ENV_ATTEMPT_CGROUP, Containment, containment
     from gapscope.lean.cache import VerdictCache, default_cache_path
     from gapscope.lean.cgroup import AttemptCgroup, Bounds, CgroupSupport, cgroup_support
     from gapscope.lean.doctor import (
         Finding,
+        build_limits_finding,
         kimina_finding,
         project_findings,
         repl_limits_finding,
@@ -38,13 +40,15 @@ if TYPE_CHECKING:
     from gapscope.lean.executor import EXECUTORS, RAY_INSTALL, RayOptions, open_checker
     from gapscope.lean.factory import ENV_SPEC, open_backend, parse_spec
     from gapscope.lean.heads import DECLARATION_KINDS, read_heads
-    from gapscope.lean.kernel import run_bounded, tail_of
+    from gapscope.lean.kernel import tail_of
     from gapscope.lean.kimina import KiminaBackend
-    from gapscope.lean.local import LocalBackend, find_repl_binary
+    from gapscope.lean.local import LocalBackend, find_repl_binary, repl_bounds
+    from gapscope.lean.output import Keep
     from gapscope.lean.progress import progress_bar
     from gapscope.lean.sandbox import (
         ALLOW_HINT,
         INSTALL_HINT,
+        READ_ONLY_DEV,
         SandboxStatus,
         SandboxUnavailable,
         decide_sandbox,
@@ -89,8 +93,10 @@ __all__ = [
     "ENV_SPEC",
     "EXECUTORS",
     "INSTALL_HINT",
+    "LAKE_CALL",
     "PROBE_PATH",
     "RAY_INSTALL",
+    "READ_ONLY_DEV",
     "STANDARD_AXIOMS",
     "SYNTAX_COMMANDS",
     "AttemptCgroup",
@@ -101,6 +107,7 @@ __all__ = [
     "Checker",
     "Containment",
     "Finding",
+    "Keep",
     "KiminaBackend",
     "Kind",
     "LeanBackend",
@@ -112,6 +119,8 @@ __all__ = [
     "Probe",
     "ProgramRun",
     "RayOptions",
+    "Run",
+    "RunBounds",
     "SandboxStatus",
     "SandboxUnavailable",
     "SelfTestRequired",
@@ -120,6 +129,7 @@ __all__ = [
     "VerdictCache",
     "attributes_in",
     "broken_by_code",
+    "build_limits_finding",
     "cgroup_support",
     "check",
     "code_only",
@@ -138,9 +148,11 @@ __all__ = [
     "progress_bar",
     "project_findings",
     "read_heads",
+    "repl_bounds",
     "repl_limits_finding",
     "require_sandbox",
     "run_bounded",
+    "run_bounds",
     "sandbox_argv",
     "sandbox_choice",
     "sandbox_finding",
@@ -174,7 +186,9 @@ __getattr__, __dir__ = lazy_face(
         "EXECUTORS": ".executor",
         "Finding": ".doctor",
         "INSTALL_HINT": ".sandbox",
+        "Keep": ".output",
         "KiminaBackend": ".kimina",
+        "LAKE_CALL": ".bounded",
         "Kind": ".source",
         "LeanBackend": ".backend",
         "LeanMessage": ".verdict",
@@ -187,8 +201,11 @@ __getattr__, __dir__ = lazy_face(
         "ProgramRun": ".selftest.programs",
         "RAY_INSTALL": ".executor",
         "RayOptions": ".executor",
+        "Run": ".bounded",
+        "RunBounds": ".bounded",
         "STANDARD_AXIOMS": ".verdict",
         "SYNTAX_COMMANDS": ".screen",
+        "READ_ONLY_DEV": ".sandbox",
         "SandboxStatus": ".sandbox",
         "SandboxUnavailable": ".sandbox",
         "SelfTestRequired": ".selftest.record",
@@ -197,6 +214,7 @@ __getattr__, __dir__ = lazy_face(
         "VerdictCache": ".cache",
         "attributes_in": ".screen",
         "broken_by_code": ".verdict",
+        "build_limits_finding": ".doctor",
         "cgroup_support": ".cgroup",
         "check": ".base",
         "code_only": ".source",
@@ -215,9 +233,11 @@ __getattr__, __dir__ = lazy_face(
         "progress_bar": ".progress",
         "project_findings": ".doctor",
         "read_heads": ".heads",
+        "repl_bounds": ".local",
         "repl_limits_finding": ".doctor",
         "require_sandbox": ".sandbox",
-        "run_bounded": ".kernel",
+        "run_bounded": ".bounded",
+        "run_bounds": ".bounded",
         "sandbox_argv": ".sandbox",
         "sandbox_choice": ".sandbox",
         "sandbox_finding": ".doctor",

@@ -160,6 +160,17 @@ class AttemptCgroup:
         counts = dict(line.split(None, 1) for line in lines if " " in line)
         return int(counts.get("oom_kill", "0"))
 
+    def process_limit_hits(self) -> int:
+        """How many times a fork of the attempt's was refused for passing ``processes``
+        (``pids.events``, v1 and v2 alike: nothing is killed there, the fork fails)."""
+        folder = self.folders["" if self.layout.version == 2 else "pids"]
+        try:
+            lines = (folder / "pids.events").read_text().splitlines()
+        except OSError:
+            return 0
+        counts = dict(line.split(None, 1) for line in lines if " " in line)
+        return int(counts.get("max", "0"))
+
     def pids(self) -> set[int]:
         found: set[int] = set()
         for folder in self.folders.values():

@@ -6,11 +6,12 @@ import os
 import shlex
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from gapscope.lean.backend import LeanUnavailable
+from gapscope.lean.bounded import LAKE_CALL, run_bounds
 from gapscope.lean.bounding import CGROUP_FIX
 from gapscope.lean.factory import ENV_REPL_COMMAND, kernel_checker_choice
 from gapscope.lean.kernel import find_kernel_checker, kernel_checker_missing
@@ -28,7 +29,6 @@ from gapscope.lean.sandbox import (
     ALLOW_HINT,
     INSTALL_HINT,
     SandboxUnavailable,
-    lean_containment,
     sandbox_choice,
     sandbox_status,
     unsandboxed_allowed,
@@ -84,16 +84,35 @@ def sandbox_finding() -> Finding:
     return Finding("sandbox", False, found, f"{INSTALL_HINT}; {ALLOW_HINT}")
 
 
-def repl_limits_finding() -> Finding:
-    """What holds one local REPL with everything it starts, at the default limits: its own
-    cgroup, RLIMIT_NPROC under an unprivileged uid, or nothing (``gapscope.lean.bounding``)."""
-    name = "Lean REPL limits (defaults)"
+def _limits_finding(
+    name: str,
+    unit: str,
+    command: Sequence[str],
+    project: Path,
+    env: Mapping[str, str] | None = None,
+) -> Finding:
+    """What holds one ``unit`` running ``command`` in ``project``, with everything it starts,
+    at the default limits: its own cgroup, RLIMIT_NPROC under an unprivileged uid, or nothing
+    and why (``gapscope.lean.bounded``, probed as a run probes it)."""
     if not sandbox_status().available:
-        return Finding(name, False, "nothing per REPL (unsandboxed)", INSTALL_HINT)
-    contained = lean_containment()
-    found = contained.describe(repl_bounds(DEFAULT_MAX_RSS_MB), "REPL")
-    ok = contained.cgroups is not None
-    return Finding(name, ok, found, "" if ok else CGROUP_FIX, {"mechanism": contained.mechanism})
+        return Finding(name, False, f"nothing per {unit} (unsandboxed)", INSTALL_HINT)
+    held = run_bounds(unit, repl_bounds(DEFAULT_MAX_RSS_MB), True, command, project, env)
+    assert held.containment is not None  # sandboxed and bounded: probed
+    ok = held.containment.cgroups is not None
+    data = {"mechanism": held.containment.mechanism}
+    return Finding(name, ok, held.describe(), "" if ok else CGROUP_FIX, data)
+
+
+def repl_limits_finding() -> Finding:
+    """What holds one local REPL with everything it starts, at the default limits."""
+    return _limits_finding("Lean REPL limits (defaults)", "REPL", ("/bin/true",), Path("/"))
+
+
+def build_limits_finding() -> Finding:
+    """What holds one ``lake`` call of T2's repository track (``lake env lean``, ``lake
+    build``), at the default limits (a REPL's), probed with the ``lake`` on PATH."""
+    lake = shutil.which("lake") or "/bin/true"
+    return _limits_finding("T2 lake build limits (defaults)", LAKE_CALL, (lake,), Path("/"))
 
 
 def kernel_checker_finding(project: Path) -> Finding:
@@ -110,6 +129,9 @@ def kernel_checker_finding(project: Path) -> Finding:
         )
     checker = find_kernel_checker(project)
     found = f"comparator at {checker.revision}" if checker else "comparator"
+    if checker is not None:  # what a check would be held to, or why nothing holds it
+        limits = _limits_finding("", "kernel check", checker.run, project, checker.env)
+        found = f"{found}; {limits.found}"
     abi = landlock_abi()
     if abi:
         confined = f"Landlock ABI {abi}: landrun confines comparator's builds"

@@ -33,13 +33,10 @@ SafeVerify has no revision for v4.33 (its newest branch targets v4.29), so it is
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import shutil
-import signal
-import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -47,12 +44,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gapscope.lean.binaries import file_sha256, identify
-from gapscope.lean.cgroup import AttemptCgroup, Bounds
+from gapscope.lean.bounded import Run, run_bounds
+from gapscope.lean.cgroup import Bounds
 from gapscope.lean.childenv import child_environment
 from gapscope.lean.landlock import landlock_abi
 from gapscope.lean.packages import MANIFEST, judge_requires, read_manifest
-from gapscope.lean.process import POLL_S, die_with_parent
-from gapscope.lean.sandbox import lean_containment, sandbox_argv
 from gapscope.lean.verdict import STANDARD_AXIOMS, Checker, LeanMessage, LeanVerdict, Status
 
 COMPARATOR_REV = "5d21b8939e541cb4982c73fe79be125ae8fbd2eb"
@@ -69,8 +65,6 @@ SOLUTION_MODULE = "GapscopeSolution"
 COMPARATOR_BINARY = ".lake/packages/Comparator/.lake/build/bin/comparator"
 LEAN4EXPORT_BINARY = ".lake/packages/lean4export/.lake/build/bin/lean4export"
 ENV_LANDRUN = "COMPARATOR_LANDRUN"
-MAX_OUTPUT_BYTES = 4 * 2**20
-"""Output past this is cut; only its tail is read (where comparator's own last line is)."""
 _UNCAUGHT = "uncaught exception:"
 _ENVIRONMENT = re.compile(
     r"process '(?P<tool>[^']+)' exited with code|could not execute external process"
@@ -112,68 +106,6 @@ def find_landrun() -> str | None:
     if named:
         return named if Path(named).is_file() else None
     return shutil.which("landrun")
-
-
-@dataclass(frozen=True)
-class Run:
-    """A finished command: exit code (None: killed at the deadline; negative: the signal that
-    killed it) and its output."""
-
-    code: int | None
-    output: str
-    out_of_memory: bool = False
-    """Whether the kernel's OOM killer acted in the command's cgroup."""
-
-
-def run_bounded(
-    argv: Sequence[str],
-    cwd: Path,
-    timeout_s: float,
-    env: Mapping[str, str] | None = None,
-    cgroup: AttemptCgroup | None = None,
-) -> Run:
-    """Run ``argv`` with a wall-clock limit; the process group dies at the deadline and with
-    its owner, and only the first :data:`MAX_OUTPUT_BYTES` of its output are kept. With a
-    ``cgroup``, ``argv`` joins it before it execs, and whatever of it is left when ``argv``
-    ends is killed with the cgroup."""
-    command = cgroup.wrap(argv) if cgroup is not None else list(argv)
-    with tempfile.TemporaryFile() as sink:
-        with subprocess.Popen(
-            command,
-            cwd=cwd,
-            env=child_environment(env),
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=die_with_parent,
-        ) as proc:
-            code = _wait(proc, time.monotonic() + max(timeout_s, 0.01), cgroup)
-        size = sink.tell()
-        sink.seek(max(0, size - MAX_OUTPUT_BYTES))
-        output = sink.read(MAX_OUTPUT_BYTES).decode("utf-8", "replace")
-    if cgroup is None:
-        return Run(code, output)
-    cgroup.kill()
-    return Run(code, output, cgroup.oom_kills() > 0)
-
-
-def _wait(
-    proc: subprocess.Popen[bytes], deadline: float, cgroup: AttemptCgroup | None
-) -> int | None:
-    """``proc``'s exit code; None where it was killed at ``deadline`` or, polled every
-    :data:`POLL_S`, once the OOM killer acted in its cgroup (on cgroup v1 it kills one
-    process, and the rest would wait for the deadline)."""
-    while (left := deadline - time.monotonic()) > 0:
-        try:
-            return proc.wait(timeout=min(left, POLL_S) if cgroup is not None else left)
-        except subprocess.TimeoutExpired:
-            if cgroup is not None and cgroup.oom_kills() > 0:
-                break
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    return None
 
 
 def tail_of(text: str, limit: int = 2000) -> str:
@@ -336,9 +268,11 @@ class KernelChecker:
     ) -> LeanVerdict:
         """comparator's verdict on ``solution`` against ``challenge`` (``messages``: what the
         REPL said of the solution, kept on the verdict for the record). Sandboxed, with
-        ``bounds``, the check runs in a cgroup of its own where the host offers one (one per
-        check: comparator is started afresh for each); one the OOM killer touched is a
-        ``server_error`` naming the limit."""
+        ``bounds``, the check is held to them as a REPL is (``gapscope.lean.bounded``: a
+        cgroup per check where the host offers one, comparator being started afresh for each;
+        else, as root, the sandbox started as an unprivileged uid under ``RLIMIT_NPROC``); a
+        check a limit stopped is a ``server_error`` naming it. The verdict's ``bounds`` say
+        which held."""
         start = time.monotonic()
         if not sandboxed and landlock_abi() == 0:
             return LeanVerdict(
@@ -356,6 +290,7 @@ class KernelChecker:
                 "runs `lean --print-prefix` and `which git` before building anything)",
                 checker=self.name, checks=("repl-text", self.label),
             )  # fmt: skip
+        held = run_bounds("kernel check", bounds, sandboxed, self.run, project, self.env)
         scratch = Path(tempfile.mkdtemp(prefix="gapscope-kernel-"))
         try:
             files = judge_files(project, header, challenge, solution, scratch)
@@ -364,27 +299,12 @@ class KernelChecker:
                 (scratch / name).parent.mkdir(parents=True, exist_ok=True)
                 (scratch / name).write_text(text, encoding="utf-8")
             argv = [*self.run, str(scratch / "config.json")]
-            cgroup = None
-            if sandboxed:
-                argv = sandbox_argv(argv, scratch, writable=(scratch,), env=self.env)
-                if bounds is not None:
-                    cgroup = lean_containment().open(bounds)
-            try:
-                done = run_bounded(argv, scratch, timeout_s, self.env, cgroup)
-            finally:
-                if cgroup is not None:
-                    cgroup.remove()
+            done = held.run(argv, scratch, timeout_s, writable=(scratch,), env=self.env)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        if done.out_of_memory:
-            assert bounds is not None
-            status, detail = (
-                Status.SERVER_ERROR,
-                (
-                    f"killed: the check's memory limit of {bounds.memory_mb} MB (all comparator's "
-                    "processes together, its cgroup) was reached"
-                ),
-            )
+        limit = held.exceeded(done)
+        if limit is not None:
+            status, detail = Status.SERVER_ERROR, limit
         elif done.code is None:
             status, detail = Status.TIMEOUT, f"comparator gave no answer within {timeout_s} s"
         elif done.code == 0:
@@ -399,6 +319,7 @@ class KernelChecker:
             detail,
             checker=self.name,
             checks=("repl-text", self.label),
+            bounds=held.describe(),
         )
 
 

@@ -40,6 +40,7 @@ from typing import Any
 from gapscope.lean.backend import CheckRequest, LeanUnavailable
 from gapscope.lean.base import CachedBackend, split_imports
 from gapscope.lean.binaries import command_binaries, identify, toolchain_binaries
+from gapscope.lean.bounded import run_bounds
 from gapscope.lean.cache import VerdictCache
 from gapscope.lean.cgroup import Bounds
 from gapscope.lean.kernel import (
@@ -59,7 +60,7 @@ from gapscope.lean.replay import (
     read_signatures,
     solution_command,
 )
-from gapscope.lean.sandbox import decide_sandbox, lean_containment, nproc_limited, sandbox_argv
+from gapscope.lean.sandbox import decide_sandbox
 from gapscope.lean.selftest.programs import key_source
 from gapscope.lean.selftest.record import InstallationKey, passed
 from gapscope.lean.soundness import judge, prepare
@@ -166,16 +167,9 @@ class LocalBackend(CachedBackend):
         )
         self.sandboxed = decide_sandbox(sandbox, allow_unsandboxed, "model-written Lean")
         self.limits = limits = bounds or repl_bounds(max_rss_mb)
-        contained = lean_containment(command, project, env) if self.sandboxed else None
-        if contained is not None and contained.by_rlimits:
-            command = tuple(nproc_limited(command, limits.processes))
-        if self.sandboxed:
-            command = tuple(sandbox_argv(command, project, env=env))
-        self.bounds = (
-            contained.describe(limits, "REPL")
-            if contained is not None
-            else "nothing per REPL (unsandboxed)"
-        )
+        held = run_bounds("REPL", limits, self.sandboxed, command, project, env)
+        command = tuple(held.argv(command, project, env=env))
+        self.bounds = held.describe()
         self.project = project
         if isinstance(kernel_checker, str) and kernel_checker != "auto":
             raise ValueError(
@@ -210,7 +204,7 @@ class LocalBackend(CachedBackend):
                 header_timeout_s,
                 max_reply_bytes,
                 limits,
-                contained,
+                held.containment,
             )
         )
         self._challenges: dict[tuple[str, str, tuple[str, ...]], dict[str, Signature]] = {}
@@ -244,15 +238,16 @@ class LocalBackend(CachedBackend):
         return [future.result() for future in futures]
 
     def _run_one(self, request: CheckRequest) -> LeanVerdict:
-        verdict = self.check_repl(request)
+        verdict, bounds = self.check_repl(request), self.bounds
         if verdict.valid and request.required and self.kernel is not None:
             header, body = split_imports(request.header, request.code)
             verdict = self.kernel.check(
                 self.project, header, request.challenge, body, request.required,
                 request.timeout_s, self.sandboxed, verdict.messages, self.limits,
             )  # fmt: skip
+            bounds = f"{bounds}; {verdict.bounds}"  # the REPL's, then the kernel check's
         return dataclasses.replace(
-            verdict, sandboxed=self.sandboxed, selftest=self.selftest, bounds=self.bounds
+            verdict, sandboxed=self.sandboxed, selftest=self.selftest, bounds=bounds
         )
 
     def check_repl(self, request: CheckRequest) -> LeanVerdict:

@@ -7,7 +7,8 @@ metaprogramming is rich. So the REPL that elaborates model-written code runs und
 ``bubblewrap`` (``bwrap``) when it is installed: every namespace unshared (no network, its own
 PIDs), every capability dropped (as root, the sandbox's user namespace would otherwise let
 it remount a read-only bind read-write), the whole filesystem mounted read-only, a private
-in-memory ``/tmp`` (``TMPDIR``), and the process killed with its parent. The Lean project,
+``/dev`` read-only too (:data:`READ_ONLY_DEV`), a private in-memory ``/tmp`` (``TMPDIR``),
+and the process killed with its parent. The Lean project,
 and any program or file the command names that lives under ``/tmp`` (a virtualenv in a
 checkout under ``/tmp``, say), are mounted read-only again after the ``/tmp`` mount, so they
 stay visible. Files stay readable: the sandbox stops damage and exfiltration over the
@@ -43,6 +44,14 @@ ALLOW_HINT = (
     "allow_unsandboxed=True (inspect eval: -T allow_unsandboxed=true; gapscope: "
     "--allow-unsandboxed)"
 )
+
+
+READ_ONLY_DEV = ("--dev", "/dev", "--remount-ro", "/dev")
+"""bubblewrap's private ``/dev``, remounted read-only: alone, ``--dev`` is a writable tmpfs
+of half the host's memory (``/dev/shm`` a folder in it), where sandboxed code could put far
+more than any file or folder cap allows. Device nodes (``/dev/null``, ``/dev/urandom``) keep
+working: a read-only mount stops new files, not writes to a device. Every sandbox of untrusted
+code mounts its ``/dev`` with these arguments (the Lean one and the code pilot's)."""
 
 
 ENV_ALLOW_UNSANDBOXED = "GAPSCOPE_LEAN_ALLOW_UNSANDBOXED"
@@ -112,7 +121,7 @@ def sandbox_argv(
     return [
         bwrap,
         "--ro-bind", "/", "/",
-        "--dev", "/dev",
+        *READ_ONLY_DEV,
         "--proc", "/proc",
         "--tmpfs", "/tmp",
         *visible,
@@ -136,10 +145,12 @@ def nproc_limited(command: Sequence[str], processes: int) -> list[str]:
 
 
 REACHABLE = (
-    'test -x "$(command -v "$1")" && cd "$2" || { echo "cannot reach $1 or $2" >&2; exit 1; }'
+    'test -x "$(command -v "$1")" && cd "$2" || { echo "cannot reach $1 or $2" >&2; exit 1; }; '
+    'shift 2; for f; do test -r "$f" || { echo "cannot read $f" >&2; exit 1; }; done'
 )
 """The fallback's probe: the program is found and executable, the project a folder it can
-enter (an elan toolchain under root's home is neither, to uid 65534)."""
+enter, and every file the command names readable (an elan toolchain, a REPL binary or a
+Python installation under root's home is none of these, to uid 65534)."""
 
 
 def lean_containment(
@@ -149,12 +160,14 @@ def lean_containment(
 ) -> Containment:
     """What holds a sandboxed Lean ``command`` with all it starts
     (:mod:`gapscope.lean.bounding`), the fallback probed with this sandbox running ``prlimit``
-    and checking that its uid reaches ``command``'s program and ``project``."""
+    and checking that its uid reaches ``command``'s program, ``project`` and every existing
+    file or folder ``command`` names by its absolute path."""
     bwrap = shutil.which(BWRAP)
     if bwrap is None:
         return containment(None)
     root = str(Path(project).resolve())
-    probe = ["/bin/sh", "-c", REACHABLE, "probe", command[0], root]
+    named = [arg for arg in command[1:] if arg.startswith("/") and os.path.exists(arg)]
+    probe = ["/bin/sh", "-c", REACHABLE, "probe", command[0], root, *named]
     return containment(sandbox_argv(nproc_limited(probe, 64), Path(root), bwrap, env=env))
 
 
@@ -181,7 +194,7 @@ def sandbox_status() -> SandboxStatus:
         return SandboxStatus(False, f"{path} cannot run: {exc}")
     if done.returncode != 0:
         return SandboxStatus(False, f"{path} cannot build the sandbox: {done.stderr.strip()}")
-    return SandboxStatus(True, f"{path}: no network, read-only filesystem, private /tmp")
+    return SandboxStatus(True, f"{path}: no network, read-only filesystem and /dev, private /tmp")
 
 
 def require_sandbox(

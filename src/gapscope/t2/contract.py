@@ -57,6 +57,10 @@ class RunMetadata(TypedDict):
     refine: int
     beq: bool
     untested: NotRequired[str | None]
+    lake_bounds: NotRequired[dict[str, float] | None]
+    """The repository track's bounds of one ``lake`` call (``memory_mb``, ``processes``,
+    ``cpus``: what was asked; each score's ``bounds`` says how they held); None in the file
+    track, absent in a log written before."""
     model_calls: NotRequired[dict[str, int]]
     """With ``refine``: per sample, the most generations it may take (``k`` x (1 + refine)),
     which a plan counts instead of one per sample and epoch."""

@@ -93,6 +93,9 @@ class SampleResult:
     selftest: bool | None = None
     """Whether the path that checked it passed its known-answer self-test here (False: an
     untested path the user allowed, :mod:`gapscope.t2.untested`; None: Lean never saw it)."""
+    bounds: str | None = None
+    """The limits that held what checked it: the compile check's REPL (file track), each
+    ``lake`` call (repository track); None where nothing ran or gapscope did not start it."""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -168,6 +171,7 @@ def evaluate_answer(
             full_status=full.status.value,
             detail=broken[0].detail,
             selftest=certified(compiled, full),
+            bounds=compiled.bounds,
         )
     total = len(programs.successors)
     compiles, ta = _no_error(compiled), _no_error(full)
@@ -205,6 +209,7 @@ def evaluate_answer(
         full_status=full.status.value,
         errors=errors,
         selftest=certified(compiled, full),
+        bounds=compiled.bounds,
     )
 
 

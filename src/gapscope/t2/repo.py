@@ -6,20 +6,25 @@ are rebuilt with ``lake build``. Every worker owns a private copy of the project
 outputs included, so only what changed is rebuilt); the user's checkout is never written to,
 and the worker puts the original file back in its own copy after each sample.
 
-- compile: the file cut right after the generated declaration, checked with
-  ``lake env lean FILE`` (T2 writes ``#exit`` there; cutting the file is the same program).
-- TA (parity): ``lake build`` of the target's module and every module that depends on it
-  exits 0.
-- graded TA: the share of test units with no error - each declaration after the target in
-  its own file that uses it (directly or through another), and each dependent module.
-- TA (strict): TA and no ``sorry``/``admit`` in the generated text and no sorry warning on its
-  lines. Axioms are not queried in this track (``lake build`` does not print them).
-A timeout fails every verdict; a missing tool or project is a ``server_error``.
+Per sample: compile is ``lake env lean FILE`` of the file cut right after the generated
+declaration (T2 writes ``#exit`` there; cutting the file is the same program), then the whole
+file goes back and ``lake build`` builds the target's module and every module that depends on
+it; :mod:`gapscope.t2.repo_verdicts` grades them. A missing tool or project is a
+``server_error``.
 
 The generated code is untrusted and ``lake`` runs it, so every ``lake`` call runs in the Lean
 layer's sandbox (``gapscope.lean.sandbox``: no network, read-only filesystem, the worker's
 project copy the only writable folder). Without a working bubblewrap the track refuses to start
-(``Workspaces`` raises) unless ``allow_unsandboxed``.
+(``Workspaces`` raises) unless ``allow_unsandboxed``. Each call is also held, with everything it
+starts, to ``RepoConfig.bounds`` as a REPL or a kernel check is (``gapscope.lean.bounded``: its
+own cgroup where the host offers one, else, as root, the sandbox started as an unprivileged uid
+under ``RLIMIT_NPROC``, the copy handed to that uid). A call a limit stopped is settled by a
+control, the original's build of the same modules under the same bounds
+(:mod:`gapscope.t2.repo_control`): ``broke_check`` (a failure) when the control builds, else a
+``server_error`` naming the limit; every checked sample's ``bounds`` say which limits held.
+
+The build keeps the lines the verdicts are graded from wherever they came in its output
+(:func:`gapscope.t2.repo_verdicts.decisive`), not only the tail kept for the log.
 """
 
 from __future__ import annotations
@@ -27,10 +32,8 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
-import re
 import shutil
 import signal
-import subprocess
 import tempfile
 import threading
 import weakref
@@ -40,21 +43,25 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from gapscope.lean import decide_sandbox, sandbox_argv, sandbox_choice, unsandboxed_allowed
-from gapscope.t2.declarations import split_declarations
+from gapscope.lean import (
+    LAKE_CALL,
+    Bounds,
+    Keep,
+    Run,
+    RunBounds,
+    decide_sandbox,
+    repl_bounds,
+    run_bounds,
+    sandbox_choice,
+    unsandboxed_allowed,
+)
 from gapscope.t2.evaluate import SampleOutcome, SampleResult, Screen, code_to_check
 from gapscope.t2.extract import Answer
 from gapscope.t2.project import ProjectIndex, dependents, module_of
 from gapscope.t2.records import T2Record, project_path_problem
-from gapscope.t2.successors import Successor, record_successors, successors_in, target_identity
-
-_DIAGNOSTIC = re.compile(
-    r"^(?:(?P<sev1>error|warning): )?(?:\./)?(?P<path>[^\s:][^:\n]*\.lean):(?P<line>\d+):\d+:"
-    r"(?: (?P<sev2>error|warning):)?(?P<text>.*)$",
-    re.MULTILINE,
-)
-_SORRY_WARNING = re.compile(r"declaration uses ['`]sorry['`]")
-_SORRY = re.compile(r"(?<![\w'.])(?:sorry|admit)(?![\w'!?])")
+from gapscope.t2.repo_control import CONTROL_MARK, Controls
+from gapscope.t2.repo_verdicts import decisive, verdicts
+from gapscope.t2.successors import Successor, record_successors
 
 
 @dataclass(frozen=True)
@@ -63,7 +70,8 @@ class RepoConfig:
 
     ``allow_unsandboxed`` lets ``lake`` run without the sandbox where bubblewrap is missing;
     ``sandbox`` as for the Lean backends (None: ``$GAPSCOPE_LEAN_SANDBOX``, else sandboxed;
-    False, never, needs ``allow_unsandboxed``)."""
+    False, never, needs ``allow_unsandboxed``); ``bounds``, what one sandboxed ``lake`` call
+    may use with all it starts (default: a REPL's, ``gapscope.lean.local.repl_bounds``)."""
 
     root: Path
     lake: tuple[str, ...] = ("lake",)
@@ -72,6 +80,7 @@ class RepoConfig:
     workers: int = 2
     allow_unsandboxed: bool = False
     sandbox: bool | None = None
+    bounds: Bounds = field(default_factory=lambda: repl_bounds(None))
 
 
 def target_file(record: T2Record) -> str:
@@ -164,10 +173,14 @@ class Workspaces:
     _free: queue.Queue[Path] = field(default_factory=queue.Queue)
     _base: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="gapscope-t2-")))
     sandboxed: bool = field(init=False)
+    held: RunBounds = field(init=False)
+    """How every ``lake`` call is held (probed once, with the configured ``lake`` and root)."""
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _originals: dict[Path, str] = field(default_factory=dict)
     _lakes: set[int] = field(default_factory=set)
     _stopped: bool = False
+    controls: Controls = field(default_factory=Controls)
+    """The original's builds after a limit stopped an answer's (cached for the run)."""
 
     def __post_init__(self) -> None:
         try:  # before any copy is made, so a refusal (SandboxUnavailable) costs nothing
@@ -177,9 +190,15 @@ class Workspaces:
                 unsandboxed_allowed(self.config.allow_unsandboxed),
                 "T2's lake builds",
             )
+            config = self.config
+            self.held = run_bounds(
+                LAKE_CALL, config.bounds, self.sandboxed, config.lake, config.root
+            )
         except Exception:
             shutil.rmtree(self._base, ignore_errors=True)
             raise
+        if self.held.run_as is not None:  # its sandbox reaches the copies through this folder
+            self._base.chmod(0o711)
         for n in range(self.config.workers):
             slot = self._base / f"worker_{n}"
             slot.mkdir()
@@ -199,12 +218,24 @@ class Workspaces:
         finally:
             self._free.put(slot)
 
-    def lake(self, project: Path, *args: str) -> tuple[str, ...]:
-        """The ``lake`` command line for ``project``, sandboxed with only the copy writable."""
+    @property
+    def bounds(self) -> str:
+        """The limits in force per ``lake`` call (:meth:`gapscope.lean.RunBounds.describe`)."""
+        return self.held.describe()
+
+    def run_lake(
+        self, project: Path, args: Sequence[str], timeout_s: float, keep: Keep | None = None
+    ) -> Run:
+        """``lake ARGS`` in a worker's copy ``project``: sandboxed with only the copy writable,
+        held to the bounds, its process group killed by ``stop``; ``keep``: the lines of its
+        output kept wherever they came (:attr:`gapscope.lean.Run.kept`)."""
+        with self._lock:
+            if self._stopped:
+                raise OSError("the process is being terminated")
         command = (*self.config.lake, *args)
-        if not self.sandboxed:
-            return command
-        return tuple(sandbox_argv(command, project, writable=(project,)))
+        return self.held.run(
+            command, project, timeout_s, (project,), running=self._lakes, keep=keep
+        )
 
     @contextlib.contextmanager
     def substituted(self, path: Path) -> Iterator[tuple[str, Callable[[str], None]]]:
@@ -224,13 +255,6 @@ class Workspaces:
             with self._lock:
                 path.write_text(original, encoding="utf-8")
                 self._originals.pop(path, None)
-
-    def run(self, command: Sequence[str], cwd: Path, timeout_s: float) -> tuple[int | None, str]:
-        """``run_command``, its process group killed by ``stop``."""
-        with self._lock:
-            if self._stopped:
-                raise OSError("the process is being terminated")
-        return run_command(command, cwd, timeout_s, self._lakes)
 
     def stop(self) -> None:
         """Put every original back and kill every ``lake``: the process is terminating."""
@@ -287,54 +311,6 @@ def _unguard(workspaces: Workspaces) -> None:
         del _previous[signum]
 
 
-def run_command(
-    command: Sequence[str], cwd: Path, timeout_s: float, running: set[int] | None = None
-) -> tuple[int | None, str]:
-    """(exit code, stdout+stderr); exit code None when the timeout killed the process group.
-
-    The process group is in ``running`` while it runs (so that a signal handler can kill it).
-    """
-    with subprocess.Popen(
-        list(command),
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    ) as proc:
-        if running is not None:
-            running.add(proc.pid)
-        try:
-            output, _ = proc.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            output, _ = proc.communicate()
-            return None, output
-        finally:
-            if running is not None:
-                running.discard(proc.pid)
-    return proc.returncode, output
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    path: str
-    line: int
-    severity: str
-    text: str
-
-
-def parse_diagnostics(output: str) -> list[Diagnostic]:
-    """``path:line:col: error: ...`` (and lake's ``error: path:line:col: ...``) lines."""
-    out: list[Diagnostic] = []
-    for m in _DIAGNOSTIC.finditer(output):
-        severity = m["sev1"] or m["sev2"]
-        if severity:
-            out.append(Diagnostic(m["path"], int(m["line"]), severity, m["text"].strip()))
-    return out
-
-
 def evaluate_in_repo(
     record: T2Record,
     answer: Answer,
@@ -347,6 +323,7 @@ def evaluate_in_repo(
         return code
     config = workspaces.config
     relative = target_file(record)
+    module = module_of(relative)
     with (
         workspaces.project(record) as project,
         workspaces.substituted(file_in(project, record)) as (original, write),
@@ -357,54 +334,56 @@ def evaluate_in_repo(
         start = original.index(record.target_code)
         prefix, suffix = original[:start], original[start + len(record.target_code) :]
         code = code.strip("\n")
+        modules = (module, *dependents(project, module))
         try:
             write(prefix + code + "\n")
-            compile_rc, _ = workspaces.run(
-                workspaces.lake(project, "env", "lean", relative), project, config.compile_timeout_s
+            compiled = workspaces.run_lake(
+                project, ("env", "lean", relative), config.compile_timeout_s
             )
-            write(prefix + code + suffix)
-            module = module_of(relative)
-            tests = dependents(project, module)
-            build_rc, output = workspaces.run(
-                workspaces.lake(project, "build", module, *tests), project, config.build_timeout_s
-            )
+            limit = workspaces.held.exceeded(compiled)
+            if limit is None:
+                write(prefix + code + suffix)
+                built = workspaces.run_lake(
+                    project, ("build", *modules), config.build_timeout_s, decisive
+                )
+                limit = workspaces.held.exceeded(built)
+            if limit is not None:
+                source = project_dir(config.root, record)
+                return _stopped(limit, workspaces, (source, project), modules, original, write)
         except OSError as exc:
-            return SampleResult(SampleOutcome.SERVER_ERROR, detail=f"cannot run lake: {exc}")
-    first = prefix.count("\n") + 1
-    generated = range(first, first + code.count("\n") + 1)
-    shift = first + code.count("\n")  # the suffix starts on the generated code's last line
-    in_file = successors_in(split_declarations(suffix), target_identity(record))
-    diagnostics = parse_diagnostics(output)
-    errors = [d for d in diagnostics if d.severity == "error"]
-
-    def broken_declaration(start: int, end: int) -> bool:
-        return any(
-            d.path.endswith(relative) and shift + start <= d.line < shift + end for d in errors
-        )
-
-    units = [(d.name or "?", broken_declaration(d.start_line, d.end_line)) for d in in_file]
-    units += [
-        (m, any(d.path.endswith(m.replace(".", "/") + ".lean") for d in errors)) for m in tests
-    ]
-    if build_rc is None:
-        units = [(name, True) for name, _ in units]
-    sorry_here = bool(_SORRY.search(code)) or any(
-        d.path.endswith(relative) and d.line in generated and _SORRY_WARNING.search(d.text)
-        for d in diagnostics
+            detail = f"cannot run lake: {exc}"
+            return SampleResult(SampleOutcome.SERVER_ERROR, detail=detail, bounds=workspaces.bounds)
+    compile_rc = compiled.code
+    return verdicts(
+        record, relative, code, prefix, suffix, modules, compile_rc, built, workspaces.bounds
     )
-    ta = build_rc == 0
-    passed = sum(not bad for _, bad in units)
+
+
+def _stopped(
+    limit: str,
+    workspaces: Workspaces,
+    where: tuple[Path, Path],
+    modules: tuple[str, ...],
+    original: str,
+    write: Callable[[str], None],
+) -> SampleResult:
+    """A sample whose ``lake`` call ``limit`` stopped: the answer's failure where the
+    original's build of the same modules gets a verdict under the same bounds (the control,
+    :mod:`gapscope.t2.repo_control`, built in the worker's copy once per project and
+    modules: ``where`` is the project and that copy), else a ``server_error``."""
+    source, project = where
+
+    def control() -> Run:
+        write(original + CONTROL_MARK)
+        return workspaces.run_lake(project, ("build", *modules), workspaces.config.build_timeout_s)
+
+    failure = workspaces.controls.failure((source, modules), control, workspaces.held)
+    if failure is not None:
+        detail = f"{limit}; {failure}"
+        return SampleResult(SampleOutcome.SERVER_ERROR, detail=detail, bounds=workspaces.bounds)
     return SampleResult(
-        SampleOutcome.CHECKED,
-        compiles=compile_rc == 0,
-        ta=ta,
-        ta_strict=ta and not sorry_here,
-        graded=passed / len(units) if units else None,
-        successors=len(units),
-        successors_passed=passed,
-        failing_successors=tuple(name for name, bad in units if bad),
-        compile_status="timeout" if compile_rc is None else f"exit {compile_rc}",
-        full_status="timeout" if build_rc is None else f"exit {build_rc}",
-        errors={"build_errors": len(errors), "modules_built": [module_of(relative), *tests]},
-        selftest=False,  # no known-answer case has gone through lake build: gapscope.t2.untested
+        SampleOutcome.BROKE_CHECK,
+        detail=f"{limit}; the original's build of the same modules did not reach it (control)",
+        selftest=False,  # as a checked sample of this track: gapscope.t2.untested
+        bounds=workspaces.bounds,
     )

@@ -19,7 +19,7 @@ import asyncio
 import json
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,14 @@ from inspect_ai.model import (
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
-from gapscope.lean import RayOptions, VerdictCache, open_checker, untested_allowed
+from gapscope.lean import (
+    Bounds,
+    RayOptions,
+    VerdictCache,
+    open_checker,
+    repl_bounds,
+    untested_allowed,
+)
 from gapscope.log_metadata import plain
 from gapscope.models import system_first
 from gapscope.params import generations, real, whole
@@ -134,6 +141,8 @@ def t2(
     repo: str | None = None,
     build_timeout: float = 1200.0,
     workers: int = 2,
+    lake_memory_mb: int | None = None,
+    lake_processes: int | None = None,
     split: str = "train",
     allow_unsandboxed: bool = False,
     min_successors: int = 2,
@@ -168,6 +177,10 @@ def t2(
             project with ``lake build`` instead of the record's own file.
         build_timeout: seconds per ``lake build`` in the repository track (T2: 1200 s).
         workers: private project copies, i.e. parallel builds, in the repository track.
+        lake_memory_mb: memory of one ``lake`` call with everything it starts, in MB
+            (repository track; default: a REPL's, 8192).
+        lake_processes: processes and threads of one ``lake`` call with everything it
+            starts (repository track; default: a REPL's, 512).
         split: the Hub split, for a Hub dataset id.
         allow_unsandboxed: run the generated Lean (REPLs, ``lake``) without the bubblewrap
             sandbox where it is missing; by default the task refuses to start there.
@@ -211,6 +224,7 @@ def t2(
         repo,
         build_timeout,
         workers,
+        _lake_bounds(lake_memory_mb, lake_processes),
         allow_unsandboxed,
         allow_untested,
     )
@@ -268,6 +282,7 @@ def _checking(
     repo: str | None,
     build_timeout: float,
     workers: int,
+    lake_bounds: Bounds,
     allow_unsandboxed: bool,
     allow_untested: bool,
 ) -> _Checking:
@@ -283,6 +298,7 @@ def _checking(
             build_timeout_s=build_timeout,
             workers=workers,
             allow_unsandboxed=allow_unsandboxed,
+            bounds=lake_bounds,
         )
         if repo
         else None
@@ -299,6 +315,18 @@ def _checking(
         allow_unsandboxed,
         untested_allowed(allow_untested),
         untested,
+    )
+
+
+def _lake_bounds(memory_mb: int | None, processes: int | None) -> Bounds:
+    """What one ``lake`` call of the repository track may use with all it starts: a REPL's
+    bounds (:func:`gapscope.lean.repl_bounds`) unless raised or lowered, each value checked
+    (also without ``repo``, as the other settings of the track)."""
+    default = repl_bounds(None)
+    return Bounds(
+        default.memory_mb if memory_mb is None else whole("lake_memory_mb", memory_mb, 64),
+        default.processes if processes is None else whole("lake_processes", processes, 1),
+        default.cpus,
     )
 
 
@@ -554,6 +582,7 @@ def _run_metadata(plan: _Plan, checking: _Checking, k: int, refine: int, beq: bo
         skipped=plan.skipped,
         executor=checking.executor,
         repo=checking.repo_spec,
+        lake_bounds=asdict(checking.repo.bounds) if checking.repo else None,
         shots=0 if plan.ground_truth else plan.exemplars.shots,
         shot_pool=plan.exemplars.name,
         refine=refine,

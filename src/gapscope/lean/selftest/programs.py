@@ -3,7 +3,8 @@
 gapscope ships Lean source that no Lean has compiled where it is developed (O-NNG's
 ``library.lean``, T2's tracer ``GapscopeMine.lean``, ...). The self-test compiles every
 ``*.lean`` file under the package - so a new one is covered without a list to keep - with the
-workspace's own toolchain (``lake env lean FILE``, sandboxed as the REPL is), and their bytes
+workspace's own toolchain (``lake env lean FILE``, sandboxed and bounded as a check's
+``lake`` call is), and their bytes
 join the source the installation key hashes: a changed program voids a pass. A program whose
 output matters is also probed (``Probe``): run on an input whose output is known, and compared.
 """
@@ -18,8 +19,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from gapscope.lean.kernel import run_bounded, tail_of
-from gapscope.lean.sandbox import sandbox_argv
+from gapscope.lean.bounded import LAKE_CALL, run_bounds
+from gapscope.lean.cgroup import Bounds
+from gapscope.lean.kernel import tail_of
 from gapscope.lean.selftest.cases import source_hash
 
 COMPILE_PATH = "lake-env-lean"
@@ -50,10 +52,11 @@ class Probe:
     it compiles (a tracer may compile and print nothing). The package that ships the program
     writes its probe and hands it to the self-test (``gapscope lean selftest`` passes T2's
     tracer probe, ``gapscope.t2.mining.probe``): this floor knows no diagnostic's program.
-    ``run(workspace, sandboxed, timeout_s)`` runs it with the workspace's toolchain."""
+    ``run(workspace, sandboxed, timeout_s, bounds)`` runs it with the workspace's toolchain,
+    each of its ``lake`` calls held to ``bounds`` as a check's are."""
 
     name: str
-    run: Callable[[Path, bool, float], ProgramRun]
+    run: Callable[[Path, bool, float, Bounds], ProgramRun]
 
 
 def shipped_programs() -> dict[str, Path]:
@@ -71,18 +74,24 @@ def key_source(programs: dict[str, Path] | None = None) -> str:
     return digest.hexdigest()
 
 
-def compile_program(path: Path, project: Path, sandboxed: bool, timeout_s: float) -> ProgramRun:
-    """``lake env lean path`` in ``project``: it fails on a non-zero exit or an error line
-    (warnings are fine), on a timeout, or when ``lake`` cannot be run."""
+def compile_program(
+    path: Path, project: Path, sandboxed: bool, timeout_s: float, bounds: Bounds
+) -> ProgramRun:
+    """``lake env lean path`` in ``project``, held to ``bounds`` as a check's ``lake`` call
+    is (:mod:`gapscope.lean.bounded`): it fails on a non-zero exit or an error line (warnings
+    are fine), on a timeout, on a limit that stopped it (``server_error``, naming it), or
+    when ``lake`` cannot be run."""
     if shutil.which("lake") is None:
         return ProgramRun(False, "lean_error", "`lake` is not on PATH: nothing was compiled")
     command = ["lake", "env", "lean", str(path)]
-    if sandboxed:
-        command = sandbox_argv(command, project)
+    held = run_bounds(LAKE_CALL, bounds, sandboxed, command, project)
     try:
-        done = run_bounded(command, project, timeout_s)
+        done = held.run(command, project, timeout_s)
     except OSError as exc:
         return ProgramRun(False, "lean_error", f"cannot run {command[0]}: {exc}")
+    limit = held.exceeded(done)
+    if limit is not None:
+        return ProgramRun(False, "server_error", limit)
     if done.code is None:
         return ProgramRun(False, "timeout", f"not compiled after {timeout_s:.0f} s")
     error = _ERROR_LINE.search(done.output)

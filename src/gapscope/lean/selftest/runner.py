@@ -11,7 +11,11 @@ A case whose header needs a package the workspace has not built (``needs``: Math
 recorded as skipped. The screen (``gapscope.lean.screen``, applied by the diagnostics before
 any backend) is not in this path: every case, those the screen would refuse included, is put
 to the REPL and the kernel checker themselves, so the judge is tested on its own.
-Nothing is cached: the point is to see this installation answer.
+Every program the self-test starts is held as in a run: the REPLs by the backend's pool, the
+kernel checker, the compiles (``lake env lean``) and the probes' ``lake`` calls by the
+backend's bounds, each run on its own (:mod:`gapscope.lean.bounded`); a limit that stops one
+fails its result, naming the limit. Nothing is cached: the point is to see this installation
+answer.
 """
 
 from __future__ import annotations
@@ -96,11 +100,13 @@ def run_selftest(
     cases = load_cases() if cases is None else cases
     results: list[CaseResult] = []
     for name, program in shipped_programs().items():
-        done = compile_program(program, backend.project, backend.sandboxed, timeout_s)
+        done = compile_program(
+            program, backend.project, backend.sandboxed, timeout_s, backend.limits
+        )
         detail = done.detail if done.ok else f"{name}: {done.detail}"
         results.append(CaseResult(name, COMPILE_PATH, done.status, done.ok, detail[:500]))
     for probe in probes:
-        ran = probe.run(backend.project, backend.sandboxed, timeout_s)
+        ran = probe.run(backend.project, backend.sandboxed, timeout_s, backend.limits)
         results.append(CaseResult(probe.name, PROBE_PATH, ran.status, ran.ok, ran.detail[:500]))
     built = {package.name.lower() for package in locked_packages(backend.project)}
     for case in cases:
@@ -115,7 +121,7 @@ def run_selftest(
         if kernel is not None and case.kind == "theorem":
             verdict = kernel.check(
                 backend.project, case.header, case.challenge, case.solution,
-                case.required, timeout_s, backend.sandboxed,
+                case.required, timeout_s, backend.sandboxed, (), backend.limits,
             )  # fmt: skip
             results.append(judged(case, kernel.label, verdict))
     passed = bool(results) and all(r.ok is not False for r in results)

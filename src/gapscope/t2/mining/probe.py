@@ -5,10 +5,11 @@ Lean whose declaration ranges are not where ``findDeclarationRangesCore?`` looks
 Lean keeps them as server-level data), every constant fails ``written`` and the trace is empty,
 or a change in how Lean names generated constants moves ``uses``. So the self-test also runs
 the tracer the way ``gapscope t2 mine`` does (:func:`~gapscope.t2.mining.trace.trace_project`:
-``lake build``, then ``lake env lean --run GapscopeMine.lean``, sandboxed as a run is) on a Lake
-project made of the shipped ``GapscopeProbe.lean``, with the workspace's toolchain, and
-compares each declaration's kind, first line and uses with :data:`EXPECTED`. An empty trace, a
-missing, extra or different declaration fails the self-test, naming it.
+``lake build``, then ``lake env lean --run GapscopeMine.lean``, sandboxed and bounded as a
+check's ``lake`` call is) on a Lake project made of the shipped ``GapscopeProbe.lean``, with
+the workspace's toolchain, and compares each declaration's kind, first line and uses with
+:data:`EXPECTED`. An empty trace, a missing, extra or different declaration fails the
+self-test, naming it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from gapscope.lean import LeanUnavailable, Probe, ProgramRun
+from gapscope.lean import Bounds, LeanUnavailable, Probe, ProgramRun
 from gapscope.t2.mining.trace import TraceConfig, trace_project
 from gapscope.t2.mining.traced import TracedDeclaration, TraceError
 
@@ -83,9 +84,13 @@ def graph_differences(declarations: Sequence[TracedDeclaration]) -> list[str]:
     return out
 
 
-def run_probe(workspace: Path, sandboxed: bool, timeout_s: float) -> ProgramRun:
-    """Build the probe project with ``workspace``'s toolchain, trace it, compare."""
+def run_probe(
+    workspace: Path, sandboxed: bool, timeout_s: float, bounds: Bounds | None = None
+) -> ProgramRun:
+    """Build the probe project with ``workspace``'s toolchain, trace it, compare; every
+    ``lake`` call held to ``bounds`` (the self-test passes a check's)."""
     with tempfile.TemporaryDirectory(prefix="gapscope-tracer-probe-") as scratch:
+        Path(scratch).chmod(0o711)  # a sandbox started as another uid must reach the project
         project = Path(scratch) / "probe"
         project.mkdir()
         shutil.copyfile(probe_source(), project / f"{MODULE}.lean")
@@ -93,8 +98,9 @@ def run_probe(workspace: Path, sandboxed: bool, timeout_s: float) -> ProgramRun:
         if (workspace / "lean-toolchain").is_file():
             shutil.copyfile(workspace / "lean-toolchain", project / "lean-toolchain")
         config = TraceConfig(
-            project, sandboxed=sandboxed, build_timeout_s=timeout_s, batch_timeout_s=timeout_s
-        )
+            project, sandboxed=sandboxed, build_timeout_s=timeout_s, batch_timeout_s=timeout_s,
+            bounds=bounds,
+        )  # fmt: skip
         try:
             trace = trace_project(config, Path(scratch) / "trace-cache.json")
         except (LeanUnavailable, TraceError, OSError) as exc:

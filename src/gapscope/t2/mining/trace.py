@@ -18,7 +18,9 @@ nor a crash repeats finished work.
 Every ``lake`` call runs in the Lean layer's sandbox (``gapscope.lean.sandbox``): a project's
 code runs while it is built and imported, and the project is the user's, but not necessarily
 trusted. ``lake build`` may write only the project; the tracer only its scratch folder and the
-project's ``.lake``. The sandbox has no network: dependencies must be fetched before.
+project's ``.lake``. The sandbox has no network: dependencies must be fetched before. With
+``bounds`` (the self-test's tracer probe) each call is also held to them as a check's ``lake``
+call is (``gapscope.lean.bounded``).
 """
 
 from __future__ import annotations
@@ -34,7 +36,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gapscope.lean import RAY_INSTALL, LeanUnavailable, run_bounded, sandbox_argv, tail_of
+from gapscope.lean import (
+    LAKE_CALL,
+    RAY_INSTALL,
+    Bounds,
+    LeanUnavailable,
+    run_bounds,
+    tail_of,
+)
 from gapscope.t2.declarations import name_components
 from gapscope.t2.mining.trace_cache import read_cache, source_key, tracer_source, write_cache
 from gapscope.t2.mining.traced import TracedDeclaration, TraceError, parse_batch, parse_declaration
@@ -44,7 +53,10 @@ from gapscope.t2.project import project_modules
 @dataclass(frozen=True)
 class TraceConfig:
     """How to run Lean in the project: ``lake`` may be any command line; ``sandboxed`` wraps
-    every call in bubblewrap; timeouts are per ``lake build`` and per batch."""
+    every call in bubblewrap; timeouts are per ``lake build`` and per batch; ``bounds``, what
+    each sandboxed call may use with all it starts (:mod:`gapscope.lean.bounded`; None, the
+    default for mining a user's own project, bounds nothing but time: the self-test's probe
+    passes a check's)."""
 
     project: Path
     lake: tuple[str, ...] = ("lake",)
@@ -53,6 +65,7 @@ class TraceConfig:
     batch_timeout_s: float = 1800.0
     batch_size: int = 16
     workers: int = 2
+    bounds: Bounds | None = None
 
     def __post_init__(self) -> None:
         if self.batch_size < 1 or self.workers < 1:
@@ -91,9 +104,11 @@ def build_project(config: TraceConfig) -> str | None:
     the modules it left without an ``.olean`` are reported as not built. LeanUnavailable when
     the build times out."""
     command = [*config.lake, "build"]
-    if config.sandboxed:
-        command = sandbox_argv(command, config.project, writable=(config.project,))
-    done = run_bounded(command, config.project, config.build_timeout_s)
+    held = run_bounds(LAKE_CALL, config.bounds, config.sandboxed, command, config.project)
+    done = held.run(command, config.project, config.build_timeout_s, (config.project,))
+    limit = held.exceeded(done)
+    if limit is not None:
+        raise LeanUnavailable(f"lake build was stopped: {limit}")
     if done.code is None:
         raise LeanUnavailable(f"lake build timed out after {config.build_timeout_s:.0f} s")
     if done.code != 0:
@@ -131,13 +146,16 @@ def _run_tracer(config: TraceConfig, modules: Sequence[str], all_modules: Iterab
             *("env", "lean", "--run", str(tracer_source())),
             *(str(report), str(listing), *modules),
         ]
-        if config.sandboxed:
-            # lake keeps its own bookkeeping in .lake (the lakefile's cache): writable too
-            lake_dir = config.project / ".lake"
-            writable = (scratch, lake_dir) if lake_dir.is_dir() else (scratch,)
-            command = sandbox_argv(command, config.project, writable=writable)
-        done = run_bounded(command, config.project, config.batch_timeout_s)
+        # lake keeps its own bookkeeping in .lake (the lakefile's cache): writable too
+        lake_dir = config.project / ".lake"
+        writable = (scratch, lake_dir) if lake_dir.is_dir() else (scratch,)
+        program = command[: command.index(str(tracer_source())) + 1]  # what the probe reads
+        held = run_bounds(LAKE_CALL, config.bounds, config.sandboxed, program, config.project)
+        done = held.run(command, config.project, config.batch_timeout_s, writable)
         where = f"modules {', '.join(modules)}"
+        limit = held.exceeded(done)
+        if limit is not None:
+            raise TraceError(f"{where}: {limit}")
         if done.code is None:
             raise TraceError(f"{where}: timed out after {config.batch_timeout_s:.0f} s")
         if not report.is_file():
