@@ -17,7 +17,12 @@ from gapscope.lean import sandbox
 from gapscope.lean.backend import CheckRequest, LeanUnavailable
 from gapscope.lean.factory import open_backend
 from gapscope.lean.local import LocalBackend
-from gapscope.lean.sandbox import SandboxStatus, SandboxUnavailable, sandbox_argv
+from gapscope.lean.sandbox import (
+    SANDBOX_TMP_MB,
+    SandboxStatus,
+    SandboxUnavailable,
+    sandbox_argv,
+)
 from gapscope.lean.verdict import Checker, Status
 from tests.environment import require_lean_sandbox
 from tests.lean.conftest import FAKE_REPL
@@ -188,6 +193,26 @@ def test_the_sandboxed_code_cannot_put_100_mb_under_dev(project: Path) -> None:
         timeout=60,
     )
     assert done.stdout.split() == ["refused", "refused", "devnull"], done.stderr
+
+
+@pytest.mark.usefixtures("needs_bwrap")
+def test_the_sandboxed_code_cannot_put_100_mb_more_than_its_cap_under_tmp(project: Path) -> None:
+    """The private /tmp is a tmpfs of SANDBOX_TMP_MB: without ``--size`` it takes half the
+    host's memory, and under the uid fallback no cgroup counts what is written there."""
+    count = SANDBOX_TMP_MB + 100
+    shell = (
+        f"dd if=/dev/zero of=/tmp/fill bs=1M count={count} 2>/dev/null && echo wrote"
+        " || echo refused; wc -c < /tmp/fill"
+    )
+    done = subprocess.run(
+        sandbox_argv(["/bin/sh", "-c", shell], project),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    answer, size = done.stdout.split()
+    assert answer == "refused", done.stderr
+    assert int(size) <= SANDBOX_TMP_MB << 20
 
 
 @pytest.mark.usefixtures("needs_bwrap")

@@ -15,8 +15,8 @@ the kernel let it start. Standard library only: it runs under any interpreter th
 uid can reach.
 
 For the output tests, as a theorem that logs without end: ``-- fake-flood N`` prints N MB of
-noise before its diagnostics and N MB after them; ``-- fake-forge N`` adds N error lines of
-its own, naming ``Lib/Other.lean``.
+noise before its diagnostics and N MB after them (at the output cap it keeps trying);
+``-- fake-forge N`` adds N error lines of its own, naming ``Lib/Other.lean``.
 """
 
 from __future__ import annotations
@@ -65,12 +65,20 @@ def take_resources(files: list[str]) -> None:
 
 
 def flood(text: str) -> None:
-    """``-- fake-flood N``: N MB of lines that are no diagnostic."""
+    """``-- fake-flood N``: N MB of lines that are no diagnostic, a MB at a time. Past the
+    run's output cap a write fails (``EFBIG``: Python ignores ``SIGXFSZ``); it is tried again
+    until the run is killed, as a writer that ignores the signal would."""
     asked = re.search(r"-- fake-flood (\d+)", text)
     if asked:
-        line = "noise " * 170 + "\n"  # 1,021 bytes
-        sys.stdout.write(line * (int(asked[1]) * 1027))
         sys.stdout.flush()
+        megabyte = ("noise " * 170 + "\n").encode() * 1027  # 1,021-byte lines
+        for _ in range(int(asked[1])):
+            while True:
+                try:
+                    os.write(1, megabyte)
+                    break
+                except OSError:
+                    time.sleep(0.01)
 
 
 def diagnostics(files: list[str]) -> tuple[list[str], bool]:

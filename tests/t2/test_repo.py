@@ -262,13 +262,18 @@ def test_run_t2_lake_bound_flags_reach_the_lake_calls_and_the_log(
             super().__post_init__()
 
     monkeypatch.setattr(t2_task, "Workspaces", Recorded)
-    flags = ("--lake-memory-mb", "2048", "--lake-processes", "1024")
+    flags = ("--lake-memory-mb", "2048", "--lake-processes", "1024", "--lake-output-mb", "32")
     result = _run_t2_repo(repo, tmp_path, monkeypatch, "t2-repo-bounds", *flags)
     assert result.exit_code == 0, result.output
-    assert [config.bounds for config in opened] == [Bounds(2048, 1024, 1.0)]
+    assert [config.bounds for config in opened] == [Bounds(2048, 1024, 1.0, 32)]
     (path,) = (tmp_path / "logs").glob("*.eval")
     metadata = read_eval_log(str(path), header_only=True).eval.metadata or {}
-    assert metadata["lake_bounds"] == {"memory_mb": 2048, "processes": 1024, "cpus": 1.0}
+    assert metadata["lake_bounds"] == {
+        "memory_mb": 2048,
+        "processes": 1024,
+        "cpus": 1.0,
+        "output_mb": 32,
+    }
     refused = _run_t2_repo(repo, tmp_path, monkeypatch, "t2-repo-bounds", "--lake-memory-mb", "8")
     assert refused.exit_code == 2 and "--lake-memory-mb" in refused.output
 

@@ -116,6 +116,44 @@ def test_an_answer_whose_build_takes_more_than_its_memory_limit_fails_naming_it(
     assert (shared_repo / "Lib" / "Base.lean").read_text() == BASE
 
 
+OUTPUT_LIMIT = (
+    "killed: the lake call's output limit of 64 MB (all it printed, a file on this host's "
+    "disk) was reached"
+)
+
+
+def test_a_build_printing_1_gb_is_stopped_at_its_output_limit(shared_repo: Path) -> None:
+    """A theorem whose elaboration prints 1 GB (512 MB before its diagnostics, 512 after) and
+    keeps trying past the cap under a 64 MB output limit: the file on this host's disk stops
+    at 64 MB exactly (RLIMIT_FSIZE), the run is killed there, not at the build's timeout,
+    and names the limit; the original's build stays under it (the control), so the answer
+    fails (broke_check). Whatever holds the run here (a cgroup or not), the cap holds."""
+    require_lean_sandbox()
+    bounds = Bounds(memory_mb=1024, processes=64, output_mb=64)
+    workspaces = _workspaces(shared_repo, sys.executable, bounds)
+    record = _record()
+    try:
+        with (
+            workspaces.project(record) as project,
+            workspaces.substituted(file_in(project, record)) as (original, write),
+        ):
+            write(original.replace(TARGET, f"{TARGET} -- fake-flood 512"))
+            started = time.monotonic()
+            flooded = workspaces.run_lake(project, ("build", "Lib.Base"), 600.0)
+            elapsed = time.monotonic() - started
+        result = _evaluate(workspaces, f"{TARGET} -- fake-flood 512")
+    finally:
+        workspaces.close()
+    assert flooded.output_bytes == 64 << 20, flooded.output_bytes  # not a byte past the cap
+    assert flooded.code is None  # killed: its writer would have tried until the timeout
+    assert elapsed < 60
+    assert workspaces.held.exceeded(flooded) == OUTPUT_LIMIT
+    assert result.outcome == SampleOutcome.BROKE_CHECK, result
+    assert result.detail == OUTPUT_LIMIT + CONTROL_BUILT
+    assert _running(str(FAKE_LAKE)) == []
+    assert (shared_repo / "Lib" / "Base.lean").read_text() == BASE
+
+
 def test_a_build_forking_without_end_is_stopped_at_its_process_limit(shared_repo: Path) -> None:
     require_lean_sandbox()
     require_attempt_cgroup()

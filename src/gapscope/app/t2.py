@@ -141,6 +141,14 @@ def run_t2(
             " (default: a REPL's, 512; raise it for a many-core build).",
         ),
     ] = None,
+    lake_output_mb: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Output one lake call may print (a file on this host), MB, --repo only"
+            " (default 1024).",
+        ),
+    ] = None,
     min_successors: MinSuccessorsOption = 2,
     rules: Annotated[
         str,
@@ -221,6 +229,7 @@ def run_t2(
             workers=workers,
             lake_memory_mb=lake_memory_mb,
             lake_processes=lake_processes,
+            lake_output_mb=lake_output_mb,
             min_successors=min_successors,
             rules=rules,
             shots=shots,

@@ -69,6 +69,7 @@ from gapscope.lean import (
     SandboxStatus,
     containment,
     require_sandbox,
+    sized_tmpfs,
 )
 
 __all__ = [
@@ -88,6 +89,8 @@ CHILD = Path(__file__).with_name("sandbox_child.py")
 ATTEMPT_DIR = "/attempt"
 """The attempt's folder inside the sandbox: its working directory, HOME and TMPDIR."""
 CHILD_IN_SANDBOX = "/gapscope_child.py"
+EMPTY_COVER_MB = 1
+"""The size of each empty read-only tmpfs that covers a folder of answers or packages."""
 SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_FILES = ("/etc/ld.so.cache",)
 WHAT = "the model's Python code (code pilot)"
@@ -236,7 +239,7 @@ def _hidden_mounts(bound: Sequence[str], hidden: Sequence[str]) -> list[str]:
     for folder in sorted(f for f in folders if _under(f, bound)):
         if _under(folder, covered) or any(_under(n, [folder]) for n in needed):
             continue  # already empty, or the sandbox needs it
-        args += ["--tmpfs", folder, "--remount-ro", folder]
+        args += [*sized_tmpfs(folder, EMPTY_COVER_MB), "--remount-ro", folder]
         covered.append(folder)
     for file in sorted(f for f in files if _under(f, bound) and not _under(f, covered)):
         args += ["--ro-bind", os.devnull, file]
@@ -258,7 +261,7 @@ def bwrap_argv(bwrap: str, limits: Limits, info_fd: int | None = None) -> list[s
         "--ro-bind", str(CHILD), CHILD_IN_SANDBOX,
         *READ_ONLY_DEV,
         "--proc", "/proc",
-        "--size", str(attempt_folder_mb(limits) * 1024 * 1024), "--tmpfs", ATTEMPT_DIR,
+        *sized_tmpfs(ATTEMPT_DIR, attempt_folder_mb(limits)),
         "--chdir", ATTEMPT_DIR,
         "--remount-ro", "/",
         *info,

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         require_sandbox,
         sandbox_argv,
         sandbox_choice,
+        sized_tmpfs,
         unsandboxed_allowed,
     )
     from gapscope.lean.screen import SYNTAX_COMMANDS, attributes_in, screen_code
@@ -158,6 +159,7 @@ __all__ = [
     "sandbox_finding",
     "screen_code",
     "selftest_workspace",
+    "sized_tmpfs",
     "tail_of",
     "tool_findings",
     "unsandboxed_allowed",
@@ -207,6 +209,7 @@ __getattr__, __dir__ = lazy_face(
         "SYNTAX_COMMANDS": ".screen",
         "READ_ONLY_DEV": ".sandbox",
         "SandboxStatus": ".sandbox",
+        "sized_tmpfs": ".sandbox",
         "SandboxUnavailable": ".sandbox",
         "SelfTestRequired": ".selftest.record",
         "SelfTestResult": ".selftest.runner",

@@ -11,28 +11,31 @@ set inside the sandbox (``prlimit``), the folders it writes handed to that uid f
 nothing, and :meth:`RunBounds.describe` says why. A run its cgroup stopped - the OOM killer
 acted, or a fork was refused at the process limit - is killed at once (polled every
 :data:`POLL_S`) and :meth:`RunBounds.exceeded` names the limit: callers report it as a
-``server_error`` (the harness's limit, not a verdict on the code) and never cache it.
+``server_error`` (the harness's limit, not a verdict on the code) and never cache it. So is a
+run whose output, a file on this host's disk, reached ``Bounds.output_mb``: ``RLIMIT_FSIZE``
+stops its writer there, so the file never grows past it, whatever the run does meanwhile.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from gapscope.lean.bounding import Containment
-from gapscope.lean.cgroup import AttemptCgroup, Bounds
+from gapscope.lean.cgroup import MB, AttemptCgroup, Bounds
 from gapscope.lean.childenv import child_environment
 from gapscope.lean.output import Keep, selected_lines, tail
 from gapscope.lean.process import POLL_S, die_with_parent
-from gapscope.lean.sandbox import lean_containment, nproc_limited, sandbox_argv
+from gapscope.lean.sandbox import SANDBOX_TMP_MB, lean_containment, nproc_limited, sandbox_argv
 
 LAKE_CALL = "lake call"
 """The unit a ``lake`` run is bounded as (T2's builds, the self-test's compiles and probes)."""
@@ -53,6 +56,8 @@ class Run:
     """The lines of the whole output the caller's ``keep`` selected, wherever they came
     (``output`` is only its tail); None without ``keep`` or where too many were selected
     (:func:`gapscope.lean.output.selected_lines`)."""
+    output_bytes: int = 0
+    """How much the command printed in all (never past the run's output cap)."""
 
 
 def run_bounded(
@@ -64,10 +69,13 @@ def run_bounded(
     user: Mapping[str, Any] | None = None,
     running: set[int] | None = None,
     keep: Keep | None = None,
+    output_cap: int | None = None,
 ) -> Run:
     """Run ``argv`` with a wall-clock limit; the process group dies at the deadline and with
     its owner, and only the tail of its output is kept (:mod:`gapscope.lean.output`), with
-    every line of it ``keep`` selects. With a
+    every line of it ``keep`` selects. ``output_cap``: the bytes its output file may reach
+    (``RLIMIT_FSIZE`` on ``argv`` and all it starts); it is killed once the file is that
+    long. With a
     ``cgroup``, ``argv`` joins it before it execs, and whatever of it is left when ``argv``
     ends is killed with the cgroup. ``user``: ``Popen`` arguments starting it under another
     uid (:meth:`Containment.popen_user`); ``running`` holds its process group while it runs
@@ -82,37 +90,70 @@ def run_bounded(
             stdout=sink,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=die_with_parent,
+            preexec_fn=_prepare(output_cap),
             **(user or {}),
         ) as proc:
             if running is not None:
                 running.add(proc.pid)
             try:
-                code = _wait(proc, time.monotonic() + max(timeout_s, 0.01), cgroup)
+                stopped = _limit_reached(sink, output_cap, cgroup)
+                code = _wait(proc, time.monotonic() + max(timeout_s, 0.01), stopped)
             finally:
                 if running is not None:
                     running.discard(proc.pid)
-        output = tail(sink)
+        output, size = tail(sink), os.fstat(sink.fileno()).st_size
         kept = selected_lines(sink, keep) if keep is not None else None
     if cgroup is None:
-        return Run(code, output, kept=kept)
+        return Run(code, output, kept=kept, output_bytes=size)
     cgroup.kill()
     oom, at_limit = cgroup.oom_kills() > 0, cgroup.process_limit_hits() > 0
-    return Run(code, output, oom, at_limit, kept)
+    return Run(code, output, oom, at_limit, kept, size)
+
+
+def _prepare(output_cap: int | None) -> Callable[[], None]:
+    """What the child does before it execs: die with its parent, and write no file past
+    ``output_cap`` bytes (the writer gets ``SIGXFSZ`` or ``EFBIG``; inherited by all it
+    starts, and a sandbox without capabilities cannot raise it)."""
+
+    def prepare() -> None:
+        die_with_parent()
+        if output_cap is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (output_cap, output_cap))
+
+    return prepare
+
+
+def _limit_reached(
+    sink: BinaryIO,
+    output_cap: int | None,
+    cgroup: AttemptCgroup | None,
+) -> Callable[[], bool] | None:
+    """Whether a limit stopped the run, polled while it runs (None: nothing to poll): its
+    output reached ``output_cap`` (a writer that ignores ``SIGXFSZ`` would print on into
+    ``EFBIG`` until the deadline), or its cgroup stopped something: the OOM killer acted (on
+    cgroup v1 it kills one process, and the rest would wait for the deadline), or a fork was
+    refused at the process limit (a fork loop retries until the deadline)."""
+    if output_cap is None and cgroup is None:
+        return None
+
+    def reached() -> bool:
+        if output_cap is not None and os.fstat(sink.fileno()).st_size >= output_cap:
+            return True
+        return cgroup is not None and bool(cgroup.oom_kills() or cgroup.process_limit_hits())
+
+    return reached
 
 
 def _wait(
-    proc: subprocess.Popen[bytes], deadline: float, cgroup: AttemptCgroup | None
+    proc: subprocess.Popen[bytes], deadline: float, stopped: Callable[[], bool] | None
 ) -> int | None:
     """``proc``'s exit code; None where it was killed at ``deadline`` or, polled every
-    :data:`POLL_S`, once its cgroup stopped something: the OOM killer acted (on cgroup v1 it
-    kills one process, and the rest would wait for the deadline), or a fork was refused at
-    the process limit (a fork loop retries until the deadline)."""
+    :data:`POLL_S`, once ``stopped`` says a limit stopped it."""
     while (left := deadline - time.monotonic()) > 0:
         try:
-            return proc.wait(timeout=min(left, POLL_S) if cgroup is not None else left)
+            return proc.wait(timeout=min(left, POLL_S) if stopped is not None else left)
         except subprocess.TimeoutExpired:
-            if cgroup is not None and (cgroup.oom_kills() or cgroup.process_limit_hits()):
+            if stopped is not None and stopped():
                 break
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
@@ -150,12 +191,15 @@ class RunBounds:
 
     def describe(self) -> str:
         """The limits in force per run, e.g. ``per lake call (cgroup v1): memory 8192 MB,
-        512 processes, 1 CPU``, or ``nothing per lake call (...)`` with the reason."""
+        512 processes, 1 CPU; /tmp 256 MB``, or ``nothing per lake call (...)`` with the
+        reason (the sandbox's ``/tmp`` is capped whatever holds the run)."""
         if not self.sandboxed:
             return f"nothing per {self.unit} (unsandboxed)"
         if self.containment is None or self.bounds is None:
-            return f"nothing per {self.unit} (no bounds asked)"
-        return self.containment.describe(self.bounds, self.unit)
+            held = f"nothing per {self.unit} (no bounds asked)"
+        else:
+            held = self.containment.describe(self.bounds, self.unit)
+        return f"{held}; /tmp {SANDBOX_TMP_MB} MB"
 
     def argv(
         self,
@@ -196,14 +240,15 @@ class RunBounds:
         if contained is not None and bounds is not None:
             cgroup, user = contained.open(bounds), contained.popen_user()
         try:
-            return run_bounded(argv, project, timeout_s, env, cgroup, user, running, keep)
+            cap = bounds.output_mb * MB if bounds is not None else None
+            return run_bounded(argv, project, timeout_s, env, cgroup, user, running, keep, cap)
         finally:
             if cgroup is not None:
                 cgroup.remove()
 
     def exceeded(self, run: Run) -> str | None:
-        """The limit that stopped ``run`` (its cgroup's memory or process count), said for a
-        ``server_error``; None where none did."""
+        """The limit that stopped ``run`` (its cgroup's memory or process count, its output's
+        size), said for a ``server_error``; None where none did."""
         if self.bounds is None:
             return None
         if run.out_of_memory:
@@ -215,6 +260,11 @@ class RunBounds:
             return (
                 f"killed: the {self.unit}'s limit of {self.bounds.processes} processes (all its "
                 "processes and threads together, its cgroup) was reached"
+            )
+        if run.output_bytes >= self.bounds.output_mb * MB:
+            return (
+                f"killed: the {self.unit}'s output limit of {self.bounds.output_mb} MB (all it "
+                "printed, a file on this host's disk) was reached"
             )
         return None
 

@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gapscope.lean.output import MAX_RUN_OUTPUT_MB
+
 __all__ = ["AttemptCgroup", "Bounds", "CgroupLayout", "CgroupSupport", "cgroup_support"]
 
 MB = 1024 * 1024
@@ -42,6 +44,10 @@ class Bounds:
     memory_mb: int
     processes: int
     cpus: float = 1.0
+    output_mb: int = MAX_RUN_OUTPUT_MB
+    """The most a run started afresh (a ``lake`` call, a kernel check) may print, kept in a
+    file on this host (:mod:`gapscope.lean.output`); not a cgroup's, and unused by a pooled
+    REPL (its replies come through a pipe, capped apart) and a code attempt (``Limits``)."""
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,10 @@ kept, however early it came: at most :data:`MAX_KEPT_LINES`, each read up to
 :data:`MAX_LINE_BYTES` (a diagnostic names its file, line and severity at its head). Where
 more lines than that are selected, the selection is None and the caller grades without it,
 failing what it cannot vouch for.
+
+The whole output is a file on this host's disk, so it is capped too (:data:`MAX_RUN_OUTPUT_MB`,
+``Bounds.output_mb``): the run's writer is stopped there (``RLIMIT_FSIZE``) and the run is
+killed, naming the limit (``gapscope.lean.bounded``).
 """
 
 from __future__ import annotations
@@ -24,6 +28,13 @@ build, few enough that a flood of forged ones costs little memory."""
 MAX_LINE_BYTES = 2048
 """The head of a line that is read and offered to ``keep``; the rest of a longer line is
 skipped (a line of 10 MB is read in pieces, never whole)."""
+
+MAX_RUN_OUTPUT_MB = 1024
+"""The default cap on one run's whole output on this host's disk, in MB. An honest build is
+far below it: ``lake build`` of all of Mathlib (about 7,000 modules, one progress line of
+under 200 bytes each, some linter warnings) prints a few MB, and a T2 build rebuilds only the
+project's own modules. ``RLIMIT_FSIZE`` caps every other file the run writes at the same size;
+an ``.olean`` or ``.c`` file of a module is tens of MB at most."""
 
 Keep = Callable[[str], bool]
 """Whether a line of the output decides a verdict (and so must be kept wherever it came)."""

@@ -7,8 +7,8 @@ metaprogramming is rich. So the REPL that elaborates model-written code runs und
 ``bubblewrap`` (``bwrap``) when it is installed: every namespace unshared (no network, its own
 PIDs), every capability dropped (as root, the sandbox's user namespace would otherwise let
 it remount a read-only bind read-write), the whole filesystem mounted read-only, a private
-``/dev`` read-only too (:data:`READ_ONLY_DEV`), a private in-memory ``/tmp`` (``TMPDIR``),
-and the process killed with its parent. The Lean project,
+``/dev`` read-only too (:data:`READ_ONLY_DEV`), a private in-memory ``/tmp`` (``TMPDIR``) of
+at most :data:`SANDBOX_TMP_MB`, and the process killed with its parent. The Lean project,
 and any program or file the command names that lives under ``/tmp`` (a virtualenv in a
 checkout under ``/tmp``, say), are mounted read-only again after the ``/tmp`` mount, so they
 stay visible. Files stay readable: the sandbox stops damage and exfiltration over the
@@ -52,6 +52,22 @@ of half the host's memory (``/dev/shm`` a folder in it), where sandboxed code co
 more than any file or folder cap allows. Device nodes (``/dev/null``, ``/dev/urandom``) keep
 working: a read-only mount stops new files, not writes to a device. Every sandbox of untrusted
 code mounts its ``/dev`` with these arguments (the Lean one and the code pilot's)."""
+
+
+def sized_tmpfs(folder: str, size_mb: int) -> list[str]:
+    """bubblewrap's arguments mounting a fresh tmpfs of at most ``size_mb`` MB at ``folder``
+    (``--size``, bubblewrap 0.5 or later, before its ``--tmpfs``). Alone, a tmpfs may grow to
+    half the host's memory, and where no cgroup counts the sandbox's memory (the uid
+    fallback) nothing else stops files written there. Every tmpfs of a sandbox of untrusted
+    code is mounted with these arguments (the Lean one's ``/tmp``, the code pilot's
+    ``/attempt`` and the empty folders it covers)."""
+    return ["--size", str(size_mb * 2**20), "--tmpfs", folder]
+
+
+SANDBOX_TMP_MB = 256
+"""The size of the Lean sandbox's private ``/tmp``. Lean and ``lake`` need next to nothing
+there: a build writes the project's ``.lake``, a kernel check its scratch folder, a REPL
+nothing; the cap only keeps sandboxed code from filling the host's memory with files."""
 
 
 ENV_ALLOW_UNSANDBOXED = "GAPSCOPE_LEAN_ALLOW_UNSANDBOXED"
@@ -123,7 +139,7 @@ def sandbox_argv(
         "--ro-bind", "/", "/",
         *READ_ONLY_DEV,
         "--proc", "/proc",
-        "--tmpfs", "/tmp",
+        *sized_tmpfs("/tmp", SANDBOX_TMP_MB),
         *visible,
         "--unshare-all",
         "--cap-drop", "ALL",

@@ -143,6 +143,7 @@ def t2(
     workers: int = 2,
     lake_memory_mb: int | None = None,
     lake_processes: int | None = None,
+    lake_output_mb: int | None = None,
     split: str = "train",
     allow_unsandboxed: bool = False,
     min_successors: int = 2,
@@ -181,6 +182,9 @@ def t2(
             (repository track; default: a REPL's, 8192).
         lake_processes: processes and threads of one ``lake`` call with everything it
             starts (repository track; default: a REPL's, 512).
+        lake_output_mb: what one ``lake`` call may print, kept in a file on this host, in
+            MB; reaching it stops the call as the other limits do (repository track;
+            default 1024).
         split: the Hub split, for a Hub dataset id.
         allow_unsandboxed: run the generated Lean (REPLs, ``lake``) without the bubblewrap
             sandbox where it is missing; by default the task refuses to start there.
@@ -224,7 +228,7 @@ def t2(
         repo,
         build_timeout,
         workers,
-        _lake_bounds(lake_memory_mb, lake_processes),
+        _lake_bounds(lake_memory_mb, lake_processes, lake_output_mb),
         allow_unsandboxed,
         allow_untested,
     )
@@ -318,7 +322,7 @@ def _checking(
     )
 
 
-def _lake_bounds(memory_mb: int | None, processes: int | None) -> Bounds:
+def _lake_bounds(memory_mb: int | None, processes: int | None, output_mb: int | None) -> Bounds:
     """What one ``lake`` call of the repository track may use with all it starts: a REPL's
     bounds (:func:`gapscope.lean.repl_bounds`) unless raised or lowered, each value checked
     (also without ``repo``, as the other settings of the track)."""
@@ -327,6 +331,7 @@ def _lake_bounds(memory_mb: int | None, processes: int | None) -> Bounds:
         default.memory_mb if memory_mb is None else whole("lake_memory_mb", memory_mb, 64),
         default.processes if processes is None else whole("lake_processes", processes, 1),
         default.cpus,
+        default.output_mb if output_mb is None else whole("lake_output_mb", output_mb, 1),
     )
 
 
