@@ -43,6 +43,7 @@ from gapscope.models.kvcache import (
     batch_cache,
     extract_row,
 )
+from gapscope.models.row_attention import ROW_ATTENTION
 from gapscope.models.weight_format import Int8Linear, apply_cpu_format
 
 StopReason = Literal["stop", "max_tokens", "model_length"]
@@ -155,6 +156,8 @@ class Engine:
         if config.batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {config.batch_size}")
         self.model = model
+        if getattr(model.config, "_attn_implementation", None) == "sdpa":
+            model.set_attn_implementation(ROW_ATTENTION)  # replies independent of the batch
         self.tokenizer = tokenizer
         self.config = config
         self.stats = EngineStats()

@@ -1,0 +1,81 @@
+"""A row of a padded batch gets the attention it gets alone (``row_attention``).
+
+Which requests share a batch depends on timing, so a reply must not depend on its batch.
+Stock SDPA over a left-padded batch reduces each row over the padded width (on SmolLM2 a
+padded row's logits moved by ~3e-5); here every row's attention output, batched beside
+longer rows, is bitwise what the stock path computes for that row alone: prefill (causal),
+a decode step over a padded KV cache, and a sliding-window mask, with SmolLM2's grouped
+heads (9 query heads over 3 key/value heads). The attention is isolated from the linear
+layers, whose float sums can depend on a batch's row count on their own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+from gapscope.models.row_attention import ROW_ATTENTION, row_attention_forward
+from tests.models.conftest import EngineFactory
+
+HEADS, KV_HEADS, DIM = 9, 3, 64
+LENGTHS = [5, 11, 37]
+
+
+class _Attention(nn.Module):
+    """What the attention functions read off a model's attention module."""
+
+    is_causal = True
+    num_key_value_groups = HEADS // KV_HEADS
+
+
+def _mask(lengths: list[int], queries: int, window: int | None) -> torch.Tensor:
+    """HF's boolean mask (True attends) for left-padded rows whose last ``queries``
+    positions are new: causal, over real columns, within ``window`` if given."""
+    width = max(lengths)
+    query_at = torch.arange(width - queries, width)[:, None]
+    key_at = torch.arange(width)[None, :]
+    rows = []
+    for length in lengths:
+        allowed = (key_at <= query_at) & (key_at >= width - length)
+        if window is not None:
+            allowed &= query_at - key_at < window
+        rows.append(allowed)
+    return torch.stack(rows)[:, None]
+
+
+@pytest.mark.parametrize(
+    ("queries", "window"), [(37, None), (1, None), (37, 4)], ids=["prefill", "decode", "window"]
+)
+def test_a_padded_row_gets_the_attention_it_gets_alone(queries: int, window: int | None) -> None:
+    generator = torch.Generator().manual_seed(0)
+    width = max(LENGTHS)
+    query = torch.randn(len(LENGTHS), HEADS, queries, DIM, generator=generator)
+    key = torch.randn(len(LENGTHS), KV_HEADS, width, DIM, generator=generator)
+    value = torch.randn(len(LENGTHS), KV_HEADS, width, DIM, generator=generator)
+    module = _Attention()
+    batched, _ = row_attention_forward(
+        module, query, key, value, _mask(LENGTHS, queries, window), scaling=DIM**-0.5
+    )
+    for row, length in enumerate(LENGTHS):
+        real = min(queries, length)
+        alone_mask = _mask([length], real, window)
+        alone, _ = sdpa_attention_forward(
+            module,
+            query[row : row + 1, :, queries - real :].contiguous(),
+            key[row : row + 1, :, width - length :].contiguous(),
+            value[row : row + 1, :, width - length :].contiguous(),
+            None if window is None else alone_mask,
+            scaling=DIM**-0.5,
+        )
+        assert torch.equal(batched[row, queries - real :], alone[0]), f"row {row}"
+        assert not batched[row, : queries - real].any(), "padded queries are left zero"
+
+
+def test_the_engine_runs_its_model_under_row_attention(
+    make_engine: EngineFactory, tiny_gemma_checkpoint: Path
+) -> None:
+    assert make_engine().model.config._attn_implementation == ROW_ATTENTION
