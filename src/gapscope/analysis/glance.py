@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from gapscope.analysis.literal import printable
 from gapscope.analysis.profile import GapRow
 
 
@@ -142,5 +143,5 @@ def print_glance(table: Mapping[str, Mapping[str, Cell]], console: Console) -> N
             cell = cells[d]
             said = [cell.row.metric, f"{_value(cell.row)} (n={cell.row.n})", cell.verdict]
             texts.append("\n".join([line for line in said if line] + cell.said()))
-        out.add_row(*(Text(text) for text in (model, *texts)))  # "[cat]" is no markup
+        out.add_row(*(Text(printable(text)) for text in (model, *texts)))  # no markup, no escapes
     console.print(out)
