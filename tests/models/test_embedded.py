@@ -5,7 +5,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -72,3 +76,42 @@ def test_gemma_kv_reuse_matches_uncached_beyond_its_sliding_window(gemma: Engine
         messages = (*messages, {"role": "assistant", "content": result.text})
     assert result.prompt_tokens > 2 * window
     assert result.reused_tokens > window
+
+
+_CONVERT_TWICE = """
+import json, resource, sys
+from pathlib import Path
+from gapscope.models.embedded import SMOLLM2, convert_gguf, dequantize_gguf
+from gapscope.models.model_cache import sha256_file
+out = Path(sys.argv[1])
+gguf = SMOLLM2.gguf(SMOLLM2, out)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+convert_gguf(gguf, out / "child")
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+dequantize_gguf(gguf, out / "here")
+print(json.dumps({
+    "grew_mb": (after - before) / 1024, "child_mb": child / 1024,
+    "same": sha256_file(out / "child" / "model.safetensors")
+    == sha256_file(out / "here" / "model.safetensors"),
+}))
+"""
+
+
+def test_a_gguf_is_converted_in_a_child_process_into_the_same_weights(tmp_path: Path) -> None:
+    """The fp32 model a conversion builds (540 MB for SmolLM2) never enters the converting
+    process's memory: a first ``make demo`` converts Gemma while SmolLM2 is loaded."""
+    try:
+        SMOLLM2.version()
+    except CheckpointError as error:
+        pytest.skip(str(error))
+    done = subprocess.run(
+        [sys.executable, "-c", _CONVERT_TWICE, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    measured = json.loads(done.stdout.strip().splitlines()[-1])
+    assert measured["child_mb"] > 540  # the child held the fp32 weights ...
+    assert measured["grew_mb"] < 100  # ... and this process did not
+    assert measured["same"]  # the bytes an in-process conversion writes
