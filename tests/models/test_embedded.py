@@ -78,6 +78,32 @@ def test_gemma_kv_reuse_matches_uncached_beyond_its_sliding_window(gemma: Engine
     assert result.reused_tokens > window
 
 
+def test_smollm2_replies_to_the_diagnostics_prompts_alike_from_spilled_and_in_memory_entries() -> (
+    None
+):
+    """The provider's engine keeps its prefix cache in files on the CPU: on the S2B-LM turns
+    the tasks send (each extends the turn before it, so later ones reuse an entry), greedy
+    replies equal those of the same engine holding its entries in memory, token for token."""
+    from benchmarks.task_prompts import task_prompts
+
+    from gapscope.models.kvcache import PrefixCache
+
+    turns = [c for c in task_prompts() if "Game " in c[-1]["content"]][:8]
+    replies = []
+    for spilled in (True, False):
+        engine = load(SMOLLM2)
+        assert engine.cache.spill_directory is not None
+        if not spilled:
+            engine.cache = PrefixCache(16, engine.cache.max_bytes)
+        results = [
+            engine.generate([GenerationRequest(turn, SamplingParams(max_tokens=16))])[0]
+            for turn in turns
+        ]
+        assert sum(r.reused_tokens for r in results) > 0
+        replies.append([(r.tokens, r.reused_tokens) for r in results])
+    assert replies[0] == replies[1]
+
+
 _CONVERT_TWICE = """
 import json, resource, sys
 from pathlib import Path

@@ -246,7 +246,7 @@ def test_turns_served_from_spilled_entries_equal_turns_served_from_memory(
     directory = spilled.cache.spill_directory
     assert directory is not None
     in_memory = make_engine(batch_size=8)
-    in_memory.cache = PrefixCache(16, in_memory.config.cache_bytes)
+    in_memory.cache = PrefixCache(16, spilled.cache.max_bytes)
     cold = make_engine(kv_reuse=False)
     replies = [converse(engine, USER_TURNS) for engine in (spilled, in_memory, cold)]
     assert [r.tokens for r in replies[0]] == [r.tokens for r in replies[1]]
