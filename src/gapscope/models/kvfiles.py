@@ -2,8 +2,9 @@
 
 A cached entry is read only when a later request reuses it (its prefix is copied into that
 batch's cache) and otherwise sits idle, so in memory it was resident set for nothing: up to
-``cache_mb`` (256 MB) per model, two models in ``make demo``. Written to a file it is page
-cache, which no process's resident set counts and which the kernel reclaims under pressure. A
+the cache's byte bound (256 MB a model), two models in ``make demo``. Written to a file it is
+page cache, which no process's resident set counts and which the kernel reclaims under
+pressure, so the bound can be larger (`gapscope.models.engine.SPILLED_CACHE_BYTES`). A
 lookup maps the file (``torch.from_file``, a private mapping: pages are read when touched, so
 only the columns a batch copies are read) and the mapping ends with the last tensor viewing it.
 The bytes read back are the bytes written, so a reuse computes exactly what it did in memory.
