@@ -5,7 +5,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -72,3 +76,68 @@ def test_gemma_kv_reuse_matches_uncached_beyond_its_sliding_window(gemma: Engine
         messages = (*messages, {"role": "assistant", "content": result.text})
     assert result.prompt_tokens > 2 * window
     assert result.reused_tokens > window
+
+
+def test_smollm2_replies_to_the_diagnostics_prompts_alike_from_spilled_and_in_memory_entries() -> (
+    None
+):
+    """The provider's engine keeps its prefix cache in files on the CPU: on the S2B-LM turns
+    the tasks send (each extends the turn before it, so later ones reuse an entry), greedy
+    replies equal those of the same engine holding its entries in memory, token for token."""
+    from benchmarks.task_prompts import task_prompts
+
+    from gapscope.models.kvcache import PrefixCache
+
+    turns = [c for c in task_prompts() if "Game " in c[-1]["content"]][:8]
+    replies = []
+    for spilled in (True, False):
+        engine = load(SMOLLM2)
+        assert engine.cache.spill_directory is not None
+        if not spilled:
+            engine.cache = PrefixCache(16, engine.cache.max_bytes)
+        results = [
+            engine.generate([GenerationRequest(turn, SamplingParams(max_tokens=16))])[0]
+            for turn in turns
+        ]
+        assert sum(r.reused_tokens for r in results) > 0
+        replies.append([(r.tokens, r.reused_tokens) for r in results])
+    assert replies[0] == replies[1]
+
+
+_CONVERT_TWICE = """
+import json, resource, sys
+from pathlib import Path
+from gapscope.models.embedded import SMOLLM2, convert_gguf, dequantize_gguf
+from gapscope.models.model_cache import sha256_file
+out = Path(sys.argv[1])
+gguf = SMOLLM2.gguf(SMOLLM2, out)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+convert_gguf(gguf, out / "child")
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+dequantize_gguf(gguf, out / "here")
+print(json.dumps({
+    "grew_mb": (after - before) / 1024, "child_mb": child / 1024,
+    "same": sha256_file(out / "child" / "model.safetensors")
+    == sha256_file(out / "here" / "model.safetensors"),
+}))
+"""
+
+
+def test_a_gguf_is_converted_in_a_child_process_into_the_same_weights(tmp_path: Path) -> None:
+    """The fp32 model a conversion builds (540 MB for SmolLM2) never enters the converting
+    process's memory: a first ``make demo`` converts Gemma while SmolLM2 is loaded."""
+    try:
+        SMOLLM2.version()
+    except CheckpointError as error:
+        pytest.skip(str(error))
+    done = subprocess.run(
+        [sys.executable, "-c", _CONVERT_TWICE, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    measured = json.loads(done.stdout.strip().splitlines()[-1])
+    assert measured["child_mb"] > 540  # the child held the fp32 weights ...
+    assert measured["grew_mb"] < 100  # ... and this process did not
+    assert measured["same"]  # the bytes an in-process conversion writes

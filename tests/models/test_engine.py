@@ -233,3 +233,55 @@ def test_ignore_eos_decodes_to_max_tokens(make_engine: EngineFactory) -> None:
         [GenerationRequest(messages, SamplingParams(max_tokens=5, ignore_eos=True))]
     )[0]
     assert (len(forced.tokens), forced.stop_reason) == (5, "max_tokens")
+
+
+def test_turns_served_from_spilled_entries_equal_turns_served_from_memory(
+    make_engine: EngineFactory,
+) -> None:
+    """On the CPU the prefix cache keeps its keys/values in files: a reuse from a file gives
+    the tokens a reuse from memory gives, and those of a cold run."""
+    from gapscope.models.kvcache import PrefixCache
+
+    spilled = make_engine(batch_size=8)
+    directory = spilled.cache.spill_directory
+    assert directory is not None
+    in_memory = make_engine(batch_size=8)
+    in_memory.cache = PrefixCache(16, spilled.cache.max_bytes)
+    cold = make_engine(kv_reuse=False)
+    replies = [converse(engine, USER_TURNS) for engine in (spilled, in_memory, cold)]
+    assert [r.tokens for r in replies[0]] == [r.tokens for r in replies[1]]
+    assert [r.tokens for r in replies[0]] == [r.tokens for r in replies[2]]
+    assert [r.reused_tokens for r in replies[0]] == [r.reused_tokens for r in replies[1]]
+    assert all(r.reused_tokens > 0 for r in replies[0][1:])
+    assert len(list(directory.iterdir())) == len(spilled.cache) > 0
+    assert in_memory.cache.spill_directory is None
+
+
+def test_two_cpu_engines_never_compute_at_once(make_engine: EngineFactory) -> None:
+    """The demo's two models share the cores: while one computes, the other waits, so only
+    one model's batch buffers and activations are resident at a time."""
+    import threading
+
+    first, second = make_engine(kv_reuse=False), make_engine(kv_reuse=False)
+    first_started, second_started = threading.Event(), threading.Event()
+    overlapped: list[bool] = []
+
+    def first_hook(*_: object) -> None:
+        if not first_started.is_set():
+            first_started.set()
+            overlapped.append(second_started.wait(timeout=2.0))
+
+    def second_hook(*_: object) -> None:
+        second_started.set()
+
+    first.decoder_layers()[0].register_forward_hook(first_hook)
+    second.decoder_layers()[0].register_forward_hook(second_hook)
+    messages: Messages = ({"role": "user", "content": "w1 w2"},)
+    runner = threading.Thread(target=ask, args=(first, messages, 2))
+    runner.start()
+    assert first_started.wait(timeout=30)
+    other = threading.Thread(target=ask, args=(second, messages, 2))
+    other.start()
+    runner.join()
+    other.join()
+    assert overlapped == [False] and second_started.is_set()

@@ -1,11 +1,22 @@
-"""The growing cache layer: what the model reads equals transformers' concatenating layer."""
+"""The KV caches: the growing layer reads what transformers' concatenating layer reads, a
+batch's cache holds its prefixes, and the prefix cache (in memory or spilled to files) returns
+the bytes it was given."""
 
 from __future__ import annotations
+
+import gc
 
 import torch
 from transformers.cache_utils import DynamicLayer
 
-from gapscope.models.kvcache import GROWTH_COLUMNS, GrowingLayer
+from gapscope.models.kvcache import (
+    GROWTH_COLUMNS,
+    GrowingLayer,
+    KVEntry,
+    PrefixCache,
+    _layer_tensors,
+    batch_cache,
+)
 
 
 def test_a_growing_layer_holds_what_concatenation_holds_across_reallocations() -> None:
@@ -36,10 +47,6 @@ def test_a_growing_layer_holds_what_concatenation_holds_across_reallocations() -
 
 
 def test_the_prefix_cache_keeps_within_its_byte_bound_dropping_the_oldest() -> None:
-    import torch
-
-    from gapscope.models.kvcache import KVEntry, PrefixCache
-
     def entry(first: int, length: int) -> KVEntry:
         kv = torch.zeros((2, length, 8))  # 64 bytes a token for keys, as many for values
         return KVEntry(torch.arange(first, first + length), ((kv, kv.clone()),))
@@ -54,3 +61,85 @@ def test_the_prefix_cache_keeps_within_its_byte_bound_dropping_the_oldest() -> N
     assert len(cache) == 3 and cache.nbytes == 3 * 1280
     cache.clear()
     assert cache.nbytes == 0
+
+
+def _random_entry(first: int, length: int, seed: int) -> KVEntry:
+    """Two layers of keys/values for tokens ``first..first+length`` (as a model's would be)."""
+    generator = torch.Generator().manual_seed(seed)
+    layers = tuple(
+        (torch.randn((2, length, 8), generator=generator), torch.randn((2, length, 8)))
+        for _ in range(2)
+    )
+    return KVEntry(torch.arange(first, first + length), layers)
+
+
+def test_a_spilling_prefix_cache_keeps_its_entries_in_files_and_returns_their_bytes() -> None:
+    entry, other = _random_entry(0, 12, seed=1), _random_entry(100, 12, seed=2)
+    cache = PrefixCache(max_entries=16, max_bytes=2 * entry.nbytes, spill=True)
+    directory = cache.spill_directory
+    assert directory is not None
+    cache.store("", entry)
+    cache.store("", other)
+    files = sorted(directory.iterdir())
+    assert len(files) == 2 and sum(f.stat().st_size for f in files) == cache.nbytes
+    found, length = cache.lookup("", torch.arange(0, 20))
+    assert length == 12 and found is not None
+    for (k, v), (k0, v0) in zip(found.layers, entry.layers, strict=True):
+        assert torch.equal(k, k0) and torch.equal(v, v0)  # bitwise: the bytes written
+    cache.store("", _random_entry(200, 12, seed=3))  # over the bound: the oldest entry goes
+    assert len(sorted(directory.iterdir())) == 2
+    assert cache.lookup("", torch.arange(100, 112))[1] == 0
+    # an entry the cache dropped stays readable through a mapping taken before
+    assert torch.equal(found.layers[1][0], entry.layers[1][0])
+    cache.clear()
+    assert cache.nbytes == 0 and not any(directory.iterdir())
+    del cache
+    gc.collect()
+    assert not directory.exists()  # the private directory goes with its cache
+
+
+def test_a_cache_keeps_a_copy_of_a_view_not_the_buffer_behind_it() -> None:
+    buffer = torch.randn((3, 2, 40, 8))  # a batch's keys, say
+    view = buffer[1, :, 5:17]
+    cache = PrefixCache(max_entries=4)
+    cache.store("", KVEntry(torch.arange(12), ((view, view),)))
+    found, _ = cache.lookup("", torch.arange(12))
+    assert found is not None
+    kept = found.layers[0][0]
+    assert torch.equal(kept, view)
+    assert kept.untyped_storage().nbytes() == view.nbytes  # not the whole batch buffer
+
+
+def test_a_reserved_layer_never_reallocates_and_drops_rows_in_place() -> None:
+    generator = torch.Generator().manual_seed(0)
+    prefix = torch.randn((3, 2, 5, 4), generator=generator)
+    growing, reference = GrowingLayer(capacity=5 + 9), DynamicLayer()  # type: ignore[no-untyped-call]
+    buffer = prefix.new_empty((3, 2, 14, 4))
+    buffer[:, :, :5] = prefix
+    growing.adopt(buffer, buffer.clone(), 5)
+    reference.update(prefix, prefix.clone())
+    steps = [3] + [1] * 6  # a prompt's span, then decode steps: 14 columns in all
+    for step, width in enumerate(steps):
+        if step == 3:  # the middle row finishes
+            keep = torch.tensor([0, 2])
+            growing.batch_select_indices(keep)
+            reference.batch_select_indices(keep)
+        rows = 3 if step < 3 else 2
+        keys = torch.randn((rows, 2, width, 4), generator=generator)
+        values = torch.randn((rows, 2, width, 4), generator=generator)
+        got, want = growing.update(keys, values), reference.update(keys, values)
+        assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+        assert got[0].untyped_storage().data_ptr() == buffer.untyped_storage().data_ptr()
+
+
+def test_a_batch_cache_holds_the_prefixes_right_aligned_with_room_reserved() -> None:
+    short, long = _random_entry(0, 4, seed=4), _random_entry(0, 9, seed=5)
+    cache, width = batch_cache([(short, 4), (None, 0), (long, 7)], capacity=20)
+    assert width == 7
+    for layer, (keys, values) in enumerate(_layer_tensors(cache)):
+        assert keys.shape == (3, 2, 7, 8)
+        assert cache.layers[layer]._key_buffer.shape[-2] == 20  # type: ignore[attr-defined]
+        for tensor, index in ((keys, 0), (values, 1)):
+            assert torch.equal(tensor[0, :, 3:], short.layers[layer][index])
+            assert torch.equal(tensor[2], long.layers[layer][index][:, :7])
+            assert not tensor[0, :, :3].any() and not tensor[1].any()  # padding is zeros

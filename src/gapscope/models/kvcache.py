@@ -8,7 +8,8 @@ dropped); a request reuses the entry with the longest common token prefix.
 
 The conversion helpers translate between these per-sequence entries and the batched,
 left-padded `transformers` cache the model consumes, so rows with different cached
-lengths can share one forward pass.
+lengths can share one forward pass. With ``spill`` the cache keeps its entries' keys/values
+in files (`gapscope.models.kvfiles`), not in memory.
 """
 
 from __future__ import annotations
@@ -16,15 +17,16 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import count
+from pathlib import Path
 from typing import Any
 
 import torch
 from torch import Tensor
 from transformers.cache_utils import Cache, DynamicLayer
 
-LayerKV = tuple[Tensor, Tensor]
-"""Keys and values of one layer for one sequence, each `[kv_heads, seq_len, head_dim]`."""
+from gapscope.models.kvfiles import LayerKV, SpillDirectory, SpilledLayers
 
 
 @dataclass(frozen=True)
@@ -58,58 +60,100 @@ class PrefixCache:
 
     The byte bound is what keeps memory flat: an S2B conversation of 2,000 tokens holds 92 MB
     of SmolLM2 keys/values, so 16 entries alone were 1.4 GB of the demo's peak. An entry larger
-    than the whole bound is not kept.
+    than the whole bound is not kept. With ``spill``, entries whose keys/values are in host
+    memory go to files of a private temporary directory (`gapscope.models.kvfiles`): the bound
+    then counts their bytes on disk, and a lookup maps the entry's file instead of holding it.
     Not thread-safe: the engine only touches it while holding its model lock.
     """
 
-    def __init__(self, max_entries: int, max_bytes: int | None = None) -> None:
+    def __init__(self, max_entries: int, max_bytes: int | None = None, spill: bool = False) -> None:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[int, tuple[str, KVEntry]] = OrderedDict()
+        self._entries: OrderedDict[int, tuple[str, Tensor, SpilledLayers | tuple[LayerKV, ...]]]
+        self._entries = OrderedDict()
         self._ids = count()
+        self._spill = SpillDirectory() if spill else None
         self.nbytes = 0
 
     def __len__(self) -> int:
         return len(self._entries)
 
+    @property
+    def spill_directory(self) -> Path | None:
+        """Where a spilling cache keeps its files (None: it keeps entries in memory)."""
+        return None if self._spill is None else self._spill.path
+
     def clear(self) -> None:
-        self._entries.clear()
-        self.nbytes = 0
+        while self._entries:
+            self._drop(next(iter(self._entries)))
 
     def lookup(self, namespace: str, tokens: Tensor) -> tuple[KVEntry | None, int]:
         """The entry sharing the longest token prefix with `tokens`, and that length."""
-        best_key, best, best_length = -1, None, 0
-        for key, (space, entry) in self._entries.items():
+        best_key, best_length = -1, 0
+        for key, (space, cached, _) in self._entries.items():
             if space != namespace:
                 continue
-            length = common_prefix_length(entry.tokens, tokens)
+            length = common_prefix_length(cached, tokens)
             if length > best_length:
-                best_key, best, best_length = key, entry, length
-        if best is not None:
-            self._entries.move_to_end(best_key)
-        return best, best_length
+                best_key, best_length = key, length
+        if best_length == 0:
+            return None, 0
+        self._entries.move_to_end(best_key)
+        _, cached, layers = self._entries[best_key]
+        if isinstance(layers, SpilledLayers):
+            return KVEntry(cached, layers.load()), best_length
+        return KVEntry(cached, layers), best_length
 
     def store(self, namespace: str, entry: KVEntry) -> None:
-        """Add `entry`, dropping entries it extends (it serves every lookup they would)."""
+        """Add `entry`, dropping entries it extends (it serves every lookup they would).
+
+        The cache keeps no reference to ``entry``'s tensors: views into a batch's cache are
+        copied (into memory or, spilling, into a file), so the batch's buffers can go."""
         if self.max_entries <= 0 or len(entry) == 0:
             return
         if self.max_bytes is not None and entry.nbytes > self.max_bytes:
             return
         superseded = [
             key
-            for key, (space, old) in self._entries.items()
+            for key, (space, cached, _) in self._entries.items()
             if space == namespace
-            and len(old) <= len(entry)
-            and common_prefix_length(old.tokens, entry.tokens) == len(old)
+            and cached.numel() <= len(entry)
+            and common_prefix_length(cached, entry.tokens) == cached.numel()
         ]
         for key in superseded:
-            self.nbytes -= self._entries.pop(key)[1].nbytes
-        self._entries[next(self._ids)] = (namespace, entry)
+            self._drop(key)
+        key = next(self._ids)
+        layers: SpilledLayers | tuple[LayerKV, ...]
+        if self._spill is not None and _in_host_memory(entry):
+            layers = self._spill.write(key, entry.layers)
+        else:
+            layers = tuple((_owned(k), _owned(v)) for k, v in entry.layers)
+        self._entries[key] = (namespace, entry.tokens, layers)
         self.nbytes += entry.nbytes
         while len(self._entries) > self.max_entries or (
             self.max_bytes is not None and self.nbytes > self.max_bytes
         ):
-            self.nbytes -= self._entries.popitem(last=False)[1][1].nbytes
+            self._drop(next(iter(self._entries)))
+
+    def _drop(self, key: int) -> None:
+        _, _, layers = self._entries.pop(key)
+        if isinstance(layers, SpilledLayers):
+            self.nbytes -= layers.nbytes
+            layers.delete()
+        else:
+            self.nbytes -= sum(k.nbytes + v.nbytes for k, v in layers)
+
+
+def _in_host_memory(entry: KVEntry) -> bool:
+    return all(k.device.type == "cpu" and v.device.type == "cpu" for k, v in entry.layers)
+
+
+def _owned(tensor: Tensor) -> Tensor:
+    """``tensor``, or a copy of it where it views a larger storage (a batch's cache buffer,
+    which it would otherwise keep alive)."""
+    if tensor.is_contiguous() and tensor.untyped_storage().nbytes() == tensor.nbytes:
+        return tensor
+    return tensor.clone(memory_format=torch.contiguous_format)
 
 
 GROWTH_COLUMNS = 256
@@ -123,20 +167,35 @@ class GrowingLayer(DynamicLayer):  # type: ignore[no-untyped-call]
     a decode step copies every cached column of every layer: at a 2,300-token S2B context and
     batch 5 that copy was two thirds of a step (`torch.cat`, profiled on SmolLM2). Here a step
     writes its columns into the spare ones and the model sees a view of the filled part; a
-    reallocation adds `GROWTH_COLUMNS` beyond what is needed (or doubles, whichever is more),
-    so the copies amortise to a constant per step. What the model reads is the same tensor
-    values as `DynamicLayer` would give it.
+    reallocation adds `GROWTH_COLUMNS` beyond what is needed (or doubles, or reaches
+    ``capacity``, whichever is more), so the copies amortise to a constant per step. What the
+    model reads is the same tensor values as `DynamicLayer` would give it.
 
-    The filled length is the view's (`keys`), so the inherited methods need no override: one
-    that narrows the view (`crop`) keeps the buffer, and one that replaces the tensors (a
-    batch selection, a reorder) hands the new ones over as the buffer at the next update.
+    ``capacity``: the columns the whole batch can reach (its prefix, prompt and longest reply),
+    allocated at once so that the batch never reallocates: a reallocation holds the old buffer
+    and the new one together (twice the batch's keys/values at the peak). Columns never written
+    are never touched, so on the CPU they cost no resident memory (a buffer of 4 MB or more is a
+    fresh mapping, ``gapscope.models.heap``).
+
+    The filled length is the view's (`keys`), so the inherited methods need no override but the
+    batch selection, which keeps the chosen rows in place in the buffer (ascending rows, as the
+    engine drops finished ones) instead of copying them out and regrowing; a crop narrows the
+    view and keeps the buffer, and a reorder hands its new tensors over as the buffer at the
+    next update.
     """
 
     _key_buffer: Tensor | None = None
     _value_buffer: Tensor | None = None
 
-    def __init__(self) -> None:
+    def __init__(self, capacity: int = 0) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
+        self.capacity = capacity
+
+    def adopt(self, key_buffer: Tensor, value_buffer: Tensor, filled: int) -> None:
+        """Start from buffers whose first ``filled`` columns hold keys/values already."""
+        self.lazy_initialization(key_buffer, value_buffer)
+        self._key_buffer, self._value_buffer = key_buffer, value_buffer
+        self.keys, self.values = key_buffer[:, :, :filled], value_buffer[:, :, :filled]
 
     def update(
         self, key_states: Tensor, value_states: Tensor, *args: Any, **kwargs: Any
@@ -151,13 +210,34 @@ class GrowingLayer(DynamicLayer):  # type: ignore[no-untyped-call]
             key_buffer, value_buffer = keys, values
         length, end = keys.shape[-2], keys.shape[-2] + key_states.shape[-2]
         if end > key_buffer.shape[-2]:
-            capacity = max(end + GROWTH_COLUMNS, 2 * key_buffer.shape[-2])
+            capacity = max(end + GROWTH_COLUMNS, 2 * key_buffer.shape[-2], self.capacity)
             key_buffer, value_buffer = _regrown(keys, capacity), _regrown(values, capacity)
         key_buffer[:, :, length:end] = key_states
         value_buffer[:, :, length:end] = value_states
         self._key_buffer, self._value_buffer = key_buffer, value_buffer
         self.keys, self.values = key_buffer[:, :, :end], value_buffer[:, :, :end]
         return self.keys, self.values
+
+    def batch_select_indices(self, indices: Tensor) -> None:
+        kept = [int(row) for row in indices.tolist()]
+        keys, key_buffer, value_buffer = self.keys, self._key_buffer, self._value_buffer
+        if (
+            keys is None
+            or key_buffer is None
+            or value_buffer is None
+            or kept != sorted(set(kept))
+            or not _shares_storage(keys, key_buffer)
+        ):
+            super().batch_select_indices(indices)
+            return
+        length = keys.shape[-2]
+        for slot, row in enumerate(kept):  # slot <= row: each copy reads a row not yet written
+            if slot != row:  # the filled columns only: the others were never touched
+                key_buffer[slot, :, :length] = key_buffer[row, :, :length]
+                value_buffer[slot, :, :length] = value_buffer[row, :, :length]
+        self._key_buffer, self._value_buffer = key_buffer[: len(kept)], value_buffer[: len(kept)]
+        self.keys = self._key_buffer[:, :, :length]
+        self.values = self._value_buffer[:, :, :length]
 
 
 def _shares_storage(view: Tensor, buffer: Tensor) -> bool:
@@ -172,33 +252,43 @@ def _regrown(filled: Tensor, capacity: int) -> Tensor:
 
 
 class GrowingCache(Cache):
-    """A transformers cache of `GrowingLayer`s, one per decoder layer, made on first use."""
+    """A transformers cache of `GrowingLayer`s, one per decoder layer, made on first use,
+    each allocating ``capacity`` columns at once (see `GrowingLayer`)."""
 
-    def __init__(self) -> None:
-        super().__init__(layer_class_to_replicate=GrowingLayer)
+    def __init__(self, capacity: int = 0) -> None:
+        layer = partial(GrowingLayer, capacity)  # transformers calls it like the layer class
+        super().__init__(layer_class_to_replicate=layer)  # type: ignore[arg-type]
 
 
-def batch_cache(prefixes: Sequence[tuple[KVEntry | None, int]]) -> tuple[Cache, int]:
+def batch_cache(
+    prefixes: Sequence[tuple[KVEntry | None, int]], capacity: int = 0
+) -> tuple[GrowingCache, int]:
     """A model cache holding each row's reused prefix, right-aligned (left-padded).
 
     Row `i` reuses the first `n_i` positions of its entry; its keys/values occupy the
     last `n_i` of `width = max(n_i)` columns and the padding columns are zeros (they are
-    masked out). Returns the cache and `width`.
+    masked out). Each layer's buffer has room for ``capacity`` columns (at least ``width``)
+    and the prefixes are written straight into it. Returns the cache and `width`.
     """
     width = max((n for _, n in prefixes), default=0)
-    cache = GrowingCache()
+    cache = GrowingCache(capacity)
     template = next((entry for entry, n in prefixes if entry is not None and n > 0), None)
     if template is None:
         return cache, 0
+    columns = max(width, capacity)
     for layer, (k0, v0) in enumerate(template.layers):
-        keys = k0.new_zeros((len(prefixes), k0.shape[0], width, k0.shape[2]))
-        values = v0.new_zeros((len(prefixes), v0.shape[0], width, v0.shape[2]))
+        keys = k0.new_empty((len(prefixes), k0.shape[0], columns, k0.shape[2]))
+        values = v0.new_empty((len(prefixes), v0.shape[0], columns, v0.shape[2]))
         for row, (entry, n) in enumerate(prefixes):
+            keys[row, :, : width - n] = 0
+            values[row, :, : width - n] = 0
             if entry is not None and n > 0:
                 k, v = entry.layers[layer]
-                keys[row, :, width - n :] = k[:, :n]
-                values[row, :, width - n :] = v[:, :n]
-        cache.update(keys, values, layer)
+                keys[row, :, width - n : width] = k[:, :n]
+                values[row, :, width - n : width] = v[:, :n]
+        grown = GrowingLayer(capacity)
+        grown.adopt(keys, values, width)
+        cache.layers.append(grown)
     return cache, width
 
 
@@ -211,7 +301,15 @@ def _layer_tensors(cache: Any) -> list[LayerKV]:
 
 
 def extract_row(cache: Any, row: int, columns: Tensor) -> tuple[LayerKV, ...]:
-    """Copy one row's keys/values at `columns` (its unmasked positions) out of a batch."""
+    """One row's keys/values at `columns` (its unmasked positions) out of a batch: views of
+    the batch's buffers where the columns are one contiguous range (a row's real tokens are,
+    see the engine), copies otherwise. A `PrefixCache` copies views it keeps."""
+    first, count_ = int(columns[0]), columns.numel()
+    if int(columns[-1]) - first + 1 == count_:
+        return tuple(
+            (k[row, :, first : first + count_], v[row, :, first : first + count_])
+            for k, v in _layer_tensors(cache)
+        )
     return tuple(
         (k[row].index_select(1, columns), v[row].index_select(1, columns))
         for k, v in _layer_tensors(cache)
