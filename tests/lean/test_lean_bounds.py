@@ -162,18 +162,25 @@ def test_a_sandboxed_kernel_check_is_held_to_its_memory_limit_with_all_its_build
     assert _running("<< 20); import time; time.sleep(600)") == []
 
 
-def test_a_repl_the_fallback_uid_cannot_reach_runs_as_before_and_says_none(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A project only root may enter (an elan toolchain under /root is the common case):
-    starting the REPL as uid 65534 would fail every check, so it keeps this process's uid
-    and its bounds say none, naming what the uid could not reach."""
+def _root_only_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project only root may enter, with no cgroup offered: the uid fallback's hard case
+    (skips where the sandbox cannot run or this is not root)."""
     require_lean_sandbox()
     if os.geteuid() != 0:
         pytest.skip("the uid fallback changes uid only as root")
     monkeypatch.setenv(ENV_ATTEMPT_CGROUP, "off")
     project = tmp_path / "private"
     project.mkdir(mode=0o700)
+    return project
+
+
+def test_a_repl_the_fallback_uid_cannot_reach_runs_as_before_and_says_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A project only root may enter (an elan toolchain under /root is the common case):
+    starting the REPL as uid 65534 would fail every check, so it keeps this process's uid
+    and its bounds say none, naming what the uid could not reach."""
+    project = _root_only_project(tmp_path, monkeypatch)
     (project / "lean-toolchain").write_text("leanprover/lean4:v4.33.0-fake\n")
     with LocalBackend(
         project, repl_command=(SYSTEM_PYTHON, str(FAKE)), sandbox=True, max_workers=1,
@@ -246,12 +253,7 @@ def test_a_kernel_check_the_fallback_uid_cannot_reach_says_why_in_its_bounds(
 ) -> None:
     """A workspace only root may enter: the check keeps this process's uid (as a REPL does),
     the fork loop is not held, and the verdict's bounds say so and why."""
-    require_lean_sandbox()
-    if os.geteuid() != 0:
-        pytest.skip("the uid fallback changes uid only as root")
-    monkeypatch.setenv(ENV_ATTEMPT_CGROUP, "off")
-    project = tmp_path / "private"
-    project.mkdir(mode=0o700)
+    project = _root_only_project(tmp_path, monkeypatch)
     verdict = _check(_forking_kernel(), project, 32)
     assert verdict.bounds is not None and verdict.bounds.startswith("nothing per kernel check (")
     assert "the sandbox cannot start as uid 65534" in verdict.bounds

@@ -24,33 +24,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lean"))
+from fake_children import forks, hog
+
 HEAD = re.compile(r"^(?:theorem|lemma|def)\s+(\S+)")
-HOLD = "import sys, time; x = bytearray(b'1') * (int(sys.argv[1]) << 20); time.sleep(600)"
-
-
-def hog(count: int, megabytes: int) -> None:
-    for _ in range(count):
-        subprocess.Popen([sys.executable, "-c", HOLD, str(megabytes)])
-    time.sleep(600)
-
-
-def forks(count: int) -> str:
-    started = 0
-    for _ in range(count):
-        try:
-            pid = os.fork()
-        except OSError as exc:
-            return f"forked {started} of {count}: {exc.strerror}"
-        if pid == 0:
-            time.sleep(600)
-            os._exit(0)
-        started += 1
-    return f"forked {started} of {count}"
 
 
 def take_resources(files: list[str]) -> None:
