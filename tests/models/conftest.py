@@ -33,3 +33,12 @@ def make_engine(tiny_checkpoint: Path) -> EngineFactory:
         )
 
     return make
+
+
+@pytest.fixture
+def private_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh directory as tempfile's (what ``TMPDIR`` sets), so a test sees its files only."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    return tmp_path

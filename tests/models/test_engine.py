@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 
 from gapscope.models.engine import Engine, GenerationRequest, GenerationResult, SamplingParams
 from tests.models.conftest import EngineFactory
+from tests.models.open_files import mapped_files_in, opened_files_in
 
 Messages = tuple[Mapping[str, str], ...]
 
@@ -236,15 +238,14 @@ def test_ignore_eos_decodes_to_max_tokens(make_engine: EngineFactory) -> None:
 
 
 def test_turns_served_from_spilled_entries_equal_turns_served_from_memory(
-    make_engine: EngineFactory,
+    make_engine: EngineFactory, private_tmpdir: Path
 ) -> None:
-    """On the CPU the prefix cache keeps its keys/values in files: a reuse from a file gives
-    the tokens a reuse from memory gives, and those of a cold run."""
+    """On the CPU the prefix cache keeps its keys/values in unnamed files: a reuse from a file
+    gives the tokens a reuse from memory gives, and those of a cold run."""
     from gapscope.models.kvcache import PrefixCache
 
     spilled = make_engine(batch_size=8)
-    directory = spilled.cache.spill_directory
-    assert directory is not None
+    assert spilled.cache.spills
     in_memory = make_engine(batch_size=8)
     in_memory.cache = PrefixCache(16, spilled.cache.max_bytes)
     cold = make_engine(kv_reuse=False)
@@ -253,8 +254,10 @@ def test_turns_served_from_spilled_entries_equal_turns_served_from_memory(
     assert [r.tokens for r in replies[0]] == [r.tokens for r in replies[2]]
     assert [r.reused_tokens for r in replies[0]] == [r.reused_tokens for r in replies[1]]
     assert all(r.reused_tokens > 0 for r in replies[0][1:])
-    assert len(list(directory.iterdir())) == len(spilled.cache) > 0
-    assert in_memory.cache.spill_directory is None
+    # a file an entry, nameless, and no mapping left once the batches copied their prefixes
+    assert len(opened_files_in(private_tmpdir)) == len(spilled.cache) > 0
+    assert not any(private_tmpdir.iterdir()) and not mapped_files_in(private_tmpdir)
+    assert not in_memory.cache.spills
 
 
 def test_two_cpu_engines_never_compute_at_once(make_engine: EngineFactory) -> None:

@@ -1,11 +1,18 @@
 """The KV caches: the growing layer reads what transformers' concatenating layer reads, a
-batch's cache holds its prefixes, and the prefix cache (in memory or spilled to files) returns
-the bytes it was given."""
+batch's cache holds its prefixes, and the prefix cache (in memory or spilled to unnamed files)
+returns the bytes it was given and leaves nothing on disk once an entry or the process goes."""
 
 from __future__ import annotations
 
 import gc
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
 
+import pytest
 import torch
 from transformers.cache_utils import DynamicLayer
 
@@ -17,6 +24,8 @@ from gapscope.models.kvcache import (
     _layer_tensors,
     batch_cache,
 )
+from gapscope.models.kvfiles import LayerKV, SpilledLayers
+from tests.models.open_files import mapped_files_in, opened_files_in
 
 
 def test_a_growing_layer_holds_what_concatenation_holds_across_reallocations() -> None:
@@ -73,29 +82,124 @@ def _random_entry(first: int, length: int, seed: int) -> KVEntry:
     return KVEntry(torch.arange(first, first + length), layers)
 
 
-def test_a_spilling_prefix_cache_keeps_its_entries_in_files_and_returns_their_bytes() -> None:
+def _equal_layers(got: Sequence[LayerKV], want: Sequence[LayerKV]) -> bool:
+    pairs = zip(got, want, strict=True)
+    return all(torch.equal(k, k0) and torch.equal(v, v0) for (k, v), (k0, v0) in pairs)
+
+
+def test_a_spilling_prefix_cache_keeps_its_entries_in_unnamed_files_within_its_bound(
+    private_tmpdir: Path,
+) -> None:
     entry, other = _random_entry(0, 12, seed=1), _random_entry(100, 12, seed=2)
     cache = PrefixCache(max_entries=16, max_bytes=2 * entry.nbytes, spill=True)
-    directory = cache.spill_directory
-    assert directory is not None
     cache.store("", entry)
     cache.store("", other)
-    files = sorted(directory.iterdir())
-    assert len(files) == 2 and sum(f.stat().st_size for f in files) == cache.nbytes
+    # one file an entry, on TMPDIR's disk, holding the entry's bytes, with no name to leave
+    opened = opened_files_in(private_tmpdir)
+    assert len(opened) == 2 and sum(opened.values()) == cache.nbytes == 2 * entry.nbytes
+    assert not any(private_tmpdir.iterdir())
     found, length = cache.lookup("", torch.arange(0, 20))
     assert length == 12 and found is not None
-    for (k, v), (k0, v0) in zip(found.layers, entry.layers, strict=True):
-        assert torch.equal(k, k0) and torch.equal(v, v0)  # bitwise: the bytes written
+    assert _equal_layers(found.layers, entry.layers)  # bitwise: the bytes written
+    found.layers[0][0].zero_()  # a write stays in this load's copy-on-write pages
+    found, _ = cache.lookup("", torch.arange(0, 20))
+    assert found is not None and torch.equal(found.layers[0][0], entry.layers[0][0])
     cache.store("", _random_entry(200, 12, seed=3))  # over the bound: the oldest entry goes
-    assert len(sorted(directory.iterdir())) == 2
+    assert len(cache) == 2 and cache.nbytes == 2 * entry.nbytes
     assert cache.lookup("", torch.arange(100, 112))[1] == 0
-    # an entry the cache dropped stays readable through a mapping taken before
-    assert torch.equal(found.layers[1][0], entry.layers[1][0])
     cache.clear()
-    assert cache.nbytes == 0 and not any(directory.iterdir())
-    del cache
+    assert cache.nbytes == 0
+
+
+def test_a_dropped_entry_gives_its_disk_space_back_once_no_tensor_views_it(
+    private_tmpdir: Path,
+) -> None:
+    entry = _random_entry(0, 12, seed=1)
+    cache = PrefixCache(max_entries=1, spill=True)
+    cache.store("", entry)
+    (kept,) = opened_files_in(private_tmpdir)
+    found, _ = cache.lookup("", torch.arange(0, 12))
+    assert found is not None and set(mapped_files_in(private_tmpdir)) == {kept}
+    cache.store("", _random_entry(100, 12, seed=2))  # the first entry goes
+    cache.clear()  # and the second, never loaded: nothing holds its file any more
     gc.collect()
-    assert not directory.exists()  # the private directory goes with its cache
+    assert set(opened_files_in(private_tmpdir)) == set(mapped_files_in(private_tmpdir)) == {kept}
+    assert _equal_layers(found.layers, entry.layers)  # the mapping outlives the entry
+    del found
+    gc.collect()
+    assert not opened_files_in(private_tmpdir) and not mapped_files_in(private_tmpdir)
+    cache.store("", entry)
+    assert opened_files_in(private_tmpdir)
+    del cache  # a cache that goes without being cleared closes its files too
+    gc.collect()
+    assert not opened_files_in(private_tmpdir)
+
+
+def test_a_spilled_entry_is_read_only_where_touched(private_tmpdir: Path) -> None:
+    """A batch copies a few columns of an entry: the rest is never read (the kernel maps the
+    file in folios, up to 2 MiB on ext4, so that is the grain of what is read)."""
+    layers = tuple((torch.randn((4, 8192, 64)), torch.randn((4, 8192, 64))) for _ in range(2))
+    spilled = SpilledLayers(layers)  # 32 MiB
+    loaded = spilled.load()
+    assert list(mapped_files_in(private_tmpdir).values()) == [0]  # mapped, nothing read yet
+    assert torch.equal(loaded[1][0][0, :8], layers[1][0][0, :8])  # 2 KiB of 32 MiB
+    (resident,) = mapped_files_in(private_tmpdir).values()
+    assert 0 < resident <= spilled.nbytes // 8
+
+
+def test_a_closed_spilled_entry_is_not_loaded_again_but_what_was_loaded_stays_readable(
+    private_tmpdir: Path,
+) -> None:
+    """A load after `close` would map whatever file took over the descriptor's number."""
+    layers = _random_entry(0, 12, seed=1).layers
+    spilled = SpilledLayers(layers)
+    loaded = spilled.load()
+    spilled.close()
+    with pytest.raises(ValueError, match="closed"):
+        spilled.load()
+    assert _equal_layers(loaded, layers)
+
+
+_SPILL_AND_WAIT = """
+import sys
+import torch
+from gapscope.models.kvcache import KVEntry, PrefixCache
+
+cache = PrefixCache(max_entries=4, spill=True)
+for first in (0, 100):
+    layers = tuple((torch.randn((2, 64, 8)), torch.randn((2, 64, 8))) for _ in range(2))
+    cache.store("", KVEntry(torch.arange(first, first + 64), layers))
+found, _ = cache.lookup("", torch.arange(64))  # a mapping is open too
+print(cache.nbytes, flush=True)
+sys.stdin.read()  # until killed
+"""
+
+
+def test_a_killed_process_leaves_none_of_its_spilled_entries_on_disk(tmp_path: Path) -> None:
+    """An OOM-killed engine must not leave its cache's files (2 GiB a model) behind."""
+    source = Path(__file__).resolve().parents[2] / "src"
+    environment = {
+        **os.environ,
+        "TMPDIR": str(tmp_path),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(source), os.environ.get("PYTHONPATH")])),
+    }
+    child = subprocess.Popen(
+        [sys.executable, "-c", _SPILL_AND_WAIT],
+        env=environment,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        nbytes = int(child.stdout.readline())  # type: ignore[union-attr]
+        # the entries' bytes are on TMPDIR's disk, whether the files have names or not
+        named = {f.stat().st_ino: f.stat().st_size for f in tmp_path.rglob("*") if f.is_file()}
+        assert sum({**opened_files_in(tmp_path, child.pid), **named}.values()) == nbytes > 0
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.communicate()
+    assert child.returncode == -signal.SIGKILL
+    assert not any(tmp_path.iterdir())
 
 
 def test_a_cache_keeps_a_copy_of_a_view_not_the_buffer_behind_it() -> None:

@@ -255,7 +255,7 @@ class Engine:
             "batch_size": self.config.batch_size,
             "cache_entries": self.cache.max_entries,
             "cache_bytes": self.cache.max_bytes or 0,
-            "cache_in_files": self.cache.spill_directory is not None,
+            "cache_in_files": self.cache.spills,
         }
 
     @property

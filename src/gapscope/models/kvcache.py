@@ -9,7 +9,7 @@ dropped); a request reuses the entry with the longest common token prefix.
 The conversion helpers translate between these per-sequence entries and the batched,
 left-padded `transformers` cache the model consumes, so rows with different cached
 lengths can share one forward pass. With ``spill`` the cache keeps its entries' keys/values
-in files (`gapscope.models.kvfiles`), not in memory.
+in unnamed files (`gapscope.models.kvfiles`), not in memory.
 """
 
 from __future__ import annotations
@@ -19,14 +19,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import count
-from pathlib import Path
 from typing import Any
 
 import torch
 from torch import Tensor
 from transformers.cache_utils import Cache, DynamicLayer
 
-from gapscope.models.kvfiles import LayerKV, SpillDirectory, SpilledLayers
+from gapscope.models.kvfiles import LayerKV, SpilledLayers
 
 
 @dataclass(frozen=True)
@@ -61,8 +60,9 @@ class PrefixCache:
     The byte bound is what keeps memory flat: an S2B conversation of 2,000 tokens holds 92 MB
     of SmolLM2 keys/values, so 16 entries alone were 1.4 GB of the demo's peak. An entry larger
     than the whole bound is not kept. With ``spill``, entries whose keys/values are in host
-    memory go to files of a private temporary directory (`gapscope.models.kvfiles`): the bound
-    then counts their bytes on disk, and a lookup maps the entry's file instead of holding it.
+    memory go to unnamed temporary files (`gapscope.models.kvfiles`): the bound then counts
+    their bytes on disk, a lookup maps the entry's file instead of holding it, and dropping the
+    entry closes the file.
     Not thread-safe: the engine only touches it while holding its model lock.
     """
 
@@ -72,16 +72,12 @@ class PrefixCache:
         self._entries: OrderedDict[int, tuple[str, Tensor, SpilledLayers | tuple[LayerKV, ...]]]
         self._entries = OrderedDict()
         self._ids = count()
-        self._spill = SpillDirectory() if spill else None
+        self.spills = spill
+        """Whether entries in host memory go to files (`gapscope.models.kvfiles`)."""
         self.nbytes = 0
 
     def __len__(self) -> int:
         return len(self._entries)
-
-    @property
-    def spill_directory(self) -> Path | None:
-        """Where a spilling cache keeps its files (None: it keeps entries in memory)."""
-        return None if self._spill is None else self._spill.path
 
     def clear(self) -> None:
         while self._entries:
@@ -124,8 +120,8 @@ class PrefixCache:
             self._drop(key)
         key = next(self._ids)
         layers: SpilledLayers | tuple[LayerKV, ...]
-        if self._spill is not None and _in_host_memory(entry):
-            layers = self._spill.write(key, entry.layers)
+        if self.spills and _in_host_memory(entry):
+            layers = SpilledLayers(entry.layers)
         else:
             layers = tuple((_owned(k), _owned(v)) for k, v in entry.layers)
         self._entries[key] = (namespace, entry.tokens, layers)
@@ -139,7 +135,7 @@ class PrefixCache:
         _, _, layers = self._entries.pop(key)
         if isinstance(layers, SpilledLayers):
             self.nbytes -= layers.nbytes
-            layers.delete()
+            layers.close()
         else:
             self.nbytes -= sum(k.nbytes + v.nbytes for k, v in layers)
 
