@@ -138,30 +138,16 @@ IN_MEMORY_CACHE_BYTES = 256 << 20
 """The default bound where the entries stay in device memory (a GPU)."""
 
 
-PREFILL_TOKENS = 8192
-"""A batch prefill feeding more tokens (rows x columns) than this runs in slices of
-`PREFILL_COLUMNS` columns. One pass over 8 rows of 3,800 tokens held 2.7 GB of activations
-beside the 0.5 GB model (SmolLM2's MLP alone holds four ``[rows*columns, 1536]`` fp32
-tensors); slices hold a bounded few hundred MB. Below the budget nothing changes."""
-PREFILL_COLUMNS = 512
-"""Columns a prefill slice feeds. Slices are cut from the right, where every row's prompt
-ends, so a row is cut at the same distances from its end whatever it is batched with. A
-sliced row's logits move by float rounding (3.7e-5 at most on 8 task prompts, the same
-greedy tokens): its attention and linear layers run on fewer columns at once."""
-
-
 @dataclass(frozen=True)
 class EngineConfig:
     """`batch_size`: most requests per forward pass; `cache_entries`: KV entries kept, and
     `cache_bytes` the most bytes of keys/values they may hold together (None: 2 GiB of files
-    on the CPU, 256 MiB of device memory elsewhere); `prefill_tokens`: a prefill of more
-    tokens (rows x columns) runs in slices (`PREFILL_TOKENS`; 0: never sliced)."""
+    on the CPU, 256 MiB of device memory elsewhere)."""
 
     kv_reuse: bool = True
     batch_size: int = 8
     cache_entries: int = 16
     cache_bytes: int | None = None
-    prefill_tokens: int = PREFILL_TOKENS
 
 
 @dataclass
@@ -462,7 +448,7 @@ class Engine:
             mask[i, width + span - suffix.numel() :] = 1
         mask = mask.to(device)
         next_position = torch.tensor([row.prompt.numel() for row in rows], device=device)
-        logits = self._prefill(input_ids.to(device), mask, positions.to(device), cache, width)
+        logits = self._forward(input_ids.to(device), mask, positions.to(device), cache)
 
         live = list(range(len(rows)))  # batch position -> index into rows
         while True:
@@ -505,26 +491,6 @@ class Engine:
             # At least one prompt token must go through the model to yield logits.
             available.append(min(length, row.prompt.numel() - 1))
         return entries, available
-
-    def _prefill(
-        self, input_ids: Tensor, mask: Tensor, positions: Tensor, cache: Any, width: int
-    ) -> Tensor:
-        """Feed the batch's ``[rows, span]`` new tokens after ``width`` cached columns: at
-        once, or in `PREFILL_COLUMNS` slices cut from the right when the batch feeds more than
-        ``prefill_tokens``; the logits of the last pass."""
-        rows, span = input_ids.shape
-        budget = self.config.prefill_tokens
-        if budget <= 0 or rows * span <= budget:
-            return self._forward(input_ids, mask, positions, cache)
-        ends = list(range(span, 0, -PREFILL_COLUMNS))[::-1]
-        start, logits = 0, None
-        for end in ends:
-            logits = self._forward(
-                input_ids[:, start:end], mask[:, : width + end], positions[:, start:end], cache
-            )
-            start = end
-        assert logits is not None
-        return logits
 
     def _forward(self, input_ids: Tensor, mask: Tensor, positions: Tensor, cache: Any) -> Tensor:
         """Run the model on new tokens; logits of each row's last position, as float32."""
