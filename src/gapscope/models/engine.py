@@ -395,8 +395,8 @@ class Engine:
             if row is not None:
                 rows.append(row)
         if rows:
+            self.stats.batches += 1  # before: its callers are answered as its rows stop
             self._decode_rows(rows, deliver, join)
-            self.stats.batches += 1
 
     def _start(
         self, index: int, request: GenerationRequest, prompt: Tensor, deliver: _Deliver
