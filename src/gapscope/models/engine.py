@@ -15,6 +15,8 @@ Why not `model.generate`: the diagnostics need three things it does not give tog
   Requests steered differently (or not at all) share a forward pass when their hooks are
   additive (`RowAdditions`: each row adds its own vector), so the conditions of a dosage
   sweep run batched together; other hooks get batches of their own.
+* Continuous batching: each caller is answered as its row stops, and requests that arrive
+  while a batch decodes join it between two steps (``_admit``; docs/models.md, Batching).
 
 This module has no Inspect dependency; `gapscope.models.inspect_api` adapts it.
 """

@@ -156,8 +156,9 @@ def is_additive(hook_set: HookSet | None) -> bool:
 
 class RowAdditions:
     """Additive hook sets of the rows of one batch, merged into one hook per decoder layer
-    that adds each row its own vector (``[rows, 1, hidden]``; zeros where a row adds
-    nothing). ``select`` follows the batch when finished rows leave it."""
+        that adds each row its own vector (``[rows, 1, hidden]``; zeros where a row adds
+        nothing). ``select`` follows the batch when finished rows leave it, ``joining`` when
+    waiting requests join it."""
 
     def __init__(self, hook_sets: Sequence[HookSet | None], n_layers: int) -> None:
         self._n_layers = n_layers
