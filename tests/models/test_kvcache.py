@@ -247,3 +247,29 @@ def test_a_batch_cache_holds_the_prefixes_right_aligned_with_room_reserved() -> 
             assert torch.equal(tensor[0, :, 3:], short.layers[layer][index])
             assert torch.equal(tensor[2], long.layers[layer][index][:, :7])
             assert not tensor[0, :, :3].any() and not tensor[1].any()  # padding is zeros
+
+
+def test_appended_rows_end_at_the_last_column_and_keep_growing_with_the_batch() -> None:
+    generator = torch.Generator().manual_seed(1)
+    growing = GrowingLayer(capacity=8, rows=3)
+    first = torch.randn((2, 2, 6, 4), generator=generator)
+    growing.update(first, first.clone())
+    storage = growing.keys.untyped_storage().data_ptr()  # type: ignore[union-attr]
+    growing.batch_select_indices(torch.tensor([1]))
+    joiner = torch.randn((2, 2, 4, 4), generator=generator)
+    growing.append_rows(joiner, joiner.clone())  # into the freed row and the reserved one
+    keys = growing.keys
+    assert keys is not None and keys.shape == (3, 2, 6, 4)
+    assert keys.untyped_storage().data_ptr() == storage  # the batch's rows were not copied
+    assert torch.equal(keys[0], first[1])
+    assert torch.equal(keys[1:, :, 2:], joiner) and not keys[1:, :, :2].any()
+    # a step past the reserved columns, and a fourth row past the reserved rows: both regrow
+    steps = torch.randn((3, 2, 5, 4), generator=generator)
+    got, _ = growing.update(steps, steps)
+    assert torch.equal(got[:, :, :6], keys) and torch.equal(got[:, :, 6:], steps)
+    late = torch.randn((1, 2, 11, 4), generator=generator)
+    growing.append_rows(late, late)
+    assert growing.keys is not None and torch.equal(growing.keys[3], late[0])
+    assert torch.equal(growing.keys[:3], got)
+    with pytest.raises(ValueError, match="do not fit"):
+        growing.append_rows(torch.zeros((1, 2, 12, 4)), torch.zeros((1, 2, 12, 4)))

@@ -15,6 +15,8 @@ Why not `model.generate`: the diagnostics need three things it does not give tog
   Requests steered differently (or not at all) share a forward pass when their hooks are
   additive (`RowAdditions`: each row adds its own vector), so the conditions of a dosage
   sweep run batched together; other hooks get batches of their own.
+* Continuous batching: each caller is answered as its row stops, and requests that arrive
+  while a batch decodes join it between two steps (``_admit``; docs/models.md, Batching).
 
 This module has no Inspect dependency; `gapscope.models.inspect_api` adapts it.
 """
@@ -23,7 +25,8 @@ from __future__ import annotations
 
 import inspect
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -31,12 +34,13 @@ from typing import Any, Literal
 import torch
 from torch import Tensor, nn
 
-from gapscope.models.batching import BatchQueue
+from gapscope.models.batching import Batch, BatchQueue
 from gapscope.models.calibration import format_note
 from gapscope.models.checkpoints import cache_root, load_checkpoint
 from gapscope.models.heap import keep_heap_small, release_free_memory
 from gapscope.models.hooks import HookSet, RowAdditions, attached, current_hooks, is_additive
 from gapscope.models.kvcache import (
+    GrowingCache,
     KVEntry,
     PrefixCache,
     as_token_tensor,
@@ -114,6 +118,13 @@ class GenerationResult:
         return self.prompt_tokens - self.reused_tokens
 
 
+_Deliver = Callable[[int, GenerationResult], None]
+"""Answers request ``i`` of a batch with its result (the moment its row stops)."""
+_Join = Callable[[Callable[[GenerationRequest], bool], int], list[tuple[int, GenerationRequest]]]
+"""Takes up to n waiting requests that a predicate accepts into a running batch
+(`batching.Batch.join`), with their indices."""
+
+
 @dataclass
 class EngineStats:
     """Cumulative counters; `reset()` zeroes them (e.g. between benchmark phases)."""
@@ -157,6 +168,8 @@ class _Row:
     index: int
     request: GenerationRequest
     prompt: Tensor
+    namespace: str | None
+    """Its KV-cache namespace (None: no reuse, no store)."""
     reused: int
     max_tokens: int
     generator: torch.Generator | None
@@ -187,7 +200,7 @@ class Engine:
         )
         self._lock = _CPU_COMPUTE if on_cpu else threading.Lock()
         self._queue: BatchQueue[GenerationRequest, GenerationResult] = BatchQueue(
-            self.generate, config.batch_size
+            self._serve_batch, config.batch_size
         )
         self.weight_format = _weight_format(model)
         """``int8`` (see ``gapscope.models.weight_format``) or the weights' torch dtype."""
@@ -281,23 +294,30 @@ class Engine:
         Requests whose hooks are additive (none, or steering) share batches whatever their
         vectors; requests with any other hooks run in batches of their own hooks.
         """
+        results: dict[int, GenerationResult] = {}
+        self._serve(requests, results.__setitem__, None)
+        return [results[index] for index in range(len(requests))]
+
+    def _serve_batch(self, batch: Batch[GenerationRequest, GenerationResult]) -> None:
+        """The queue's run: each caller is answered as its row stops, and requests waiting
+        meanwhile join the running batch where they fit (see ``_admit``)."""
+        self._serve(batch.requests, batch.deliver, batch.join)
+
+    def _serve(
+        self, requests: Sequence[GenerationRequest], deliver: _Deliver, join: _Join | None
+    ) -> None:
         groups: dict[HookSet | str | None, list[int]] = {}
         for index, request in enumerate(requests):
             key = _ADDITIVE if is_additive(request.hooks) else request.hooks
             groups.setdefault(key, []).append(index)
-        results: dict[int, GenerationResult] = {}
         size = self.config.batch_size
         with self._lock:
             for indices in groups.values():
                 for start in range(0, len(indices), size):
                     chunk = indices[start : start + size]
-                    for index, result in zip(
-                        chunk, self._run_batch([requests[i] for i in chunk]), strict=True
-                    ):
-                        results[index] = result
+                    self._run_batch([(i, requests[i]) for i in chunk], deliver, join)
             # a batch's cache buffers (its longest prompt's width) are garbage now
             release_free_memory()
-        return [results[index] for index in range(len(requests))]
 
     def span_means(
         self,
@@ -364,50 +384,56 @@ class Engine:
 
     # --- one batch -------------------------------------------------------------------
 
-    def _run_batch(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
+    def _run_batch(
+        self,
+        requests: list[tuple[int, GenerationRequest]],
+        deliver: _Deliver,
+        join: _Join | None,
+    ) -> None:
         rows: list[_Row] = []
-        results: dict[int, GenerationResult] = {}
-        for index, request in enumerate(requests):
+        for index, request in requests:
             prompt = as_token_tensor(self.render(request.messages))
-            if prompt.numel() == 0:
-                raise ValueError("the chat template rendered an empty prompt")
-            budget = self._token_budget(prompt.numel(), request.params.max_tokens)
-            if request.cancelled:
-                results[index] = GenerationResult("", (), prompt.numel(), 0, "stop")
-                continue
-            if budget <= 0:
-                results[index] = GenerationResult("", (), prompt.numel(), 0, "model_length")
-                continue
-            rows.append(
-                _Row(
-                    index=index,
-                    request=request,
-                    prompt=prompt,
-                    reused=0,
-                    max_tokens=budget,
-                    generator=_generator(request.params.seed, self.device),
-                )
-            )
+            row = self._start(index, request, prompt, deliver)
+            if row is not None:
+                rows.append(row)
         if rows:
-            self._decode_rows(rows)
-            self.stats.batches += 1
-        for row in rows:
-            results[row.index] = self._result(row)
-        self.stats.requests += len(requests)
-        return [results[index] for index in range(len(requests))]
+            self.stats.batches += 1  # before: its callers are answered as its rows stop
+            self._decode_rows(rows, deliver, join)
 
-    def _decode_rows(self, rows: list[_Row]) -> None:
+    def _start(
+        self, index: int, request: GenerationRequest, prompt: Tensor, deliver: _Deliver
+    ) -> _Row | None:
+        """The decoding row of ``request``, or None where it is answered at once: cancelled
+        already, or its prompt fills the model's context."""
+        if prompt.numel() == 0:
+            raise ValueError("the chat template rendered an empty prompt")
+        self.stats.requests += 1
+        budget = self._token_budget(prompt.numel(), request.params.max_tokens)
+        if request.cancelled or budget <= 0:
+            reason: StopReason = "stop" if request.cancelled else "model_length"
+            deliver(index, GenerationResult("", (), prompt.numel(), 0, reason))
+            return None
+        return _Row(
+            index=index,
+            request=request,
+            prompt=prompt,
+            namespace=_namespace(request.hooks) if self.config.kv_reuse else None,
+            reused=0,
+            max_tokens=budget,
+            generator=_generator(request.params.seed, self.device),
+        )
+
+    def _decode_rows(self, rows: list[_Row], deliver: _Deliver, join: _Join | None) -> None:
         """Decode ``rows`` under their hooks: one hook set as is, or differing additive ones
         merged into one per-row addition (each row keeps its own KV namespace)."""
         hook_sets = [row.request.hooks for row in rows]
-        namespaces = [_namespace(h) if self.config.kv_reuse else None for h in hook_sets]
         additions = None
         hooks = hook_sets[0]
         if any(h != hooks for h in hook_sets):
             additions = RowAdditions(hook_sets, len(self._layers))
             hooks = additions.hook_set()
         with torch.inference_mode(), attached(self.model, self._layers, hooks):
-            self._decode(rows, namespaces, additions)
+            self._decode(rows, hooks, additions, deliver, join)
 
     def _token_budget(self, prompt_length: int, requested: int) -> int:
         """Tokens a reply may have: as requested, but within the model's context."""
@@ -416,10 +442,38 @@ class Engine:
         return min(requested, self._max_positions - prompt_length)
 
     def _decode(
-        self, rows: list[_Row], namespaces: list[str | None], additions: RowAdditions | None
+        self,
+        rows: list[_Row],
+        hooks: HookSet | None,
+        additions: RowAdditions | None,
+        deliver: _Deliver,
+        join: _Join | None,
     ) -> None:
-        """Prefill every row's uncached suffix, then decode until all rows stop."""
-        entries, available = self._lookup(rows, namespaces)
+        """Prefill every row's uncached suffix, then decode until all rows stop, answering
+        each as it stops; with ``join``, waiting requests join between steps (``_admit``)."""
+        # joiners fill the rows finished ones leave, or rows reserved for them (kvcache)
+        cache, mask, logits = self._prefill(rows, self.config.batch_size if join else 0)
+        joining = None
+        if join is not None:
+            joining = _Joining(self, join, hooks, additions)
+        live = rows
+        while True:
+            live, mask = self._advance(live, logits, cache, mask, additions, deliver)
+            if not live:
+                return
+            if joining is not None and len(live) < self.config.batch_size:
+                live, mask = self._admit(live, cache, mask, joining, deliver)
+            device = self.device
+            step = torch.tensor([[row.generated[-1]] for row in live], device=device)
+            positions = [[row.prompt.numel() + len(row.generated) - 1] for row in live]
+            mask = torch.cat([mask, mask.new_ones((len(live), 1))], dim=1)
+            logits = self._forward(step, mask, torch.tensor(positions, device=device), cache)
+
+    def _prefill(self, rows: list[_Row], reserved_rows: int) -> tuple[GrowingCache, Tensor, Tensor]:
+        """One forward pass over every row's uncached suffix, after its reused prefix: the
+        cache (room for each row's reply, and for ``reserved_rows`` rows), its attention mask
+        and each row's next-token logits. Each row's tokens end at the last column."""
+        entries, available = self._lookup(rows)
         # Every row feeds `span` tokens. A row whose cached prefix is longer than needed
         # recomputes a few cached tokens in place of padding: the same work, and its real
         # tokens stay contiguous (see the module docstring).
@@ -429,12 +483,12 @@ class Engine:
             self.stats.prefill_reused += row.reused
             self.stats.prefill_computed += row.prompt.numel() - row.reused
 
-        device = self.device
         # every column the batch can reach, reserved at once (kvcache.GrowingLayer)
         reach = span + max(row.max_tokens for row in rows)
         cache, width = batch_cache(
             [(entry, row.reused) for entry, row in zip(entries, rows, strict=True)],
             max(row.reused for row in rows) + reach,
+            reserved_rows,
         )
         del entries  # a spilled entry's mapping ends here: its columns are in `cache` now
         input_ids = torch.full((len(rows), span), self._pad, dtype=torch.long)
@@ -446,47 +500,92 @@ class Engine:
             positions[i, span - suffix.numel() :] = torch.arange(row.reused, row.prompt.numel())
             mask[i, width - row.reused : width] = 1
             mask[i, width + span - suffix.numel() :] = 1
+        device = self.device
         mask = mask.to(device)
-        next_position = torch.tensor([row.prompt.numel() for row in rows], device=device)
         logits = self._forward(input_ids.to(device), mask, positions.to(device), cache)
+        return cache, mask, logits
 
-        live = list(range(len(rows)))  # batch position -> index into rows
-        while True:
-            chosen = self._choose(logits, [rows[i] for i in live])
-            keep: list[int] = []
-            for slot, i in enumerate(live):
-                row = rows[i]
-                row.generated.append(chosen[slot])
-                row.stop_reason = self._stop_reason(row)
-                namespace = namespaces[i]
-                if row.stop_reason is None:
-                    keep.append(slot)
-                elif namespace is not None:
-                    self._store(namespace, row, cache, slot, mask)
-            if not keep:
-                return
-            if len(keep) < len(live):
-                index = torch.tensor(keep, device=device)
-                cache.batch_select_indices(index)
-                if additions is not None:
-                    additions.select(keep)
-                mask, next_position = mask[index], next_position[index]
-                live = [live[slot] for slot in keep]
-            step = torch.tensor([[rows[i].generated[-1]] for i in live], device=device)
-            mask = torch.cat([mask, mask.new_ones((len(live), 1))], dim=1)
-            logits = self._forward(step, mask, next_position[:, None], cache)
-            next_position = next_position + 1
+    def _advance(
+        self,
+        live: list[_Row],
+        logits: Tensor,
+        cache: GrowingCache,
+        mask: Tensor,
+        additions: RowAdditions | None,
+        deliver: _Deliver,
+    ) -> tuple[list[_Row], Tensor]:
+        """Choose each live row's next token; answer the rows that stop (storing their keys and
+        values) and drop them from the batch. Returns the rows going on and their mask."""
+        chosen = self._choose(logits, live)
+        keep: list[int] = []
+        for slot, row in enumerate(live):
+            row.generated.append(chosen[slot])
+            row.stop_reason = self._stop_reason(row)
+            if row.stop_reason is None:
+                keep.append(slot)
+                continue
+            if row.namespace is not None:
+                self._store(row.namespace, row, cache, slot, mask)
+            deliver(row.index, self._result(row))
+        if keep and len(keep) < len(live):
+            index = torch.tensor(keep, device=mask.device)
+            cache.batch_select_indices(index)
+            if additions is not None:
+                additions.select(keep)
+            mask = mask[index]
+        return [live[slot] for slot in keep], mask
 
-    def _lookup(
-        self, rows: list[_Row], namespaces: list[str | None]
-    ) -> tuple[list[KVEntry | None], list[int]]:
+    def _admit(
+        self,
+        live: list[_Row],
+        cache: GrowingCache,
+        mask: Tensor,
+        joining: _Joining,
+        deliver: _Deliver,
+    ) -> tuple[list[_Row], Tensor]:
+        """Let waiting requests that fit join the running batch between two steps.
+
+        The joiners' uncached suffixes go through a forward pass of their own (after their
+        reused prefixes, as a batch's rows do), and their first tokens are chosen from it. The
+        keys/values of those that go on are put into the batch's cache as new rows whose tokens
+        end at its last column, with padding before them, so from the next step they decode
+        with the batch and their real tokens stay contiguous (sliding windows count columns).
+        Their prompt must therefore be no wider than the batch's columns (a wider one waits
+        for the batch to grow or end). Costs: their prefill, and one copy of their own keys and
+        values; the batch's are not copied (the rows were reserved, ``_prefill``), unless a
+        joiner's reply reaches past the reserved columns, which reallocates them once.
+        """
+        width = mask.shape[1]
+        new_rows = [
+            row
+            for index, request, prompt in joining.take(self.config.batch_size - len(live), width)
+            if (row := self._start(index, request, prompt, deliver)) is not None
+        ]
+        if not new_rows:
+            return live, mask
+        additions = joining.additions
+        hook_sets = [row.request.hooks for row in new_rows]
+        with additions.joining(hook_sets) if additions is not None else nullcontext():
+            own_cache, own_mask, logits = self._prefill(new_rows, 0)
+        going, own_mask = self._advance(new_rows, logits, own_cache, own_mask, None, deliver)
+        if additions is not None:  # the joiners that stopped at once leave the additions
+            kept = [len(live) + new_rows.index(row) for row in going]
+            additions.select([*range(len(live)), *kept])
+        if not going:
+            return live, mask
+        cache.append_rows(own_cache)
+        padded = own_mask.new_zeros((len(going), width))
+        padded[:, width - own_mask.shape[1] :] = own_mask
+        return live + going, torch.cat([mask, padded])
+
+    def _lookup(self, rows: list[_Row]) -> tuple[list[KVEntry | None], list[int]]:
         """Each row's cached entry (or None) and how many of its prompt tokens it can reuse."""
         entries: list[KVEntry | None] = []
         available: list[int] = []
-        for row, namespace in zip(rows, namespaces, strict=True):
+        for row in rows:
             entry, length = (None, 0)
-            if namespace is not None:
-                entry, length = self.cache.lookup(namespace, row.prompt)
+            if row.namespace is not None:
+                entry, length = self.cache.lookup(row.namespace, row.prompt)
             entries.append(entry)
             # At least one prompt token must go through the model to yield logits.
             available.append(min(length, row.prompt.numel() - 1))
@@ -554,6 +653,43 @@ class Engine:
 
     def _decode_text(self, tokens: list[int]) -> str:
         return str(self.tokenizer.decode(tokens, skip_special_tokens=True))
+
+
+class _Joining:
+    """Which waiting requests may join a running batch, and taking them in: those whose hooks
+    the batch serves (its own hook set, or an additive set its merged additions cover) and
+    whose prompt fits in the batch's columns (see ``Engine._admit``)."""
+
+    def __init__(
+        self, engine: Engine, join: _Join, hooks: HookSet | None, additions: RowAdditions | None
+    ) -> None:
+        self._render = engine.render
+        self._join = join
+        self._hooks = hooks
+        self.additions = additions
+        self._prompts: dict[int, Tensor] = {}
+        """Prompts of the requests seen waiting, by id: rendered once, however many steps they
+        wait (a waiting request stays referenced by the queue, so its id stays its own)."""
+
+    def take(self, limit: int, width: int) -> list[tuple[int, GenerationRequest, Tensor]]:
+        """Up to ``limit`` waiting requests that fit ``width`` columns, with index and prompt."""
+        taken = self._join(lambda request: self._fits(request, width), limit)
+        return [(index, request, self._prompt(request, keep=False)) for index, request in taken]
+
+    def _fits(self, request: GenerationRequest, width: int) -> bool:
+        if self.additions is not None:
+            served = self.additions.accepts(request.hooks)
+        else:
+            served = request.hooks == self._hooks
+        return served and self._prompt(request, keep=True).numel() <= width
+
+    def _prompt(self, request: GenerationRequest, keep: bool) -> Tensor:
+        prompt = self._prompts.pop(id(request), None)
+        if prompt is None:  # the same request object may wait twice
+            prompt = as_token_tensor(self._render(request.messages))
+        if keep:
+            self._prompts[id(request)] = prompt
+        return prompt
 
 
 def _namespace(hooks: HookSet | None) -> str | None:

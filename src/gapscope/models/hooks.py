@@ -156,27 +156,54 @@ def is_additive(hook_set: HookSet | None) -> bool:
 
 class RowAdditions:
     """Additive hook sets of the rows of one batch, merged into one hook per decoder layer
-    that adds each row its own vector (``[rows, 1, hidden]``; zeros where a row adds
-    nothing). ``select`` follows the batch when finished rows leave it."""
+        that adds each row its own vector (``[rows, 1, hidden]``; zeros where a row adds
+        nothing). ``select`` follows the batch when finished rows leave it, ``joining`` when
+    waiting requests join it."""
 
     def __init__(self, hook_sets: Sequence[HookSet | None], n_layers: int) -> None:
-        per_row: list[dict[int, AddToOutput]] = []
-        for hook_set in hook_sets:
-            if not is_additive(hook_set):
-                raise ValueError("RowAdditions merges only additive hook sets")
-            adds: dict[int, AddToOutput] = {}
-            for target, fn in () if hook_set is None else hook_set.hooks:
-                assert isinstance(target, int) and isinstance(fn, AddToOutput)
-                if target >= n_layers:
-                    raise IndexError(
-                        f"hook target layer {target} is out of range: the model has "
-                        f"{n_layers} decoder layers"
-                    )
-                adds[target] = fn
-            per_row.append(adds)
-        self._per_row = per_row
-        self._rows = list(range(len(per_row)))
+        self._n_layers = n_layers
+        self._per_row = [self._adds(hook_set) for hook_set in hook_sets]
+        self._rows = list(range(len(self._per_row)))
+        self._layers = frozenset(layer for adds in self._per_row for layer in adds)
         self._stacked: dict[tuple[int, torch.device, torch.dtype], Tensor] = {}
+
+    def _adds(self, hook_set: HookSet | None) -> dict[int, AddToOutput]:
+        if not is_additive(hook_set):
+            raise ValueError("RowAdditions merges only additive hook sets")
+        adds: dict[int, AddToOutput] = {}
+        for target, fn in () if hook_set is None else hook_set.hooks:
+            assert isinstance(target, int) and isinstance(fn, AddToOutput)
+            if target >= self._n_layers:
+                raise IndexError(
+                    f"hook target layer {target} is out of range: the model has "
+                    f"{self._n_layers} decoder layers"
+                )
+            adds[target] = fn
+        return adds
+
+    def accepts(self, hook_set: HookSet | None) -> bool:
+        """Whether a row with ``hook_set`` can join: additive, and adding only to layers the
+        merged hooks (attached when the batch started) already serve."""
+        if not is_additive(hook_set):
+            return False
+        targets = {target for target, _ in (hook_set.hooks if hook_set else ())}
+        return targets <= self._layers
+
+    @contextmanager
+    def joining(self, hook_sets: Sequence[HookSet | None]) -> Iterator[None]:
+        """Serve only new rows with ``hook_sets`` inside the context (their own prefill pass);
+        after it they are the batch's last rows (``select`` drops any that do not stay)."""
+        if not all(self.accepts(hook_set) for hook_set in hook_sets):
+            raise ValueError("a joining row adds to a layer the batch's hooks do not serve")
+        first = len(self._per_row)
+        self._per_row.extend(self._adds(hook_set) for hook_set in hook_sets)
+        batch_rows, self._rows = self._rows, list(range(first, len(self._per_row)))
+        self._stacked.clear()
+        try:
+            yield
+        finally:
+            self._rows = batch_rows + self._rows
+            self._stacked.clear()
 
     def select(self, keep: Sequence[int]) -> None:
         """Keep only the batch positions ``keep`` (in that order), as the KV cache does."""
@@ -195,8 +222,7 @@ class RowAdditions:
     def hook_set(self) -> HookSet:
         """One hook per decoder layer any row adds to (no cache key: the engine keeps each
         row's own KV namespace)."""
-        layers = sorted({layer for adds in self._per_row for layer in adds})
-        return HookSet(tuple((layer, self._hook(layer)) for layer in layers))
+        return HookSet(tuple((layer, self._hook(layer)) for layer in sorted(self._layers)))
 
     def _hook(self, layer: int) -> HookFn:
         def hook(module: nn.Module, args: tuple[Any, ...], output: Any) -> Any:

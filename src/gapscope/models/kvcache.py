@@ -157,7 +157,7 @@ GROWTH_COLUMNS = 256
 
 
 class GrowingLayer(DynamicLayer):  # type: ignore[no-untyped-call]
-    """A `DynamicLayer` whose keys/values live in a buffer with spare columns.
+    """A `DynamicLayer` whose keys/values live in a buffer with spare columns (and rows).
 
     transformers' `DynamicLayer` concatenates each step's keys/values onto the whole cache, so
     a decode step copies every cached column of every layer: at a 2,300-token S2B context and
@@ -173,19 +173,22 @@ class GrowingLayer(DynamicLayer):  # type: ignore[no-untyped-call]
     are never touched, so on the CPU they cost no resident memory (a buffer of 4 MB or more is a
     fresh mapping, ``gapscope.models.heap``).
 
-    The filled length is the view's (`keys`), so the inherited methods need no override but the
-    batch selection, which keeps the chosen rows in place in the buffer (ascending rows, as the
-    engine drops finished ones) instead of copying them out and regrowing; a crop narrows the
-    view and keeps the buffer, and a reorder hands its new tensors over as the buffer at the
-    next update.
+    The filled part is the view (`keys`: the first rows and columns of the buffer), so the
+    inherited methods need no override but the batch selection, which keeps the chosen rows in
+    place in the buffer (ascending rows, as the engine drops finished ones) instead of copying
+    them out and regrowing; a crop narrows the view and keeps the buffer, and a reorder hands
+    its new tensors over as the buffer at the next update. `append_rows` adds rows (requests
+    joining a running batch) into the rows finished ones freed, reallocating only when the
+    buffer has none left; it then reserves ``rows`` (the most a batch holds) at once.
     """
 
     _key_buffer: Tensor | None = None
     _value_buffer: Tensor | None = None
 
-    def __init__(self, capacity: int = 0) -> None:
+    def __init__(self, capacity: int = 0, rows: int = 0) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.capacity = capacity
+        self.rows = rows
 
     def adopt(self, key_buffer: Tensor, value_buffer: Tensor, filled: int) -> None:
         """Start from buffers whose first ``filled`` columns hold keys/values already."""
@@ -193,26 +196,63 @@ class GrowingLayer(DynamicLayer):  # type: ignore[no-untyped-call]
         self._key_buffer, self._value_buffer = key_buffer, value_buffer
         self.keys, self.values = key_buffer[:, :, :filled], value_buffer[:, :, :filled]
 
+    def _buffers(self) -> tuple[Tensor, Tensor]:
+        """The buffers behind the filled view, or the view itself where it was replaced."""
+        keys, values = self.keys, self.values
+        assert keys is not None and values is not None
+        key_buffer, value_buffer = self._key_buffer, self._value_buffer
+        if key_buffer is None or value_buffer is None or not _shares_storage(keys, key_buffer):
+            return keys, values
+        return key_buffer, value_buffer
+
+    def _reserve(self, rows: int, columns: int) -> tuple[Tensor, Tensor]:
+        """Buffers with at least ``rows`` rows and ``columns`` columns holding the filled part:
+        the current ones where they are large enough, new ones (see the class) otherwise."""
+        key_buffer, value_buffer = self._buffers()
+        if rows <= key_buffer.shape[0] and columns <= key_buffer.shape[-2]:
+            return key_buffer, value_buffer
+        filled_columns = key_buffer.shape[-2]
+        if columns > filled_columns:
+            columns = max(columns + GROWTH_COLUMNS, 2 * filled_columns, self.capacity)
+        else:
+            columns = filled_columns
+        rows = max(rows, key_buffer.shape[0], self.rows)
+        assert self.keys is not None and self.values is not None
+        return _regrown(self.keys, rows, columns), _regrown(self.values, rows, columns)
+
+    def _fill(self, key_buffer: Tensor, value_buffer: Tensor, rows: int, columns: int) -> None:
+        self._key_buffer, self._value_buffer = key_buffer, value_buffer
+        self.keys, self.values = key_buffer[:rows, :, :columns], value_buffer[:rows, :, :columns]
+
     def update(
         self, key_states: Tensor, value_states: Tensor, *args: Any, **kwargs: Any
     ) -> tuple[Tensor, Tensor]:
         if not self.is_initialized:
             self.lazy_initialization(key_states, value_states)
             self.keys, self.values = key_states[:, :, :0], value_states[:, :, :0]
-        keys, values = self.keys, self.values
-        assert keys is not None and values is not None
-        key_buffer, value_buffer = self._key_buffer, self._value_buffer
-        if key_buffer is None or value_buffer is None or not _shares_storage(keys, key_buffer):
-            key_buffer, value_buffer = keys, values
-        length, end = keys.shape[-2], keys.shape[-2] + key_states.shape[-2]
-        if end > key_buffer.shape[-2]:
-            capacity = max(end + GROWTH_COLUMNS, 2 * key_buffer.shape[-2], self.capacity)
-            key_buffer, value_buffer = _regrown(keys, capacity), _regrown(values, capacity)
-        key_buffer[:, :, length:end] = key_states
-        value_buffer[:, :, length:end] = value_states
-        self._key_buffer, self._value_buffer = key_buffer, value_buffer
-        self.keys, self.values = key_buffer[:, :, :end], value_buffer[:, :, :end]
+        assert self.keys is not None
+        rows, length = self.keys.shape[0], self.keys.shape[-2]
+        end = length + key_states.shape[-2]
+        key_buffer, value_buffer = self._reserve(rows, end)
+        key_buffer[:rows, :, length:end] = key_states
+        value_buffer[:rows, :, length:end] = value_states
+        self._fill(key_buffer, value_buffer, rows, end)
+        assert self.values is not None
         return self.keys, self.values
+
+    def append_rows(self, keys: Tensor, values: Tensor) -> None:
+        """Add rows whose keys/values (``[rows, heads, n, dim]``, n at most the filled columns)
+        end at the last filled column; their columns before those are zeros (masked padding)."""
+        assert self.keys is not None
+        rows, length = self.keys.shape[0], self.keys.shape[-2]
+        added, width = keys.shape[0], keys.shape[-2]
+        if width > length:
+            raise ValueError(f"{width} columns of new rows do not fit in {length} filled ones")
+        key_buffer, value_buffer = self._reserve(rows + added, length)
+        for buffer, new in ((key_buffer, keys), (value_buffer, values)):
+            buffer[rows : rows + added, :, : length - width] = 0
+            buffer[rows : rows + added, :, length - width : length] = new
+        self._fill(key_buffer, value_buffer, rows + added, length)
 
     def batch_select_indices(self, indices: Tensor) -> None:
         kept = [int(row) for row in indices.tolist()]
@@ -231,43 +271,50 @@ class GrowingLayer(DynamicLayer):  # type: ignore[no-untyped-call]
             if slot != row:  # the filled columns only: the others were never touched
                 key_buffer[slot, :, :length] = key_buffer[row, :, :length]
                 value_buffer[slot, :, :length] = value_buffer[row, :, :length]
-        self._key_buffer, self._value_buffer = key_buffer[: len(kept)], value_buffer[: len(kept)]
-        self.keys = self._key_buffer[:, :, :length]
-        self.values = self._value_buffer[:, :, :length]
+        self._fill(key_buffer, value_buffer, len(kept), length)
 
 
 def _shares_storage(view: Tensor, buffer: Tensor) -> bool:
     return view.untyped_storage().data_ptr() == buffer.untyped_storage().data_ptr()
 
 
-def _regrown(filled: Tensor, capacity: int) -> Tensor:
-    """A buffer of ``capacity`` columns starting with ``filled``'s."""
-    grown = filled.new_empty((*filled.shape[:2], capacity, filled.shape[3]))
-    grown[:, :, : filled.shape[-2]] = filled
+def _regrown(filled: Tensor, rows: int, columns: int) -> Tensor:
+    """A buffer of ``rows`` rows and ``columns`` columns starting with ``filled``'s."""
+    grown = filled.new_empty((rows, filled.shape[1], columns, filled.shape[3]))
+    grown[: filled.shape[0], :, : filled.shape[-2]] = filled
     return grown
 
 
 class GrowingCache(Cache):
     """A transformers cache of `GrowingLayer`s, one per decoder layer, made on first use,
-    each allocating ``capacity`` columns at once (see `GrowingLayer`)."""
+    each allocating ``capacity`` columns at once (and ``rows`` rows when rows join, see
+    `GrowingLayer`)."""
 
-    def __init__(self, capacity: int = 0) -> None:
-        layer = partial(GrowingLayer, capacity)  # transformers calls it like the layer class
+    def __init__(self, capacity: int = 0, rows: int = 0) -> None:
+        layer = partial(GrowingLayer, capacity, rows)  # transformers calls it like the layer class
         super().__init__(layer_class_to_replicate=layer)  # type: ignore[arg-type]
+
+    def append_rows(self, other: Cache) -> None:
+        """Add ``other``'s rows (requests joining a batch) to each layer, aligned to end at its
+        last filled column (`GrowingLayer.append_rows`)."""
+        for layer, (keys, values) in zip(self.layers, _layer_tensors(other), strict=True):
+            assert isinstance(layer, GrowingLayer)
+            layer.append_rows(keys, values)
 
 
 def batch_cache(
-    prefixes: Sequence[tuple[KVEntry | None, int]], capacity: int = 0
+    prefixes: Sequence[tuple[KVEntry | None, int]], capacity: int = 0, rows: int = 0
 ) -> tuple[GrowingCache, int]:
     """A model cache holding each row's reused prefix, right-aligned (left-padded).
 
     Row `i` reuses the first `n_i` positions of its entry; its keys/values occupy the
     last `n_i` of `width = max(n_i)` columns and the padding columns are zeros (they are
     masked out). Each layer's buffer has room for ``capacity`` columns (at least ``width``)
-    and the prefixes are written straight into it. Returns the cache and `width`.
+    and the prefixes are written straight into it; ``rows`` is the most rows the cache will
+    hold if rows join (`GrowingLayer`). Returns the cache and `width`.
     """
     width = max((n for _, n in prefixes), default=0)
-    cache = GrowingCache(capacity)
+    cache = GrowingCache(capacity, rows)
     template = next((entry for entry, n in prefixes if entry is not None and n > 0), None)
     if template is None:
         return cache, 0
@@ -282,7 +329,7 @@ def batch_cache(
                 k, v = entry.layers[layer]
                 keys[row, :, width - n : width] = k[:, :n]
                 values[row, :, width - n : width] = v[:, :n]
-        grown = GrowingLayer(capacity)
+        grown = GrowingLayer(capacity, rows)
         grown.adopt(keys, values, width)
         cache.layers.append(grown)
     return cache, width
