@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export INSPECT_LOG_DIR ?= logs
 
-.PHONY: setup demo test test-all lint bench clean
+.PHONY: setup demo test test-all lint bench llamacpp clean
 
 setup: $(STAMP)
 
@@ -42,9 +42,18 @@ test-all: lint
 bench: $(STAMP)
 	$(PY) -m benchmarks
 
+# llama.cpp for bench_engine_cpu's reference arm: llama-cpp-python builds from source (11-25
+# minutes), so it has its own venv and make setup never builds it.
+llamacpp: .venv-llamacpp/.installed
+
+.venv-llamacpp/.installed:
+	$(PYTHON) -m venv .venv-llamacpp
+	.venv-llamacpp/bin/pip install --quiet llama-cpp-python==0.3.36
+	touch $@
+
 # logs/ holds finished runs (Inspect .eval logs): clean never deletes results.
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-llamacpp .pytest_cache .mypy_cache .ruff_cache
 
 # Mutation job over the scientific core (tools/mutate.py: kill rate and survivors); slow, so
 # never part of `make test`. MUTATE_ARGS="--only bleu" or "--sample 12" narrows it.

@@ -11,8 +11,8 @@ provider loads it vs HF ``generate``, llama.cpp and the memory-bandwidth bound, 
 * **HF generate**: the fp32 checkpoint through ``model.generate`` (greedy, left-padded batch,
   ``min_new_tokens`` = ``max_new_tokens``).
 * **llama.cpp**: the very GGUF the embedded package ships, batch 1, in a subprocess of
-  ``$GAPSCOPE_LLAMACPP_PYTHON`` (an interpreter with ``llama-cpp-python``; else a visible
-  ``SKIPPED``). If it crashes (AMX CPUs: llama-cpp-python 0.3.36 segfaults on a multi-token
+  ``$GAPSCOPE_LLAMACPP_PYTHON`` or else of ``.venv-llamacpp`` (``make llamacpp`` builds it);
+  without either, a visible ``SKIPPED``. If it crashes (AMX CPUs: llama-cpp-python 0.3.36 segfaults on a multi-token
   prompt with its extra buffer types) it is restarted once with ``use_extra_bufts=False``,
   and the line says so.
 * **Threads**: every arm uses ``torch.get_num_threads()`` threads (``OMP_NUM_THREADS`` where
@@ -63,6 +63,9 @@ COPY_BYTES = 256 << 20
 LLAMACPP_DECODE_GOAL = 0.75
 LLAMACPP_B8_GOAL = 2.0
 LLAMACPP_PYTHON_ENV = "GAPSCOPE_LLAMACPP_PYTHON"
+LLAMACPP_VENV_PYTHON = Path(".venv-llamacpp/bin/python")
+"""Where ``make llamacpp`` builds llama-cpp-python: the arm's interpreter unless
+``$GAPSCOPE_LLAMACPP_PYTHON`` names another."""
 ARM_SCRIPT = Path(__file__).with_name("llamacpp_arm.py")
 
 
@@ -211,10 +214,12 @@ def start_llamacpp(
     """llama.cpp on ``gguf``, checked on ``probe`` (multi-token prompts: where the AMX crash
     happens): with its extra buffer types, else (it crashed) without. None and why not."""
     python = os.environ.get(LLAMACPP_PYTHON_ENV)
+    if not python and LLAMACPP_VENV_PYTHON.exists():
+        python = str(LLAMACPP_VENV_PYTHON)
     if not python:
         return None, (
-            f"${LLAMACPP_PYTHON_ENV} names no interpreter with llama-cpp-python "
-            "(pip install llama-cpp-python==0.3.36 into a separate venv, then set it)"
+            f"no llama-cpp-python: run `make llamacpp` (an 11-25 minute build into "
+            f"{LLAMACPP_VENV_PYTHON.parent.parent}) or set ${LLAMACPP_PYTHON_ENV}"
         )
     for extra_bufts in (True, False):
         llama = LlamaCpp(python, gguf, threads, extra_bufts)

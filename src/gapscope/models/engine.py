@@ -37,6 +37,7 @@ from torch import Tensor, nn
 from gapscope.models.batching import Batch, BatchQueue
 from gapscope.models.calibration import format_note
 from gapscope.models.checkpoints import cache_root, load_checkpoint
+from gapscope.models.compute_turns import ComputeTurns
 from gapscope.models.heap import keep_heap_small, release_free_memory
 from gapscope.models.hooks import HookSet, RowAdditions, attached, current_hooks, is_additive
 from gapscope.models.kvcache import (
@@ -58,11 +59,12 @@ _SPAN_PREFIXES = 4
 """Sequences ``span_means`` keeps keys/values of, for later ones that share their prefix."""
 _ADDITIVE = "additive"
 """The batch group of requests whose hooks are additive (``hooks.is_additive``)."""
-_CPU_COMPUTE = threading.Lock()
-"""Held by every CPU engine of the process while it computes: two models (``make demo`` runs
-SmolLM2 and Gemma 3 side by side) then never run forward passes at once. They share the same
-cores, so running them together was no faster, and it kept both models' batch buffers and
-activations resident at once (peak memory); one at a time, only one model's are."""
+_CPU_COMPUTE = ComputeTurns()
+"""Held by every CPU engine of the process while it computes a batch: two models (``make demo``
+runs SmolLM2 and Gemma 3 side by side) then never run forward passes at once. They share the
+same cores, so running them together was no faster, and it kept both models' batch buffers
+and activations resident at once (peak memory); one at a time, only one model's are. A
+running batch takes no more requests in while another engine waits (``compute_turns``)."""
 
 
 @dataclass(frozen=True)
@@ -198,7 +200,7 @@ class Engine:
         self.cache = PrefixCache(
             config.cache_entries if config.kv_reuse else 0, bound, spill=on_cpu
         )
-        self._lock = _CPU_COMPUTE if on_cpu else threading.Lock()
+        self._lock = _CPU_COMPUTE if on_cpu else ComputeTurns()
         self._queue: BatchQueue[GenerationRequest, GenerationResult] = BatchQueue(
             self._serve_batch, config.batch_size
         )
@@ -461,7 +463,12 @@ class Engine:
             live, mask = self._advance(live, logits, cache, mask, additions, deliver)
             if not live:
                 return
-            if joining is not None and len(live) < self.config.batch_size:
+            # no request joins while another engine waits for the CPU (compute_turns)
+            if (
+                joining is not None
+                and len(live) < self.config.batch_size
+                and not self._lock.contended
+            ):
                 live, mask = self._admit(live, cache, mask, joining, deliver)
             device = self.device
             step = torch.tensor([[row.generated[-1]] for row in live], device=device)
