@@ -11,11 +11,15 @@ this a run's replies depended on its scheduling.
 
 Here each row's keys are cut to the columns any of its queries attends (the engine keeps a
 row's tokens contiguous, see ``gapscope.models.engine``) and its queries to those attending
-any column, and stock SDPA runs on
-that slice with the slice of the model's own mask: dropped where it says nothing beyond
-causality, exactly as the stock path drops it for an unpadded sequence (so the kernel and
-its reduction order are the ones a lone request gets), kept otherwise (sliding windows, a
-reused prefix). Padded query positions are left zero; no real token attends to them.
+any column, and stock SDPA runs on that slice with the slice of the model's own mask:
+dropped where it says nothing beyond causality, exactly as the stock path drops it for an
+unpadded sequence (so the kernel and its reduction order are the ones a lone request gets),
+kept otherwise (sliding windows, a reused prefix). Padded query positions are left zero; no
+real token attends to them.
+
+The keys and values go in as views of the batch's cache, not copies: SDPA reads them alike
+(bitwise on SmolLM2's logits for 4 task prompts over 8 steps), and a decode step of 8 rows at
+2,300 columns spent 7.8 ms a layer in attention instead of 10.8 with the copies.
 """
 
 from __future__ import annotations
@@ -69,8 +73,8 @@ def row_attention_forward(
         out, _ = sdpa_attention_forward(
             module,
             query[row : row + 1, :, first_query:].contiguous(),
-            key[row : row + 1, :, start:].contiguous(),
-            value[row : row + 1, :, start:].contiguous(),
+            key[row : row + 1, :, start:],
+            value[row : row + 1, :, start:],
             _row_mask(attention_mask[row : row + 1, :, first_query:, start:].contiguous()),
             **kwargs,
         )
