@@ -12,9 +12,9 @@ provider loads it vs HF ``generate``, llama.cpp and the memory-bandwidth bound, 
   ``min_new_tokens`` = ``max_new_tokens``).
 * **llama.cpp**: the very GGUF the embedded package ships, batch 1, in a subprocess of
   ``$GAPSCOPE_LLAMACPP_PYTHON`` or else of ``.venv-llamacpp`` (``make llamacpp`` builds it);
-  without either, a visible ``SKIPPED``. If it crashes (AMX CPUs: llama-cpp-python 0.3.36 segfaults on a multi-token
-  prompt with its extra buffer types) it is restarted once with ``use_extra_bufts=False``,
-  and the line says so.
+  without either, a visible ``SKIPPED``. If it crashes (AMX CPUs: llama-cpp-python 0.3.36
+  segfaults on a multi-token prompt with its extra buffer types) it is restarted once with
+  ``use_extra_bufts=False``, and the line says so.
 * **Threads**: every arm uses ``torch.get_num_threads()`` threads (``OMP_NUM_THREADS`` where
   set), printed; on a busy 2-core machine llama.cpp's spin barriers collapse its speed at 2
   threads, so ``OMP_NUM_THREADS=1`` is the comparison to read there.
