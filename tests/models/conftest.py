@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,3 +43,13 @@ def private_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     return tmp_path
+
+
+def wait_until(condition: Callable[[], object]) -> None:
+    """Poll ``condition`` until it holds; fail rather than hang."""
+    pause = threading.Event()
+    for _ in range(10_000):
+        if condition():
+            return
+        pause.wait(0.001)
+    pytest.fail("condition never held")

@@ -4,22 +4,12 @@ soon as its result is delivered, and lets a running batch take waiting requests 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
 from gapscope.models.batching import Batch, BatchQueue
-
-
-def wait_until(condition: Callable[[], object]) -> None:
-    """Poll ``condition`` until it holds; fail rather than hang."""
-    pause = threading.Event()
-    for _ in range(10_000):
-        if condition():
-            return
-        pause.wait(0.001)
-    pytest.fail("condition never held")
+from tests.models.conftest import wait_until
 
 
 def submit_in_order(

@@ -11,7 +11,8 @@ from typing import Any
 from gapscope.models import engine as engine_module
 from gapscope.models.compute_turns import ComputeTurns
 from gapscope.models.engine import Engine, EngineConfig, GenerationRequest, SamplingParams
-from tests.models.test_continuous_batching import LONG, request, wait_until
+from tests.models.conftest import wait_until
+from tests.models.test_continuous_batching import LONG, request
 
 
 def test_turns_go_in_arrival_order_and_the_holder_sees_waiters() -> None:

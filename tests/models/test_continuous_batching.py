@@ -6,7 +6,7 @@ passes (how many rows each had), never off the clock."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -24,7 +24,7 @@ from gapscope.models.engine import (
     SamplingParams,
 )
 from gapscope.models.hooks import AddToOutput, forward_hooks
-from tests.models.conftest import EngineFactory
+from tests.models.conftest import EngineFactory, wait_until
 from tests.models.tiny import TINY_SLIDING_WINDOW
 
 LONG = GenerationRequest(
@@ -37,13 +37,21 @@ def request(content: str, max_tokens: int = 6, **fields: Any) -> GenerationReque
     return GenerationRequest(({"role": "user", "content": content},), params, **fields)
 
 
-def wait_until(condition: Callable[[], object]) -> None:
-    pause = threading.Event()
-    for _ in range(10_000):
-        if condition():
-            return
-        pause.wait(0.001)
-    pytest.fail("condition never held")
+def second_turn(
+    engines: Sequence[Engine], first: GenerationRequest, user: str
+) -> GenerationRequest:
+    """``first`` answered by each of ``engines`` (so each caches its keys/values), then the
+    conversation's next turn: the reply and ``user``'s words appended."""
+    for engine in engines:
+        reply = engine.generate([first])[0]
+    return replace(
+        first,
+        messages=(
+            *first.messages,
+            {"role": "assistant", "content": reply.text},
+            {"role": "user", "content": user},
+        ),
+    )
 
 
 @dataclass
@@ -153,16 +161,8 @@ def test_joiners_reuse_their_cached_prefix_and_decode_as_alone(
 ) -> None:
     """Turn two of a conversation joins a running batch; its prefix comes from the cache."""
     engine, solo = make_engine(), make_engine()
-    turn_one = request("w10 w11 w12 w13 w14 w15", max_tokens=8)
-    for each in (engine, solo):
-        reply = each.generate([turn_one])[0]
-    turn_two = replace(
-        turn_one,
-        messages=(
-            *turn_one.messages,
-            {"role": "assistant", "content": reply.text},
-            {"role": "user", "content": "w20 w21"},
-        ),
+    turn_two = second_turn(
+        (engine, solo), request("w10 w11 w12 w13 w14 w15", max_tokens=8), "w20 w21"
     )
     fresh = request("w30 w31 w32 w33 w34", max_tokens=9)
     with running(engine, [LONG], [turn_two, fresh], at_pass=20) as (run, _, joined):
@@ -198,16 +198,8 @@ def test_joiners_on_a_sliding_window_model_decode_as_alone(tiny_gemma_checkpoint
         return Engine.from_pretrained(tiny_gemma_checkpoint, device="cpu", config=EngineConfig())
 
     engine, solo = gemma(), gemma()
-    turn_one = request("w1 w2 w3 w4 w5 w6 w7 w8", max_tokens=5)
-    for each in (engine, solo):
-        reply = each.generate([turn_one])[0]
-    turn_two = replace(
-        turn_one,
-        messages=(
-            *turn_one.messages,
-            {"role": "assistant", "content": reply.text},
-            {"role": "user", "content": "w9 w10 w11"},
-        ),
+    turn_two = second_turn(
+        (engine, solo), request("w1 w2 w3 w4 w5 w6 w7 w8", max_tokens=5), "w9 w10 w11"
     )
     short = request("w40 w41", max_tokens=12)
     with running(engine, [LONG], [turn_two, short], at_pass=30) as (run, (long_future,), joined):

@@ -458,7 +458,7 @@ class Engine:
         joining = None
         if join is not None:
             joining = _Joining(self, join, hooks, additions)
-        live = rows
+        live, device = rows, self.device
         while True:
             live, mask = self._advance(live, logits, cache, mask, additions, deliver)
             if not live:
@@ -470,7 +470,6 @@ class Engine:
                 and not self._lock.contended
             ):
                 live, mask = self._admit(live, cache, mask, joining, deliver)
-            device = self.device
             step = torch.tensor([[row.generated[-1]] for row in live], device=device)
             positions = [[row.prompt.numel() + len(row.generated) - 1] for row in live]
             mask = torch.cat([mask, mask.new_ones((len(live), 1))], dim=1)
