@@ -63,7 +63,7 @@ COPY_BYTES = 256 << 20
 LLAMACPP_DECODE_GOAL = 0.75
 LLAMACPP_B8_GOAL = 2.0
 LLAMACPP_PYTHON_ENV = "GAPSCOPE_LLAMACPP_PYTHON"
-LLAMACPP_VENV_PYTHON = Path(".venv-llamacpp/bin/python")
+LLAMACPP_VENV_PYTHON = Path(__file__).resolve().parent.parent / ".venv-llamacpp/bin/python"
 """Where ``make llamacpp`` builds llama-cpp-python: the arm's interpreter unless
 ``$GAPSCOPE_LLAMACPP_PYTHON`` names another."""
 ARM_SCRIPT = Path(__file__).with_name("llamacpp_arm.py")
