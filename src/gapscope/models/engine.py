@@ -35,6 +35,7 @@ import torch
 from torch import Tensor, nn
 
 from gapscope.models.batching import Batch, BatchQueue
+from gapscope.models.block_linear import BlockLinear
 from gapscope.models.calibration import format_note
 from gapscope.models.checkpoints import cache_root, load_checkpoint
 from gapscope.models.compute_turns import ComputeTurns
@@ -205,7 +206,8 @@ class Engine:
             self._serve_batch, config.batch_size
         )
         self.weight_format = _weight_format(model)
-        """``int8`` (see ``gapscope.models.weight_format``) or the weights' torch dtype."""
+        """``gguf`` or ``int8`` (see ``gapscope.models.weight_format``), or the weights' torch
+        dtype."""
         self._eos = _eos_ids(model, tokenizer)
         self._pad = _pad_id(tokenizer, self._eos)
         self._max_positions: int | None = getattr(model.config, "max_position_embeddings", None)
@@ -729,6 +731,8 @@ def _sample(logits: Tensor, params: SamplingParams, generator: torch.Generator |
 def _weight_format(model: nn.Module) -> str:
     if any(isinstance(module, Int8Linear) for module in model.modules()):
         return "int8"
+    if any(isinstance(module, BlockLinear) for module in model.modules()):
+        return "gguf"
     return str(next(model.parameters()).dtype).removeprefix("torch.")
 
 

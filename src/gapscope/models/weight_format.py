@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -40,6 +41,7 @@ from torch import Tensor, nn
 
 WeightFormat = Literal["fp32", "int8"]
 WEIGHT_FORMATS: tuple[WeightFormat, ...] = ("fp32", "int8")
+logger = logging.getLogger(__name__)
 CHOICES_FILE = "weight-formats.json"
 """In gapscope's cache root: the format measured fastest, per checkpoint directory."""
 
@@ -184,10 +186,28 @@ def remember_format(cache_root: Path, checkpoint: str, weight_format: str) -> No
 
 def apply_cpu_format(model: nn.Module, checkpoint: str, requested: str, root: Path) -> str:
     """Put a freshly loaded fp32 ``model`` in the weight format ``requested`` asks for and
-    return it: ``int8``; ``fastest`` (CPU only), the format remembered for ``checkpoint`` on
-    this machine under ``root``, else the faster one measured now (and remembered). Any
-    other dtype (``auto`` included: fp32 on the CPU, exact) leaves the model as loaded."""
+    return it. ``auto`` (and ``gguf``): the GGUF's own codes, evaluated exactly, where the
+    checkpoint carries them (the embedded models; ``gapscope.models.block_linear``), else fp32
+    as loaded; ``gguf`` asked for by name where it cannot be had is an error. ``int8``;
+    ``fastest`` (CPU only), the format remembered for ``checkpoint`` on this machine under
+    ``root``, else the faster of fp32 and int8 measured now (and remembered). Any other dtype
+    (``float32`` included) leaves the model as loaded."""
     device = next(model.parameters()).device
+    if requested in ("auto", "gguf"):
+        unavailable = (
+            exact_codes_unavailable(model, checkpoint)
+            if device.type == "cpu"
+            else (f"the gguf format is for the CPU only, not {device}")
+        )
+        if unavailable is None:
+            return "gguf"
+        if requested == "gguf":
+            raise ValueError(f"model arg dtype=gguf: {unavailable}")
+        if _carries_codes(checkpoint):
+            logger.warning(
+                "%s: loaded in fp32, the gguf format is unavailable: %s", checkpoint, unavailable
+            )
+        return str(next(model.parameters()).dtype).removeprefix("torch.")
     if requested not in ("int8", "fastest"):
         return str(next(model.parameters()).dtype).removeprefix("torch.")
     if device.type != "cpu":
@@ -203,3 +223,29 @@ def apply_cpu_format(model: nn.Module, checkpoint: str, requested: str, root: Pa
         chosen = choose_format(model)
         remember_format(root, key, chosen)
     return chosen
+
+
+def exact_codes_unavailable(model: nn.Module, checkpoint: str) -> str | None:
+    """Put the GGUF codes ``checkpoint`` carries into ``model`` (fp32, on the CPU); None when
+    done, else why not (the model then stays as loaded)."""
+    from gapscope.models.gguf_codes import CODES_FILE, apply_codes, load_codes
+    from gapscope.models.native_kernel import KernelUnavailable, kernel
+
+    directory = Path(checkpoint)
+    if not _carries_codes(checkpoint):
+        return f"{checkpoint} carries no GGUF codes ({CODES_FILE}: only the embedded models do)"
+    if next(model.parameters()).dtype != torch.float32:
+        return "the gguf format computes in fp32"
+    try:
+        kernel()
+    except KernelUnavailable as error:
+        return str(error)
+    if apply_codes(model, load_codes(directory)) == 0:
+        return f"no layer of the model matches {directory / CODES_FILE}"
+    return None
+
+
+def _carries_codes(checkpoint: str) -> bool:
+    from gapscope.models.gguf_codes import CODES_FILE
+
+    return (Path(checkpoint) / CODES_FILE).is_file()

@@ -1,0 +1,168 @@
+"""The ``gguf`` CPU format: a GGUF checkpoint's own quantization codes, evaluated exactly.
+
+The embedded models' fp32 weights are a GGUF's blocks dequantized: every weight is
+``fl(fl(scale * code) + offset)``, one scale and offset per block of 16 or 32 inputs
+(``gapscope.models.gguf_codes`` reads them and checks that claim bitwise). Holding the codes
+(1 byte a weight) and the blocks' scales and offsets instead of fp32 values (4 bytes) keeps
+the same weights in a third to a quarter of the memory, and a batch-1 decode step, which
+reads every weight once, reads that much less:
+
+* a decode step (one position per row) multiplies in the compiled kernel
+  (``block_kernel.cpp``), which rebuilds each weight exactly, in registers, and sums in fp32:
+  only the order of the float sums differs from fp32's BLAS, as between two BLAS libraries,
+  and a row's sums do not depend on the other rows of its batch;
+* a prefill (several positions) dequantizes the layer's fp32 weights, bitwise the
+  checkpoint's, and multiplies with the BLAS exactly as the fp32 model does.
+
+Activations, the residual stream (where steering adds its vectors), norms and attention stay
+fp32. Its greedy output against fp32's is measured like every format's
+(``gapscope.models.calibration``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from gapscope.models.native_kernel import kernel
+
+
+@dataclass(frozen=True)
+class BlockCodes:
+    """A weight matrix ``[outputs, inputs]`` as codes, per-block scales and offsets."""
+
+    codes: Tensor
+    """int8 ``[outputs, inputs]``"""
+    scale: Tensor
+    """fp32 ``[outputs, inputs / block]``"""
+    offset: Tensor | None
+    """fp32 like ``scale``, or None where every offset is zero"""
+
+    @property
+    def block(self) -> int:
+        return int(self.codes.shape[1] // self.scale.shape[1])
+
+    def dequantize(self, rows: Tensor | None = None) -> Tensor:
+        """The fp32 weights (of ``rows`` only, when given), bitwise the checkpoint's."""
+        codes, inputs = self.codes, int(self.codes.shape[1])
+        count = int(codes.shape[0]) if rows is None else int(rows.numel())
+        index = None if rows is None else rows.reshape(-1).to(torch.int64).contiguous()
+        out = torch.empty(count, inputs, dtype=torch.float32)
+        kernel().gs_dequantize(
+            codes.data_ptr(),
+            self.scale.data_ptr(),
+            None if self.offset is None else self.offset.data_ptr(),
+            inputs,
+            self.block,
+            None if index is None else index.data_ptr(),
+            count,
+            out.data_ptr(),
+        )
+        return out
+
+    def product(self, rows: Tensor) -> Tensor:
+        """``rows @ weights.T`` for a few fp32 rows ``[m, inputs]``, in the kernel."""
+        rows = rows.contiguous()
+        outputs = int(self.codes.shape[0])
+        out = torch.empty(rows.shape[0], outputs, dtype=torch.float32)
+        kernel().gs_block_matmul(
+            rows.data_ptr(),
+            rows.shape[0],
+            rows.shape[1],
+            self.codes.data_ptr(),
+            self.scale.data_ptr(),
+            None if self.offset is None else self.offset.data_ptr(),
+            self.block,
+            out.data_ptr(),
+            outputs,
+        )
+        return out
+
+
+def fits_kernel(codes: BlockCodes) -> bool:
+    """The kernel's shapes: blocks of 16 or 32, inputs a multiple of 64, contiguous."""
+    return (
+        codes.codes.dtype == torch.int8
+        and codes.block in (16, 32)
+        and codes.codes.shape[1] % 64 == 0
+        and all(
+            t is None or (t.is_contiguous() and t.device.type == "cpu")
+            for t in (codes.codes, codes.scale, codes.offset)
+        )
+    )
+
+
+class _HoldsCodes(nn.Module):
+    """A module whose weight matrix is held as block codes, in buffers (saved, moved and
+    counted like the module's other tensors)."""
+
+    codes: Tensor
+    scale: Tensor
+    offset: Tensor | None
+
+    def __init__(self, codes: BlockCodes) -> None:
+        super().__init__()
+        self.register_buffer("codes", codes.codes)
+        self.register_buffer("scale", codes.scale)
+        self.register_buffer("offset", codes.offset)
+
+    @property
+    def block_codes(self) -> BlockCodes:
+        return BlockCodes(self.codes, self.scale, self.offset)
+
+
+class BlockLinear(_HoldsCodes):
+    """An ``nn.Linear`` whose weight is held as GGUF block codes (module docstring)."""
+
+    def __init__(self, codes: BlockCodes, bias: Tensor | None) -> None:
+        super().__init__(codes)
+        self.bias = None if bias is None else nn.Parameter(bias.detach().clone())
+        self.out_features, self.in_features = (int(n) for n in codes.codes.shape)
+
+    @property
+    def weight(self) -> Tensor:
+        """The fp32 weight (rebuilt on each access: for inspection, not for the forward)."""
+        return self.block_codes.dequantize()
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.dtype != torch.float32:
+            raise TypeError(f"the gguf format computes in fp32, got {x.dtype} activations")
+        # One position per row (a decode step, or a row's 1-token suffix): the kernel. Any
+        # other shape: the checkpoint's fp32 weights through the BLAS. The choice follows
+        # a row's own length, never its batch, so a row is computed alike batched or alone.
+        one_position = x.dim() < 3 or x.shape[-2] == 1
+        if one_position and x.dim() >= 2:
+            out = self.block_codes.product(x.reshape(-1, self.in_features))
+            out = out.reshape(*x.shape[:-1], self.out_features)
+        else:
+            out = F.linear(x, self.block_codes.dequantize())
+        return out if self.bias is None else out + self.bias
+
+
+class BlockEmbedding(_HoldsCodes):
+    """An input embedding table held as GGUF block codes: looks rows up and rebuilds them
+    exactly. ``scale`` is the factor some models multiply embeddings by (Gemma 3's
+    ``embed_scale``), applied as the model's own module does."""
+
+    embed_scale: Tensor | None
+
+    def __init__(self, codes: BlockCodes, scale: Tensor | None = None) -> None:
+        super().__init__(codes)
+        self.register_buffer("embed_scale", scale)
+        self.num_embeddings, self.embedding_dim = (int(n) for n in codes.codes.shape)
+
+    @property
+    def weight(self) -> Tensor:
+        """The whole fp32 table (rebuilt on each access; ``direction.ModelIdentity`` hashes
+        it, and it is bitwise the fp32 checkpoint's, so directions carry over)."""
+        return self.block_codes.dequantize()
+
+    def forward(self, input_ids: Tensor) -> Tensor:
+        rows = self.block_codes.dequantize(input_ids)
+        rows = rows.reshape(*input_ids.shape, self.embedding_dim)
+        if self.embed_scale is not None:
+            rows = rows * self.embed_scale.to(rows.dtype)
+        return rows
