@@ -37,8 +37,10 @@ def test_faithful_means_at_least_the_stated_share() -> None:
     assert "19/20" in Agreement(19, 20).line() and "NOT" in Agreement(18, 20).line()
 
 
-def test_only_fp32_is_faithful_in_the_measured_table_and_logs_say_so() -> None:
-    assert [name for name, measured in MEASURED.items() if measured.faithful] == ["float32"]
-    assert "default" in format_note("float32") and "28/28" in format_note("float32")
+def test_only_gguf_and_fp32_are_faithful_in_the_measured_table_and_logs_say_so() -> None:
+    faithful = [name for name, measured in MEASURED.items() if measured.faithful]
+    assert faithful == ["gguf", "float32"]
+    for name in faithful:
+        assert "default" in format_note(name) and "28/28" in format_note(name)
     assert "explicit opt-in" in format_note("int8") and "NOT faithful" in format_note("int8")
     assert "not measured" in format_note("bfloat16")

@@ -1,15 +1,23 @@
-"""The int8 weight format: close to fp32 per layer, batch-invariant, chosen by measuring
-(``dtype=fastest``) and remembered."""
+"""The CPU weight formats: int8 (close to fp32 per layer, batch-invariant, chosen by measuring
+with ``dtype=fastest`` and remembered) and the GGUF's own codes (``gguf``: what ``auto`` loads
+where the checkpoint carries them and the kernel builds, else fp32)."""
 
 from __future__ import annotations
 
+import logging
+import shutil
 from pathlib import Path
 
 import pytest
 import torch
+from safetensors.torch import save_file
 from torch import nn
 
+from gapscope.models.block_linear import BlockEmbedding, BlockLinear
 from gapscope.models.checkpoints import load_checkpoint
+from gapscope.models.engine import Engine, GenerationRequest, SamplingParams
+from gapscope.models.gguf_codes import CODES_FILE
+from gapscope.models.native_kernel import KernelUnavailable
 from gapscope.models.weight_format import (
     Int8Linear,
     apply_cpu_format,
@@ -86,9 +94,11 @@ def test_fastest_measures_once_then_remembers(
 
 
 def test_auto_stays_fp32_and_measures_nothing(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    """A checkpoint without GGUF codes (an HF checkpoint like the tiny one) loads in fp32."""
+    assert not (tiny_checkpoint / CODES_FILE).exists()
     model = load_checkpoint(tiny_checkpoint, device="cpu", dtype="float32").model
     assert apply_cpu_format(model, str(tiny_checkpoint), "auto", tmp_path) == "float32"
-    assert not any(isinstance(m, Int8Linear) for m in model.modules())
+    assert not any(isinstance(m, Int8Linear | BlockLinear) for m in model.modules())
     assert not (tmp_path / "weight-formats.json").exists()
 
 
@@ -103,7 +113,6 @@ def test_int8_is_refused_off_the_cpu(tiny_checkpoint: Path, tmp_path: Path) -> N
 def test_auto_on_the_cpu_is_the_callers_cpu_format_and_hf_checkpoints_stay_fp32(
     tiny_checkpoint: Path,
 ) -> None:
-    from gapscope.models.engine import Engine
     from gapscope.models.inspect_api import ModelArgs
 
     assert ModelArgs().dtype == "auto"  # what the provider loads: fp32 on the CPU
@@ -114,3 +123,121 @@ def test_auto_on_the_cpu_is_the_callers_cpu_format_and_hf_checkpoints_stay_fp32(
     )
     assert asked.weight_format == "float32"  # a dtype given is the dtype used
     assert Engine.from_pretrained(tiny_checkpoint, device="cpu").weight_format == "float32"
+
+
+# ------------------------------------------------------- gguf: the GGUF's own codes, on the CPU
+
+
+@pytest.fixture(scope="module")
+def coded_checkpoint(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, dict[str, torch.Tensor]]:
+    """A tiny Llama wide enough for the kernel (every layer's inputs a multiple of 64) whose
+    fp32 weights are random codes rebuilt, and those codes in ``gguf-codes.safetensors``'s
+    layout. The directory holds no codes file: a test copies it and adds one."""
+    from tests.models.test_block_linear import codes_for
+    from tests.models.tiny import build_tiny_checkpoint
+
+    built = build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-64"), hidden_size=64)
+    loaded = load_checkpoint(built, device="cpu", dtype="float32")
+    codes = codes_for(loaded.model, seed=5)
+    directory = tmp_path_factory.mktemp("tiny-64-coded")
+    loaded.model.save_pretrained(directory)
+    loaded.tokenizer.save_pretrained(directory)
+    flat: dict[str, torch.Tensor] = {}
+    for name, found in codes.items():
+        flat[f"{name}:codes"], flat[f"{name}:scale"] = found.codes, found.scale
+        if found.offset is not None:
+            flat[f"{name}:offset"] = found.offset
+    return directory, flat
+
+
+def _with_codes(coded: tuple[Path, dict[str, torch.Tensor]], tmp_path: Path) -> Path:
+    """A copy of the coded checkpoint with its codes file (the shared one stays as it is)."""
+    source, flat = coded
+    copy = Path(shutil.copytree(source, tmp_path / "checkpoint"))
+    save_file(flat, str(copy / CODES_FILE))
+    return copy
+
+
+def _coded_modules(model: nn.Module) -> int:
+    return sum(isinstance(m, BlockLinear | BlockEmbedding) for m in model.modules())
+
+
+def _greedy_tokens(engine: Engine) -> list[int]:
+    request = GenerationRequest(
+        ({"role": "user", "content": "w1 w2 w3 w4"},),
+        SamplingParams(max_tokens=12, ignore_eos=True),
+    )
+    return list(engine.generate([request])[0].tokens)
+
+
+def test_auto_without_a_codes_file_is_fp32_and_silent(
+    coded_checkpoint: tuple[Path, dict[str, torch.Tensor]],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    directory, _ = coded_checkpoint
+    assert not (directory / CODES_FILE).exists()
+    model = load_checkpoint(directory, device="cpu", dtype="float32").model
+    linears = [name for name, m in model.named_modules() if type(m) is nn.Linear]
+    with caplog.at_level(logging.WARNING, logger="gapscope.models.weight_format"):
+        assert apply_cpu_format(model, str(directory), "auto", tmp_path) == "float32"
+    assert [name for name, m in model.named_modules() if type(m) is nn.Linear] == linears
+    assert _coded_modules(model) == 0
+    assert not caplog.records  # nothing to warn about: no codes to miss
+
+
+def test_auto_with_codes_loads_them_and_decodes_as_fp32(
+    coded_checkpoint: tuple[Path, dict[str, torch.Tensor]], tmp_path: Path
+) -> None:
+    checkpoint = _with_codes(coded_checkpoint, tmp_path)
+    model = load_checkpoint(checkpoint, device="cpu", dtype="float32").model
+    linears = sum(type(m) is nn.Linear for m in model.modules())
+    assert apply_cpu_format(model, str(checkpoint), "auto", tmp_path / "root") == "gguf"
+    assert _coded_modules(model) == linears + 1  # every linear layer and the embedding
+    assert not any(type(m) is nn.Linear for m in model.modules())
+
+    coded = Engine.from_pretrained(checkpoint, device="cpu")
+    fp32 = Engine.from_pretrained(checkpoint, device="cpu", dtype="float32")
+    assert coded.weight_format == "gguf"
+    assert fp32.weight_format == "float32"
+    assert _greedy_tokens(coded) == _greedy_tokens(fp32)
+
+
+def test_dtype_float32_keeps_fp32_with_codes(
+    coded_checkpoint: tuple[Path, dict[str, torch.Tensor]], tmp_path: Path
+) -> None:
+    checkpoint = _with_codes(coded_checkpoint, tmp_path)
+    model = load_checkpoint(checkpoint, device="cpu", dtype="float32").model
+    assert apply_cpu_format(model, str(checkpoint), "float32", tmp_path) == "float32"
+    assert _coded_modules(model) == 0
+
+
+def test_gguf_without_codes_is_an_error(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    model = load_checkpoint(tiny_checkpoint, device="cpu", dtype="float32").model
+    with pytest.raises(ValueError, match=r"^model arg dtype=gguf: .*carries no GGUF codes"):
+        apply_cpu_format(model, str(tiny_checkpoint), "gguf", tmp_path)
+    assert _coded_modules(model) == 0
+
+
+def test_without_the_kernel_auto_falls_back_to_fp32_saying_why_and_gguf_fails(
+    coded_checkpoint: tuple[Path, dict[str, torch.Tensor]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def no_kernel() -> None:
+        raise KernelUnavailable("no compiler")
+
+    monkeypatch.setattr("gapscope.models.native_kernel.kernel", no_kernel)
+    checkpoint = _with_codes(coded_checkpoint, tmp_path)
+    model = load_checkpoint(checkpoint, device="cpu", dtype="float32").model
+    with caplog.at_level(logging.WARNING, logger="gapscope.models.weight_format"):
+        assert apply_cpu_format(model, str(checkpoint), "auto", tmp_path) == "float32"
+    assert _coded_modules(model) == 0
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "no compiler" in warnings[0].getMessage()
+    with pytest.raises(ValueError, match=r"^model arg dtype=gguf: no compiler"):
+        apply_cpu_format(model, str(checkpoint), "gguf", tmp_path)
+    assert _coded_modules(model) == 0

@@ -46,7 +46,9 @@ static inline ints16 widen16(const int8_t* codes) {
 
 static inline floats16 weights16(const int8_t* codes, float scale, float offset) {
     floats16 w = __builtin_convertvector(widen16(codes), floats16) * scale;
-    return w + offset;  // never fused with the product: -ffp-contract=off
+    // never fused with the product (-ffp-contract=off). No offset is passed as -0.0, which
+    // leaves every float as it is (-0.0 + 0.0 would be +0.0: gguf-py adds nothing there)
+    return w + offset;
 }
 
 static inline floats16 multiply_add16(floats16 x, floats16 w, floats16 acc) {
@@ -106,7 +108,7 @@ static void rows_product(const float* x, int64_t k_inputs, const int8_t* codes,
             for (int j = 0; j < CHAINS; ++j) {
                 const int64_t b = (k + 16 * j) / BLOCK;  // a shift: BLOCK is a constant
                 w[j] = weights16(row_codes + k + 16 * j, row_scale[b],
-                                 row_offset ? row_offset[b] : 0.0f);
+                                 row_offset ? row_offset[b] : -0.0f);
             }
             for (int r = 0; r < ROWS; ++r)
                 for (int j = 0; j < CHAINS; ++j)
@@ -165,7 +167,7 @@ void gs_dequantize(const int8_t* codes, const float* scale, const float* offset,
         const int64_t n = index ? index[i] : i;
         for (int64_t b = 0; b < blocks; ++b) {
             const float s = scale[n * blocks + b];
-            const float o = offset ? offset[n * blocks + b] : 0.0f;
+            const float o = offset ? offset[n * blocks + b] : -0.0f;
             for (int64_t k = b * block; k < (b + 1) * block; k += 16) {
                 const floats16 w = weights16(codes + n * k_inputs + k, s, o);
                 std::memcpy(out + i * k_inputs + k, &w, sizeof w);

@@ -1,0 +1,318 @@
+"""The ``gguf`` CPU format's layers (``block_linear``): weights bitwise the codes' two-rounding
+rebuild, prefill bitwise fp32's, decode close to fp32 and batch-invariant, and a tiny model
+with codes put in (``gguf_codes.apply_codes``) reading and writing like its fp32 twin.
+
+The kernel is built on first use (``native_kernel``); these tests need a C++ compiler.
+"""
+
+from __future__ import annotations
+
+import copy
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from transformers import Gemma3ForCausalLM, Gemma3TextConfig, LlamaConfig, LlamaForCausalLM
+
+from gapscope.models.block_linear import BlockCodes, BlockEmbedding, BlockLinear, fits_kernel
+from gapscope.models.gguf_codes import apply_codes, rebuild
+
+INPUTS = 128
+OUTPUTS = 40
+"""Not a multiple of the kernel's 16-output chunks: the last chunk is a partial one."""
+
+
+def _bits(tensor: Tensor) -> Tensor:
+    return tensor.detach().contiguous().view(torch.int32)
+
+
+def assert_bitwise(actual: Tensor, expected: Tensor) -> None:
+    assert actual.shape == expected.shape and actual.dtype == expected.dtype == torch.float32
+    assert torch.equal(_bits(actual), _bits(expected))
+
+
+def random_codes(
+    rows: int,
+    inputs: int,
+    block: int,
+    *,
+    offset: bool,
+    seed: int,
+    magnitude: float = 1.0,
+) -> BlockCodes:
+    """Random codes (every int8 value possible, zeros and both extremes included) with
+    scales of either sign over several binades, about ``magnitude`` / 100 each, and (if
+    ``offset``) offsets of either sign: weights of about ``magnitude``."""
+    generator = torch.Generator().manual_seed(seed)
+    codes = torch.randint(-128, 128, (rows, inputs), generator=generator, dtype=torch.int8)
+    flat = codes.view(-1)
+    flat[::7] = 0  # -0.0 = fl(negative scale * 0): kept as -0.0 without an offset
+    flat[3::11] = -128
+    flat[5::13] = 127
+    blocks = (rows, inputs // block)
+    binades = torch.randint(-3, 3, blocks, generator=generator).float().exp2()
+    scale = torch.randn(blocks, generator=generator) * binades * (magnitude / 100)
+    shift = torch.randn(blocks, generator=generator) * magnitude if offset else None
+    return BlockCodes(codes, scale, shift)
+
+
+# ---------------------------------------------------------------- BlockLinear on random codes
+
+LAYOUTS = [(block, offset) for block in (16, 32) for offset in (False, True)]
+
+
+@pytest.fixture(params=LAYOUTS, ids=[f"block{b}-{'offset' if o else 'scale'}" for b, o in LAYOUTS])
+def layer(request: pytest.FixtureRequest) -> BlockLinear:
+    block, offset = request.param
+    codes = random_codes(OUTPUTS, INPUTS, block, offset=offset, seed=block + offset)
+    assert fits_kernel(codes) and codes.block == block
+    assert bool((codes.scale < 0).any())
+    return BlockLinear(codes, bias=None)
+
+
+def test_weight_is_the_two_rounding_rebuild_bitwise(layer: BlockLinear) -> None:
+    expected = rebuild(layer.block_codes)
+    assert_bitwise(layer.weight, expected)
+    # the rows a lookup selects, in any order and repeated
+    rows = torch.tensor([5, 0, 39, 5, 17])
+    assert_bitwise(layer.block_codes.dequantize(rows), expected[rows])
+
+
+def test_prefill_is_fp32s_product_bitwise(layer: BlockLinear) -> None:
+    x = torch.randn(2, 5, INPUTS, generator=torch.Generator().manual_seed(1))
+    with torch.inference_mode():
+        assert_bitwise(layer(x), F.linear(x, rebuild(layer.block_codes)))
+
+
+def test_decode_is_within_float_rounding_of_fp32(layer: BlockLinear) -> None:
+    x = torch.randn(8, 1, INPUTS, generator=torch.Generator().manual_seed(2))
+    weight = rebuild(layer.block_codes)
+    with torch.inference_mode():
+        out, reference = layer(x), F.linear(x, weight)
+    assert out.shape == (8, 1, OUTPUTS)
+    # relative to the sum of the products' magnitudes (the scale of an fp32 sum's rounding
+    # error), so outputs that cancel to near zero are held to the same standard
+    magnitude = F.linear(x.abs(), weight.abs())
+    assert bool(((out - reference).abs() <= 1e-5 * magnitude).all())
+
+
+def test_a_decoded_row_gives_the_same_bits_alone_and_in_any_batch(layer: BlockLinear) -> None:
+    generator = torch.Generator().manual_seed(3)
+    rows = torch.randn(9, 1, INPUTS, generator=generator)
+    rows = rows * torch.logspace(-2, 2, 9)[:, None, None]  # very different magnitudes
+    with torch.inference_mode():
+        alone = [layer(rows[i : i + 1]) for i in range(9)]
+        for size in range(1, 10):
+            # rows at other places of the batch (and of the kernel's groups of 4)
+            chosen = torch.randperm(9, generator=generator)[:size]
+            batched = layer(rows[chosen])
+            flat = layer(rows[chosen, 0])  # a 2-D input: one position per row as well
+            for place, row in enumerate(chosen.tolist()):
+                assert_bitwise(batched[place : place + 1], alone[row])
+                assert_bitwise(flat[place : place + 1], alone[row][0])
+
+
+# ------------------------------------------------------------------ the weights are not an fma
+
+
+def _fma_rounds_differently(scale: float, codes: np.ndarray, offset: float) -> np.ndarray:
+    """Which ``codes`` give ``fl(fl(scale * code) + offset)`` != ``fl(scale * code + offset)``
+    (float32; the right side rounded once, as an fma would)."""
+    s, o = np.float32(scale), np.float32(offset)
+    twice = (s * codes.astype(np.float32)) + o
+    once = (np.float64(s) * codes.astype(np.float64) + np.float64(o)).astype(np.float32)
+    return np.asarray(twice != once)
+
+
+def _fma_codes(rows: int, inputs: int, block: int, seed: int) -> tuple[BlockCodes, np.ndarray]:
+    """Codes, scales and offsets every weight of which an fma would round differently;
+    returns them with the fma's weights."""
+    rng = np.random.default_rng(seed)
+    every_code = np.arange(-128, 128)
+    codes = np.empty((rows, inputs), dtype=np.int8)
+    scale = np.empty((rows, inputs // block), dtype=np.float32)
+    offset = np.empty_like(scale)
+    for row in range(rows):
+        for b in range(inputs // block):
+            while True:
+                s = np.float32(
+                    rng.uniform(0.5, 2.0) * rng.choice([-1, 1]) * 2.0 ** rng.integers(-8, 4)
+                )
+                o = np.float32(rng.uniform(-128, 128) * s)
+                differ = every_code[_fma_rounds_differently(float(s), every_code, float(o))]
+                if differ.size >= 8:
+                    break
+            codes[row, b * block : (b + 1) * block] = rng.choice(differ, size=block)
+            scale[row, b], offset[row, b] = s, o
+    values = codes.astype(np.float64).reshape(rows, -1, block)
+    exact = scale[:, :, None].astype(np.float64) * values + offset[:, :, None]
+    # the float64 sums are exact (so the float32 rounding below is the fma's one rounding)
+    for s, c, o, e in zip(
+        np.repeat(scale.reshape(-1), block),
+        values.reshape(-1),
+        np.repeat(offset.reshape(-1), block),
+        exact.reshape(-1),
+        strict=True,
+    ):
+        assert Fraction(float(s)) * int(c) + Fraction(float(o)) == Fraction(float(e))
+    fused = exact.astype(np.float32).reshape(rows, inputs)
+    return (
+        BlockCodes(torch.from_numpy(codes), torch.from_numpy(scale), torch.from_numpy(offset)),
+        fused,
+    )
+
+
+@pytest.mark.parametrize("block", [16, 32])
+def test_decode_rebuilds_each_weight_with_two_roundings_not_an_fma(block: int) -> None:
+    codes, fused = _fma_codes(rows=20, inputs=64, block=block, seed=block)
+    twice = rebuild(codes)
+    assert bool((_bits(twice).numpy() != fused.view(np.int32)).all())  # the test can tell
+    layer = BlockLinear(codes, bias=None)
+    columns = []
+    with torch.inference_mode():
+        for k in range(64):
+            unit = torch.zeros(1, 1, 64)
+            unit[0, 0, k] = 1.0  # out = w[:, k]: 1 * w + exact zeros, one rounding-free sum
+            columns.append(layer(unit)[0, 0])
+    decoded = torch.stack(columns, dim=1)
+    assert_bitwise(decoded, twice)
+    assert bool((_bits(decoded).numpy() != fused.view(np.int32)).all())
+
+
+# ---------------------------------------------------------------------------- BlockEmbedding
+
+
+@pytest.mark.parametrize("offset", [False, True])
+def test_embedding_looks_up_the_rebuilt_rows_bitwise(offset: bool) -> None:
+    codes = random_codes(30, 64, 32, offset=offset, seed=7)
+    ids = torch.tensor([[3, 0, 29, 3, 11], [7, 7, 1, 28, 0]])
+    weight = rebuild(codes)
+    plain = BlockEmbedding(codes)
+    assert_bitwise(plain.weight, weight)
+    with torch.inference_mode():
+        assert_bitwise(plain(ids), F.embedding(ids, weight))
+        # Gemma 3's scaled embedding: rows * embed_scale.to(rows.dtype), here not a power of 2
+        embed_scale = torch.tensor(48.0**0.5, dtype=torch.bfloat16)
+        scaled = BlockEmbedding(codes, embed_scale)
+        expected = F.embedding(ids, weight) * embed_scale.to(torch.float32)
+        assert not torch.equal(expected, F.embedding(ids, weight))
+        assert_bitwise(scaled(ids), expected)
+
+
+# ------------------------------------------------------------------ a tiny model, codes put in
+
+
+def codes_for(
+    model: nn.Module, seed: int = 0, *, layers: float = 0.5, ends: float = 1.0
+) -> dict[str, BlockCodes]:
+    """Random codes for every linear weight and input embedding of ``model`` (a tied output
+    head gets none: it reads the embedding's), whose rebuilt weights are copied into
+    ``model`` so that its fp32 weights are the codes'. Weights of about ``layers`` in the
+    decoder layers, ``ends`` in the embedding and output head: large enough for logits that
+    greedy decoding does not tip over on float noise, and for varied continuations."""
+    found: dict[str, BlockCodes] = {}
+    seen: set[int] = set()
+    for index, (name, module) in enumerate(model.named_modules()):
+        if not isinstance(module, nn.Linear | nn.Embedding):
+            continue
+        weight = module.weight
+        if id(weight) in seen:
+            continue
+        seen.add(id(weight))
+        rows, inputs = (int(n) for n in weight.shape)
+        large = name == "lm_head" or isinstance(module, nn.Embedding)
+        codes = random_codes(
+            rows,
+            inputs,
+            16 if index % 2 else 32,
+            offset=index % 3 == 0,
+            seed=seed * 1000 + index,
+            magnitude=ends if large else layers,
+        )
+        with torch.no_grad():
+            weight.copy_(rebuild(codes))
+        found[f"{name}.weight"] = codes
+    return found
+
+
+def _llama(tied: bool) -> Any:
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=67,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        tie_word_embeddings=tied,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=0,
+    )
+    return LlamaForCausalLM(config)
+
+
+def _gemma3() -> Any:
+    torch.manual_seed(0)
+    config = Gemma3TextConfig(
+        vocab_size=67,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        query_pre_attn_scalar=16,
+        sliding_window=6,
+        layer_types=["sliding_attention", "full_attention"] * 2,
+        max_position_embeddings=256,
+        tie_word_embeddings=True,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=0,
+    )
+    return Gemma3ForCausalLM(config)
+
+
+MODELS = {
+    "llama": lambda: _llama(tied=False),
+    "llama-tied": lambda: _llama(tied=True),
+    "gemma3-tied": _gemma3,
+}
+
+
+@pytest.mark.parametrize("architecture", list(MODELS))
+def test_a_model_with_codes_prefills_bitwise_and_decodes_as_fp32(architecture: str) -> None:
+    fp32 = MODELS[architecture]().eval()
+    codes = codes_for(fp32)
+    tied = fp32.lm_head.weight is fp32.model.embed_tokens.weight
+    assert tied == architecture.endswith("tied")
+    linears = sum(type(m) is nn.Linear for m in fp32.modules())
+    coded = copy.deepcopy(fp32)
+
+    replaced = apply_codes(coded, codes)
+
+    blocks = [m for m in coded.modules() if isinstance(m, BlockLinear | BlockEmbedding)]
+    assert replaced == len(blocks) == linears + 1  # every linear layer and the embedding
+    assert not any(type(m) is nn.Linear for m in coded.modules())
+    assert isinstance(coded.lm_head, BlockLinear)
+    assert isinstance(coded.model.embed_tokens, BlockEmbedding)
+    shared = coded.lm_head.codes.data_ptr() == coded.model.embed_tokens.codes.data_ptr()
+    assert shared == tied
+    if architecture.startswith("gemma3"):
+        embed_scale = coded.model.embed_tokens.embed_scale
+        assert embed_scale is not None and float(embed_scale) == 8.0
+
+    ids = torch.tensor([[1, 5, 9, 14, 22, 31, 40, 8, 3], [1, 60, 7, 7, 12, 50, 4, 19, 33]])
+    with torch.inference_mode():
+        assert_bitwise(coded(input_ids=ids).logits, fp32(input_ids=ids).logits)
+        greedy = {"do_sample": False, "max_new_tokens": 16, "min_new_tokens": 16}
+        expected = fp32.generate(ids[:1], **greedy)
+        got = coded.generate(ids[:1], **greedy)
+    assert expected.shape == (1, ids.shape[1] + 16)
+    assert got.tolist() == expected.tolist()
