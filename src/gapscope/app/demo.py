@@ -2,8 +2,10 @@
 shortened), offline, on a CPU, with a short steering sweep run beside it, then the report.
 
 1. The CLB direction: extracted from one demo episode of SmolLM2 (seconds once the model is
-   loaded; the first run also converts both embedded checkpoints). Both models run in fp32,
-   the CPU format faithful to fp32's output (``gapscope.models.calibration``).
+   loaded; the first run also converts both embedded checkpoints). Both models run in the
+   ``gguf`` format, their GGUFs' own codes evaluated exactly, faithful to fp32's output
+   (``gapscope.models.calibration``; the grid's points are fp32's, tests/steer/
+   test_gguf_demo_grid.py).
 2. The study: S2B-LM's small ``demo`` preset with SmolLM2-135M-Instruct and Gemma 3 270M as
    the listener, and the rule-based and random reference listeners (the scale); OracleLadder
    on two bundled families, one rollout per probe. The budget is ``quick`` with one supporting

@@ -77,7 +77,10 @@ def library_path() -> Path:
 
 
 def _build(compiler: str, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise KernelUnavailable(f"cannot write the kernel into {target.parent}: {error}") from None
     staging = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         done = subprocess.run(
@@ -93,7 +96,7 @@ def _build(compiler: str, target: Path) -> None:
         staging.unlink(missing_ok=True)
         last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
         raise KernelUnavailable(f"building the kernel with {compiler} failed: {last}")
-    staging.replace(target)  # atomic: a concurrent reader sees no half-written library
+    staging.replace(target)  # atomic: a concurrent process sees no half-written library
 
 
 @cache

@@ -1,4 +1,6 @@
-"""The CPU weight formats of the engine: fp32 (the default), or int8 weights as an explicit opt-in.
+"""The CPU weight formats of the engine: ``gguf`` (the default where a checkpoint carries its
+GGUF's codes, ``gapscope.models.block_linear``), fp32 (the default elsewhere), or int8 weights
+as an explicit opt-in.
 
 Decoding one token at batch 1 reads every weight once, so on a CPU its speed is bounded by
 memory bandwidth over the weight bytes: fp32 weights read 4 bytes a parameter, int8 weights 1.
@@ -18,10 +20,10 @@ int8 is not fp32, and it is never a default. On the calibration set of
 share of SmolLM2-135M-Instruct's continuations that equal fp32's for at least 32 tokens was
 6 of 21 with int8 weights and int8 activations, 16 of 28 with int8 weights alone (fp32
 activations, dequantized per matmul) and 24 of 28 with bf16 weights alone: none reaches the
-95 % a faithful default needs (``calibration.FAITHFUL_SHARE``), so every model loads in fp32
-unless ``dtype`` asks otherwise. (llama.cpp on the shipped 4-bit GGUF is no argument for int8
-activations: its output followed fp32's for 64 and 28 tokens on two task prompts where int8's
-first token already differed.) ``dtype=int8`` and ``dtype=fastest`` (int8 where it decodes
+95 % a faithful default needs (``calibration.FAITHFUL_SHARE``). The ``gguf`` format, which
+computes with fp32's own weight values, gave 28 of 28. (llama.cpp on the shipped 4-bit GGUF
+is no argument for int8 activations: its output followed fp32's for 64 and 28 tokens on two
+task prompts where int8's first token already differed.) ``dtype=int8`` and ``dtype=fastest`` (int8 where it decodes
 faster, measured once per checkpoint, torch version and CPU, and remembered) stay available;
 the format used is recorded in every reply's metadata (``gapscope.models.inspect_api``).
 """
