@@ -23,8 +23,9 @@ activations, dequantized per matmul) and 24 of 28 with bf16 weights alone: none 
 95 % a faithful default needs (``calibration.FAITHFUL_SHARE``). The ``gguf`` format, which
 computes with fp32's own weight values, gave 28 of 28. (llama.cpp on the shipped 4-bit GGUF
 is no argument for int8 activations: its output followed fp32's for 64 and 28 tokens on two
-task prompts where int8's first token already differed.) ``dtype=int8`` and ``dtype=fastest`` (int8 where it decodes
-faster, measured once per checkpoint, torch version and CPU, and remembered) stay available;
+task prompts where int8's first token already differed.) ``dtype=int8`` and
+``dtype=fastest`` (int8 where it decodes faster, measured once per checkpoint, torch version
+and CPU, and remembered) stay available;
 the format used is recorded in every reply's metadata (``gapscope.models.inspect_api``).
 """
 
