@@ -84,7 +84,8 @@ MEASURED: dict[str, Agreement] = {
 }
 """SmolLM2-135M-Instruct on the calibration set (one thread; ``float32`` is a second fp32
 engine against the first: the engine is deterministic). ``gguf`` (2026-12-06: all 28 equal
-for all 64 tokens) is the default where a checkpoint carries GGUF codes, fp32 elsewhere; the
+for all 64 tokens, on Gemma 3 270M too) is the default where a checkpoint carries GGUF codes,
+fp32 elsewhere; the
 two weight-only formats were measured and are not offered. int8 is the opt-in ``dtype=int8``
 / ``fastest`` format (measured on the 21 prompts of an earlier, smaller capture)."""
 
