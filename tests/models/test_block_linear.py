@@ -18,7 +18,13 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from transformers import Gemma3ForCausalLM, Gemma3TextConfig, LlamaConfig, LlamaForCausalLM
 
-from gapscope.models.block_linear import BlockCodes, BlockEmbedding, BlockLinear, fits_kernel
+from gapscope.models.block_linear import (
+    BlockCodes,
+    BlockEmbedding,
+    BlockLinear,
+    fits_kernel,
+    pack_nibbles,
+)
 from gapscope.models.gguf_codes import apply_codes, rebuild
 
 INPUTS = 128
@@ -316,3 +322,43 @@ def test_a_model_with_codes_prefills_bitwise_and_decodes_as_fp32(architecture: s
         got = coded.generate(ids[:1], **greedy)
     assert expected.shape == (1, ids.shape[1] + 16)
     assert got.tolist() == expected.tolist()
+
+
+# ---------------------------------------------------------------- 4-bit codes two to a byte
+
+
+def _four_bit_codes(seed: int) -> BlockCodes:
+    """Q4_1-like codes: 0..15 in blocks of 32, with offsets."""
+    full = random_codes(OUTPUTS, INPUTS, 32, offset=True, seed=seed)
+    return BlockCodes(full.codes.remainder(16).to(torch.int8), full.scale, full.offset)
+
+
+def test_packed_codes_are_ggml_order_and_give_the_same_bits_everywhere() -> None:
+    """Two codes a byte halve what a decode step reads; the layer must not change at all:
+    the same weights bitwise, the same prefill and the same decode sums (same order)."""
+    codes = _four_bit_codes(seed=7)
+    packed = pack_nibbles(codes)
+    assert packed.codes.dtype == torch.uint8 and packed.codes.shape == (OUTPUTS, INPUTS // 2)
+    assert packed.nibbles and packed.inputs == INPUTS and packed.block == 32
+    assert fits_kernel(packed)
+    # ggml's order: byte i of a block holds code i (low nibble) and code i + 16 (high)
+    first = codes.codes[0, :32].to(torch.uint8)
+    assert torch.equal(packed.codes[0, :16], first[:16] | (first[16:] << 4))
+    assert_bitwise(packed.dequantize(), codes.dequantize())
+    assert_bitwise(rebuild(packed), rebuild(codes))
+    rows = torch.tensor([5, 0, 5, OUTPUTS - 1])
+    assert_bitwise(packed.dequantize(rows), codes.dequantize(rows))
+    plain, nibbles = BlockLinear(codes, bias=None), BlockLinear(packed, bias=None)
+    assert nibbles.in_features == INPUTS
+    torch.manual_seed(0)
+    for shape in ((1, 1, INPUTS), (8, 1, INPUTS), (3, INPUTS), (2, 5, INPUTS)):
+        x = torch.randn(shape)
+        assert_bitwise(nibbles(x), plain(x))
+
+
+def test_only_4_bit_codes_in_blocks_of_32_pack() -> None:
+    with pytest.raises(ValueError, match="codes 0..15"):
+        pack_nibbles(random_codes(OUTPUTS, INPUTS, 32, offset=True, seed=1))
+    small = _four_bit_codes(seed=2)
+    with pytest.raises(ValueError, match="blocks of 32"):
+        pack_nibbles(BlockCodes(small.codes, torch.cat([small.scale] * 2, dim=1), None))

@@ -200,6 +200,10 @@ def test_extract_keeps_exactly_the_tensors_it_proves_equal(tmp_path: Path) -> No
         np.testing.assert_array_equal(_bits(rebuild(codes[name])), _bits(checkpoint[name]))
     assert codes[f"{layer}.mlp.up_proj.weight"].offset is not None  # Q4_1's minimums
     assert codes[f"{layer}.mlp.down_proj.weight"].block == 16  # Q6_K's sub-blocks
+    # 4-bit types are kept two codes a byte, the others one a byte
+    packed = {name for name in converted if codes[name].nibbles}
+    assert packed == {f"{layer}.self_attn.q_proj.weight", f"{layer}.mlp.up_proj.weight"}
+    assert all("two a byte" in report["converted"][name] for name in packed)
 
 
 def test_a_tied_head_reads_the_embeddings_codes(tmp_path: Path) -> None:

@@ -35,24 +35,34 @@ class BlockCodes:
     """A weight matrix ``[outputs, inputs]`` as codes, per-block scales and offsets."""
 
     codes: Tensor
-    """int8 ``[outputs, inputs]``"""
+    """int8 ``[outputs, inputs]``, one code a byte; or uint8 ``[outputs, inputs / 2]``, 4-bit
+    codes two a byte in ggml's order (``pack_nibbles``)"""
     scale: Tensor
     """fp32 ``[outputs, inputs / block]``"""
     offset: Tensor | None
     """fp32 like ``scale``, or None where every offset is zero"""
 
     @property
+    def nibbles(self) -> bool:
+        return self.codes.dtype == torch.uint8
+
+    @property
+    def inputs(self) -> int:
+        return int(self.codes.shape[1]) * (2 if self.nibbles else 1)
+
+    @property
     def block(self) -> int:
-        return int(self.codes.shape[1] // self.scale.shape[1])
+        return self.inputs // int(self.scale.shape[1])
 
     def dequantize(self, rows: Tensor | None = None) -> Tensor:
         """The fp32 weights (of ``rows`` only, when given), bitwise the checkpoint's."""
-        codes, inputs = self.codes, int(self.codes.shape[1])
+        codes, inputs = self.codes, self.inputs
         count = int(codes.shape[0]) if rows is None else int(rows.numel())
         index = None if rows is None else rows.reshape(-1).to(torch.int64).contiguous()
         out = torch.empty(count, inputs, dtype=torch.float32)
         kernel().gs_dequantize(
             codes.data_ptr(),
+            self.nibbles,
             self.scale.data_ptr(),
             None if self.offset is None else self.offset.data_ptr(),
             inputs,
@@ -65,29 +75,52 @@ class BlockCodes:
 
     def product(self, rows: Tensor) -> Tensor:
         """``rows @ weights.T`` for a few fp32 rows ``[m, inputs]``, in the kernel."""
-        rows = rows.contiguous()
-        outputs = int(self.codes.shape[0])
-        out = torch.empty(rows.shape[0], outputs, dtype=torch.float32)
-        kernel().gs_block_matmul(
-            rows.data_ptr(),
-            rows.shape[0],
-            rows.shape[1],
-            self.codes.data_ptr(),
-            self.scale.data_ptr(),
-            None if self.offset is None else self.offset.data_ptr(),
-            self.block,
-            out.data_ptr(),
-            outputs,
-        )
-        return out
+        return _product(rows, self.codes, self.nibbles, self.scale, self.offset, self.block)
+
+
+def _product(
+    rows: Tensor, codes: Tensor, nibbles: bool, scale: Tensor, offset: Tensor | None, block: int
+) -> Tensor:
+    """``BlockCodes.product`` from its parts: a decode step calls it for every linear layer,
+    so it builds nothing it need not (a layer's call costs ~2 us here, ~9 us through the
+    dataclass and properties)."""
+    rows = rows.contiguous()
+    outputs = codes.shape[0]
+    out = torch.empty(rows.shape[0], outputs, dtype=torch.float32)
+    kernel().gs_block_matmul(
+        rows.data_ptr(),
+        rows.shape[0],
+        rows.shape[1],
+        codes.data_ptr(),
+        nibbles,
+        scale.data_ptr(),
+        None if offset is None else offset.data_ptr(),
+        block,
+        out.data_ptr(),
+        outputs,
+    )
+    return out
+
+
+def pack_nibbles(codes: BlockCodes) -> BlockCodes:
+    """The same weights with 4-bit codes two a byte (half the bytes a decode step reads), in
+    ggml's order: byte i of a block of 32 holds code i in its low nibble and code i + 16 in
+    its high one. Only for blocks of 32 whose codes are all 0..15 (Q4_1, Q4_K)."""
+    if codes.nibbles or codes.block != 32 or codes.codes.min() < 0 or codes.codes.max() > 15:
+        raise ValueError("only blocks of 32 with codes 0..15 pack two to a byte")
+    outputs, inputs = codes.codes.shape
+    halves = codes.codes.to(torch.uint8).reshape(outputs, inputs // 32, 2, 16)
+    packed = halves[:, :, 0] | (halves[:, :, 1] << 4)
+    return BlockCodes(packed.reshape(outputs, inputs // 2).contiguous(), codes.scale, codes.offset)
 
 
 def fits_kernel(codes: BlockCodes) -> bool:
-    """The kernel's shapes: blocks of 16 or 32, inputs a multiple of 64, contiguous."""
+    """The kernel's shapes: one code a byte in blocks of 16 or 32, or 4-bit codes in blocks of
+    32; inputs a multiple of 64; contiguous CPU tensors."""
     return (
-        codes.codes.dtype == torch.int8
-        and codes.block in (16, 32)
-        and codes.codes.shape[1] % 64 == 0
+        codes.codes.dtype in (torch.int8, torch.uint8)
+        and codes.block in ((32,) if codes.nibbles else (16, 32))
+        and codes.inputs % 64 == 0
         and all(
             t is None or (t.is_contiguous() and t.device.type == "cpu")
             for t in (codes.codes, codes.scale, codes.offset)
@@ -120,7 +153,8 @@ class BlockLinear(_HoldsCodes):
     def __init__(self, codes: BlockCodes, bias: Tensor | None) -> None:
         super().__init__(codes)
         self.bias = None if bias is None else nn.Parameter(bias.detach().clone())
-        self.out_features, self.in_features = (int(n) for n in codes.codes.shape)
+        self.out_features, self.in_features = int(codes.codes.shape[0]), codes.inputs
+        self._nibbles, self._block = codes.nibbles, codes.block
 
     @property
     def weight(self) -> Tensor:
@@ -135,7 +169,8 @@ class BlockLinear(_HoldsCodes):
         # a row's own length, never its batch, so a row is computed alike batched or alone.
         one_position = x.dim() < 3 or x.shape[-2] == 1
         if one_position and x.dim() >= 2:
-            out = self.block_codes.product(x.reshape(-1, self.in_features))
+            rows = x.reshape(-1, self.in_features)
+            out = _product(rows, self.codes, self._nibbles, self.scale, self.offset, self._block)
             out = out.reshape(*x.shape[:-1], self.out_features)
         else:
             out = F.linear(x, self.block_codes.dequantize())
@@ -152,7 +187,7 @@ class BlockEmbedding(_HoldsCodes):
     def __init__(self, codes: BlockCodes, scale: Tensor | None = None) -> None:
         super().__init__(codes)
         self.register_buffer("embed_scale", scale)
-        self.num_embeddings, self.embedding_dim = (int(n) for n in codes.codes.shape)
+        self.num_embeddings, self.embedding_dim = int(codes.codes.shape[0]), codes.inputs
 
     @property
     def weight(self) -> Tensor:

@@ -35,7 +35,13 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from gapscope.models.block_linear import BlockCodes, BlockEmbedding, BlockLinear, fits_kernel
+from gapscope.models.block_linear import (
+    BlockCodes,
+    BlockEmbedding,
+    BlockLinear,
+    fits_kernel,
+    pack_nibbles,
+)
 
 CODES_FILE = "gguf-codes.safetensors"
 REPORT_FILE = "gguf-codes.json"
@@ -109,6 +115,8 @@ def _q6_k(blocks: np.ndarray) -> Parsed:
     return codes.reshape(-1, 16), (d * sub_scales).reshape(-1), None
 
 
+_NIBBLE_TYPES = ("Q4_1", "Q4_K")
+"""Their codes are 0..15 in blocks of 32: kept two to a byte (``pack_nibbles``)."""
 _PARSERS: dict[str, tuple[int, Callable[[np.ndarray], Parsed]]] = {
     "Q8_0": (34, _q8_0),
     "Q4_1": (20, _q4_1),
@@ -131,13 +139,23 @@ def parse_blocks(type_name: str, data: np.ndarray, rows: int) -> BlockCodes:
     )
 
 
+def _code_values(codes: BlockCodes) -> np.ndarray:
+    """One code a weight, ``[outputs, inputs]``, whatever the layout."""
+    raw = codes.codes.numpy()
+    if not codes.nibbles:
+        return raw
+    blocks = raw.reshape(raw.shape[0], -1, 1, 16)
+    halves = (blocks >> np.array([0, 4], dtype=np.uint8).reshape(1, 1, 2, 1)) & 0x0F
+    return halves.reshape(raw.shape[0], -1)
+
+
 def rebuild(codes: BlockCodes) -> torch.Tensor:
     """The weights as gguf-py computes them (numpy, one rounding per operation)."""
-    values = codes.codes.numpy().astype(np.float32).reshape(codes.scale.shape[0], -1, codes.block)
+    values = _code_values(codes).astype(np.float32).reshape(codes.scale.shape[0], -1, codes.block)
     values = codes.scale.numpy()[:, :, None] * values
     if codes.offset is not None:
         values = values + codes.offset.numpy()[:, :, None]
-    return torch.from_numpy(values.reshape(codes.codes.shape))
+    return torch.from_numpy(values.reshape(codes.scale.shape[0], codes.inputs))
 
 
 def gguf_name(checkpoint_name: str, tied: bool) -> str | None:
@@ -196,10 +214,15 @@ def extract_codes(gguf_path: Path, checkpoint: Path) -> None:
                 codes.scale[order].contiguous(),
                 None if codes.offset is None else codes.offset[order].contiguous(),
             )
+            layout = "one code a byte"
+            if tensor.tensor_type.name in _NIBBLE_TYPES:
+                codes, layout = pack_nibbles(codes), "4-bit codes two a byte"
             saved[f"{name}:codes"], saved[f"{name}:scale"] = codes.codes, codes.scale
             if codes.offset is not None:
                 saved[f"{name}:offset"] = codes.offset
-            report["converted"][name] = f"{source} {tensor.tensor_type.name}, bitwise equal"
+            report["converted"][name] = (
+                f"{source} {tensor.tensor_type.name}, bitwise equal, {layout}"
+            )
     save_file(saved, str(checkpoint / CODES_FILE))
     (checkpoint / REPORT_FILE).write_text(json.dumps(report, indent=1, sort_keys=True))
 

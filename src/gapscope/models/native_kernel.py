@@ -109,28 +109,13 @@ def kernel() -> ctypes.CDLL:
         library = ctypes.CDLL(str(library_path()))
     except OSError as error:
         raise KernelUnavailable(f"loading the built kernel failed: {error}") from None
-    pointer, integer = ctypes.c_void_p, ctypes.c_int64
-    library.gs_block_matmul.argtypes = [
-        pointer,
-        integer,
-        integer,
-        pointer,
-        pointer,
-        pointer,
-        integer,
-        pointer,
-        integer,
-    ]
-    library.gs_block_matmul.restype = None
-    library.gs_dequantize.argtypes = [
-        pointer,
-        pointer,
-        pointer,
-        integer,
-        integer,
-        pointer,
-        integer,
-        pointer,
-    ]
-    library.gs_dequantize.restype = None
+    # argument types, p a pointer and i an int64, in block_kernel.cpp's order:
+    # gs_block_matmul(x, rows, inputs, codes, nibbles, scale, offset, block, out, outputs)
+    # gs_dequantize(codes, nibbles, scale, offset, inputs, block, index, count, out)
+    for function, signature in (
+        (library.gs_block_matmul, "piipippipi"),
+        (library.gs_dequantize, "pippiipip"),
+    ):
+        function.argtypes = [ctypes.c_void_p if t == "p" else ctypes.c_int64 for t in signature]
+        function.restype = None
     return library
