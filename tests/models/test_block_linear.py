@@ -357,7 +357,7 @@ def test_packed_codes_are_ggml_order_and_give_the_same_bits_everywhere() -> None
 
 
 def test_only_4_bit_codes_in_blocks_of_32_pack() -> None:
-    with pytest.raises(ValueError, match="codes 0..15"):
+    with pytest.raises(ValueError, match=r"codes 0\.\.15"):
         pack_nibbles(random_codes(OUTPUTS, INPUTS, 32, offset=True, seed=1))
     small = _four_bit_codes(seed=2)
     with pytest.raises(ValueError, match="blocks of 32"):
