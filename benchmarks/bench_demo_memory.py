@@ -1,7 +1,7 @@
 """``make demo``'s peak memory: the resident set of the whole demo, against ``PEAK_TARGET_GB``.
 
 The demo holds both embedded models (SmolLM2-135M and Gemma 3 270M, in the ``gguf`` format:
-0.17 and 0.31 GB of codes where fp32 took 0.54 and 1.07 GB), their KV prefix
+0.11 and 0.29 GB of codes where fp32 took 0.54 and 1.07 GB), their KV prefix
 caches (each bounded in bytes, ``cache_mb``), Inspect's runs and the report: a laptop must run
 it beside other work. The demo runs in a child process under ``/usr/bin/time -v`` (GNU time),
 whose "Maximum resident set size" is the peak over the process and its children; its logs go

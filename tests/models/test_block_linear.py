@@ -26,6 +26,7 @@ from gapscope.models.block_linear import (
     pack_nibbles,
 )
 from gapscope.models.gguf_codes import apply_codes, rebuild
+from gapscope.models.weight_format import decode_bytes
 
 INPUTS = 128
 OUTPUTS = 40
@@ -362,3 +363,12 @@ def test_only_4_bit_codes_in_blocks_of_32_pack() -> None:
     small = _four_bit_codes(seed=2)
     with pytest.raises(ValueError, match="blocks of 32"):
         pack_nibbles(BlockCodes(small.codes, torch.cat([small.scale] * 2, dim=1), None))
+
+
+def test_decode_bytes_counts_packed_codes_scales_and_offsets() -> None:
+    """The benchmark's bandwidth bound divides by these bytes: packed codes must count."""
+    packed = pack_nibbles(_four_bit_codes(seed=3))
+    assert packed.offset is not None
+    model = nn.Sequential(BlockLinear(packed, bias=None))
+    expected = OUTPUTS * INPUTS // 2 + 2 * 4 * OUTPUTS * (INPUTS // 32)
+    assert decode_bytes(model) == expected

@@ -7,7 +7,7 @@
 // fusing them into one fma, which rounds once).
 //
 // gs_block_matmul is the decode-step product out = x . w^T for a few rows of x: it reads the
-// codes (1 byte a weight, against fp32's 4) once per group of rows (4 with AVX-512, else 2)
+// codes (1 byte a weight, or half, against fp32's 4) once per group of rows (4 with AVX-512, else 2)
 // and sums in fp32. A row's sums are taken in the same order whatever the other rows of its
 // batch are, so a row decodes the same batched and alone. gs_dequantize writes fp32 weights, for products with many rows (prefill),
 // which then go to the BLAS exactly as the fp32 checkpoint's would.

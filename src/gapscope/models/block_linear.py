@@ -3,9 +3,9 @@
 The embedded models' fp32 weights are a GGUF's blocks dequantized: every weight is
 ``fl(fl(scale * code) + offset)``, one scale and offset per block of 16 or 32 inputs
 (``gapscope.models.gguf_codes`` reads them and checks that claim bitwise). Holding the codes
-(1 byte a weight) and the blocks' scales and offsets instead of fp32 values (4 bytes) keeps
-the same weights in a third to a quarter of the memory, and a batch-1 decode step, which
-reads every weight once, reads that much less:
+(1 byte a weight, half a byte for 4-bit types) and the blocks' scales and offsets instead of
+fp32 values (4 bytes) keeps the same weights in a fifth to a third of the memory, and a
+batch-1 decode step, which reads every weight once, reads that much less:
 
 * a decode step (one position per row) multiplies in the compiled kernel
   (``block_kernel.cpp``), which rebuilds each weight exactly, in registers, and sums in fp32:

@@ -119,7 +119,7 @@ def decode_bytes(model: nn.Module) -> int:
     return total
 
 
-_WEIGHT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int8)
+_WEIGHT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int8, torch.uint8)
 
 
 def decode_step_seconds(model: Any, steps: int = 3, context: int = 32) -> float:
