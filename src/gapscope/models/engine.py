@@ -34,6 +34,7 @@ from typing import Any, Literal
 import torch
 from torch import Tensor, nn
 
+from gapscope.models import lean_layers
 from gapscope.models.batching import Batch, BatchQueue
 from gapscope.models.block_linear import BlockLinear
 from gapscope.models.calibration import format_note
@@ -193,6 +194,7 @@ class Engine:
         self.config = config
         self.stats = EngineStats()
         self._layers: list[nn.Module] = list(_find_decoder_layers(model))
+        lean_layers.install(self._layers)  # Llama layers: the same bits, fewer Python calls
         on_cpu = self.device.type == "cpu"
         # on the CPU the prefix cache's keys/values wait in files, not in memory (kvfiles)
         bound = config.cache_bytes

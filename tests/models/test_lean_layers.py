@@ -1,0 +1,136 @@
+"""Llama layers without their sub-modules' call machinery (``lean_layers``) compute transformers'
+forward bit for bit, and hooks still see what they saw.
+
+The engine installs them on every Llama model it serves; a difference in one op (an order,
+a dtype, a missing norm epsilon) would move every logit, so these compare bitwise: a padded
+batch's prefill and decode logits through the engine's own cache and row attention, and the
+replies of a steered batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from torch import Tensor, nn
+
+from gapscope.models import lean_layers
+from gapscope.models.block_linear import BlockLinear
+from gapscope.models.engine import Engine, GenerationRequest, SamplingParams
+from gapscope.models.gguf_codes import apply_codes
+from gapscope.models.hooks import forward_hooks
+from gapscope.models.steering import steering
+from tests.models.test_block_linear import codes_for
+from tests.models.tiny import build_tiny_checkpoint
+from tests.steer.conftest import random_vector
+
+PROMPTS = ["w1 w2 w3", "w9", "w4 w4 w5 w6 w7 w8 w10 w11", "w20 w21"]
+
+
+def _requests(max_tokens: int = 10) -> list[GenerationRequest]:
+    params = SamplingParams(max_tokens=max_tokens, ignore_eos=True)
+    return [GenerationRequest(({"role": "user", "content": p},), params) for p in PROMPTS]
+
+
+def _logits_per_step(engine: Engine) -> list[Tensor]:
+    """Every forward pass's logits while the engine decodes the prompts as one batch."""
+    seen: list[Tensor] = []
+    forward: Callable[..., Tensor] = engine._forward
+
+    def recording(*args: Any) -> Tensor:
+        logits = forward(*args)
+        seen.append(logits.clone())
+        return logits
+
+    engine._forward = recording  # type: ignore[method-assign]
+    engine.generate(_requests())
+    engine._forward = forward  # type: ignore[method-assign]
+    return seen
+
+
+def _with_and_without(engine: Engine, run: Callable[[], Any]) -> tuple[Any, Any]:
+    layers = engine.decoder_layers()
+    assert lean_layers.install(layers) == len(layers)
+    lean = run()
+    lean_layers.uninstall(layers)
+    engine.clear_cache()
+    stock = run()
+    lean_layers.install(layers)
+    return lean, stock
+
+
+@pytest.fixture(scope="module")
+def tiny64(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny Llama wide enough for the ``gguf`` kernel (inputs a multiple of 64)."""
+    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-64"), hidden_size=64)
+
+
+def test_the_engine_installs_them_on_llama_layers_only(
+    tiny_checkpoint: Path, tiny_gemma_checkpoint: Path
+) -> None:
+    llama = Engine.from_pretrained(tiny_checkpoint, device="cpu")
+    assert all("forward" in layer.__dict__ for layer in llama.decoder_layers())
+    gemma = Engine.from_pretrained(tiny_gemma_checkpoint, device="cpu")
+    assert not any("forward" in layer.__dict__ for layer in gemma.decoder_layers())
+
+
+def test_a_padded_batch_prefills_and_decodes_bitwise_as_transformers(
+    tiny_checkpoint: Path,
+) -> None:
+    engine = Engine.from_pretrained(tiny_checkpoint, device="cpu")
+    lean, stock = _with_and_without(engine, lambda: _logits_per_step(engine))
+    assert len(lean) == len(stock) == 10  # the prefill and nine decode steps
+    for a, b in zip(lean, stock, strict=True):
+        assert torch.equal(a, b)
+
+
+def test_gguf_weights_too(tiny64: Path) -> None:
+    engine = Engine.from_pretrained(tiny64, device="cpu")
+    assert apply_codes(engine.model, codes_for(engine.model, seed=3)) > 0
+    assert any(isinstance(m, BlockLinear) for m in engine.model.modules())
+    lean, stock = _with_and_without(engine, lambda: _logits_per_step(engine))
+    for a, b in zip(lean, stock, strict=True):
+        assert torch.equal(a, b)
+
+
+def test_steered_replies_are_transformers_and_decoder_layer_hooks_fire(tiny64: Path) -> None:
+    engine = Engine.from_pretrained(tiny64, device="cpu")
+    vector = random_vector(engine, (0, 1))
+
+    def steered() -> list[tuple[int, ...]]:
+        with steering(vector, -3.0):
+            return [r.tokens for r in engine.generate(_requests())]
+
+    lean, stock = _with_and_without(engine, steered)
+    assert lean == stock
+    with steering(vector, 0.0):
+        plain = [r.tokens for r in engine.generate(_requests())]
+    assert lean != plain  # the steering reached the lean layers' outputs
+
+
+def test_a_hook_on_a_sub_module_sees_its_call(tiny_checkpoint: Path) -> None:
+    """With a hook on a projection, the layer runs transformers' forward: the hook fires."""
+    engine = Engine.from_pretrained(tiny_checkpoint, device="cpu")
+    calls: list[Tensor] = []
+    projection: nn.Module = engine.decoder_layers()[0].self_attn.q_proj  # type: ignore[union-attr]
+    handle = projection.register_forward_hook(lambda m, args, out: calls.append(out))
+    try:
+        engine.generate(_requests(max_tokens=3))
+    finally:
+        handle.remove()
+    assert len(calls) == 3  # the prefill and two decode steps
+
+
+def test_layer_output_hooks_see_the_layer_output(tiny_checkpoint: Path) -> None:
+    engine = Engine.from_pretrained(tiny_checkpoint, device="cpu")
+    outputs: list[Tensor] = []
+
+    def capture(module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
+        outputs.append(output if isinstance(output, Tensor) else output[0])
+
+    with forward_hooks([(1, capture)]):
+        engine.generate(_requests(max_tokens=2))
+    assert len(outputs) == 2 and outputs[0].shape[-1] == engine.model.config.hidden_size
