@@ -16,7 +16,6 @@ import pytest
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from transformers import Gemma3ForCausalLM, Gemma3TextConfig, LlamaConfig, LlamaForCausalLM
 
 from gapscope.models.block_linear import (
     BlockCodes,
@@ -27,6 +26,7 @@ from gapscope.models.block_linear import (
 )
 from gapscope.models.gguf_codes import apply_codes, rebuild
 from gapscope.models.weight_format import decode_bytes
+from tests.models.tiny import tiny_model
 
 INPUTS = 128
 OUTPUTS = 40
@@ -246,50 +246,17 @@ def codes_for(
     return found
 
 
-def _llama(tied: bool) -> Any:
+def _model(architecture: str, layers: int, **options: Any) -> Any:
+    """A tiny model 64 wide (the kernel's inputs are multiples of 64; Gemma's heads of 16
+    make its attention output 64 wide too)."""
     torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=67,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        tie_word_embeddings=tied,
-        bos_token_id=1,
-        eos_token_id=2,
-        pad_token_id=0,
-    )
-    return LlamaForCausalLM(config)
-
-
-def _gemma3() -> Any:
-    torch.manual_seed(0)
-    config = Gemma3TextConfig(
-        vocab_size=67,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=4,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=16,
-        query_pre_attn_scalar=16,
-        sliding_window=6,
-        layer_types=["sliding_attention", "full_attention"] * 2,
-        max_position_embeddings=256,
-        tie_word_embeddings=True,
-        bos_token_id=1,
-        eos_token_id=2,
-        pad_token_id=0,
-    )
-    return Gemma3ForCausalLM(config)
+    return tiny_model(architecture, vocab_size=67, hidden_size=64, layers=layers, **options)
 
 
 MODELS = {
-    "llama": lambda: _llama(tied=False),
-    "llama-tied": lambda: _llama(tied=True),
-    "gemma3-tied": _gemma3,
+    "llama": lambda: _model("llama", 2),
+    "llama-tied": lambda: _model("llama", 2, tied=True),
+    "gemma3-tied": lambda: _model("gemma3", 4, tied=True, head_dim=16),
 }
 
 

@@ -47,7 +47,17 @@ def _tiny_tokenizer() -> tuple[PreTrainedTokenizerFast, int]:
     return tokenizer, len(vocab)
 
 
-def _tiny_model(architecture: str, vocab_size: int, hidden_size: int, layers: int) -> Any:
+def tiny_model(
+    architecture: str,
+    vocab_size: int,
+    hidden_size: int,
+    layers: int,
+    *,
+    tied: bool = False,
+    head_dim: int = 8,
+) -> Any:
+    """A random tiny ``llama`` or ``gemma3`` (always its 4 alternating layers; ``head_dim``
+    is the Gemma's), output head tied to the embedding if ``tied``."""
     shared: dict[str, Any] = {
         "vocab_size": vocab_size,
         "hidden_size": hidden_size,
@@ -58,15 +68,15 @@ def _tiny_model(architecture: str, vocab_size: int, hidden_size: int, layers: in
         "bos_token_id": 1,
         "eos_token_id": EOS_ID,
         "pad_token_id": 0,
-        "tie_word_embeddings": False,
+        "tie_word_embeddings": tied,
     }
     if architecture == "llama":
         return LlamaForCausalLM(LlamaConfig(num_hidden_layers=layers, **shared))
     if architecture == "gemma3":
         config = Gemma3TextConfig(
             num_hidden_layers=4,
-            head_dim=8,
-            query_pre_attn_scalar=8,
+            head_dim=head_dim,
+            query_pre_attn_scalar=head_dim,
             sliding_window=TINY_SLIDING_WINDOW,
             layer_types=["sliding_attention", "full_attention"] * 2,
             **shared,
@@ -87,7 +97,7 @@ def build_tiny_checkpoint(
     the Gemma always has its 4 alternating layers) and its tokenizer; return the dir."""
     tokenizer, vocab_size = _tiny_tokenizer()
     torch.manual_seed(seed)
-    model = _tiny_model(architecture, vocab_size, hidden_size, layers)
+    model = tiny_model(architecture, vocab_size, hidden_size, layers)
     with torch.no_grad():
         # Random weights with std 0.02 give near-flat logits; sharpen them so greedy
         # decoding is robust to float noise, and keep EOS unlikely so replies are long.
