@@ -42,6 +42,9 @@ from typing import Any, Literal
 import torch
 from torch import Tensor, nn
 
+from gapscope.models import native_kernel
+from gapscope.models.gguf_codes import CODES_FILE, apply_codes, load_codes
+
 WeightFormat = Literal["fp32", "int8"]
 WEIGHT_FORMATS: tuple[WeightFormat, ...] = ("fp32", "int8")
 logger = logging.getLogger(__name__)
@@ -197,11 +200,10 @@ def apply_cpu_format(model: nn.Module, checkpoint: str, requested: str, root: Pa
     (``float32`` included) leaves the model as loaded."""
     device = next(model.parameters()).device
     if requested in ("auto", "gguf"):
-        unavailable = (
-            exact_codes_unavailable(model, checkpoint)
-            if device.type == "cpu"
-            else (f"the gguf format is for the CPU only, not {device}")
-        )
+        if device.type == "cpu":
+            unavailable = exact_codes_unavailable(model, checkpoint)
+        else:
+            unavailable = f"the gguf format is for the CPU only, not {device}"
         if unavailable is None:
             return "gguf"
         if requested == "gguf":
@@ -231,17 +233,14 @@ def apply_cpu_format(model: nn.Module, checkpoint: str, requested: str, root: Pa
 def exact_codes_unavailable(model: nn.Module, checkpoint: str) -> str | None:
     """Put the GGUF codes ``checkpoint`` carries into ``model`` (fp32, on the CPU); None when
     done, else why not (the model then stays as loaded)."""
-    from gapscope.models.gguf_codes import CODES_FILE, apply_codes, load_codes
-    from gapscope.models.native_kernel import KernelUnavailable, kernel
-
     directory = Path(checkpoint)
     if not _carries_codes(checkpoint):
         return f"{checkpoint} carries no GGUF codes ({CODES_FILE}: only the embedded models do)"
     if next(model.parameters()).dtype != torch.float32:
         return "the gguf format computes in fp32"
     try:
-        kernel()
-    except KernelUnavailable as error:
+        native_kernel.kernel()
+    except native_kernel.KernelUnavailable as error:
         return str(error)
     if apply_codes(model, load_codes(directory)) == 0:
         return f"no layer of the model matches {directory / CODES_FILE}"
@@ -249,6 +248,4 @@ def exact_codes_unavailable(model: nn.Module, checkpoint: str) -> str | None:
 
 
 def _carries_codes(checkpoint: str) -> bool:
-    from gapscope.models.gguf_codes import CODES_FILE
-
     return (Path(checkpoint) / CODES_FILE).is_file()
