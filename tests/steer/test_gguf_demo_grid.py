@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from gapscope.app.demo import EPISODE, STEER_ALPHAS, STEER_MAX_TOKENS, STEER_PRESET
+from gapscope.app.demo import demo_sweep_spec
 from gapscope.app.kit import run_tasks
-from gapscope.app.sweep import SweepResult, SweepSpec, run_sweep
+from gapscope.app.sweep import SweepResult, run_sweep
 from gapscope.models.checkpoints import CheckpointError
 from gapscope.models.embedded import embedded_checkpoint
 from gapscope.models.gguf_codes import CODES_FILE, REPORT_FILE
@@ -27,16 +27,7 @@ pytestmark = pytest.mark.slow
 
 
 def _grid(model: str, out: Path) -> SweepResult:
-    spec = SweepSpec(
-        model=model,
-        out=out / "sweep",
-        alphas=STEER_ALPHAS,
-        controls=("orthogonal",),
-        preset=STEER_PRESET,
-        seeds=1,
-        max_tokens=STEER_MAX_TOKENS,
-        overrides=dict(EPISODE),
-    )
+    spec = demo_sweep_spec(out / "sweep", model)
     return run_sweep(spec, lambda tasks, name: run_tasks(tasks, name, out / "logs"))
 
 

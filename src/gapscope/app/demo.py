@@ -76,12 +76,12 @@ def demo_study() -> Study:
     )
 
 
-def _sweep_spec(log_dir: Path) -> SweepSpec:
+def demo_sweep_spec(out: Path, model: str = EMBEDDED_MODEL) -> SweepSpec:
     """The demo's grid: the CLB direction and its orthogonal control at -4 and +1, and the
-    unsteered baseline, on one episode of the study's own size."""
+    unsteered baseline, on one episode of the study's own size (its files in ``out``)."""
     return SweepSpec(
-        model=EMBEDDED_MODEL,
-        out=log_dir / "steer-demo",
+        model=model,
+        out=out,
         alphas=STEER_ALPHAS,
         controls=("orthogonal",),
         preset=STEER_PRESET,
@@ -143,7 +143,7 @@ def main() -> None:
     timings: dict[str, float] = {}
     start = time.monotonic()
     study = demo_study()
-    spec = _sweep_spec(log_dir)
+    spec = demo_sweep_spec(log_dir / "steer-demo")
     console.print("Extracting the CLB direction (SmolLM2, one demo episode) ...")
     directions, cells, sweep = _sweep_tasks(spec)
     study.tasks += sweep
