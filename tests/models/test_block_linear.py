@@ -23,6 +23,7 @@ from gapscope.models.block_linear import (
     BlockLinear,
     fits_kernel,
     pack_nibbles,
+    unpack_nibbles,
 )
 from gapscope.models.gguf_codes import apply_codes, rebuild
 from gapscope.models.weight_format import decode_bytes
@@ -295,31 +296,52 @@ def test_a_model_with_codes_prefills_bitwise_and_decodes_as_fp32(architecture: s
 # ---------------------------------------------------------------- 4-bit codes two to a byte
 
 
-def _four_bit_codes(seed: int) -> BlockCodes:
+def _four_bit_codes(seed: int, inputs: int = INPUTS) -> BlockCodes:
     """Q4_1-like codes: 0..15 in blocks of 32, with offsets."""
-    full = random_codes(OUTPUTS, INPUTS, 32, offset=True, seed=seed)
+    full = random_codes(OUTPUTS, inputs, 32, offset=True, seed=seed)
     return BlockCodes(full.codes.remainder(16).to(torch.int8), full.scale, full.offset)
 
 
-def test_packed_codes_are_ggml_order_and_give_the_same_bits_everywhere() -> None:
+def _grouped_word(codes: Tensor, group_start: int, lane: int, nibbles: int) -> int:
+    """Lane ``lane`` of the group at ``group_start``: its inputs ``lane + 16 j`` in nibble j."""
+    return sum(int(codes[group_start + lane + 16 * j]) << (4 * j) for j in range(nibbles))
+
+
+@pytest.mark.parametrize("inputs", [128, 192, 64, 576])
+def test_packed_codes_are_the_grouped_layout_and_give_the_same_bits_everywhere(
+    inputs: int,
+) -> None:
     """Two codes a byte halve what a decode step reads; the layer must not change at all:
-    the same weights bitwise, the same prefill and the same decode sums (same order)."""
-    codes = _four_bit_codes(seed=7)
+    the same weights bitwise, the same prefill and the same decode sums (same order). Rows
+    of whole groups of 128 inputs, a group and a last group of 64, only 64, and SmolLM2's
+    576 (four groups and a 64)."""
+    codes = _four_bit_codes(seed=7, inputs=inputs)
     packed = pack_nibbles(codes)
-    assert packed.codes.dtype == torch.uint8 and packed.codes.shape == (OUTPUTS, INPUTS // 2)
-    assert packed.nibbles and packed.inputs == INPUTS and packed.block == 32
+    assert packed.codes.dtype == torch.uint8 and packed.codes.shape == (OUTPUTS, inputs // 2)
+    assert packed.nibbles and packed.inputs == inputs and packed.block == 32
     assert fits_kernel(packed)
-    # ggml's order: byte i of a block holds code i (low nibble) and code i + 16 (high)
-    first = codes.codes[0, :32].to(torch.uint8)
-    assert torch.equal(packed.codes[0, :16], first[:16] | (first[16:] << 4))
+    # the kernel's layout: per group of 128 inputs 16 little-endian 32-bit words, word l
+    # holding inputs l, l + 16, ... l + 112 in its nibbles 0..7; a last 64 in 16-bit words
+    row, raw = codes.codes[3].to(torch.int64), packed.codes[3].numpy()
+    grouped = inputs // 128 * 128
+    words = raw[: grouped // 2].view("<u4").reshape(-1, 16) if grouped else None
+    for group in range(inputs // 128):
+        assert words is not None
+        for lane in (0, 5, 15):
+            assert int(words[group, lane]) == _grouped_word(row, 128 * group, lane, 8)
+    if inputs > grouped:
+        halves = raw[grouped // 2 :].view("<u2")
+        for lane in (0, 9, 15):
+            assert int(halves[lane]) == _grouped_word(row, grouped, lane, 4)
+    assert torch.equal(torch.from_numpy(unpack_nibbles(packed.codes)), codes.codes.to(torch.uint8))
     assert_bitwise(packed.dequantize(), codes.dequantize())
     assert_bitwise(rebuild(packed), rebuild(codes))
     rows = torch.tensor([5, 0, 5, OUTPUTS - 1])
     assert_bitwise(packed.dequantize(rows), codes.dequantize(rows))
     plain, nibbles = BlockLinear(codes, bias=None), BlockLinear(packed, bias=None)
-    assert nibbles.in_features == INPUTS
+    assert nibbles.in_features == inputs
     torch.manual_seed(0)
-    for shape in ((1, 1, INPUTS), (8, 1, INPUTS), (3, INPUTS), (2, 5, INPUTS)):
+    for shape in ((1, 1, inputs), (8, 1, inputs), (3, inputs), (2, 5, inputs), (9, inputs)):
         x = torch.randn(shape)
         assert_bitwise(nibbles(x), plain(x))
 
@@ -330,6 +352,9 @@ def test_only_4_bit_codes_in_blocks_of_32_pack() -> None:
     small = _four_bit_codes(seed=2)
     with pytest.raises(ValueError, match="blocks of 32"):
         pack_nibbles(BlockCodes(small.codes, torch.cat([small.scale] * 2, dim=1), None))
+    odd = _four_bit_codes(seed=2, inputs=96)
+    with pytest.raises(ValueError, match="multiple of 64 inputs, not 96"):
+        pack_nibbles(odd)
 
 
 def test_decode_bytes_counts_packed_codes_scales_and_offsets() -> None:

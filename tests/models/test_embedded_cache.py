@@ -68,7 +68,8 @@ def test_copy_is_written_once_with_a_manifest_then_reused(
     conversions: list[Path], tmp_path: Path
 ) -> None:
     target = embedded_checkpoint(FAKE)
-    assert target == tmp_path / "cache" / "models" / f"fake-{metadata.version('pytest')}-codes"
+    name = f"fake-{metadata.version('pytest')}-codes-grouped"
+    assert target == tmp_path / "cache" / "models" / name
     assert cache_problem(target) is None
     assert {p.name for p in target.iterdir()} >= {MANIFEST, "model.safetensors", "config.json"}
     assert not (target / ".gguf").exists()  # the scratch GGUF is not kept
@@ -145,7 +146,7 @@ def test_losing_a_conversion_race_uses_the_winner(
 
 def test_stale_staging_dirs_are_cleaned_up(conversions: list[Path], tmp_path: Path) -> None:
     models = tmp_path / "cache" / "models"
-    name = f"fake-{metadata.version('pytest')}-codes"
+    name = f"fake-{metadata.version('pytest')}-codes-grouped"
     stale, fresh = models / f".{name}.123.abc.tmp", models / f".{name}.456.def.tmp"
     for directory in (stale, fresh):
         directory.mkdir(parents=True)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -36,7 +37,7 @@ class BlockCodes:
 
     codes: Tensor
     """int8 ``[outputs, inputs]``, one code a byte; or uint8 ``[outputs, inputs / 2]``, 4-bit
-    codes two a byte in ggml's order (``pack_nibbles``)"""
+    codes two a byte in the kernel's grouped layout (``pack_nibbles``)"""
     scale: Tensor
     """fp32 ``[outputs, inputs / block]``"""
     offset: Tensor | None
@@ -98,16 +99,61 @@ def _product(
     return out
 
 
+NIBBLE_GROUP = 128
+"""Inputs a group of packed 4-bit codes covers (``pack_nibbles``; ``block_kernel.cpp``)."""
+
+
 def pack_nibbles(codes: BlockCodes) -> BlockCodes:
     """The same weights with 4-bit codes two a byte (half the bytes a decode step reads), in
-    ggml's order: byte i of a block of 32 holds code i in its low nibble and code i + 16 in
-    its high one. Only for blocks of 32 whose codes are all 0..15 (Q4_1, Q4_K)."""
-    if codes.nibbles or codes.block != 32 or codes.codes.min() < 0 or codes.codes.max() > 15:
+    the kernel's grouped layout: a row's inputs in groups of 128 (then one of 64 where 64
+    remain), lane ``l`` of a group (a little-endian 32-bit word, 16-bit in a group of 64)
+    holding the codes of the group's inputs ``l, l + 16, l + 32, ...`` in successive nibbles,
+    so that the kernel reads 128 codes a load and shifts instead of widening
+    (``block_kernel.cpp`` says why). Only for blocks of 32 whose codes are all 0..15 (Q4_1,
+    Q4_K) and rows of a multiple of 64 inputs."""
+    values = codes.codes
+    if codes.nibbles or codes.block != 32 or values.min() < 0 or values.max() > 15:
         raise ValueError("only blocks of 32 with codes 0..15 pack two to a byte")
-    outputs, inputs = codes.codes.shape
-    halves = codes.codes.to(torch.uint8).reshape(outputs, inputs // 32, 2, 16)
-    packed = halves[:, :, 0] | (halves[:, :, 1] << 4)
-    return BlockCodes(packed.reshape(outputs, inputs // 2).contiguous(), codes.scale, codes.offset)
+    inputs = int(values.shape[1])
+    if inputs % 64:
+        raise ValueError(f"4-bit codes pack in rows of a multiple of 64 inputs, not {inputs}")
+    grouped = inputs // NIBBLE_GROUP * NIBBLE_GROUP
+    parts = [
+        _grouped_words(values[:, :grouped], NIBBLE_GROUP, np.dtype("<u4")),
+        _grouped_words(values[:, grouped:], inputs - grouped, np.dtype("<u2")),
+    ]
+    packed = np.concatenate(parts, axis=1)
+    return BlockCodes(torch.from_numpy(packed), codes.scale, codes.offset)
+
+
+def _grouped_words(values: Tensor, group: int, word: np.dtype) -> np.ndarray:
+    """``values`` [outputs, groups x group] as bytes [outputs, groups x group / 2]: per group
+    16 words, word ``l`` holding inputs ``l + 16 j`` in nibble ``j``."""
+    outputs = values.shape[0]
+    if values.shape[1] == 0:
+        return np.zeros((outputs, 0), dtype=np.uint8)
+    nibbles = values.numpy().astype(word).reshape(outputs, -1, group // 16, 16)
+    shifts = (4 * np.arange(group // 16, dtype=word)).reshape(1, 1, -1, 1)
+    words = np.bitwise_or.reduce(nibbles << shifts, axis=2).astype(word)
+    return np.ascontiguousarray(words).view(np.uint8).reshape(outputs, -1)
+
+
+def unpack_nibbles(packed: Tensor) -> np.ndarray:
+    """The codes ``pack_nibbles`` packed, one a byte ``[outputs, inputs]`` (uint8)."""
+    raw = packed.numpy()
+    outputs, inputs = raw.shape[0], raw.shape[1] * 2
+    grouped = inputs // NIBBLE_GROUP * NIBBLE_GROUP
+    parts = (
+        (raw[:, : grouped // 2], NIBBLE_GROUP, np.dtype("<u4")),
+        (raw[:, grouped // 2 :], inputs - grouped, np.dtype("<u2")),
+    )
+    values = []
+    for part, group, word in parts:
+        if part.shape[1]:
+            words = np.ascontiguousarray(part).view(word).reshape(outputs, -1, 1, 16)
+            shifts = (4 * np.arange(group // 16, dtype=word)).reshape(1, 1, -1, 1)
+            values.append(((words >> shifts) & 0x0F).astype(np.uint8).reshape(outputs, -1))
+    return np.concatenate(values, axis=1)
 
 
 def fits_kernel(codes: BlockCodes) -> bool:

@@ -152,8 +152,10 @@ def find_embedded(name: str) -> EmbeddedModel:
         raise ValueError(f"unknown embedded model {name!r}; embedded models: {known}") from None
 
 
-_LAYOUT = "-codes"
-"""Names copies that hold the GGUF codes too (copies without them are never looked at)."""
+_LAYOUT = "-codes-grouped"
+"""Names copies that hold the GGUF codes too, 4-bit ones in the kernel's grouped layout
+(``block_linear.pack_nibbles``): copies from before, without codes or in ggml's order, are
+never looked at, so a changed layout is a rebuilt copy, never misread codes."""
 
 
 def embedded_checkpoint(model: EmbeddedModel = SMOLLM2) -> Path:

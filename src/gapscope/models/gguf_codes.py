@@ -41,6 +41,7 @@ from gapscope.models.block_linear import (
     BlockLinear,
     fits_kernel,
     pack_nibbles,
+    unpack_nibbles,
 )
 
 CODES_FILE = "gguf-codes.safetensors"
@@ -141,12 +142,9 @@ def parse_blocks(type_name: str, data: np.ndarray, rows: int) -> BlockCodes:
 
 def _code_values(codes: BlockCodes) -> np.ndarray:
     """One code a weight, ``[outputs, inputs]``, whatever the layout."""
-    raw = codes.codes.numpy()
-    if not codes.nibbles:
-        return raw
-    blocks = raw.reshape(raw.shape[0], -1, 1, 16)
-    halves = (blocks >> np.array([0, 4], dtype=np.uint8).reshape(1, 1, 2, 1)) & 0x0F
-    return halves.reshape(raw.shape[0], -1)
+    if codes.nibbles:
+        return unpack_nibbles(codes.codes)
+    return codes.codes.numpy()
 
 
 def rebuild(codes: BlockCodes) -> torch.Tensor:
