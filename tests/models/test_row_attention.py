@@ -75,6 +75,35 @@ def test_a_padded_row_gets_the_attention_it_gets_alone(queries: int, window: int
         assert not batched[row, : queries - real].any(), "padded queries are left zero"
 
 
+def test_each_mask_is_read_for_itself_when_layers_share_masks() -> None:
+    """Rows are read once per mask object (a forward pass's layers share one, or two that
+    alternate): a later pass's new mask, here the same shape with other padding and made
+    while the first is still alive, must get its own rows, not the remembered ones."""
+    generator = torch.Generator().manual_seed(1)
+    width, module = max(LENGTHS), _Attention()
+    query = torch.randn(len(LENGTHS), HEADS, 1, DIM, generator=generator)
+    key = torch.randn(len(LENGTHS), KV_HEADS, width, DIM, generator=generator)
+    value = torch.randn(len(LENGTHS), KV_HEADS, width, DIM, generator=generator)
+    first, window = _mask(LENGTHS, 1, None), _mask(LENGTHS, 1, 4)
+    other_lengths = [30, 2, 37]
+    other = _mask(other_lengths, 1, None)
+    results = {}
+    for name, mask in [("first", first), ("window", window), ("first", first), ("other", other)]:
+        out, _ = row_attention_forward(module, query, key, value, mask, scaling=DIM**-0.5)
+        assert results.setdefault(name, out) is out or torch.equal(results[name], out)
+    for row, length in enumerate(other_lengths):
+        alone, _ = sdpa_attention_forward(
+            module,
+            query[row : row + 1],
+            key[row : row + 1, :, width - length :].contiguous(),
+            value[row : row + 1, :, width - length :].contiguous(),
+            None,
+            scaling=DIM**-0.5,
+        )
+        assert torch.equal(results["other"][row], alone[0]), f"row {row}"
+    assert not torch.equal(results["other"], results["first"])
+
+
 def test_the_engine_runs_its_model_under_row_attention(
     make_engine: EngineFactory, tiny_gemma_checkpoint: Path
 ) -> None:

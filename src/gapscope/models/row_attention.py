@@ -24,6 +24,9 @@ The keys and values go in as views of the batch's cache, not copies: SDPA reads 
 
 from __future__ import annotations
 
+import threading
+import weakref
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -49,6 +52,57 @@ def _row_mask(mask: Tensor) -> Tensor | None:
     return mask
 
 
+@dataclass(frozen=True)
+class _RowSlice:
+    """Where a row's real queries and columns start, and the mask SDPA gets for them."""
+
+    first_query: int
+    start: int
+    mask: Tensor | None
+
+
+def _row_slices(attention_mask: Tensor) -> list[_RowSlice]:
+    """Each row's slice of a padded batch's boolean mask (module docstring)."""
+    slices = []
+    for row in range(attention_mask.shape[0]):
+        allowed = attention_mask[row, 0]
+        attending = allowed.any(dim=1)  # the row's real queries
+        attended = allowed.any(dim=0)  # its real columns (a window's too)
+        first_query = int(attending.to(torch.int8).argmax())
+        start = int(attended.to(torch.int8).argmax())
+        if not (bool(attending[first_query:].all()) and bool(attended[start:].all())):
+            first_query, start = 0, 0  # not one contiguous block: the stock masked path
+        cut = attention_mask[row : row + 1, :, first_query:, start:].contiguous()
+        slices.append(_RowSlice(first_query, start, _row_mask(cut)))
+    return slices
+
+
+class _LastMask:
+    """The slices of the last masks seen. A model passes one mask object to all its layers in
+    a forward pass (two, alternating, where some layers slide a window), so a batch's rows are
+    read once a pass, not once a layer: on SmolLM2 decoding 8 rows that took 13 of a step's
+    106 ms. Masks are made afresh for every pass (``sdpa_mask``, registered below) and never
+    written after; an entry holds its mask weakly and matches it by identity, so a mask that
+    is gone can never be mistaken for a new one at its address."""
+
+    def __init__(self) -> None:
+        self._seen: list[tuple[weakref.ref[Tensor], list[_RowSlice]]] = []
+        self._lock = threading.Lock()
+
+    def slices(self, mask: Tensor) -> list[_RowSlice]:
+        with self._lock:
+            for ref, slices in self._seen:
+                if ref() is mask:
+                    return slices
+        slices = _row_slices(mask)
+        with self._lock:
+            self._seen = [*self._seen[-1:], (weakref.ref(mask), slices)]
+        return slices
+
+
+_LAST_MASKS = _LastMask()
+
+
 def row_attention_forward(
     module: torch.nn.Module,
     query: Tensor,
@@ -62,25 +116,18 @@ def row_attention_forward(
         return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
     batch, _, queries, _ = query.shape
     output: Tensor | None = None
-    for row in range(batch):
-        allowed = attention_mask[row, 0]
-        attending = allowed.any(dim=1)  # the row's real queries
-        attended = allowed.any(dim=0)  # its real columns (a window's too)
-        first_query = int(attending.to(torch.int8).argmax())
-        start = int(attended.to(torch.int8).argmax())
-        if not (bool(attending[first_query:].all()) and bool(attended[start:].all())):
-            first_query, start = 0, 0  # not one contiguous block: the stock masked path
+    for row, cut in enumerate(_LAST_MASKS.slices(attention_mask)):
         out, _ = sdpa_attention_forward(
             module,
-            query[row : row + 1, :, first_query:].contiguous(),
-            key[row : row + 1, :, start:],
-            value[row : row + 1, :, start:],
-            _row_mask(attention_mask[row : row + 1, :, first_query:, start:].contiguous()),
+            query[row : row + 1, :, cut.first_query :].contiguous(),
+            key[row : row + 1, :, cut.start :],
+            value[row : row + 1, :, cut.start :],
+            cut.mask,
             **kwargs,
         )
         if output is None:
             output = out.new_zeros((batch, queries, *out.shape[2:]))
-        output[row, first_query:] = out[0]
+        output[row, cut.first_query :] = out[0]
     assert output is not None
     return output, None
 
