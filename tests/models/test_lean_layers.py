@@ -1,10 +1,11 @@
-"""Llama layers without their sub-modules' call machinery (``lean_layers``) compute transformers'
-forward bit for bit, and hooks still see what they saw.
+"""Llama and Gemma 3 layers without their sub-modules' call machinery (``lean_layers``) compute
+transformers' forward bit for bit, and hooks still see what they saw.
 
-The engine installs them on every Llama model it serves; a difference in one op (an order,
-a dtype, a missing norm epsilon) would move every logit, so these compare bitwise: a padded
-batch's prefill and decode logits through the engine's own cache and row attention, and the
-replies of a steered batch.
+The engine installs them on every Llama and Gemma 3 model it serves; a difference in one op
+(an order, a dtype, a missing norm epsilon) would move every logit, so these compare bitwise:
+a padded batch's prefill and decode logits through the engine's own cache and row attention, and the
+replies of a steered batch. The tiny Gemma's sliding-window layers see a few tokens, so its
+prompts and replies run past the window.
 """
 
 from __future__ import annotations
@@ -68,27 +69,62 @@ def tiny64(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-64"), hidden_size=64)
 
 
-def test_the_engine_installs_them_on_llama_layers_only(
+@pytest.fixture(scope="module")
+def tiny_gemma64(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny Gemma 3 wide enough for the ``gguf`` kernel."""
+    return build_tiny_checkpoint(
+        tmp_path_factory.mktemp("tiny-gemma-64"), architecture="gemma3", hidden_size=64
+    )
+
+
+def test_the_engine_installs_them_on_llama_and_gemma3_layers(
     tiny_checkpoint: Path, tiny_gemma_checkpoint: Path
 ) -> None:
-    llama = Engine.from_pretrained(tiny_checkpoint, device="cpu")
-    assert all("forward" in layer.__dict__ for layer in llama.decoder_layers())
-    gemma = Engine.from_pretrained(tiny_gemma_checkpoint, device="cpu")
-    assert not any("forward" in layer.__dict__ for layer in gemma.decoder_layers())
+    for checkpoint in (tiny_checkpoint, tiny_gemma_checkpoint):
+        engine = Engine.from_pretrained(checkpoint, device="cpu")
+        assert all("forward" in layer.__dict__ for layer in engine.decoder_layers())
 
 
-def test_a_padded_batch_prefills_and_decodes_bitwise_as_transformers(
-    tiny_checkpoint: Path,
+def test_a_layer_with_a_part_of_another_class_keeps_transformers_forward(
+    tiny_gemma_checkpoint: Path,
 ) -> None:
-    engine = Engine.from_pretrained(tiny_checkpoint, device="cpu")
+    """A swapped norm (a fine-tune's own class, say) may compute otherwise: no lean forward."""
+    engine = Engine.from_pretrained(tiny_gemma_checkpoint, device="cpu")
+    layers = engine.decoder_layers()
+    lean_layers.uninstall(layers)
+    layers[1].self_attn.k_norm = nn.LayerNorm(8)  # type: ignore[union-attr]
+    assert lean_layers.install(layers) == len(layers) - 1
+    assert "forward" not in layers[1].__dict__
+
+
+def _distinct_norms(model: nn.Module) -> None:
+    """Random weights for every norm: a tiny model's start equal (Gemma's at zero, which
+    scales by one), and a lean layer that used one norm for another would go unseen."""
+    generator = torch.Generator().manual_seed(5)
+    with torch.no_grad():
+        for name, weight in model.named_parameters():
+            if "norm" in name:
+                weight.copy_(torch.randn(weight.shape, generator=generator) * 0.5)
+
+
+@pytest.mark.parametrize("architecture", ["llama", "gemma3"])
+def test_a_padded_batch_prefills_and_decodes_bitwise_as_transformers(
+    architecture: str, tiny_checkpoint: Path, tiny_gemma_checkpoint: Path
+) -> None:
+    checkpoint = tiny_checkpoint if architecture == "llama" else tiny_gemma_checkpoint
+    engine = Engine.from_pretrained(checkpoint, device="cpu")
+    _distinct_norms(engine.model)
     lean, stock = _with_and_without(engine, lambda: _logits_per_step(engine))
     assert len(lean) == len(stock) == 10  # the prefill and nine decode steps
     for a, b in zip(lean, stock, strict=True):
         assert torch.equal(a, b)
 
 
-def test_gguf_weights_too(tiny64: Path) -> None:
-    engine = Engine.from_pretrained(tiny64, device="cpu")
+@pytest.mark.parametrize("architecture", ["llama", "gemma3"])
+def test_gguf_weights_too(architecture: str, tiny64: Path, tiny_gemma64: Path) -> None:
+    engine = Engine.from_pretrained(
+        tiny64 if architecture == "llama" else tiny_gemma64, device="cpu"
+    )
     assert apply_codes(engine.model, codes_for(engine.model, seed=3)) > 0
     assert any(isinstance(m, BlockLinear) for m in engine.model.modules())
     lean, stock = _with_and_without(engine, lambda: _logits_per_step(engine))

@@ -194,7 +194,7 @@ class Engine:
         self.config = config
         self.stats = EngineStats()
         self._layers: list[nn.Module] = list(_find_decoder_layers(model))
-        lean_layers.install(self._layers)  # Llama layers: the same bits, fewer Python calls
+        lean_layers.install(self._layers)  # Llama, Gemma 3: the same bits, fewer Python calls
         on_cpu = self.device.type == "cpu"
         # on the CPU the prefix cache's keys/values wait in files, not in memory (kvfiles)
         bound = config.cache_bytes

@@ -1,38 +1,49 @@
-"""Llama decoder layers run without their sub-modules' call machinery: the same ops, in the
-same order, on the same tensors, so the same bits; fewer Python calls.
+"""Llama and Gemma 3 decoder layers run without their sub-modules' call machinery: the same
+ops, in the same order, on the same tensors, so the same bits; fewer Python calls.
 
-Why: in a batch-1 decode step of SmolLM2 in the ``gguf`` format the matrix products take
+Why: in a batch-1 decode step of SmolLM2 in the ``gguf`` format the matrix products took
 about 9 ms and the Python around them about 5 ms, most of it ``nn.Module.__call__`` and
 transformers' wrappers on the 14 sub-modules of each of the 30 layers (norms, attention,
-projections, MLP, activation). ``install`` gives each ``LlamaDecoderLayer`` a forward that
-reads those sub-modules' parameters and calls their ``forward`` directly, as
-``LlamaDecoderLayer.forward`` (transformers 5) computes it. The layer itself is still
-called as a module, so hooks on decoder layers (steering, activation capture) fire as
-before; whenever a sub-module carries a hook, or a global module hook is set, the layer
-runs transformers' own forward instead. ``tests/models/test_lean_layers.py`` checks the
+projections, MLP, activation); Gemma 3's layers have 18 (norms before and after attention and
+MLP, and norms of queries and keys). ``install`` gives each ``LlamaDecoderLayer`` and
+``Gemma3DecoderLayer`` a forward that reads those sub-modules' parameters and calls their
+``forward`` directly, as the layer's own ``forward`` (transformers 5) computes it. The layer
+itself is still called as a module, so hooks on decoder layers (steering, activation capture)
+fire as before; whenever a sub-module carries a hook, or a global module hook is set, the
+layer runs transformers' own forward instead. ``tests/models/test_lean_layers.py`` checks the
 logits bitwise against transformers' forward (prefill and decode, padded batches, fp32 and
-``gguf`` weights).
+``gguf`` weights, Gemma's sliding-window layers past their window).
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch import Tensor, nn
 from torch.nn.modules import module as torch_module
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+from transformers.models.gemma3 import modeling_gemma3
 from transformers.models.llama import modeling_llama
 
 
-def _rms_norm(norm: Any, hidden: Tensor) -> Tensor:
+def _llama_norm(norm: Any, hidden: Tensor) -> Tensor:
     """``LlamaRMSNorm.forward``'s ops."""
     input_dtype = hidden.dtype
     hidden = hidden.to(torch.float32)
     variance = hidden.pow(2).mean(-1, keepdim=True)
     hidden = hidden * torch.rsqrt(variance + norm.variance_epsilon)
     return norm.weight * hidden.to(input_dtype)  # type: ignore[no-any-return]
+
+
+def _gemma3_norm(norm: Any, hidden: Tensor) -> Tensor:
+    """``Gemma3RMSNorm.forward``'s ops (a weight of zeros scales by one)."""
+    output = hidden.float()
+    output = output * torch.rsqrt(output.pow(2).mean(-1, keepdim=True) + norm.eps)
+    output = output * (1.0 + norm.weight.float())
+    return output.type_as(hidden)
 
 
 def _hooked(submodules: list[nn.Module]) -> bool:
@@ -42,34 +53,35 @@ def _hooked(submodules: list[nn.Module]) -> bool:
     return any(m._forward_hooks or m._forward_pre_hooks for m in submodules)
 
 
-def lean_forward(
-    layer: Any, submodules: list[nn.Module], hidden_states: Tensor, **kwargs: Any
+def _attention(
+    attention: Any,
+    hidden: Tensor,
+    attention_mask: Tensor | None,
+    cache: Any,
+    position_embeddings: tuple[Tensor, Tensor],
+    gemma3: bool,
+    kwargs: dict[str, Any],
 ) -> Tensor:
-    """``LlamaDecoderLayer.forward`` without sub-module calls (module docstring)."""
-    if _hooked(submodules):
-        return type(layer).forward(layer, hidden_states, **kwargs)  # type: ignore[no-any-return]
-    attention_mask = kwargs.pop("attention_mask", None)
-    cache = kwargs.pop("cache", None)
-    if cache is None:
-        cache = kwargs.pop("past_key_values", None)
-    position_embeddings = kwargs.pop("position_embeddings")
-    for unused in ("position_ids", "use_cache"):
-        kwargs.pop(unused, None)
-    attention, mlp = layer.self_attn, layer.mlp
-
-    residual = hidden_states
-    hidden = _rms_norm(layer.input_layernorm, hidden_states)
+    """``LlamaAttention.forward``'s ops, or ``Gemma3Attention.forward``'s: queries and keys
+    normalized (``q_norm``, ``k_norm``) and the layer's sliding window (None for its full
+    layers) passed to the attention."""
+    modeling: Any = modeling_gemma3 if gemma3 else modeling_llama
     input_shape = hidden.shape[:-1]
     hidden_shape = (*input_shape, -1, attention.head_dim)
     query = attention.q_proj.forward(hidden).view(hidden_shape).transpose(1, 2)
     key = attention.k_proj.forward(hidden).view(hidden_shape).transpose(1, 2)
     value = attention.v_proj.forward(hidden).view(hidden_shape).transpose(1, 2)
+    extra: dict[str, Any] = {}
+    if gemma3:
+        query = _gemma3_norm(attention.q_norm, query)
+        key = _gemma3_norm(attention.k_norm, key)
+        extra["sliding_window"] = attention.sliding_window
     cos, sin = position_embeddings
-    query, key = modeling_llama.apply_rotary_pos_emb(query, key, cos, sin)
+    query, key = modeling.apply_rotary_pos_emb(query, key, cos, sin)
     if cache is not None:
         key, value = cache.update(key, value, attention.layer_idx, kwargs=kwargs)
     interface = ALL_ATTENTION_FUNCTIONS.get_interface(
-        attention.config._attn_implementation, modeling_llama.eager_attention_forward
+        attention.config._attn_implementation, modeling.eager_attention_forward
     )
     output, _ = interface(
         attention,
@@ -79,40 +91,117 @@ def lean_forward(
         attention_mask,
         dropout=0.0 if not attention.training else attention.attention_dropout,
         scaling=attention.scaling,
+        **extra,
         **kwargs,
     )
     output = output.reshape(*input_shape, -1).contiguous()
-    hidden = residual + attention.o_proj.forward(output)
+    return attention.o_proj.forward(output)  # type: ignore[no-any-return]
 
+
+def _llama_layer(layer: Any, hidden_states: Tensor, kwargs: dict[str, Any]) -> Tensor:
+    """``LlamaDecoderLayer.forward``'s ops."""
+    mask, cache, rotary = _layer_inputs(kwargs)
+    for unused in ("position_ids", "use_cache"):
+        kwargs.pop(unused, None)
+    mlp = layer.mlp
+    residual = hidden_states
+    hidden = _llama_norm(layer.input_layernorm, hidden_states)
+    hidden = residual + _attention(layer.self_attn, hidden, mask, cache, rotary, False, kwargs)
     residual = hidden
-    hidden = _rms_norm(layer.post_attention_layernorm, hidden)
+    hidden = _llama_norm(layer.post_attention_layernorm, hidden)
     gate = mlp.act_fn.forward(mlp.gate_proj.forward(hidden))
     hidden = mlp.down_proj.forward(gate * mlp.up_proj.forward(hidden))
     return residual + hidden  # type: ignore[no-any-return]
 
 
-_EXACT_TYPES = {
+def _gemma3_layer(layer: Any, hidden_states: Tensor, kwargs: dict[str, Any]) -> Tensor:
+    """``Gemma3DecoderLayer.forward``'s ops: a norm before and after attention and MLP each;
+    its attention gets ``position_ids`` among its keyword arguments, as there."""
+    mask, cache, rotary = _layer_inputs(kwargs)
+    mlp = layer.mlp
+    residual = hidden_states
+    hidden = _gemma3_norm(layer.input_layernorm, hidden_states)
+    hidden = _attention(layer.self_attn, hidden, mask, cache, rotary, True, kwargs)
+    hidden = _gemma3_norm(layer.post_attention_layernorm, hidden)
+    hidden = residual + hidden
+    residual = hidden
+    hidden = _gemma3_norm(layer.pre_feedforward_layernorm, hidden)
+    gate = mlp.act_fn.forward(mlp.gate_proj.forward(hidden))
+    hidden = mlp.down_proj.forward(gate * mlp.up_proj.forward(hidden))
+    hidden = _gemma3_norm(layer.post_feedforward_layernorm, hidden)
+    return residual + hidden  # type: ignore[no-any-return]
+
+
+def _layer_inputs(kwargs: dict[str, Any]) -> tuple[Tensor | None, Any, tuple[Tensor, Tensor]]:
+    """The mask, cache and rotary tables a decoder layer is called with, taken out of
+    ``kwargs`` (the cache under either of transformers 5's names)."""
+    mask = kwargs.pop("attention_mask", None)
+    cache = kwargs.pop("cache", None)
+    if cache is None:
+        cache = kwargs.pop("past_key_values", None)
+    return mask, cache, kwargs.pop("position_embeddings")
+
+
+LayerBody = Callable[[Any, Tensor, dict[str, Any]], Tensor]
+
+
+def lean_forward(
+    layer: Any, submodules: list[nn.Module], body: LayerBody, hidden_states: Tensor, **kwargs: Any
+) -> Tensor:
+    """The layer's forward without sub-module calls (module docstring)."""
+    if _hooked(submodules):
+        return type(layer).forward(layer, hidden_states, **kwargs)  # type: ignore[no-any-return]
+    return body(layer, hidden_states, kwargs)
+
+
+_LLAMA_PARTS = {
     "self_attn": modeling_llama.LlamaAttention,
     "mlp": modeling_llama.LlamaMLP,
     "input_layernorm": modeling_llama.LlamaRMSNorm,
     "post_attention_layernorm": modeling_llama.LlamaRMSNorm,
 }
+_GEMMA3_PARTS = {
+    "self_attn": modeling_gemma3.Gemma3Attention,
+    "self_attn.q_norm": modeling_gemma3.Gemma3RMSNorm,
+    "self_attn.k_norm": modeling_gemma3.Gemma3RMSNorm,
+    "mlp": modeling_gemma3.Gemma3MLP,
+    "input_layernorm": modeling_gemma3.Gemma3RMSNorm,
+    "post_attention_layernorm": modeling_gemma3.Gemma3RMSNorm,
+    "pre_feedforward_layernorm": modeling_gemma3.Gemma3RMSNorm,
+    "post_feedforward_layernorm": modeling_gemma3.Gemma3RMSNorm,
+}
+_LAYERS: dict[type, tuple[dict[str, type], LayerBody]] = {
+    modeling_llama.LlamaDecoderLayer: (_LLAMA_PARTS, _llama_layer),
+    modeling_gemma3.Gemma3DecoderLayer: (_GEMMA3_PARTS, _gemma3_layer),
+}
+"""The decoder layers reproduced, with the exact classes of their parts: a subclass or a
+swapped part (another norm, say) may compute otherwise, so it keeps transformers' forward."""
 
 
-def _fits(layer: nn.Module) -> bool:
-    """A layer whose forward ``lean_forward`` reproduces: transformers' own Llama classes."""
-    return type(layer) is modeling_llama.LlamaDecoderLayer and all(
-        type(getattr(layer, name, None)) is kind for name, kind in _EXACT_TYPES.items()
-    )
+def _body(layer: nn.Module) -> LayerBody | None:
+    """The lean forward's body for ``layer``, or None where it would not be transformers'."""
+    parts, body = _LAYERS.get(type(layer), ({}, None))
+    if body is None:
+        return None
+    for name, kind in parts.items():
+        try:
+            part = layer.get_submodule(name)
+        except AttributeError:
+            return None
+        if type(part) is not kind:
+            return None
+    return body
 
 
 def install(layers: list[nn.Module]) -> int:
-    """Give every Llama decoder layer of ``layers`` the lean forward; returns how many."""
+    """Give every Llama and Gemma 3 decoder layer of ``layers`` the lean forward; returns
+    how many."""
     installed = 0
     for layer in layers:
-        if _fits(layer):
+        body = _body(layer)
+        if body is not None:
             submodules = [m for m in layer.modules() if m is not layer]
-            layer.forward = functools.partial(lean_forward, layer, submodules)  # type: ignore[method-assign]
+            layer.forward = functools.partial(lean_forward, layer, submodules, body)  # type: ignore[method-assign]
             installed += 1
     return installed
 
