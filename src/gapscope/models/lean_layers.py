@@ -43,7 +43,7 @@ def _gemma3_norm(norm: Any, hidden: Tensor) -> Tensor:
     output = hidden.float()
     output = output * torch.rsqrt(output.pow(2).mean(-1, keepdim=True) + norm.eps)
     output = output * (1.0 + norm.weight.float())
-    return output.type_as(hidden)
+    return output.type_as(hidden)  # type: ignore[no-any-return]
 
 
 def _hooked(submodules: list[nn.Module]) -> bool:
