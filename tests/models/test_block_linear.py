@@ -22,6 +22,7 @@ from gapscope.models.block_linear import (
     BlockEmbedding,
     BlockLinear,
     fits_kernel,
+    fuse,
     pack_nibbles,
     unpack_nibbles,
 )
@@ -215,13 +216,20 @@ def test_embedding_looks_up_the_rebuilt_rows_bitwise(offset: bool) -> None:
 
 
 def codes_for(
-    model: nn.Module, seed: int = 0, *, layers: float = 0.5, ends: float = 1.0
+    model: nn.Module,
+    seed: int = 0,
+    *,
+    layers: float = 0.5,
+    ends: float = 1.0,
+    layout: tuple[int, bool] | None = None,
 ) -> dict[str, BlockCodes]:
     """Random codes for every linear weight and input embedding of ``model`` (a tied output
     head gets none: it reads the embedding's), whose rebuilt weights are copied into
     ``model`` so that its fp32 weights are the codes'. Weights of about ``layers`` in the
     decoder layers, ``ends`` in the embedding and output head: large enough for logits that
-    greedy decoding does not tip over on float noise, and for varied continuations."""
+    greedy decoding does not tip over on float noise, and for varied continuations. Blocks
+    of 16 or 32, with offsets or not, vary from weight to weight unless ``layout`` (block,
+    offset) fixes them, as a GGUF's do within a layer (the case of stacked projections)."""
     found: dict[str, BlockCodes] = {}
     seen: set[int] = set()
     for index, (name, module) in enumerate(model.named_modules()):
@@ -236,8 +244,8 @@ def codes_for(
         codes = random_codes(
             rows,
             inputs,
-            16 if index % 2 else 32,
-            offset=index % 3 == 0,
+            layout[0] if layout else 16 if index % 2 else 32,
+            offset=layout[1] if layout else index % 3 == 0,
             seed=seed * 1000 + index,
             magnitude=ends if large else layers,
         )
@@ -355,6 +363,68 @@ def test_only_4_bit_codes_in_blocks_of_32_pack() -> None:
     odd = _four_bit_codes(seed=2, inputs=96)
     with pytest.raises(ValueError, match="multiple of 64 inputs, not 96"):
         pack_nibbles(odd)
+
+
+# ---------------------------------------------------------------- stacked projections
+
+
+def _projections(nibbles: bool, sizes: tuple[int, ...], seed: int) -> list[nn.Module]:
+    layers: list[nn.Module] = []
+    for index, size in enumerate(sizes):
+        codes = random_codes(size, INPUTS, 32, offset=True, seed=seed + index)
+        if nibbles:
+            four_bit = codes.codes.remainder(16).to(torch.int8)
+            codes = pack_nibbles(BlockCodes(four_bit, codes.scale, codes.offset))
+        layers.append(BlockLinear(codes, bias=None))
+    return layers
+
+
+@pytest.mark.parametrize("nibbles", [False, True], ids=["bytes", "nibbles"])
+def test_stacked_projections_give_each_layer_its_own_bits(nibbles: bool) -> None:
+    """One kernel call for a layer's query/key/value (or gate/up) projections: each output
+    is bitwise the layer's own call's, for any number of rows, and the layers keep no second
+    copy of their codes; a prefill (several positions) is left to the layers themselves."""
+    layers = _projections(nibbles, (40, 24, 24), seed=11)
+    alone = [BlockLinear(m.block_codes, bias=None) for m in layers]  # type: ignore[operator]
+    fused = fuse(layers)
+    assert fused is not None
+    for layer, size in zip(layers, (40, 24, 24), strict=True):
+        codes = layer.codes  # type: ignore[union-attr]
+        assert isinstance(codes, Tensor) and codes.shape[0] == size
+        assert codes.untyped_storage().data_ptr() == fused.codes.untyped_storage().data_ptr()
+    torch.manual_seed(2)
+    for shape in ((1, 1, INPUTS), (8, 1, INPUTS), (3, INPUTS), (9, INPUTS)):
+        x = torch.randn(shape)
+        outputs = fused.outputs(x)
+        assert outputs is not None and len(outputs) == 3
+        for got, layer in zip(outputs, alone, strict=True):
+            assert_bitwise(got.contiguous(), layer(x))
+    assert fused.outputs(torch.randn(2, 5, INPUTS)) is None  # a prefill: the layers' BLAS
+    assert fused.outputs(torch.randn(1, 1, INPUTS, dtype=torch.float64)) is None
+
+
+def test_stacked_projections_step_aside_for_replaced_weights() -> None:
+    """A layer given new buffers after stacking (assigned, moved) is no longer read from the
+    stack: the caller then calls the layers and gets their new weights."""
+    layers = _projections(False, (16, 16), seed=21)
+    fused = fuse(layers)
+    assert fused is not None and fused.outputs(torch.randn(1, INPUTS)) is not None
+    replacement = random_codes(16, INPUTS, 32, offset=True, seed=99)
+    layers[1].codes = replacement.codes  # type: ignore[union-attr]
+    assert fused.outputs(torch.randn(1, INPUTS)) is None
+
+
+def test_only_alike_bias_free_block_layers_stack() -> None:
+    """Stacked rows must read alike: the same layout, block, inputs and offsets (or none)."""
+    by_16 = BlockLinear(random_codes(16, INPUTS, 16, offset=True, seed=1), bias=None)
+    by_32 = BlockLinear(random_codes(16, INPUTS, 32, offset=True, seed=2), bias=None)
+    no_offset = BlockLinear(random_codes(16, INPUTS, 32, offset=False, seed=3), bias=None)
+    with_bias = BlockLinear(random_codes(16, INPUTS, 32, offset=True, seed=4), torch.ones(16))
+    plain = nn.Linear(INPUTS, 16, bias=False)
+    for layers in ([by_16, by_32], [by_32, no_offset], [by_32, with_bias], [by_32, plain], []):
+        assert fuse(layers) is None  # type: ignore[arg-type]
+    nibbles = _projections(True, (16,), seed=5)[0]
+    assert fuse([by_32, nibbles]) is None
 
 
 def test_decode_bytes_counts_packed_codes_scales_and_offsets() -> None:

@@ -132,6 +132,27 @@ def test_gguf_weights_too(architecture: str, tiny64: Path, tiny_gemma64: Path) -
         assert torch.equal(a, b)
 
 
+@pytest.mark.parametrize("architecture", ["llama", "gemma3"])
+def test_stacked_projections_decode_bitwise_as_transformers(
+    architecture: str, tiny64: Path, tiny_gemma64: Path
+) -> None:
+    """Codes laid out alike within a layer, as a GGUF's are: the query/key/value and gate/up
+    projections are stacked into one kernel call each, and the logits stay transformers'."""
+    engine = Engine.from_pretrained(
+        tiny64 if architecture == "llama" else tiny_gemma64, device="cpu"
+    )
+    codes = codes_for(engine.model, seed=4, layout=(32, True))
+    assert apply_codes(engine.model, codes) > 0
+    layers = engine.decoder_layers()
+    lean_layers.install(layers)
+    fused = [layer.forward.args[3] for layer in layers]  # type: ignore[attr-defined]
+    assert all(f.qkv is not None and f.gate_up is not None for f in fused)
+    lean, stock = _with_and_without(engine, lambda: _logits_per_step(engine))
+    assert len(lean) == 10
+    for a, b in zip(lean, stock, strict=True):
+        assert torch.equal(a, b)
+
+
 def test_steered_replies_are_transformers_and_decoder_layer_hooks_fire(tiny64: Path) -> None:
     engine = Engine.from_pretrained(tiny64, device="cpu")
     vector = random_vector(engine, (0, 1))

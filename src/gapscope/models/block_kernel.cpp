@@ -7,10 +7,11 @@
 // fusing them into one fma, which rounds once).
 //
 // gs_block_matmul is the decode-step product out = x . w^T for a few rows of x: it reads the
-// codes (1 byte a weight, or half, against fp32's 4) once per group of rows (4 with AVX-512, else 2)
-// and sums in fp32. A row's sums are taken in the same order whatever the other rows of its
-// batch are, so a row decodes the same batched and alone. gs_dequantize writes fp32 weights, for products with many rows (prefill),
-// which then go to the BLAS exactly as the fp32 checkpoint's would.
+// codes (1 byte a weight, or half, against fp32's 4) from memory once for all rows, computing
+// them in groups (4 rows with AVX-512, else 2), and sums in fp32. A row's sums are taken in the
+// same order whatever the other rows of its batch are, so a row decodes the same batched and
+// alone. gs_dequantize writes fp32 weights, for products with many rows (prefill), which then
+// go to the BLAS exactly as the fp32 checkpoint's would.
 //
 // Threads: OpenMP. torch's CPU build ships libgomp.so.1 and loads it first, so this library
 // shares torch's OpenMP runtime and thread count (torch.set_num_threads) instead of starting
@@ -184,8 +185,8 @@ static inline void add_nibble_blocks(floats (&acc)[ROWS][CHAINS], const float* x
 // A row's codes, scales and offsets are three streams the hardware prefetcher follows too
 // late: a decode step reads every weight once, from memory, and waited on it. Asking for the
 // row PREFETCH_ROWS ahead while this one is computed took a SmolLM2 decode step's products
-// from 17.3 to 12.0 ms on one core of a Sapphire Rapids Xeon (2 to 6 rows ahead did about as
-// well); the grouped 4-bit layout had taken them from 19.8 to 17.3.
+// from 17.3 to 12.0 ms on one core of a Xeon with AVX-512 and AMX (2 to 6 rows ahead did about
+// as well); the grouped 4-bit layout had taken them from 19.8 to 17.3.
 constexpr int64_t PREFETCH_ROWS = 4;
 
 static inline void prefetch_row(const uint8_t* codes, int64_t code_bytes, const float* scale,

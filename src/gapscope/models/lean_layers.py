@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -27,6 +28,8 @@ from torch.nn.modules import module as torch_module
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 from transformers.models.gemma3 import modeling_gemma3
 from transformers.models.llama import modeling_llama
+
+from gapscope.models.block_linear import FusedProducts, fuse
 
 
 def _llama_norm(norm: Any, hidden: Tensor) -> Tensor:
@@ -60,6 +63,7 @@ def _attention(
     cache: Any,
     position_embeddings: tuple[Tensor, Tensor],
     gemma3: bool,
+    qkv: FusedProducts | None,
     kwargs: dict[str, Any],
 ) -> Tensor:
     """``LlamaAttention.forward``'s ops, or ``Gemma3Attention.forward``'s: queries and keys
@@ -68,9 +72,14 @@ def _attention(
     modeling: Any = modeling_gemma3 if gemma3 else modeling_llama
     input_shape = hidden.shape[:-1]
     hidden_shape = (*input_shape, -1, attention.head_dim)
-    query = attention.q_proj.forward(hidden).view(hidden_shape).transpose(1, 2)
-    key = attention.k_proj.forward(hidden).view(hidden_shape).transpose(1, 2)
-    value = attention.v_proj.forward(hidden).view(hidden_shape).transpose(1, 2)
+    projected = qkv.outputs(hidden) if qkv is not None else None
+    if projected is None:
+        projected = [
+            attention.q_proj.forward(hidden),
+            attention.k_proj.forward(hidden),
+            attention.v_proj.forward(hidden),
+        ]
+    query, key, value = (p.view(hidden_shape).transpose(1, 2) for p in projected)
     extra: dict[str, Any] = {}
     if gemma3:
         query = _gemma3_norm(attention.q_norm, query)
@@ -98,36 +107,48 @@ def _attention(
     return attention.o_proj.forward(output)  # type: ignore[no-any-return]
 
 
-def _llama_layer(layer: Any, hidden_states: Tensor, kwargs: dict[str, Any]) -> Tensor:
+def _mlp(mlp: Any, hidden: Tensor, gate_up: FusedProducts | None) -> Tensor:
+    """``LlamaMLP.forward``'s ops, which ``Gemma3MLP`` shares."""
+    projected = gate_up.outputs(hidden) if gate_up is not None else None
+    if projected is None:
+        return mlp.down_proj.forward(  # type: ignore[no-any-return]
+            mlp.act_fn.forward(mlp.gate_proj.forward(hidden)) * mlp.up_proj.forward(hidden)
+        )
+    gate, up = projected
+    return mlp.down_proj.forward(mlp.act_fn.forward(gate) * up)  # type: ignore[no-any-return]
+
+
+def _llama_layer(
+    layer: Any, fused: _Fused, hidden_states: Tensor, kwargs: dict[str, Any]
+) -> Tensor:
     """``LlamaDecoderLayer.forward``'s ops."""
     mask, cache, rotary = _layer_inputs(kwargs)
     for unused in ("position_ids", "use_cache"):
         kwargs.pop(unused, None)
-    mlp = layer.mlp
     residual = hidden_states
     hidden = _llama_norm(layer.input_layernorm, hidden_states)
-    hidden = residual + _attention(layer.self_attn, hidden, mask, cache, rotary, False, kwargs)
+    hidden = residual + _attention(
+        layer.self_attn, hidden, mask, cache, rotary, False, fused.qkv, kwargs
+    )
     residual = hidden
     hidden = _llama_norm(layer.post_attention_layernorm, hidden)
-    gate = mlp.act_fn.forward(mlp.gate_proj.forward(hidden))
-    hidden = mlp.down_proj.forward(gate * mlp.up_proj.forward(hidden))
-    return residual + hidden  # type: ignore[no-any-return]
+    return residual + _mlp(layer.mlp, hidden, fused.gate_up)
 
 
-def _gemma3_layer(layer: Any, hidden_states: Tensor, kwargs: dict[str, Any]) -> Tensor:
+def _gemma3_layer(
+    layer: Any, fused: _Fused, hidden_states: Tensor, kwargs: dict[str, Any]
+) -> Tensor:
     """``Gemma3DecoderLayer.forward``'s ops: a norm before and after attention and MLP each;
     its attention gets ``position_ids`` among its keyword arguments, as there."""
     mask, cache, rotary = _layer_inputs(kwargs)
-    mlp = layer.mlp
     residual = hidden_states
     hidden = _gemma3_norm(layer.input_layernorm, hidden_states)
-    hidden = _attention(layer.self_attn, hidden, mask, cache, rotary, True, kwargs)
+    hidden = _attention(layer.self_attn, hidden, mask, cache, rotary, True, fused.qkv, kwargs)
     hidden = _gemma3_norm(layer.post_attention_layernorm, hidden)
     hidden = residual + hidden
     residual = hidden
     hidden = _gemma3_norm(layer.pre_feedforward_layernorm, hidden)
-    gate = mlp.act_fn.forward(mlp.gate_proj.forward(hidden))
-    hidden = mlp.down_proj.forward(gate * mlp.up_proj.forward(hidden))
+    hidden = _mlp(layer.mlp, hidden, fused.gate_up)
     hidden = _gemma3_norm(layer.post_feedforward_layernorm, hidden)
     return residual + hidden  # type: ignore[no-any-return]
 
@@ -142,16 +163,30 @@ def _layer_inputs(kwargs: dict[str, Any]) -> tuple[Tensor | None, Any, tuple[Ten
     return mask, cache, kwargs.pop("position_embeddings")
 
 
-LayerBody = Callable[[Any, Tensor, dict[str, Any]], Tensor]
+@dataclass(frozen=True)
+class _Fused:
+    """A layer's projections that read one input, stacked for one kernel call each in a
+    decode step (``block_linear.FusedProducts``; None where the weights are not all codes)."""
+
+    qkv: FusedProducts | None
+    gate_up: FusedProducts | None
+
+
+LayerBody = Callable[[Any, _Fused, Tensor, dict[str, Any]], Tensor]
 
 
 def lean_forward(
-    layer: Any, submodules: list[nn.Module], body: LayerBody, hidden_states: Tensor, **kwargs: Any
+    layer: Any,
+    submodules: list[nn.Module],
+    body: LayerBody,
+    fused: _Fused,
+    hidden_states: Tensor,
+    **kwargs: Any,
 ) -> Tensor:
     """The layer's forward without sub-module calls (module docstring)."""
     if _hooked(submodules):
         return type(layer).forward(layer, hidden_states, **kwargs)  # type: ignore[no-any-return]
-    return body(layer, hidden_states, kwargs)
+    return body(layer, fused, hidden_states, kwargs)
 
 
 _LLAMA_PARTS = {
@@ -201,7 +236,12 @@ def install(layers: list[nn.Module]) -> int:
         body = _body(layer)
         if body is not None:
             submodules = [m for m in layer.modules() if m is not layer]
-            layer.forward = functools.partial(lean_forward, layer, submodules, body)  # type: ignore[method-assign]
+            attention, mlp = layer.self_attn, layer.mlp
+            fused = _Fused(
+                fuse([attention.q_proj, attention.k_proj, attention.v_proj]),  # type: ignore[list-item, union-attr]
+                fuse([mlp.gate_proj, mlp.up_proj]),  # type: ignore[list-item, union-attr]
+            )
+            layer.forward = functools.partial(lean_forward, layer, submodules, body, fused)  # type: ignore[method-assign]
             installed += 1
     return installed
 
