@@ -137,12 +137,28 @@ static inline floats load(const float* x) {
 }
 
 static inline float sum(floats v) {
-    // a fixed pairwise order: the same for every row and call
+    // a fixed pairwise order, the same for every row and call: lanes[i] += lanes[i + width]
+    // for width LANES / 2, ..., 2, 1. Spelled out in shuffles where the CPU has them (the
+    // same additions of the same pairs, so the same float): the loop compiled to scalar code
+    // through the stack, about a fifth of a SmolLM2 decode step's products, once per output.
+#if defined(__AVX512F__) || defined(__AVX2__)
+#if defined(__AVX512F__)
+    const __m512 all = (__m512)v;
+    const __m256 high8 = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(all), 1));
+    const __m256 eight = _mm256_add_ps(_mm512_castps512_ps256(all), high8);
+#else
+    const __m256 eight = (__m256)v;
+#endif
+    const __m128 four = _mm_add_ps(_mm256_castps256_ps128(eight), _mm256_extractf128_ps(eight, 1));
+    const __m128 two = _mm_add_ps(four, _mm_movehl_ps(four, four));
+    return _mm_cvtss_f32(_mm_add_ss(two, _mm_movehdup_ps(two)));
+#else
     float lanes[LANES];
     std::memcpy(lanes, &v, sizeof lanes);
     for (int width = LANES / 2; width >= 1; width /= 2)
         for (int i = 0; i < width; ++i) lanes[i] += lanes[i + width];
     return lanes[0];
+#endif
 }
 
 constexpr int CHAINS = 4;
