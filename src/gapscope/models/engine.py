@@ -246,8 +246,10 @@ class Engine:
         on_cpu = next(loaded.model.parameters()).device.type == "cpu"
         requested = cpu_format if dtype == "auto" and on_cpu else dtype
         apply_cpu_format(loaded.model, loaded.source, requested, cache_root())
-        release_free_memory(collect=True)  # the loader's and any replaced layers' buffers
-        return cls(loaded.model, loaded.tokenizer, config)
+        engine = cls(loaded.model, loaded.tokenizer, config)  # stacks some layers' codes
+        # the loader's buffers, replaced layers' weights and the codes stacking replaced
+        release_free_memory(collect=True)
+        return engine
 
     def info(self) -> dict[str, str | int]:
         """What a log records about the engine: weight format and its measured agreement
