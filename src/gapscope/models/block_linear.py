@@ -117,42 +117,48 @@ def pack_nibbles(codes: BlockCodes) -> BlockCodes:
     inputs = int(values.shape[1])
     if inputs % 64:
         raise ValueError(f"4-bit codes pack in rows of a multiple of 64 inputs, not {inputs}")
-    grouped = inputs // NIBBLE_GROUP * NIBBLE_GROUP
     parts = [
-        _grouped_words(values[:, :grouped], NIBBLE_GROUP, np.dtype("<u4")),
-        _grouped_words(values[:, grouped:], inputs - grouped, np.dtype("<u2")),
+        _grouped_words(values[:, start:end].numpy(), group, word)
+        for start, end, group, word in _nibble_groups(inputs)
     ]
     packed = np.concatenate(parts, axis=1)
     return BlockCodes(torch.from_numpy(packed), codes.scale, codes.offset)
 
 
-def _grouped_words(values: Tensor, group: int, word: np.dtype) -> np.ndarray:
+def _nibble_groups(inputs: int) -> list[tuple[int, int, int, np.dtype]]:
+    """The grouped layout's parts of a row: (first input, end, inputs a group, word type):
+    groups of 128 in 32-bit words, then a last 64 in 16-bit ones (each absent if empty)."""
+    grouped = inputs // NIBBLE_GROUP * NIBBLE_GROUP
+    parts: list[tuple[int, int, int, np.dtype]] = [
+        (0, grouped, NIBBLE_GROUP, np.dtype("<u4")),
+        (grouped, inputs, inputs - grouped, np.dtype("<u2")),
+    ]
+    return [part for part in parts if part[1] > part[0]]
+
+
+def _nibble_shifts(group: int, word: np.dtype) -> np.ndarray:
+    """Where input ``l + 16 j`` of a group sits in word ``l``: nibble ``j``, shift ``4 j``."""
+    return (4 * np.arange(group // 16, dtype=word)).reshape(1, 1, -1, 1)
+
+
+def _grouped_words(values: np.ndarray, group: int, word: np.dtype) -> np.ndarray:
     """``values`` [outputs, groups x group] as bytes [outputs, groups x group / 2]: per group
     16 words, word ``l`` holding inputs ``l + 16 j`` in nibble ``j``."""
     outputs = values.shape[0]
-    if values.shape[1] == 0:
-        return np.zeros((outputs, 0), dtype=np.uint8)
-    nibbles = values.numpy().astype(word).reshape(outputs, -1, group // 16, 16)
-    shifts = (4 * np.arange(group // 16, dtype=word)).reshape(1, 1, -1, 1)
-    words = np.bitwise_or.reduce(nibbles << shifts, axis=2).astype(word)
+    nibbles = values.astype(word).reshape(outputs, -1, group // 16, 16)
+    words = np.bitwise_or.reduce(nibbles << _nibble_shifts(group, word), axis=2).astype(word)
     return np.ascontiguousarray(words).view(np.uint8).reshape(outputs, -1)
 
 
 def unpack_nibbles(packed: Tensor) -> np.ndarray:
     """The codes ``pack_nibbles`` packed, one a byte ``[outputs, inputs]`` (uint8)."""
     raw = packed.numpy()
-    outputs, inputs = raw.shape[0], raw.shape[1] * 2
-    grouped = inputs // NIBBLE_GROUP * NIBBLE_GROUP
-    parts = (
-        (raw[:, : grouped // 2], NIBBLE_GROUP, np.dtype("<u4")),
-        (raw[:, grouped // 2 :], inputs - grouped, np.dtype("<u2")),
-    )
+    outputs = raw.shape[0]
     values = []
-    for part, group, word in parts:
-        if part.shape[1]:
-            words = np.ascontiguousarray(part).view(word).reshape(outputs, -1, 1, 16)
-            shifts = (4 * np.arange(group // 16, dtype=word)).reshape(1, 1, -1, 1)
-            values.append(((words >> shifts) & 0x0F).astype(np.uint8).reshape(outputs, -1))
+    for start, end, group, word in _nibble_groups(raw.shape[1] * 2):
+        words = np.ascontiguousarray(raw[:, start // 2 : end // 2]).view(word)
+        nibbles = (words.reshape(outputs, -1, 1, 16) >> _nibble_shifts(group, word)) & 0x0F
+        values.append(nibbles.astype(np.uint8).reshape(outputs, -1))
     return np.concatenate(values, axis=1)
 
 

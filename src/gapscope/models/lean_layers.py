@@ -72,13 +72,7 @@ def _attention(
     modeling: Any = modeling_gemma3 if gemma3 else modeling_llama
     input_shape = hidden.shape[:-1]
     hidden_shape = (*input_shape, -1, attention.head_dim)
-    projected = qkv.outputs(hidden) if qkv is not None else None
-    if projected is None:
-        projected = [
-            attention.q_proj.forward(hidden),
-            attention.k_proj.forward(hidden),
-            attention.v_proj.forward(hidden),
-        ]
+    projected = _project(hidden, qkv, (attention.q_proj, attention.k_proj, attention.v_proj))
     query, key, value = (p.view(hidden_shape).transpose(1, 2) for p in projected)
     extra: dict[str, Any] = {}
     if gemma3:
@@ -107,14 +101,16 @@ def _attention(
     return attention.o_proj.forward(output)  # type: ignore[no-any-return]
 
 
+def _project(hidden: Tensor, fused: FusedProducts | None, layers: tuple[Any, ...]) -> list[Tensor]:
+    """Each of ``layers``' outputs for ``hidden``: one stacked kernel call where ``fused``
+    takes it (a decode step), else each layer's own forward."""
+    outputs = fused.outputs(hidden) if fused is not None else None
+    return outputs if outputs is not None else [layer.forward(hidden) for layer in layers]
+
+
 def _mlp(mlp: Any, hidden: Tensor, gate_up: FusedProducts | None) -> Tensor:
     """``LlamaMLP.forward``'s ops, which ``Gemma3MLP`` shares."""
-    projected = gate_up.outputs(hidden) if gate_up is not None else None
-    if projected is None:
-        return mlp.down_proj.forward(  # type: ignore[no-any-return]
-            mlp.act_fn.forward(mlp.gate_proj.forward(hidden)) * mlp.up_proj.forward(hidden)
-        )
-    gate, up = projected
+    gate, up = _project(hidden, gate_up, (mlp.gate_proj, mlp.up_proj))
     return mlp.down_proj.forward(mlp.act_fn.forward(gate) * up)  # type: ignore[no-any-return]
 
 
