@@ -108,3 +108,28 @@ def test_the_engine_runs_its_model_under_row_attention(
     make_engine: EngineFactory, tiny_gemma_checkpoint: Path
 ) -> None:
     assert make_engine().model.config._attn_implementation == ROW_ATTENTION
+
+
+@pytest.mark.parametrize(
+    ("heads", "kv_heads", "dim"), [(9, 3, 64), (4, 1, 256), (4, 4, 32), (4, 2, 320)]
+)
+def test_a_decode_steps_direct_sdpa_call_is_transformers_own(
+    heads: int, kv_heads: int, dim: int
+) -> None:
+    """One query a row, no mask: the call ``row_attention`` makes itself is bitwise
+    ``sdpa_attention_forward``'s, with a scaling other than SDPA's default (Gemma 3 scales
+    by its ``query_pre_attn_scalar``), grouped heads or not, and a head wider than grouped
+    SDPA takes (there the stock function, which repeats keys and values)."""
+    generator = torch.Generator().manual_seed(heads * dim)
+    module = _Attention()
+    module.num_key_value_groups = heads // kv_heads  # type: ignore[misc]
+    query = torch.randn(1, heads, 1, dim, generator=generator)
+    key = torch.randn(1, kv_heads, 23, dim, generator=generator)
+    value = torch.randn(1, kv_heads, 23, dim, generator=generator)
+    options = {"dropout": 0.0, "scaling": 0.37, "sliding_window": None}
+    got, _ = row_attention_forward(module, query, key, value, None, **options)
+    expected, _ = sdpa_attention_forward(module, query, key, value, None, **options)
+    assert torch.equal(got, expected)
+    assert got.stride() == expected.stride()
+    default, _ = sdpa_attention_forward(module, query, key, value, None, dropout=0.0)
+    assert not torch.equal(got, default)

@@ -8,7 +8,8 @@
   `weight_format`: its CPU weights (`gguf`: a GGUF's own codes evaluated exactly, with
   `gguf_codes`, `block_linear` and the compiled kernel of `native_kernel`; fp32; or int8
   with int8 activations). `lean_layers`: Llama and Gemma 3 decoder layers without their
-  sub-modules' call machinery (the same bits, fewer Python calls).
+  sub-modules' call machinery (the same bits, fewer Python calls), their rotary embeddings
+  and norms' elementwise tails in the kernel (`layer_ops`, the same bits again).
 * `checkpoints`: offline checkpoint loading; `embedded`: the small shipped models;
   `model_cache`: the verified on-disk cache of their converted copies.
 * `window`: a model's context window where it is known before a run (the plan's check).

@@ -11,7 +11,9 @@
 // them in groups (4 rows with AVX-512, else 2), and sums in fp32. A row's sums are taken in the
 // same order whatever the other rows of its batch are, so a row decodes the same batched and
 // alone. gs_dequantize writes fp32 weights, for products with many rows (prefill), which then
-// go to the BLAS exactly as the fp32 checkpoint's would.
+// go to the BLAS exactly as the fp32 checkpoint's would. gs_rotary and gs_rms_scale are a
+// decoder layer's small elementwise steps (gapscope.models.layer_ops), rounded as torch's
+// separate ops round them.
 //
 // Threads: OpenMP. torch's CPU build ships libgomp.so.1 and loads it first, so this library
 // shares torch's OpenMP runtime and thread count (torch.set_num_threads) instead of starting
@@ -102,11 +104,14 @@ static inline int64_t row_bytes(int64_t k_inputs) {
     return NIBBLES ? k_inputs / 2 : k_inputs;
 }
 
+static inline floats scaled(ints codes, float scale) {
+    return __builtin_convertvector(codes, floats) * scale;
+}
+
 static inline floats weights(ints codes, float scale, float offset) {
-    floats w = __builtin_convertvector(codes, floats) * scale;
     // never fused with the product (-ffp-contract=off). No offset is passed as -0.0, which
     // leaves every float as it is (-0.0 + 0.0 would be +0.0: gguf-py adds nothing there)
-    return w + offset;
+    return scaled(codes, scale) + offset;
 }
 
 #if defined(__AVX512F__)
@@ -215,7 +220,10 @@ static inline void prefetch_row(const uint8_t* codes, int64_t code_bytes, const 
     }
 }
 
-template <int ROWS, int64_t BLOCK, bool NIBBLES>
+// OFFSET: whether the layer has offsets. Without, a weight is its scaled code alone (adding
+// -0.0 changes no float, see `weights`): the same bits, one addition fewer per 16 weights,
+// which on one row of Gemma 3's 262,144-row Q8_0 head is most of what the kernel computes.
+template <int ROWS, int64_t BLOCK, bool NIBBLES, bool OFFSET>
 static void rows_product(const float* x, int64_t k_inputs, const uint8_t* codes,
                          const float* scale, const float* offset, float* out,
                          int64_t n_outputs, int64_t first, int64_t last) {
@@ -249,9 +257,10 @@ static void rows_product(const float* x, int64_t k_inputs, const uint8_t* codes,
                 for (int j = 0; j < CHAINS; ++j) {
                     const int64_t k = step + LANES * j;
                     const int64_t b = k / BLOCK;  // a shift: BLOCK is constant
+                    const ints step_codes = codes_at<NIBBLES>(row_codes, k_inputs, k);
                     add_products(acc, x, k_inputs, k, j,
-                                 weights(codes_at<NIBBLES>(row_codes, k_inputs, k), row_scale[b],
-                                         row_offset ? row_offset[b] : -0.0f));
+                                 OFFSET ? weights(step_codes, row_scale[b], row_offset[b])
+                                        : scaled(step_codes, row_scale[b]));
                 }
         for (int r = 0; r < ROWS; ++r)
             out[r * n_outputs + n] = sum((acc[r][0] + acc[r][1]) + (acc[r][2] + acc[r][3]));
@@ -265,16 +274,20 @@ typedef void (*rows_fn)(const float*, int64_t, const uint8_t*, const float*, con
 // fit in the vector registers (32 with AVX-512, 16 with AVX2).
 #if defined(__AVX512F__)
 constexpr int64_t GROUP = 4;
-#define PRODUCTS(BLOCK, NIBBLES)                                                        \
-    {rows_product<1, BLOCK, NIBBLES>, rows_product<2, BLOCK, NIBBLES>,                \
-     rows_product<3, BLOCK, NIBBLES>, rows_product<4, BLOCK, NIBBLES>}
+#define PRODUCTS(BLOCK, NIBBLES, OFFSET)                                                \
+    {rows_product<1, BLOCK, NIBBLES, OFFSET>, rows_product<2, BLOCK, NIBBLES, OFFSET>,        \
+     rows_product<3, BLOCK, NIBBLES, OFFSET>, rows_product<4, BLOCK, NIBBLES, OFFSET>}
 #else
 constexpr int64_t GROUP = 2;
-#define PRODUCTS(BLOCK, NIBBLES) {rows_product<1, BLOCK, NIBBLES>, rows_product<2, BLOCK, NIBBLES>}
+#define PRODUCTS(BLOCK, NIBBLES, OFFSET) \
+    {rows_product<1, BLOCK, NIBBLES, OFFSET>, rows_product<2, BLOCK, NIBBLES, OFFSET>}
 #endif
-static const rows_fn PRODUCTS_BY_16[GROUP] = PRODUCTS(16, false);
-static const rows_fn PRODUCTS_BY_32[GROUP] = PRODUCTS(32, false);
-static const rows_fn PRODUCTS_OF_NIBBLES[GROUP] = PRODUCTS(32, true);
+// by block and offsets (a grouped 4-bit row's offsets go into its tables, once a block)
+static const rows_fn PRODUCTS_BY_16[2][GROUP] = {PRODUCTS(16, false, false),
+                                                 PRODUCTS(16, false, true)};
+static const rows_fn PRODUCTS_BY_32[2][GROUP] = {PRODUCTS(32, false, false),
+                                                 PRODUCTS(32, false, true)};
+static const rows_fn PRODUCTS_OF_NIBBLES[GROUP] = PRODUCTS(32, true, true);
 
 template <bool NIBBLES>
 static void dequantize_rows(const uint8_t* codes, const float* scale, const float* offset,
@@ -305,8 +318,9 @@ extern "C" {
 void gs_block_matmul(const float* x, int64_t rows, int64_t k_inputs, const uint8_t* codes,
                      int64_t nibbles, const float* scale, const float* offset, int64_t block,
                      float* out, int64_t n_outputs) {
-    const rows_fn* products =
-        nibbles ? PRODUCTS_OF_NIBBLES : (block == 16 ? PRODUCTS_BY_16 : PRODUCTS_BY_32);
+    const rows_fn* products = nibbles         ? PRODUCTS_OF_NIBBLES
+                              : block == 16     ? PRODUCTS_BY_16[offset != nullptr]
+                                                : PRODUCTS_BY_32[offset != nullptr];
     const int64_t chunk = 16;
     const int64_t chunks = (n_outputs + chunk - 1) / chunk;
     // Every group of rows over one chunk of outputs before the next chunk: the chunk's codes
@@ -331,6 +345,46 @@ void gs_dequantize(const uint8_t* codes, int64_t nibbles, const float* scale,
         dequantize_rows<true>(codes, scale, offset, k_inputs, block, index, count, out);
     else
         dequantize_rows<false>(codes, scale, offset, k_inputs, block, index, count, out);
+}
+
+// Rotary position embedding of one position a row, as transformers' apply_rotary_pos_emb
+// computes it for a query or key tensor (Llama, Gemma 3): out = x * cos + rotate_half(x) * sin,
+// where rotate_half(x) = (-x[half:], x[:half]); each product and the sum rounded on its own,
+// as those separate tensor ops round them (-ffp-contract=off), so the bits are theirs. x is
+// [rows, heads, dim] with strides (row_stride, head_stride, 1), cos and sin [rows, dim]
+// contiguous, out [rows, heads, dim] contiguous.
+void gs_rotary(const float* x, int64_t rows, int64_t heads, int64_t dim, int64_t row_stride,
+               int64_t head_stride, const float* cos, const float* sin, float* out) {
+    const int64_t half = dim / 2;
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t h = 0; h < heads; ++h) {
+            const float* in = x + r * row_stride + h * head_stride;
+            const float* c = cos + r * dim;
+            const float* s = sin + r * dim;
+            float* o = out + (r * heads + h) * dim;
+            for (int64_t i = 0; i < half; ++i) o[i] = in[i] * c[i] + (-in[half + i]) * s[i];
+            for (int64_t i = half; i < dim; ++i) o[i] = in[i] * c[i] + in[i - half] * s[i];
+        }
+}
+
+// The elementwise tail of an RMS norm, after its mean of squares (which stays torch's own
+// reduction, whose summation order this file does not reproduce), as transformers computes
+// it: r = 1 / sqrt(variance + eps), each step rounded (torch's rsqrt is a division by a square
+// root, both correctly rounded), then Llama's weight * (x * r), or Gemma 3's (x * r) *
+// (1 + weight) where plus_one. x is [outer, inner, dim] with strides (outer_stride,
+// inner_stride, 1); variance [outer * inner] and out [outer, inner, dim] contiguous.
+void gs_rms_scale(const float* x, int64_t outer, int64_t inner, int64_t dim,
+                  int64_t outer_stride, int64_t inner_stride, const float* variance, float eps,
+                  const float* weight, int64_t plus_one, float* out) {
+    for (int64_t r = 0; r < outer * inner; ++r) {
+        const float root = 1.0f / __builtin_sqrtf(variance[r] + eps);
+        const float* in = x + (r / inner) * outer_stride + (r % inner) * inner_stride;
+        float* o = out + r * dim;
+        if (plus_one)
+            for (int64_t i = 0; i < dim; ++i) o[i] = (in[i] * root) * (1.0f + weight[i]);
+        else
+            for (int64_t i = 0; i < dim; ++i) o[i] = weight[i] * (in[i] * root);
+    }
 }
 
 }  // extern "C"

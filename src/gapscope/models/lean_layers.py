@@ -10,9 +10,11 @@ MLP, and norms of queries and keys). ``install`` gives each ``LlamaDecoderLayer`
 ``forward`` directly, as the layer's own ``forward`` (transformers 5) computes it. The layer
 itself is still called as a module, so hooks on decoder layers (steering, activation capture)
 fire as before; whenever a sub-module carries a hook, or a global module hook is set, the
-layer runs transformers' own forward instead. ``tests/models/test_lean_layers.py`` checks the
-logits bitwise against transformers' forward (prefill and decode, padded batches, fp32 and
-``gguf`` weights, Gemma's sliding-window layers past their window).
+layer runs transformers' own forward instead. The rotary embedding and the norms' elementwise
+tails go to the kernel where it is built (``layer_ops``: the same bits, fewer tensor ops).
+``tests/models/test_lean_layers.py`` checks the logits bitwise against transformers' forward
+(prefill and decode, padded batches, fp32 and ``gguf`` weights, Gemma's sliding-window layers
+past their window).
 """
 
 from __future__ import annotations
@@ -30,10 +32,14 @@ from transformers.models.gemma3 import modeling_gemma3
 from transformers.models.llama import modeling_llama
 
 from gapscope.models.block_linear import FusedProducts, fuse
+from gapscope.models.layer_ops import rms_norm, rotate
 
 
 def _llama_norm(norm: Any, hidden: Tensor) -> Tensor:
-    """``LlamaRMSNorm.forward``'s ops."""
+    """``LlamaRMSNorm.forward``'s ops (its tail in the kernel where it can: ``layer_ops``)."""
+    fused = rms_norm(hidden, norm.weight, norm.variance_epsilon, plus_one=False)
+    if fused is not None:
+        return fused
     input_dtype = hidden.dtype
     hidden = hidden.to(torch.float32)
     variance = hidden.pow(2).mean(-1, keepdim=True)
@@ -42,7 +48,11 @@ def _llama_norm(norm: Any, hidden: Tensor) -> Tensor:
 
 
 def _gemma3_norm(norm: Any, hidden: Tensor) -> Tensor:
-    """``Gemma3RMSNorm.forward``'s ops (a weight of zeros scales by one)."""
+    """``Gemma3RMSNorm.forward``'s ops (a weight of zeros scales by one; the tail in the
+    kernel where it can: ``layer_ops``)."""
+    fused = rms_norm(hidden, norm.weight, norm.eps, plus_one=True)
+    if fused is not None:
+        return fused
     output = hidden.float()
     output = output * torch.rsqrt(output.pow(2).mean(-1, keepdim=True) + norm.eps)
     output = output * (1.0 + norm.weight.float())
@@ -80,7 +90,7 @@ def _attention(
         key = _gemma3_norm(attention.k_norm, key)
         extra["sliding_window"] = attention.sliding_window
     cos, sin = position_embeddings
-    query, key = modeling.apply_rotary_pos_emb(query, key, cos, sin)
+    query, key = rotate(query, key, cos, sin, modeling.apply_rotary_pos_emb)
     if cache is not None:
         key, value = cache.update(key, value, attention.layer_idx, kwargs=kwargs)
     interface = ALL_ATTENTION_FUNCTIONS.get_interface(

@@ -112,10 +112,20 @@ def kernel() -> ctypes.CDLL:
     # argument types, p a pointer and i an int64, in block_kernel.cpp's order:
     # gs_block_matmul(x, rows, inputs, codes, nibbles, scale, offset, block, out, outputs)
     # gs_dequantize(codes, nibbles, scale, offset, inputs, block, index, count, out)
+    # gs_rotary(x, rows, heads, dim, row_stride, head_stride, cos, sin, out)
+    # gs_rms_scale(x, outer, inner, dim, outer_stride, inner_stride, variance, eps, weight,
+    #              plus_one, out), f a float
+    types: dict[str, type[ctypes.c_void_p | ctypes.c_int64 | ctypes.c_float]] = {
+        "p": ctypes.c_void_p,
+        "i": ctypes.c_int64,
+        "f": ctypes.c_float,
+    }
     for function, signature in (
         (library.gs_block_matmul, "piipippipi"),
         (library.gs_dequantize, "pippiipip"),
+        (library.gs_rotary, "piiiiippp"),
+        (library.gs_rms_scale, "piiiiipfpip"),
     ):
-        function.argtypes = [ctypes.c_void_p if t == "p" else ctypes.c_int64 for t in signature]
+        function.argtypes = [types[t] for t in signature]
         function.restype = None
     return library

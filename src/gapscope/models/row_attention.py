@@ -103,6 +103,41 @@ class _LastMask:
 _LAST_MASKS = _LastMask()
 
 
+def _attend(
+    module: torch.nn.Module,
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attention_mask: Tensor | None,
+    **kwargs: Any,
+) -> tuple[Tensor, None]:
+    """``sdpa_attention_forward``; for one query a row and no mask (a decode step's usual
+    call) its SDPA call made here directly, with the arguments it would pass: the same bits
+    without its per-call checks (a few microseconds, once a row a layer a step)."""
+    groups = getattr(module, "num_key_value_groups", 1)
+    if (
+        attention_mask is not None
+        or query.shape[2] != 1
+        or kwargs.get("softcap") is not None
+        or kwargs.get("output_attentions")
+        or kwargs.get("position_bias") is not None
+        or (groups > 1 and not key.shape[-1] == value.shape[-1] <= 256)
+    ):
+        return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+    output = torch.nn.functional.scaled_dot_product_attention(
+        query,
+        key,
+        value,
+        attn_mask=None,
+        dropout_p=kwargs.get("dropout", 0.0),
+        scale=kwargs.get("scaling"),
+        is_causal=False,
+        enable_gqa=groups > 1,
+    )
+    output = output.reshape(output.shape[0], -1, 1, value.shape[-1])
+    return output.transpose(1, 2).contiguous(), None
+
+
 def row_attention_forward(
     module: torch.nn.Module,
     query: Tensor,
@@ -113,22 +148,25 @@ def row_attention_forward(
 ) -> tuple[Tensor, None]:
     """SDPA per row over the row's contiguous real columns (see the module docstring)."""
     if attention_mask is None or query.shape[0] == 1 or attention_mask.dtype != torch.bool:
-        return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+        return _attend(module, query, key, value, attention_mask, **kwargs)
     batch, _, queries, _ = query.shape
-    output: Tensor | None = None
-    for row, cut in enumerate(_LAST_MASKS.slices(attention_mask)):
-        out, _ = sdpa_attention_forward(
+    slices = _LAST_MASKS.slices(attention_mask)
+    outputs = [
+        _attend(
             module,
             query[row : row + 1, :, cut.first_query :].contiguous(),
             key[row : row + 1, :, cut.start :],
             value[row : row + 1, :, cut.start :],
             cut.mask,
             **kwargs,
-        )
-        if output is None:
-            output = out.new_zeros((batch, queries, *out.shape[2:]))
+        )[0]
+        for row, cut in enumerate(slices)
+    ]
+    if all(cut.first_query == 0 for cut in slices):  # every query real (a decode step): one copy
+        return torch.cat(outputs), None
+    output = outputs[0].new_zeros((batch, queries, *outputs[0].shape[2:]))
+    for row, (cut, out) in enumerate(zip(slices, outputs, strict=True)):
         output[row, cut.first_query :] = out[0]
-    assert output is not None
     return output, None
 
 

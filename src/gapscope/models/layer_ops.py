@@ -1,0 +1,118 @@
+"""A decoder layer's small elementwise steps in one kernel call each, bitwise transformers'.
+
+Why: in a decode step the tensors between the matrix products hold a few hundred floats, so
+each tensor op costs its dispatch (a few microseconds), not its arithmetic, and a layer has
+dozens: transformers' ``apply_rotary_pos_emb`` (Llama, Gemma 3) is 14 ops for a query and a
+key (two ``rotate_half``, each two slices, a negation and a concatenation; four products and
+two sums), an RMS norm 6 to 8 (with no-op casts), on every layer (Gemma 3: 6 norms a layer).
+``block_kernel.cpp`` computes the same products and sums, each rounded on its own as those
+ops round them, so the bits are the same (``tests/models/test_layer_ops.py``):
+
+* ``rotate``: the whole rotary embedding of one position a row;
+* ``rms_norm``: a norm after its mean of squares, which stays torch's reduction (its
+  summation order is torch's to choose, so it is not reproduced).
+
+Each is taken only where that holds by construction (fp32 on the CPU, the layouts named);
+anything else, or no kernel (``native_kernel``), goes to the stock ops.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+
+from gapscope.models.native_kernel import KernelUnavailable, kernel
+
+Rotation = Callable[[Tensor, Tensor, Tensor, Tensor], tuple[Tensor, Tensor]]
+
+
+def _library(tensors: tuple[Tensor, ...]) -> ctypes.CDLL | None:
+    """The kernel, where every tensor is fp32 on the CPU and it builds here."""
+    if any(t.dtype != torch.float32 or t.device.type != "cpu" for t in tensors):
+        return None
+    try:
+        return kernel()
+    except KernelUnavailable:
+        return None
+
+
+def rotate(
+    query: Tensor, key: Tensor, cos: Tensor, sin: Tensor, stock: Rotation
+) -> tuple[Tensor, Tensor]:
+    """``stock(query, key, cos, sin)`` (``apply_rotary_pos_emb``), in the kernel where it fits:
+    query and key ``[batch, heads, 1, dim]``, cos and sin ``[batch, 1, dim]``."""
+    library = _library((query, key, cos, sin))
+    if library is None or not (_one_position(query, cos, sin) and _one_position(key, cos, sin)):
+        return stock(query, key, cos, sin)
+    return _rotated(library, query, cos, sin), _rotated(library, key, cos, sin)
+
+
+def _one_position(x: Tensor, cos: Tensor, sin: Tensor) -> bool:
+    if x.dim() != 4 or x.shape[2] != 1 or x.stride(3) != 1 or x.shape[3] % 2:
+        return False
+    table = (x.shape[0], 1, x.shape[3])
+    return all(t.shape == table and t.is_contiguous() for t in (cos, sin))
+
+
+def _rotated(library: ctypes.CDLL, x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
+    batch, heads, _, dim = x.shape
+    out = torch.empty((batch, heads, 1, dim), dtype=torch.float32)
+    library.gs_rotary(
+        x.data_ptr(),
+        batch,
+        heads,
+        dim,
+        x.stride(0),
+        x.stride(1),
+        cos.data_ptr(),
+        sin.data_ptr(),
+        out.data_ptr(),
+    )
+    return out
+
+
+def rms_norm(hidden: Tensor, weight: Tensor, eps: float, plus_one: bool) -> Tensor | None:
+    """Llama's ``weight * (x * rsqrt(mean(x^2) + eps))`` or, ``plus_one``, Gemma 3's
+    ``(x * rsqrt(mean(x^2) + eps)) * (1 + weight)`` over the last dimension of an fp32
+    ``hidden``: contiguous, or one position a row of ``[batch, heads, 1, dim]`` (Gemma 3's
+    query and key norms); None where that does not hold (then the stock ops)."""
+    library = _library((hidden, weight))
+    rows = _rows(hidden)
+    if library is None or rows is None or weight.dim() != 1 or not weight.is_contiguous():
+        return None
+    if hidden.shape[-1] != weight.shape[0]:
+        return None
+    variance = hidden.pow(2).mean(-1, keepdim=True).contiguous()
+    out = torch.empty(hidden.shape, dtype=torch.float32)
+    library.gs_rms_scale(
+        hidden.data_ptr(),
+        *rows,
+        hidden.shape[-1],
+        *_strides(hidden),
+        variance.data_ptr(),
+        eps,
+        weight.data_ptr(),
+        plus_one,
+        out.data_ptr(),
+    )
+    return out
+
+
+def _rows(hidden: Tensor) -> tuple[int, int] | None:
+    """``hidden``'s rows as (outer, inner) counts, or None where the kernel cannot read it."""
+    if hidden.dim() == 0 or hidden.numel() == 0:
+        return None
+    if hidden.is_contiguous():
+        return hidden.numel() // hidden.shape[-1], 1
+    if hidden.dim() == 4 and hidden.shape[2] == 1 and hidden.stride(3) == 1:
+        return hidden.shape[0], hidden.shape[1]
+    return None
+
+
+def _strides(hidden: Tensor) -> tuple[int, int]:
+    if hidden.is_contiguous():
+        return hidden.shape[-1], 0
+    return hidden.stride(0), hidden.stride(1)
