@@ -31,8 +31,9 @@ Rotation = Callable[[Tensor, Tensor, Tensor, Tensor], tuple[Tensor, Tensor]]
 
 def _library(tensors: tuple[Tensor, ...]) -> ctypes.CDLL | None:
     """The kernel, where every tensor is fp32 on the CPU and it builds here."""
-    if any(t.dtype != torch.float32 or t.device.type != "cpu" for t in tensors):
-        return None
+    for tensor in tensors:  # a plain loop: this runs several times a layer a decode step
+        if tensor.dtype is not torch.float32 or not tensor.is_cpu:
+            return None
     try:
         return kernel()
     except KernelUnavailable:

@@ -59,11 +59,23 @@ def _gemma3_norm(norm: Any, hidden: Tensor) -> Tensor:
     return output.type_as(hidden)  # type: ignore[no-any-return]
 
 
-def _hooked(submodules: list[nn.Module]) -> bool:
+def _hook_tables(layer: nn.Module) -> list[dict[int, Any]]:
+    """The dicts of forward hooks and pre-hooks of ``layer``'s sub-modules: torch registers
+    and removes a module's hooks in those very dicts, so holding them sees every change,
+    and ``any`` over them is one C loop a layer call instead of a generator over modules."""
+    return [
+        table
+        for module in layer.modules()
+        if module is not layer
+        for table in (module._forward_hooks, module._forward_pre_hooks)
+    ]
+
+
+def _hooked(hook_tables: list[dict[int, Any]]) -> bool:
     """Whether a hook could see a sub-module's call (then only the stock forward will do)."""
     if torch_module._global_forward_hooks or torch_module._global_forward_pre_hooks:
         return True
-    return any(m._forward_hooks or m._forward_pre_hooks for m in submodules)
+    return any(hook_tables)
 
 
 def _attention(
@@ -183,14 +195,14 @@ LayerBody = Callable[[Any, _Fused, Tensor, dict[str, Any]], Tensor]
 
 def lean_forward(
     layer: Any,
-    submodules: list[nn.Module],
+    hook_tables: list[dict[int, Any]],
     body: LayerBody,
     fused: _Fused,
     hidden_states: Tensor,
     **kwargs: Any,
 ) -> Tensor:
     """The layer's forward without sub-module calls (module docstring)."""
-    if _hooked(submodules):
+    if _hooked(hook_tables):
         return type(layer).forward(layer, hidden_states, **kwargs)  # type: ignore[no-any-return]
     return body(layer, fused, hidden_states, kwargs)
 
@@ -241,13 +253,13 @@ def install(layers: list[nn.Module]) -> int:
     for layer in layers:
         body = _body(layer)
         if body is not None:
-            submodules = [m for m in layer.modules() if m is not layer]
             attention, mlp = layer.self_attn, layer.mlp
             fused = _Fused(
                 fuse([attention.q_proj, attention.k_proj, attention.v_proj]),  # type: ignore[list-item, union-attr]
                 fuse([mlp.gate_proj, mlp.up_proj]),  # type: ignore[list-item, union-attr]
             )
-            layer.forward = functools.partial(lean_forward, layer, submodules, body, fused)  # type: ignore[method-assign]
+            tables = _hook_tables(layer)
+            layer.forward = functools.partial(lean_forward, layer, tables, body, fused)  # type: ignore[method-assign]
             installed += 1
     return installed
 
