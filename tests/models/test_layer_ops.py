@@ -138,3 +138,23 @@ def test_norm_leaves_what_it_cannot_read_to_the_stock_ops() -> None:
     assert rms_norm(hidden, weight, 1e-5, plus_one=False) is None
     assert rms_norm(hidden.contiguous().bfloat16(), weight, 1e-5, plus_one=False) is None
     assert rms_norm(torch.randn(2, 1, 32), weight, 1e-5, plus_one=False) is None
+
+
+def test_with_gradients_wanted_the_stock_ops_keep_autograd() -> None:
+    """The kernel's outputs have no backward: where a gradient is wanted (a parameter that
+    requires one, grad mode on) both steps leave the work to torch's ops; in inference mode,
+    as the engine decodes, they take it."""
+    norm = _norm("smollm2", 64)
+    hidden = torch.randn(2, 1, 64)
+    assert rms_norm(hidden, norm.weight, 1e-5, plus_one=False) is None
+    loss = norm(hidden).sum()
+    loss.backward()
+    assert norm.weight.grad is not None
+    query, key = _projected(1, 9, 3, 64)
+    query.requires_grad_(True)
+    cos, sin = _tables(1, 64)
+    calls: list[int] = []
+    rotated, _ = rotate(query, key, cos, sin, _spy(calls))
+    assert calls == [1] and rotated.grad_fn is not None
+    with torch.inference_mode():
+        assert rms_norm(hidden, norm.weight, 1e-5, plus_one=False) is not None

@@ -12,8 +12,9 @@ ops round them, so the bits are the same (``tests/models/test_layer_ops.py``):
 * ``rms_norm``: a norm after its mean of squares, which stays torch's reduction (its
   summation order is torch's to choose, so it is not reproduced).
 
-Each is taken only where that holds by construction (fp32 on the CPU, the layouts named);
-anything else, or no kernel (``native_kernel``), goes to the stock ops.
+Each is taken only where that holds by construction (fp32 on the CPU, the layouts named) and
+no gradient is wanted; anything else, or no kernel (``native_kernel``), goes to the stock
+ops.
 """
 
 from __future__ import annotations
@@ -30,9 +31,14 @@ Rotation = Callable[[Tensor, Tensor, Tensor, Tensor], tuple[Tensor, Tensor]]
 
 
 def _library(tensors: tuple[Tensor, ...]) -> ctypes.CDLL | None:
-    """The kernel, where every tensor is fp32 on the CPU and it builds here."""
+    """The kernel, where every tensor is fp32 on the CPU, no gradient is wanted through them
+    (the kernel's outputs have no backward; the engine decodes in inference mode) and it
+    builds here."""
+    grad = torch.is_grad_enabled()
     for tensor in tensors:  # a plain loop: this runs several times a layer a decode step
         if tensor.dtype is not torch.float32 or not tensor.is_cpu:
+            return None
+        if grad and tensor.requires_grad:
             return None
     try:
         return kernel()
