@@ -52,16 +52,22 @@ def rotate(
     """``stock(query, key, cos, sin)`` (``apply_rotary_pos_emb``), in the kernel where it fits:
     query and key ``[batch, heads, 1, dim]``, cos and sin ``[batch, 1, dim]``."""
     library = _library((query, key, cos, sin))
-    if library is None or not (_one_position(query, cos, sin) and _one_position(key, cos, sin)):
+    table = (query.shape[0], 1, query.shape[-1]) if query.dim() == 4 else None
+    if (
+        library is None
+        or not (_one_position(query, table) and _one_position(key, table))
+        or not all(t.shape == table and t.is_contiguous() for t in (cos, sin))
+    ):
         return stock(query, key, cos, sin)
     return _rotated(library, query, cos, sin), _rotated(library, key, cos, sin)
 
 
-def _one_position(x: Tensor, cos: Tensor, sin: Tensor) -> bool:
-    if x.dim() != 4 or x.shape[2] != 1 or x.stride(3) != 1 or x.shape[3] % 2:
+def _one_position(x: Tensor, table: tuple[int, int, int] | None) -> bool:
+    """``x`` is ``[batch, heads, 1, dim]`` (dim even, contiguous) for tables ``[batch, 1,
+    dim]``."""
+    if table is None or x.dim() != 4 or x.shape[2] != 1 or x.stride(3) != 1 or x.shape[3] % 2:
         return False
-    table = (x.shape[0], 1, x.shape[3])
-    return all(t.shape == table and t.is_contiguous() for t in (cos, sin))
+    return (x.shape[0], 1, x.shape[3]) == table
 
 
 def _rotated(library: ctypes.CDLL, x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
@@ -87,18 +93,21 @@ def rms_norm(hidden: Tensor, weight: Tensor, eps: float, plus_one: bool) -> Tens
     ``hidden``: contiguous, or one position a row of ``[batch, heads, 1, dim]`` (Gemma 3's
     query and key norms); None where that does not hold (then the stock ops)."""
     library = _library((hidden, weight))
-    rows = _rows(hidden)
-    if library is None or rows is None or weight.dim() != 1 or not weight.is_contiguous():
+    layout = _row_layout(hidden)
+    if library is None or layout is None or weight.dim() != 1 or not weight.is_contiguous():
         return None
     if hidden.shape[-1] != weight.shape[0]:
         return None
     variance = hidden.pow(2).mean(-1, keepdim=True).contiguous()
     out = torch.empty(hidden.shape, dtype=torch.float32)
+    outer, inner, outer_stride, inner_stride = layout
     library.gs_rms_scale(
         hidden.data_ptr(),
-        *rows,
+        outer,
+        inner,
         hidden.shape[-1],
-        *_strides(hidden),
+        outer_stride,
+        inner_stride,
         variance.data_ptr(),
         eps,
         weight.data_ptr(),
@@ -108,18 +117,13 @@ def rms_norm(hidden: Tensor, weight: Tensor, eps: float, plus_one: bool) -> Tens
     return out
 
 
-def _rows(hidden: Tensor) -> tuple[int, int] | None:
-    """``hidden``'s rows as (outer, inner) counts, or None where the kernel cannot read it."""
+def _row_layout(hidden: Tensor) -> tuple[int, int, int, int] | None:
+    """``hidden``'s rows as the kernel reads them, ``(outer, inner, outer_stride,
+    inner_stride)``: contiguous rows, or ``[batch, heads, 1, dim]`` views; None otherwise."""
     if hidden.dim() == 0 or hidden.numel() == 0:
         return None
     if hidden.is_contiguous():
-        return hidden.numel() // hidden.shape[-1], 1
+        return hidden.numel() // hidden.shape[-1], 1, hidden.shape[-1], 0
     if hidden.dim() == 4 and hidden.shape[2] == 1 and hidden.stride(3) == 1:
-        return hidden.shape[0], hidden.shape[1]
+        return hidden.shape[0], hidden.shape[1], hidden.stride(0), hidden.stride(1)
     return None
-
-
-def _strides(hidden: Tensor) -> tuple[int, int]:
-    if hidden.is_contiguous():
-        return hidden.shape[-1], 0
-    return hidden.stride(0), hidden.stride(1)
