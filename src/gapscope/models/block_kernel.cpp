@@ -13,14 +13,17 @@
 // alone. gs_dequantize writes fp32 weights, for products with many rows (prefill), which then
 // go to the BLAS exactly as the fp32 checkpoint's would. gs_rotary and gs_rms_scale are a
 // decoder layer's small elementwise steps (gapscope.models.layer_ops), rounded as torch's
-// separate ops round them.
+// separate ops round them. gs_decode_attention is a decode step's attention for every row of
+// a batch (gapscope.models.decode_attention): not SDPA's bits, its own fixed order.
 //
 // Threads: OpenMP. torch's CPU build ships libgomp.so.1 and loads it first, so this library
 // shares torch's OpenMP runtime and thread count (torch.set_num_threads) instead of starting
 // a second pool that would spin against it.
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
+#include <vector>
 #if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -164,6 +167,31 @@ static inline float sum(floats v) {
         for (int i = 0; i < width; ++i) lanes[i] += lanes[i + width];
     return lanes[0];
 #endif
+}
+
+// exp(x) for the lanes of x, all <= 0 (scores less their maximum): the range reduction x =
+// n ln2 + r, |r| <= ln2 / 2, and a degree-6 polynomial for exp(r) (Cephes' expf
+// coefficients), scaled by 2^n through the exponent bits; within 2 ulp of the exact value,
+// which is as close as the approximation torch's own flash attention uses for its exp. Below
+// -87.3 (past the smallest normal float) it gives 0.
+static inline floats exp_nonpositive(floats x) {
+    const floats lowest = floats{} - 87.3365447504f;
+    x = x < lowest ? lowest : x;
+    const float shifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+    const floats shifted = x * 1.44269504089f + shifter;
+    const floats n = shifted - shifter;
+    floats r = x - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    floats p = r * 1.9875691500e-4f + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    const ints power = (((ints)shifted - 0x4B400000) + 127) << 23;
+    floats scale;
+    std::memcpy(&scale, &power, sizeof scale);
+    return p * scale;
 }
 
 constexpr int CHAINS = 4;
@@ -384,6 +412,83 @@ void gs_rms_scale(const float* x, int64_t outer, int64_t inner, int64_t dim,
             for (int64_t i = 0; i < dim; ++i) o[i] = (in[i] * root) * (1.0f + weight[i]);
         else
             for (int64_t i = 0; i < dim; ++i) o[i] = weight[i] * (in[i] * root);
+    }
+}
+
+// One decode step's attention (one query a row) over each row's own keys: for row b and
+// query head h (of kv head g = h / (heads / kv_heads)), out[b, h] = softmax(scale * q[b, h] .
+// k[b, g, j]) . v[b, g, j] over j = starts[b] .. length - 1, every such column attended (no
+// mask): the maximum score taken out before exp, the weighted values summed and divided by
+// the sum of the weights at the end. Each (row, kv head) is one task, which reads its keys
+// and values once for all its query heads and sums in a fixed order (keys in order, one fma
+// chain over a head's dim), so a row's result depends neither on its batch nor on the number
+// of threads. q is [rows, heads, dim] contiguous; key and value [rows, kv_heads, length, dim]
+// with the given strides (dim contiguous, a multiple of LANES); out [rows, heads, dim]
+// contiguous. At most MAX_GROUP query heads a kv head (gapscope.models.decode_attention).
+constexpr int64_t MAX_GROUP = 8;
+void gs_decode_attention(const float* q, int64_t rows, int64_t heads, int64_t kv_heads,
+                         int64_t dim, const float* key, const float* value, int64_t row_stride,
+                         int64_t head_stride, int64_t seq_stride, const int64_t* starts,
+                         int64_t length, float scale, float* out) {
+    const int64_t group = heads / kv_heads;
+    int64_t columns = 0;  // threads only where the keys and values read are worth waking them
+    for (int64_t b = 0; b < rows; ++b) columns += length - starts[b];
+#pragma omp parallel if (rows * kv_heads > 1 && columns * kv_heads * dim > (1 << 14))
+    {
+        std::vector<float> scores;
+        std::vector<float> sums(MAX_GROUP * dim);
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t task = 0; task < rows * kv_heads; ++task) {
+            const int64_t b = task / kv_heads, g = task % kv_heads;
+            const int64_t first = starts[b], n = length - first;
+            const float* keys = key + b * row_stride + g * head_stride + first * seq_stride;
+            const float* values = value + b * row_stride + g * head_stride + first * seq_stride;
+            const float* queries = q + (b * heads + g * group) * dim;
+            const int64_t padded = (n + LANES - 1) / LANES * LANES;
+            scores.assign(group * padded, 0.0f);
+            float highest[MAX_GROUP];
+            for (int64_t h = 0; h < group; ++h) highest[h] = -__builtin_inff();
+            for (int64_t j = 0; j < n; ++j) {
+                floats acc[MAX_GROUP] = {};
+                for (int64_t d = 0; d < dim; d += LANES) {
+                    const floats k = load(keys + j * seq_stride + d);
+                    for (int64_t h = 0; h < group; ++h)
+                        acc[h] = multiply_add(load(queries + h * dim + d), k, acc[h]);
+                }
+                for (int64_t h = 0; h < group; ++h) {
+                    const float s = sum(acc[h]) * scale;
+                    scores[h * padded + j] = s;
+                    highest[h] = s > highest[h] ? s : highest[h];
+                }
+            }
+            float total[MAX_GROUP];
+            for (int64_t h = 0; h < group; ++h) {
+                float* row = scores.data() + h * padded;
+                floats acc = {};
+                for (int64_t j = 0; j < padded; j += LANES) {
+                    floats e = exp_nonpositive(load(row + j) - highest[h]);
+                    if (j + LANES > n)  // the padding past the last key weighs nothing
+                        for (int64_t i = n - j; i < LANES; ++i) e[i] = 0.0f;
+                    std::memcpy(row + j, &e, sizeof e);
+                    acc += e;
+                }
+                total[h] = sum(acc);
+            }
+            std::fill(sums.begin(), sums.begin() + group * dim, 0.0f);
+            for (int64_t j = 0; j < n; ++j)
+                for (int64_t d = 0; d < dim; d += LANES) {
+                    const floats v = load(values + j * seq_stride + d);
+                    for (int64_t h = 0; h < group; ++h) {
+                        float* s = sums.data() + h * dim + d;
+                        const floats w = floats{} + scores[h * padded + j];
+                        const floats updated = multiply_add(w, v, load(s));
+                        std::memcpy(s, &updated, sizeof updated);
+                    }
+                }
+            for (int64_t h = 0; h < group; ++h)
+                for (int64_t d = 0; d < dim; ++d)
+                    out[(b * heads + g * group + h) * dim + d] = sums[h * dim + d] / total[h];
+        }
     }
 }
 

@@ -50,7 +50,7 @@ from gapscope.models.kvcache import (
     batch_cache,
     extract_row,
 )
-from gapscope.models.row_attention import ROW_ATTENTION
+from gapscope.models.row_attention import KERNEL_ROW_ATTENTION, ROW_ATTENTION
 from gapscope.models.weight_format import Int8Linear, apply_cpu_format
 
 StopReason = Literal["stop", "max_tokens", "model_length"]
@@ -151,6 +151,9 @@ to 100 MB of keys/values each; under 256 MB only 3 % of its prompt tokens came f
 (the rest were prefilled again, cold: time, and the activations of 8 long rows at once)."""
 IN_MEMORY_CACHE_BYTES = 256 << 20
 """The default bound where the entries stay in device memory (a GPU)."""
+_SDPA_LIKE = ("sdpa", ROW_ATTENTION, KERNEL_ROW_ATTENTION)
+"""Attention the engine runs per row (``row_attention``): stock SDPA, or a model an engine
+already set up (whose weights may since have changed format)."""
 
 
 @dataclass(frozen=True)
@@ -188,8 +191,13 @@ class Engine:
         if config.batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {config.batch_size}")
         self.model = model
-        if getattr(model.config, "_attn_implementation", None) == "sdpa":
-            model.set_attn_implementation(ROW_ATTENTION)  # replies independent of the batch
+        self.weight_format = _weight_format(model)
+        """``gguf`` or ``int8`` (see ``gapscope.models.weight_format``), or the weights' torch
+        dtype."""
+        if getattr(model.config, "_attn_implementation", None) in _SDPA_LIKE:
+            # replies independent of the batch; the gguf format's decode steps in the kernel
+            gguf = self.weight_format == "gguf"
+            model.set_attn_implementation(KERNEL_ROW_ATTENTION if gguf else ROW_ATTENTION)
         self.tokenizer = tokenizer
         self.config = config
         self.stats = EngineStats()
@@ -207,9 +215,6 @@ class Engine:
         self._queue: BatchQueue[GenerationRequest, GenerationResult] = BatchQueue(
             self._serve_batch, config.batch_size
         )
-        self.weight_format = _weight_format(model)
-        """``gguf`` or ``int8`` (see ``gapscope.models.weight_format``), or the weights' torch
-        dtype."""
         self._eos = _eos_ids(model, tokenizer)
         self._pad = _pad_id(tokenizer, self._eos)
         self._max_positions: int | None = getattr(model.config, "max_position_embeddings", None)

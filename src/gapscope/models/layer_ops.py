@@ -30,7 +30,7 @@ from gapscope.models.native_kernel import KernelUnavailable, kernel
 Rotation = Callable[[Tensor, Tensor, Tensor, Tensor], tuple[Tensor, Tensor]]
 
 
-def _library(tensors: tuple[Tensor, ...]) -> ctypes.CDLL | None:
+def library_for(tensors: tuple[Tensor, ...]) -> ctypes.CDLL | None:
     """The kernel, where every tensor is fp32 on the CPU, no gradient is wanted through them
     (the kernel's outputs have no backward; the engine decodes in inference mode) and it
     builds here."""
@@ -51,7 +51,7 @@ def rotate(
 ) -> tuple[Tensor, Tensor]:
     """``stock(query, key, cos, sin)`` (``apply_rotary_pos_emb``), in the kernel where it fits:
     query and key ``[batch, heads, 1, dim]``, cos and sin ``[batch, 1, dim]``."""
-    library = _library((query, key, cos, sin))
+    library = library_for((query, key, cos, sin))
     table = (query.shape[0], 1, query.shape[-1]) if query.dim() == 4 else None
     if (
         library is None
@@ -92,7 +92,7 @@ def rms_norm(hidden: Tensor, weight: Tensor, eps: float, plus_one: bool) -> Tens
     ``(x * rsqrt(mean(x^2) + eps)) * (1 + weight)`` over the last dimension of an fp32
     ``hidden``: contiguous, or one position a row of ``[batch, heads, 1, dim]`` (Gemma 3's
     query and key norms); None where that does not hold (then the stock ops)."""
-    library = _library((hidden, weight))
+    library = library_for((hidden, weight))
     layout = _row_layout(hidden)
     if library is None or layout is None or weight.dim() != 1 or not weight.is_contiguous():
         return None

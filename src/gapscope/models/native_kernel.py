@@ -115,6 +115,8 @@ def kernel() -> ctypes.CDLL:
     # gs_rotary(x, rows, heads, dim, row_stride, head_stride, cos, sin, out)
     # gs_rms_scale(x, outer, inner, dim, outer_stride, inner_stride, variance, eps, weight,
     #              plus_one, out), f a float
+    # gs_decode_attention(q, rows, heads, kv_heads, dim, key, value, row_stride, head_stride,
+    #                     seq_stride, starts, length, scale, out)
     types: dict[str, type[ctypes.c_void_p | ctypes.c_int64 | ctypes.c_float]] = {
         "p": ctypes.c_void_p,
         "i": ctypes.c_int64,
@@ -125,6 +127,7 @@ def kernel() -> ctypes.CDLL:
         (library.gs_dequantize, "pippiipip"),
         (library.gs_rotary, "piiiiippp"),
         (library.gs_rms_scale, "piiiiipfpip"),
+        (library.gs_decode_attention, "piiiippiiipifp"),
     ):
         function.argtypes = [types[t] for t in signature]
         function.restype = None

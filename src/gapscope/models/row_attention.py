@@ -35,8 +35,12 @@ from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
+from gapscope.models.decode_attention import decode_attention
+
 ROW_ATTENTION = "gapscope_rows"
 """The name the engine's models run their attention under (registered below)."""
+KERNEL_ROW_ATTENTION = "gapscope_rows_kernel"
+"""The same, with decode steps in the kernel: the ``gguf`` format's (``decode_attention``)."""
 
 
 def _row_mask(mask: Tensor) -> Tensor | None:
@@ -170,5 +174,39 @@ def row_attention_forward(
     return output, None
 
 
+def kernel_row_attention_forward(
+    module: torch.nn.Module,
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attention_mask: Tensor | None,
+    **kwargs: Any,
+) -> tuple[Tensor, None]:
+    """``row_attention_forward``, with a decode step's rows in one kernel call where it takes
+    them (``decode_attention``: the ``gguf`` format's)."""
+    if query.shape[2] == 1:
+        starts = _decode_starts(query.shape[0], attention_mask)
+        if starts is not None:
+            output = decode_attention(module, query, key, value, starts, kwargs)
+            if output is not None:
+                return output, None
+    return row_attention_forward(module, query, key, value, attention_mask, **kwargs)
+
+
+def _decode_starts(rows: int, attention_mask: Tensor | None) -> list[int] | None:
+    """Each row's first attended column in a decode step where every column from there on is
+    attended (the usual case: left padding, or a sliding window), else None."""
+    if attention_mask is None:
+        return [0] * rows
+    if attention_mask.dtype != torch.bool:
+        return None
+    slices = _LAST_MASKS.slices(attention_mask)
+    if any(cut.mask is not None or cut.first_query != 0 for cut in slices):
+        return None
+    return [cut.start for cut in slices]
+
+
 AttentionInterface.register(ROW_ATTENTION, row_attention_forward)
 AttentionMaskInterface.register(ROW_ATTENTION, sdpa_mask)
+AttentionInterface.register(KERNEL_ROW_ATTENTION, kernel_row_attention_forward)
+AttentionMaskInterface.register(KERNEL_ROW_ATTENTION, sdpa_mask)
