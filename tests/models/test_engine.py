@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -288,3 +290,32 @@ def test_two_cpu_engines_never_compute_at_once(make_engine: EngineFactory) -> No
     runner.join()
     other.join()
     assert overlapped == [False] and second_started.is_set()
+
+
+def test_decode_seconds_count_the_decode_steps_not_the_prefill(
+    make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A benchmark reads the decode rate off ``stats.decode_seconds``: a slow prefill must
+    not enter it, every decode step must."""
+    engine = make_engine(kv_reuse=False)
+    prefill, forward = engine._prefill, engine._forward
+    steps: list[int] = []
+
+    def slow_prefill(*args: Any) -> Any:
+        time.sleep(0.4)
+        return prefill(*args)
+
+    def slow_step(input_ids: Any, *args: Any) -> Any:
+        if input_ids.shape[1] == 1:
+            steps.append(1)
+            time.sleep(0.02)
+        return forward(input_ids, *args)
+
+    monkeypatch.setattr(engine, "_prefill", slow_prefill)
+    monkeypatch.setattr(engine, "_forward", slow_step)
+    params = SamplingParams(max_tokens=6, ignore_eos=True)
+    engine.generate([GenerationRequest(({"role": "user", "content": "w1 w2"},), params)])
+    assert len(steps) == 5  # the first token comes with the prefill
+    assert 5 * 0.02 <= engine.stats.decode_seconds < 0.4
+    engine.stats.reset()
+    assert engine.stats.decode_seconds == 0.0

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import inspect
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -138,10 +139,15 @@ class EngineStats:
     generated: int = 0
     requests: int = 0
     batches: int = 0
+    decode_seconds: float = 0.0
+    """Wall seconds from the end of each batch's prefill (its first tokens on) to its last
+    row's stop, requests joining it meanwhile included: a decode rate that does not subtract
+    one timed prefill from another (with long prompts their noise swamped it)."""
 
     def reset(self) -> None:
         self.prefill_computed = self.prefill_reused = self.generated = 0
         self.requests = self.batches = 0
+        self.decode_seconds = 0.0
 
 
 SPILLED_CACHE_BYTES = 2 << 30
@@ -466,6 +472,7 @@ class Engine:
         each as it stops; with ``join``, waiting requests join between steps (``_admit``)."""
         # joiners fill the rows finished ones leave, or rows reserved for them (kvcache)
         cache, mask, logits = self._prefill(rows, self.config.batch_size if join else 0)
+        started = time.perf_counter()
         joining = None
         if join is not None:
             joining = _Joining(self, join, hooks, additions)
@@ -473,6 +480,7 @@ class Engine:
         while True:
             live, mask = self._advance(live, logits, cache, mask, additions, deliver)
             if not live:
+                self.stats.decode_seconds += time.perf_counter() - started
                 return
             # no request joins while another engine waits for the CPU (compute_turns)
             if (
