@@ -337,6 +337,90 @@ static void dequantize_rows(const uint8_t* codes, const float* scale, const floa
     }
 }
 
+// A decode step's attention, one (row, kv head) task: gs_decode_attention below. G query
+// heads share the task's keys and values; G is a template parameter so that their
+// accumulators stay in registers (with G read at run time the compiler kept the value sums
+// in memory, a load and a store for each fma: the value pass took 60 cycles a key).
+
+// scores[h * padded + j] = scale * (queries[h] . keys[j]) for the G heads; their maxima
+template <int G>
+static void scores_of(const float* queries, const float* keys, int64_t seq_stride, int64_t n,
+                      int64_t dim, float scale, float* scores, int64_t padded, float* highest) {
+    for (int h = 0; h < G; ++h) highest[h] = -__builtin_inff();
+    for (int64_t j = 0; j < n; ++j) {
+        floats acc[G] = {};
+        for (int64_t d = 0; d < dim; d += LANES) {
+            const floats k = load(keys + j * seq_stride + d);
+            for (int h = 0; h < G; ++h)
+                acc[h] = multiply_add(load(queries + h * dim + d), k, acc[h]);
+        }
+        for (int h = 0; h < G; ++h) {
+            const float score = sum(acc[h]) * scale;
+            scores[h * padded + j] = score;
+            highest[h] = score > highest[h] ? score : highest[h];
+        }
+    }
+}
+
+// sums[h * dim + d ..] = sum over j, in order, of weights[h * padded + j] * values[j][d ..],
+// for VECS vectors of dims from d: one fma chain a lane, whatever VECS
+template <int G, int VECS>
+static void weighted_values(const float* values, int64_t seq_stride, int64_t n,
+                            const float* weights, int64_t padded, int64_t d, int64_t dim,
+                            float* sums) {
+    floats acc[G][VECS] = {};
+    for (int64_t j = 0; j < n; ++j) {
+        floats v[VECS];
+        for (int c = 0; c < VECS; ++c) v[c] = load(values + j * seq_stride + d + c * LANES);
+        for (int h = 0; h < G; ++h) {
+            const floats w = floats{} + weights[h * padded + j];
+            for (int c = 0; c < VECS; ++c) acc[h][c] = multiply_add(w, v[c], acc[h][c]);
+        }
+    }
+    for (int h = 0; h < G; ++h)
+        for (int c = 0; c < VECS; ++c)
+            std::memcpy(sums + h * dim + d + c * LANES, &acc[h][c], sizeof(floats));
+}
+
+template <int G>
+static void attend(const float* queries, const float* keys, const float* values,
+                   int64_t seq_stride, int64_t n, int64_t dim, float scale,
+                   std::vector<float>& scores, std::vector<float>& sums, float* out) {
+    const int64_t padded = (n + LANES - 1) / LANES * LANES;
+    scores.assign(G * padded, 0.0f);
+    float highest[G];
+    scores_of<G>(queries, keys, seq_stride, n, dim, scale, scores.data(), padded, highest);
+    float total[G];
+    for (int h = 0; h < G; ++h) {
+        float* row = scores.data() + h * padded;
+        floats acc = {};
+        for (int64_t j = 0; j < padded; j += LANES) {
+            floats e = exp_nonpositive(load(row + j) - highest[h]);
+            if (j + LANES > n)  // the padding past the last key weighs nothing
+                for (int64_t i = n - j; i < LANES; ++i) e[i] = 0.0f;
+            std::memcpy(row + j, &e, sizeof e);
+            acc += e;
+        }
+        total[h] = sum(acc);
+    }
+    sums.resize(G * dim);
+    constexpr int WIDE = G <= 4 ? 4 : 2;  // accumulators G x WIDE within the registers
+    int64_t d = 0;
+    for (; d + WIDE * LANES <= dim; d += WIDE * LANES)
+        weighted_values<G, WIDE>(values, seq_stride, n, scores.data(), padded, d, dim,
+                                 sums.data());
+    for (; d < dim; d += LANES)
+        weighted_values<G, 1>(values, seq_stride, n, scores.data(), padded, d, dim, sums.data());
+    for (int h = 0; h < G; ++h)
+        for (int64_t i = 0; i < dim; ++i) out[h * dim + i] = sums[h * dim + i] / total[h];
+}
+
+typedef void (*attend_fn)(const float*, const float*, const float*, int64_t, int64_t, int64_t,
+                          float, std::vector<float>&, std::vector<float>&, float*);
+constexpr int64_t MAX_GROUP = 8;
+static const attend_fn ATTEND[MAX_GROUP] = {attend<1>, attend<2>, attend<3>, attend<4>,
+                                            attend<5>, attend<6>, attend<7>, attend<8>};
+
 extern "C" {
 
 // out[m, n] = sum_k x[m, k] * w[n, k], for x [rows, k_inputs] and w given by its codes
@@ -425,69 +509,25 @@ void gs_rms_scale(const float* x, int64_t outer, int64_t inner, int64_t dim,
 // of threads. q is [rows, heads, dim] contiguous; key and value [rows, kv_heads, length, dim]
 // with the given strides (dim contiguous, a multiple of LANES); out [rows, heads, dim]
 // contiguous. At most MAX_GROUP query heads a kv head (gapscope.models.decode_attention).
-constexpr int64_t MAX_GROUP = 8;
 void gs_decode_attention(const float* q, int64_t rows, int64_t heads, int64_t kv_heads,
                          int64_t dim, const float* key, const float* value, int64_t row_stride,
                          int64_t head_stride, int64_t seq_stride, const int64_t* starts,
                          int64_t length, float scale, float* out) {
     const int64_t group = heads / kv_heads;
+    const attend_fn attend_group = ATTEND[group - 1];
     int64_t columns = 0;  // threads only where the keys and values read are worth waking them
     for (int64_t b = 0; b < rows; ++b) columns += length - starts[b];
 #pragma omp parallel if (rows * kv_heads > 1 && columns * kv_heads * dim > (1 << 14))
     {
-        std::vector<float> scores;
-        std::vector<float> sums(MAX_GROUP * dim);
+        std::vector<float> scores, sums;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t task = 0; task < rows * kv_heads; ++task) {
             const int64_t b = task / kv_heads, g = task % kv_heads;
-            const int64_t first = starts[b], n = length - first;
-            const float* keys = key + b * row_stride + g * head_stride + first * seq_stride;
-            const float* values = value + b * row_stride + g * head_stride + first * seq_stride;
-            const float* queries = q + (b * heads + g * group) * dim;
-            const int64_t padded = (n + LANES - 1) / LANES * LANES;
-            scores.assign(group * padded, 0.0f);
-            float highest[MAX_GROUP];
-            for (int64_t h = 0; h < group; ++h) highest[h] = -__builtin_inff();
-            for (int64_t j = 0; j < n; ++j) {
-                floats acc[MAX_GROUP] = {};
-                for (int64_t d = 0; d < dim; d += LANES) {
-                    const floats k = load(keys + j * seq_stride + d);
-                    for (int64_t h = 0; h < group; ++h)
-                        acc[h] = multiply_add(load(queries + h * dim + d), k, acc[h]);
-                }
-                for (int64_t h = 0; h < group; ++h) {
-                    const float s = sum(acc[h]) * scale;
-                    scores[h * padded + j] = s;
-                    highest[h] = s > highest[h] ? s : highest[h];
-                }
-            }
-            float total[MAX_GROUP];
-            for (int64_t h = 0; h < group; ++h) {
-                float* row = scores.data() + h * padded;
-                floats acc = {};
-                for (int64_t j = 0; j < padded; j += LANES) {
-                    floats e = exp_nonpositive(load(row + j) - highest[h]);
-                    if (j + LANES > n)  // the padding past the last key weighs nothing
-                        for (int64_t i = n - j; i < LANES; ++i) e[i] = 0.0f;
-                    std::memcpy(row + j, &e, sizeof e);
-                    acc += e;
-                }
-                total[h] = sum(acc);
-            }
-            std::fill(sums.begin(), sums.begin() + group * dim, 0.0f);
-            for (int64_t j = 0; j < n; ++j)
-                for (int64_t d = 0; d < dim; d += LANES) {
-                    const floats v = load(values + j * seq_stride + d);
-                    for (int64_t h = 0; h < group; ++h) {
-                        float* s = sums.data() + h * dim + d;
-                        const floats w = floats{} + scores[h * padded + j];
-                        const floats updated = multiply_add(w, v, load(s));
-                        std::memcpy(s, &updated, sizeof updated);
-                    }
-                }
-            for (int64_t h = 0; h < group; ++h)
-                for (int64_t d = 0; d < dim; ++d)
-                    out[(b * heads + g * group + h) * dim + d] = sums[h * dim + d] / total[h];
+            const int64_t first = starts[b];
+            const int64_t at = b * row_stride + g * head_stride + first * seq_stride;
+            const int64_t head = b * heads + g * group;  // the task's first query head
+            attend_group(q + head * dim, key + at, value + at, seq_stride, length - first, dim,
+                         scale, scores, sums, out + head * dim);
         }
     }
 }
