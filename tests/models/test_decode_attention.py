@@ -190,6 +190,7 @@ def test_the_gguf_format_decodes_in_the_kernel_and_a_reply_does_not_depend_on_it
     assert engine.weight_format == "gguf"
     assert any(isinstance(m, BlockLinear) for m in engine.model.modules())
     assert engine.model.config._attn_implementation == KERNEL_ROW_ATTENTION
+    assert str(engine.info()["attention"]).startswith("kernel in decode steps")  # in every log
     taken: list[bool] = []
     from gapscope.models import row_attention
 

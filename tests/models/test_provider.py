@@ -47,6 +47,7 @@ def test_generate_end_to_end_with_kv_reuse(tiny_checkpoint: Path) -> None:
         assert first.metadata is not None
         info = first.metadata["gapscope_engine"]
         assert info["weight_format"] == "float32" and "default" in info["agreement_with_fp32"]
+        assert info["attention"] == "sdpa per row"  # the reference's attention, stock SDPA
         # on the CPU the prefix cache is files, bounded at 2 GiB unless cache_mb says less
         assert info["cache_bytes"] == 2 << 30 and info["cache_in_files"] is True
         assert info["torch_threads"] >= 1

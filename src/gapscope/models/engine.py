@@ -157,6 +157,12 @@ to 100 MB of keys/values each; under 256 MB only 3 % of its prompt tokens came f
 (the rest were prefilled again, cold: time, and the activations of 8 long rows at once)."""
 IN_MEMORY_CACHE_BYTES = 256 << 20
 """The default bound where the entries stay in device memory (a GPU)."""
+_ATTENTION_NOTES = {
+    ROW_ATTENTION: "sdpa per row",
+    KERNEL_ROW_ATTENTION: "kernel in decode steps (gapscope.models.decode_attention), "
+    "sdpa per row in prefill",
+}
+"""What each attention the engine sets computes, as a log records it."""
 _SDPA_LIKE = ("sdpa", ROW_ATTENTION, KERNEL_ROW_ATTENTION)
 """Attention the engine runs per row (``row_attention``): stock SDPA, or a model an engine
 already set up (whose weights may since have changed format)."""
@@ -264,10 +270,14 @@ class Engine:
 
     def info(self) -> dict[str, str | int]:
         """What a log records about the engine: weight format and its measured agreement
-        with fp32 (``gapscope.models.calibration``), device, threads, KV-cache bounds."""
+        with fp32 (``gapscope.models.calibration``), the attention that ran, device, threads,
+        KV-cache bounds."""
         return {
             "weight_format": self.weight_format,
             "agreement_with_fp32": format_note(self.weight_format),
+            "attention": _ATTENTION_NOTES.get(
+                self.model.config._attn_implementation, self.model.config._attn_implementation
+            ),
             "device": str(self.device),
             "torch_threads": torch.get_num_threads(),
             "batch_size": self.config.batch_size,
