@@ -19,7 +19,7 @@ from torch import Tensor, nn
 from gapscope.models import lean_layers
 from gapscope.models.block_linear import BlockLinear
 from gapscope.models.decode_attention import decode_attention
-from gapscope.models.engine import Engine, GenerationRequest, SamplingParams
+from gapscope.models.engine import Engine, EngineConfig, GenerationRequest, SamplingParams
 from gapscope.models.gguf_codes import apply_codes
 from gapscope.models.row_attention import (
     KERNEL_ROW_ATTENTION,
@@ -171,12 +171,13 @@ def tiny64(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _gguf_engine(checkpoint: Path) -> Engine:
-    """An engine on ``checkpoint`` whose linear layers are codes, as the gguf format loads."""
+    """An engine on ``checkpoint`` whose linear layers are codes, as the gguf format loads
+    (no KV reuse: each run computes its own keys and values)."""
     loaded = Engine.from_pretrained(checkpoint, device="cpu")
     assert loaded.model.config._attn_implementation == ROW_ATTENTION
     assert apply_codes(loaded.model, codes_for(loaded.model, seed=3)) > 0
     lean_layers.uninstall(loaded.decoder_layers())
-    return Engine(loaded.model, loaded.tokenizer)
+    return Engine(loaded.model, loaded.tokenizer, EngineConfig(kv_reuse=False))
 
 
 def test_the_gguf_format_decodes_in_the_kernel_and_a_reply_does_not_depend_on_its_batch(
@@ -228,3 +229,39 @@ def test_the_float32_format_keeps_sdpa(tiny64: Path) -> None:
     engine = Engine.from_pretrained(tiny64, device="cpu")
     assert engine.weight_format == "float32"
     assert engine.model.config._attn_implementation == ROW_ATTENTION
+
+
+@pytest.mark.parametrize("architecture", ["llama", "gemma3"])
+def test_the_kernel_decodes_as_sdpa_does_to_rounding_past_a_sliding_window(
+    architecture: str, tiny64: Path, tmp_path: Path
+) -> None:
+    """The tiny Gemma 3's sliding layers see a few tokens, so these decode steps attend over
+    a window that starts inside each row, beside its full layers: every decode step's logits
+    with the kernel are SDPA's to float rounding, and the greedy replies the same."""
+    checkpoint = tiny64
+    if architecture == "gemma3":
+        checkpoint = build_tiny_checkpoint(tmp_path, architecture="gemma3", hidden_size=64)
+    engine = _gguf_engine(checkpoint)
+    assert engine.model.config._attn_implementation == KERNEL_ROW_ATTENTION
+    params = SamplingParams(max_tokens=8, ignore_eos=True)
+    prompts = ["w1 w2 w3 w4 w5 w6 w7 w8 w9 w10", "w9", "w4 w4 w5 w6 w7"]
+    requests = [GenerationRequest(({"role": "user", "content": p},), params) for p in prompts]
+    logits: dict[str, list[Tensor]] = {}
+    forward = engine._forward
+    for name in (KERNEL_ROW_ATTENTION, ROW_ATTENTION):
+        engine.model.set_attn_implementation(name)
+        seen = logits[name] = []
+
+        def recording(*args: Tensor, seen: list[Tensor] = seen) -> Tensor:
+            out = forward(*args)
+            seen.append(out.clone())
+            return out
+
+        engine._forward = recording  # type: ignore[method-assign]
+        engine.generate(requests)
+    kernel, sdpa = logits[KERNEL_ROW_ATTENTION], logits[ROW_ATTENTION]
+    assert len(kernel) == len(sdpa) == 8
+    assert torch.equal(kernel[0], sdpa[0])  # the prefill: SDPA in both
+    for a, b in zip(kernel[1:], sdpa[1:], strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-4)
+        assert torch.equal(a.argmax(-1), b.argmax(-1))
