@@ -2,8 +2,8 @@
 
 Why compiled here and not shipped: the kernel is worth having only with the CPU's widest
 vector instructions (``-march=native``), which no wheel can assume. It is one small C++ file
-with no dependency beyond the C++ compiler (``g++``, or ``$CXX``); building takes about a
-second and the library is kept in gapscope's cache, keyed by the source, the compiler, its
+with no dependency beyond the C++ compiler (``g++``, or ``$CXX``); building takes 2-3
+seconds and the library is kept in gapscope's cache, keyed by the source, the compiler, its
 flags and the CPU's feature flags, so a changed CPU (a copied cache, another node) gets its
 own build. Where no compiler works the kernel is unavailable and the engine keeps fp32
 weights (``gapscope.models.block_linear``), saying why in every log's model info.
