@@ -21,7 +21,6 @@
 // a second pool that would spin against it.
 
 #include <cstdint>
-#include <algorithm>
 #include <cstring>
 #include <vector>
 #if defined(__AVX2__) || defined(__AVX512F__)

@@ -107,6 +107,17 @@ class _LastMask:
 _LAST_MASKS = _LastMask()
 
 
+def _beyond_sdpa(kwargs: dict[str, Any]) -> bool:
+    """Whether transformers asks an attention call for more than SDPA's own arguments (a
+    softcap, the attention weights back, a position bias): then only its own function will
+    do (which refuses a softcap)."""
+    return (
+        kwargs.get("softcap") is not None
+        or bool(kwargs.get("output_attentions"))
+        or kwargs.get("position_bias") is not None
+    )
+
+
 def _attend(
     module: torch.nn.Module,
     query: Tensor,
@@ -122,9 +133,7 @@ def _attend(
     if (
         attention_mask is not None
         or query.shape[2] != 1
-        or kwargs.get("softcap") is not None
-        or kwargs.get("output_attentions")
-        or kwargs.get("position_bias") is not None
+        or _beyond_sdpa(kwargs)
         or (groups > 1 and not key.shape[-1] == value.shape[-1] <= 256)
     ):
         return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
@@ -184,10 +193,11 @@ def kernel_row_attention_forward(
 ) -> tuple[Tensor, None]:
     """``row_attention_forward``, with a decode step's rows in one kernel call where it takes
     them (``decode_attention``: the ``gguf`` format's)."""
-    if query.shape[2] == 1:
+    if query.shape[2] == 1 and not _beyond_sdpa(kwargs) and not kwargs.get("dropout", 0.0):
         starts = _decode_starts(query.shape[0], attention_mask)
         if starts is not None:
-            output = decode_attention(module, query, key, value, starts, kwargs)
+            groups = getattr(module, "num_key_value_groups", 1)
+            output = decode_attention(query, key, value, starts, groups, kwargs.get("scaling"))
             if output is not None:
                 return output, None
     return row_attention_forward(module, query, key, value, attention_mask, **kwargs)
