@@ -229,16 +229,29 @@ def test_the_float32_format_keeps_sdpa(tiny64: Path) -> None:
 
 @pytest.mark.parametrize("architecture", ["llama", "gemma3"])
 def test_the_kernel_decodes_as_sdpa_does_to_rounding_past_a_sliding_window(
-    architecture: str, tiny64: Path, tmp_path: Path
+    architecture: str, tiny64: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The tiny Gemma 3's sliding layers see a few tokens, so these decode steps attend over
     a window that starts inside each row, beside its full layers: every decode step's logits
-    with the kernel are SDPA's to float rounding, and the greedy replies the same."""
+    with the kernel are SDPA's to float rounding, and the greedy replies the same. (Its heads
+    are 16 wide: the kernel takes no narrower, and with the tiny models' 8 this compared
+    SDPA with itself.)"""
     checkpoint = tiny64
     if architecture == "gemma3":
-        checkpoint = build_tiny_checkpoint(tmp_path, architecture="gemma3", hidden_size=64)
+        checkpoint = build_tiny_checkpoint(
+            tmp_path, architecture="gemma3", hidden_size=64, head_dim=16
+        )
     engine = _gguf_engine(checkpoint)
     assert engine.model.config._attn_implementation == KERNEL_ROW_ATTENTION
+    taken: list[bool] = []
+    from gapscope.models import row_attention
+
+    def counting(*args: Any) -> Tensor | None:
+        output = decode_attention(*args)
+        taken.append(output is not None)
+        return output
+
+    monkeypatch.setattr(row_attention, "decode_attention", counting)
     params = SamplingParams(max_tokens=8, ignore_eos=True)
     prompts = ["w1 w2 w3 w4 w5 w6 w7 w8 w9 w10", "w9", "w4 w4 w5 w6 w7"]
     requests = [GenerationRequest(({"role": "user", "content": p},), params) for p in prompts]
@@ -257,6 +270,7 @@ def test_the_kernel_decodes_as_sdpa_does_to_rounding_past_a_sliding_window(
         engine.generate(requests)
     kernel, sdpa = logits[KERNEL_ROW_ATTENTION], logits[ROW_ATTENTION]
     assert len(kernel) == len(sdpa) == 8
+    assert len(taken) == 7 * len(engine.decoder_layers()) and all(taken)
     assert torch.equal(kernel[0], sdpa[0])  # the prefill: SDPA in both
     for a, b in zip(kernel[1:], sdpa[1:], strict=True):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-4)

@@ -92,12 +92,14 @@ def build_tiny_checkpoint(
     *,
     hidden_size: int = 32,
     layers: int = 2,
+    head_dim: int = 8,
 ) -> Path:
     """Write a random tiny model (`llama` or `gemma3`; hidden 32, 2 Llama layers unless told;
-    the Gemma always has its 4 alternating layers) and its tokenizer; return the dir."""
+    the Gemma always has its 4 alternating layers, heads ``head_dim`` wide) and its
+    tokenizer; return the dir."""
     tokenizer, vocab_size = _tiny_tokenizer()
     torch.manual_seed(seed)
-    model = tiny_model(architecture, vocab_size, hidden_size, layers)
+    model = tiny_model(architecture, vocab_size, hidden_size, layers, head_dim=head_dim)
     with torch.no_grad():
         # Random weights with std 0.02 give near-flat logits; sharpen them so greedy
         # decoding is robust to float noise, and keep EOS unlikely so replies are long.

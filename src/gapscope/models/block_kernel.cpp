@@ -420,6 +420,24 @@ constexpr int64_t MAX_GROUP = 8;
 static const attend_fn ATTEND[MAX_GROUP] = {attend<1>, attend<2>, attend<3>, attend<4>,
                                             attend<5>, attend<6>, attend<7>, attend<8>};
 
+// gs_rotary's computation, out [rows, heads, dim] with strides (out_row_stride,
+// out_head_stride, 1): a key goes straight into its column of the cache (gs_attention_step)
+static void rotate_rows(const float* x, int64_t rows, int64_t heads, int64_t dim,
+                        int64_t row_stride, int64_t head_stride, const float* cos,
+                        const float* sin, float* out, int64_t out_row_stride,
+                        int64_t out_head_stride) {
+    const int64_t half = dim / 2;
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t h = 0; h < heads; ++h) {
+            const float* in = x + r * row_stride + h * head_stride;
+            const float* c = cos + r * dim;
+            const float* s = sin + r * dim;
+            float* o = out + r * out_row_stride + h * out_head_stride;
+            for (int64_t i = 0; i < half; ++i) o[i] = in[i] * c[i] + (-in[half + i]) * s[i];
+            for (int64_t i = half; i < dim; ++i) o[i] = in[i] * c[i] + in[i - half] * s[i];
+        }
+}
+
 extern "C" {
 
 // out[m, n] = sum_k x[m, k] * w[n, k], for x [rows, k_inputs] and w given by its codes
@@ -466,16 +484,7 @@ void gs_dequantize(const uint8_t* codes, int64_t nibbles, const float* scale,
 // contiguous, out [rows, heads, dim] contiguous.
 void gs_rotary(const float* x, int64_t rows, int64_t heads, int64_t dim, int64_t row_stride,
                int64_t head_stride, const float* cos, const float* sin, float* out) {
-    const int64_t half = dim / 2;
-    for (int64_t r = 0; r < rows; ++r)
-        for (int64_t h = 0; h < heads; ++h) {
-            const float* in = x + r * row_stride + h * head_stride;
-            const float* c = cos + r * dim;
-            const float* s = sin + r * dim;
-            float* o = out + (r * heads + h) * dim;
-            for (int64_t i = 0; i < half; ++i) o[i] = in[i] * c[i] + (-in[half + i]) * s[i];
-            for (int64_t i = half; i < dim; ++i) o[i] = in[i] * c[i] + in[i - half] * s[i];
-        }
+    rotate_rows(x, rows, heads, dim, row_stride, head_stride, cos, sin, out, heads * dim, dim);
 }
 
 // The elementwise tail of an RMS norm, after its mean of squares (which stays torch's own
@@ -529,6 +538,85 @@ void gs_decode_attention(const float* q, int64_t rows, int64_t heads, int64_t kv
                          scale, scores, sums, out + head * dim);
         }
     }
+}
+
+// A decode step's segments between torch's own reductions (the norms' means of squares) and
+// activations, one call each (gapscope.models.decode_step): each is the functions above in
+// turn, so its bits are theirs, and the tensor ops between them in a layer, each a few
+// microseconds of dispatch for a few hundred floats, are gone.
+
+// out = (x scaled as gs_rms_scale scales it) . w^T: a norm and the products that read it (a
+// layer's query, key and value projections, or its gate and up ones). x [rows, dim] and
+// variance [rows] contiguous; the weights as gs_block_matmul takes them.
+void gs_norm_product(const float* x, int64_t rows, int64_t dim, const float* variance,
+                     float eps, const float* weight, int64_t plus_one, const uint8_t* codes,
+                     int64_t nibbles, const float* scale, const float* offset, int64_t block,
+                     float* out, int64_t n_outputs) {
+    thread_local std::vector<float> normed;
+    normed.resize(rows * dim);
+    gs_rms_scale(x, rows, 1, dim, dim, 0, variance, eps, weight, plus_one, normed.data());
+    gs_block_matmul(normed.data(), rows, dim, codes, nibbles, scale, offset, block, out,
+                    n_outputs);
+}
+
+// out = residual + x . w^T, each sum rounded as torch's addition rounds it; residual null:
+// the product alone (Gemma 3 normalizes it before its residual sum, gs_norm_add)
+void gs_product_add(const float* x, int64_t rows, int64_t k_inputs, const uint8_t* codes,
+                    int64_t nibbles, const float* scale, const float* offset, int64_t block,
+                    const float* residual, float* out, int64_t n_outputs) {
+    gs_block_matmul(x, rows, k_inputs, codes, nibbles, scale, offset, block, out, n_outputs);
+    if (residual)
+        for (int64_t i = 0; i < rows * n_outputs; ++i) out[i] = residual[i] + out[i];
+}
+
+// out = residual + (x scaled as gs_rms_scale scales it): Gemma 3's norms after attention and
+// after the MLP, with the residual sums that follow them. x, variance, residual and out
+// contiguous ([rows, dim], [rows]).
+void gs_norm_add(const float* x, int64_t rows, int64_t dim, const float* variance, float eps,
+                 const float* weight, int64_t plus_one, const float* residual, float* out) {
+    gs_rms_scale(x, rows, 1, dim, dim, 0, variance, eps, weight, plus_one, out);
+    for (int64_t i = 0; i < rows * dim; ++i) out[i] = residual[i] + out[i];
+}
+
+// A decode step's attention from its projections: qkv [rows, (heads + 2 kv_heads) * dim]
+// contiguous (queries, keys, values); with q_weight (Gemma 3) the queries' and keys' norms
+// first (Gemma's, the weight plus one; variances [rows, heads] and [rows, kv_heads]); the
+// rotary embedding of both; the key and value written into column `column` of the cache's
+// buffers (strides as gs_decode_attention takes them), and the attention over each row's
+// columns starts[row] .. column, into out [rows, heads, dim].
+void gs_attention_step(const float* qkv, int64_t rows, int64_t heads, int64_t kv_heads,
+                       int64_t dim, const float* q_variance, const float* k_variance,
+                       float q_eps, float k_eps, const float* q_weight, const float* k_weight,
+                       const float* cos, const float* sin, float* key, float* value,
+                       int64_t row_stride, int64_t head_stride, int64_t seq_stride,
+                       int64_t column, const int64_t* starts, float scale, float* out) {
+    const int64_t width = (heads + 2 * kv_heads) * dim;
+    const float* queries_in = qkv;
+    const float* keys_in = qkv + heads * dim;
+    const float* values_in = qkv + (heads + kv_heads) * dim;
+    int64_t query_row = width, key_row = width;
+    thread_local std::vector<float> queries, normed_queries, normed_keys;
+    if (q_weight) {
+        normed_queries.resize(rows * heads * dim);
+        normed_keys.resize(rows * kv_heads * dim);
+        gs_rms_scale(queries_in, rows, heads, dim, width, dim, q_variance, q_eps, q_weight, 1,
+                     normed_queries.data());
+        gs_rms_scale(keys_in, rows, kv_heads, dim, width, dim, k_variance, k_eps, k_weight, 1,
+                     normed_keys.data());
+        queries_in = normed_queries.data(), query_row = heads * dim;
+        keys_in = normed_keys.data(), key_row = kv_heads * dim;
+    }
+    queries.resize(rows * heads * dim);
+    rotate_rows(queries_in, rows, heads, dim, query_row, dim, cos, sin, queries.data(),
+                heads * dim, dim);
+    rotate_rows(keys_in, rows, kv_heads, dim, key_row, dim, cos, sin,
+                key + column * seq_stride, row_stride, head_stride);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t g = 0; g < kv_heads; ++g)
+            std::memcpy(value + r * row_stride + g * head_stride + column * seq_stride,
+                        values_in + r * width + g * dim, dim * sizeof(float));
+    gs_decode_attention(queries.data(), rows, heads, kv_heads, dim, key, value, row_stride,
+                        head_stride, seq_stride, starts, column + 1, scale, out);
 }
 
 }  // extern "C"

@@ -22,6 +22,7 @@ fp32. Its greedy output against fp32's is measured like every format's
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -224,6 +225,27 @@ class BlockLinear(_HoldsCodes):
         return out if self.bias is None else out + self.bias
 
 
+class KernelWeights(NamedTuple):
+    """A weight matrix's parts as ``gs_block_matmul`` takes them."""
+
+    codes: Tensor
+    nibbles: bool
+    scale: Tensor
+    offset: Tensor | None
+    block: int
+
+
+def kernel_weights(layer: nn.Module) -> KernelWeights | None:
+    """``layer``'s parts for the kernel where it is a bias-free ``BlockLinear`` (read off
+    ``_buffers``: ``nn.Module.__getattr__`` costs more, and this runs on every decode step)."""
+    if type(layer) is not BlockLinear or layer.bias is not None:
+        return None
+    buffers = layer._buffers
+    codes, scale, offset = buffers["codes"], buffers["scale"], buffers["offset"]
+    assert codes is not None and scale is not None
+    return KernelWeights(codes, layer._nibbles, scale, offset, layer._block)
+
+
 def _one_position(x: Tensor) -> bool:
     """Whether ``BlockLinear`` multiplies ``x`` in the kernel: one position a row (a decode
     step, or a row's 1-token suffix)."""
@@ -256,6 +278,14 @@ class FusedProducts:
         rows = x.reshape(-1, first.in_features)
         out = _product(rows, self.codes, first._nibbles, self.scale, self.offset, first._block)
         return list(out.reshape(*x.shape[:-1], -1).split_with_sizes(list(self.sizes), dim=-1))
+
+    def kernel_weights(self) -> KernelWeights | None:
+        """What the kernel reads for the stacked layers, where they still hold the stacked
+        codes (else None: call them)."""
+        if not self._still_stacked():
+            return None
+        first = self.layers[0]
+        return KernelWeights(self.codes, first._nibbles, self.scale, self.offset, first._block)
 
     def _still_stacked(self) -> bool:
         """A layer given other buffers since (assigned, moved, loaded by replacement) is not

@@ -240,6 +240,16 @@ class GrowingLayer(DynamicLayer):  # type: ignore[no-untyped-call]
         assert self.values is not None
         return self.keys, self.values
 
+    def next_column(self) -> tuple[Tensor, Tensor, int]:
+        """The buffers, their filled view grown by one column as ``update`` grows it, and that
+        column, for a decode step's keys and values to be written into in place
+        (``decode_step``: the kernel writes them; nothing else may run in between)."""
+        assert self.keys is not None
+        rows, column = self.keys.shape[0], self.keys.shape[-2]
+        key_buffer, value_buffer = self._reserve(rows, column + 1)
+        self._fill(key_buffer, value_buffer, rows, column + 1)
+        return key_buffer, value_buffer, column
+
     def append_rows(self, keys: Tensor, values: Tensor) -> None:
         """Add rows whose keys/values (``[rows, heads, n, dim]``, n at most the filled columns)
         end at the last filled column; their columns before those are zeros (masked padding)."""
@@ -293,6 +303,13 @@ class GrowingCache(Cache):
     def __init__(self, capacity: int = 0, rows: int = 0) -> None:
         layer = partial(GrowingLayer, capacity, rows)  # transformers calls it like the layer class
         super().__init__(layer_class_to_replicate=layer)  # type: ignore[arg-type]
+
+    def growing_layer(self, index: int) -> GrowingLayer | None:
+        """Layer ``index`` where it is a filled `GrowingLayer` on this host (no offloading)."""
+        if self.offloading or index >= len(self.layers):
+            return None
+        layer = self.layers[index]
+        return layer if isinstance(layer, GrowingLayer) and layer.keys is not None else None
 
     def append_rows(self, other: Cache) -> None:
         """Add ``other``'s rows (requests joining a batch) to each layer, aligned to end at its

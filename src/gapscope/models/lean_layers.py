@@ -31,6 +31,7 @@ from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 from transformers.models.gemma3 import modeling_gemma3
 from transformers.models.llama import modeling_llama
 
+from gapscope.models import decode_step
 from gapscope.models.block_linear import FusedProducts, fuse
 from gapscope.models.layer_ops import rms_norm, rotate
 
@@ -143,6 +144,10 @@ def _llama_layer(
     mask, cache, rotary = _layer_inputs(kwargs)
     for unused in ("position_ids", "use_cache"):
         kwargs.pop(unused, None)
+    args = (fused.shape, fused.qkv, fused.gate_up, hidden_states, mask, cache, rotary, kwargs)
+    stepped = decode_step.llama_step(layer, *args)
+    if stepped is not None:
+        return stepped
     residual = hidden_states
     hidden = _llama_norm(layer.input_layernorm, hidden_states)
     hidden = residual + _attention(
@@ -159,6 +164,10 @@ def _gemma3_layer(
     """``Gemma3DecoderLayer.forward``'s ops: a norm before and after attention and MLP each;
     its attention gets ``position_ids`` among its keyword arguments, as there."""
     mask, cache, rotary = _layer_inputs(kwargs)
+    args = (fused.shape, fused.qkv, fused.gate_up, hidden_states, mask, cache, rotary, kwargs)
+    stepped = decode_step.gemma3_step(layer, *args)
+    if stepped is not None:
+        return stepped
     residual = hidden_states
     hidden = _gemma3_norm(layer.input_layernorm, hidden_states)
     hidden = _attention(layer.self_attn, hidden, mask, cache, rotary, True, fused.qkv, kwargs)
@@ -184,10 +193,12 @@ def _layer_inputs(kwargs: dict[str, Any]) -> tuple[Tensor | None, Any, tuple[Ten
 @dataclass(frozen=True)
 class _Fused:
     """A layer's projections that read one input, stacked for one kernel call each in a
-    decode step (``block_linear.FusedProducts``; None where the weights are not all codes)."""
+    decode step (``block_linear.FusedProducts``; None where the weights are not all codes),
+    and its shape for ``decode_step`` (None where the kernel cannot take its attention)."""
 
     qkv: FusedProducts | None
     gate_up: FusedProducts | None
+    shape: decode_step.LayerShape | None
 
 
 LayerBody = Callable[[Any, _Fused, Tensor, dict[str, Any]], Tensor]
@@ -257,6 +268,7 @@ def install(layers: list[nn.Module]) -> int:
             fused = _Fused(
                 fuse([attention.q_proj, attention.k_proj, attention.v_proj]),  # type: ignore[list-item, union-attr]
                 fuse([mlp.gate_proj, mlp.up_proj]),  # type: ignore[list-item, union-attr]
+                decode_step.shape_of(layer, gemma3=body is _gemma3_layer),
             )
             tables = _hook_tables(layer)
             layer.forward = functools.partial(lean_forward, layer, tables, body, fused)  # type: ignore[method-assign]

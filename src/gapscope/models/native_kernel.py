@@ -117,6 +117,14 @@ def kernel() -> ctypes.CDLL:
     #              plus_one, out), f a float
     # gs_decode_attention(q, rows, heads, kv_heads, dim, key, value, row_stride, head_stride,
     #                     seq_stride, starts, length, scale, out)
+    # gs_norm_product(x, rows, dim, variance, eps, weight, plus_one, codes, nibbles, scale,
+    #                 offset, block, out, outputs)
+    # gs_product_add(x, rows, inputs, codes, nibbles, scale, offset, block, residual, out,
+    #                outputs)
+    # gs_norm_add(x, rows, dim, variance, eps, weight, plus_one, residual, out)
+    # gs_attention_step(qkv, rows, heads, kv_heads, dim, q_variance, k_variance, q_eps, k_eps,
+    #                   q_weight, k_weight, cos, sin, key, value, row_stride, head_stride,
+    #                   seq_stride, column, starts, scale, out)
     types: dict[str, type[ctypes.c_void_p | ctypes.c_int64 | ctypes.c_float]] = {
         "p": ctypes.c_void_p,
         "i": ctypes.c_int64,
@@ -128,6 +136,10 @@ def kernel() -> ctypes.CDLL:
         (library.gs_rotary, "piiiiippp"),
         (library.gs_rms_scale, "piiiiipfpip"),
         (library.gs_decode_attention, "piiiippiiipifp"),
+        (library.gs_norm_product, "piipfpipippipi"),
+        (library.gs_product_add, "piipippippi"),
+        (library.gs_norm_add, "piipfpipp"),
+        (library.gs_attention_step, "piiiippffppppppiiiipfp"),
     ):
         function.argtypes = [types[t] for t in signature]
         function.restype = None
