@@ -33,7 +33,7 @@ from gapscope.models.block_linear import FusedProducts, KernelWeights, kernel_we
 from gapscope.models.decode_attention import DIM_MULTIPLE, MAX_GROUP
 from gapscope.models.kvcache import GrowingCache, GrowingLayer
 from gapscope.models.layer_ops import library_for
-from gapscope.models.row_attention import KERNEL_ROW_ATTENTION, _beyond_sdpa, _decode_starts
+from gapscope.models.row_attention import KERNEL_ROW_ATTENTION, beyond_sdpa, decode_starts
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ def _pass_inputs(
     ):
         return None
     library = library_for((cos, sin))
-    starts = _decode_starts(rows, mask)
+    starts = decode_starts(rows, mask)
     if (
         library is None
         or starts is None
@@ -241,7 +241,7 @@ class _Step:
             or not hidden.is_contiguous()
             or hidden.dtype is not torch.float32
             or not hidden.is_cpu
-            or _beyond_sdpa(kwargs)
+            or beyond_sdpa(kwargs)
         ):
             return None
         # sub-modules read off ``_modules``: ``nn.Module.__getattr__`` costs about a

@@ -11,7 +11,9 @@ MLP, and norms of queries and keys). ``install`` gives each ``LlamaDecoderLayer`
 itself is still called as a module, so hooks on decoder layers (steering, activation capture)
 fire as before; whenever a sub-module carries a hook, or a global module hook is set, the
 layer runs transformers' own forward instead. The rotary embedding and the norms' elementwise
-tails go to the kernel where it is built (``layer_ops``: the same bits, fewer tensor ops).
+tails go to the kernel where it is built (``layer_ops``: the same bits, fewer tensor ops), and
+in the ``gguf`` format a decode step's whole layer does (``decode_step``: a few kernel calls
+between torch's reductions, the same bits again).
 ``tests/models/test_lean_layers.py`` checks the logits bitwise against transformers' forward
 (prefill and decode, padded batches, fp32 and ``gguf`` weights, Gemma's sliding-window layers
 past their window).

@@ -107,7 +107,7 @@ class _LastMask:
 _LAST_MASKS = _LastMask()
 
 
-def _beyond_sdpa(kwargs: dict[str, Any]) -> bool:
+def beyond_sdpa(kwargs: dict[str, Any]) -> bool:
     """Whether transformers asks an attention call for more than SDPA's own arguments (a
     softcap, the attention weights back, a position bias): then only its own function will
     do (which refuses a softcap)."""
@@ -133,7 +133,7 @@ def _attend(
     if (
         attention_mask is not None
         or query.shape[2] != 1
-        or _beyond_sdpa(kwargs)
+        or beyond_sdpa(kwargs)
         or (groups > 1 and not key.shape[-1] == value.shape[-1] <= 256)
     ):
         return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
@@ -193,8 +193,8 @@ def kernel_row_attention_forward(
 ) -> tuple[Tensor, None]:
     """``row_attention_forward``, with a decode step's rows in one kernel call where it takes
     them (``decode_attention``: the ``gguf`` format's)."""
-    if query.shape[2] == 1 and not _beyond_sdpa(kwargs) and not kwargs.get("dropout", 0.0):
-        starts = _decode_starts(query.shape[0], attention_mask)
+    if query.shape[2] == 1 and not beyond_sdpa(kwargs) and not kwargs.get("dropout", 0.0):
+        starts = decode_starts(query.shape[0], attention_mask)
         if starts is not None:
             groups = getattr(module, "num_key_value_groups", 1)
             output = decode_attention(query, key, value, starts, groups, kwargs.get("scaling"))
@@ -203,7 +203,7 @@ def kernel_row_attention_forward(
     return row_attention_forward(module, query, key, value, attention_mask, **kwargs)
 
 
-def _decode_starts(rows: int, attention_mask: Tensor | None) -> list[int] | None:
+def decode_starts(rows: int, attention_mask: Tensor | None) -> list[int] | None:
     """Each row's first attended column in a decode step where every column from there on is
     attended (the usual case: left padding, or a sliding window), else None."""
     if attention_mask is None:
