@@ -11,6 +11,7 @@ its reason; the runner counts and lists them at the end, so a skip is never sile
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -41,10 +42,12 @@ def missed(targets: Iterable[Target]) -> list[Target]:
 
 def at_most(name: str, ratio: float, ceiling: float, required: bool = True) -> Target:
     """A ratio that must stay at or under ``ceiling`` (a slowdown against the baseline), stated
-    as its headroom ``ceiling / ratio``, which must reach 1: every target then reads "at least"."""
-    return Target(
-        f"{name}: {ratio:.2f}x, at most {ceiling:g}x (headroom)", ceiling / ratio, 1.0, required
-    )
+    as its headroom ``ceiling / ratio``, which must reach 1: every target then reads "at least".
+    A ratio of zero or less (a cost measured beyond what is set apart, such as the verifier's
+    time past its deadlines, that came out below it) is within any ceiling: headroom infinite,
+    not negative."""
+    headroom = ceiling / ratio if ratio > 0 else math.inf
+    return Target(f"{name}: {ratio:.2f}x, at most {ceiling:g}x (headroom)", headroom, 1.0, required)
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,10 @@ def test_a_slowdown_ceiling_is_met_at_or_under_it_and_missed_above() -> None:
     assert at_most("hostile / benign", 3.0, 3.0).met
     over = at_most("hostile / benign", 3.3, 3.0)
     assert missed([over]) == [over] and "3.30x, at most 3x" in over.line()
+    # the verifier's time beyond its deadlines came out below them (-0.81x): no slowdown
+    below = at_most("hostile lines beyond their deadlines / clean", -0.81, 2.0)
+    assert below.met and "-0.81x, at most 2x" in below.line()
+    assert at_most("hostile / benign", 0.0, 3.0).met
 
 
 def test_skips_are_counted_and_listed_and_a_bench_without_a_target_is_named(
