@@ -62,13 +62,19 @@ EPISODE_SEED = 4
 
 
 def _computed_prefill(log: EvalLog) -> list[int]:
-    """Prefill tokens the model computed on each call, in call order."""
+    """Prefill tokens the model computed on each call, in call order. A call whose prompt no
+    longer fits the model's context is answered at once, empty, with ``model_length``, and
+    computes none, though its usage counts the whole prompt as input: the episode here
+    outgrows SmolLM2's 8,192 positions at its 43rd call, and counting those calls' prompts
+    as computed read the cut as 2.1x where it is 28x."""
     calls = []
     for sample in log.samples or []:
         for event in sample.events:
             if isinstance(event, ModelEvent) and event.output.usage is not None:
-                usage = event.output.usage
-                calls.append(usage.input_tokens - (usage.input_tokens_cache_read or 0))
+                usage, output = event.output.usage, event.output
+                refused = usage.output_tokens == 0 and output.stop_reason == "model_length"
+                computed = usage.input_tokens - (usage.input_tokens_cache_read or 0)
+                calls.append(0 if refused else computed)
     return calls
 
 

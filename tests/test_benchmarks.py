@@ -110,3 +110,39 @@ def test_the_engine_arm_reads_decode_time_off_the_engine_not_a_second_prefill() 
     one_by_one = _engine_arm(engine, 1, [()] * 3)()  # type: ignore[arg-type]
     assert calls[1:] == [1, 1, 1]
     assert one_by_one.decode == pytest.approx(3 * (MAX_TOKENS - 1) / 6.0)
+
+
+def test_the_s2b_prefill_counts_no_prefill_for_a_call_past_the_context() -> None:
+    """A call whose prompt outgrew the context is refused with ``model_length`` and nothing
+    computed; one that computed its prompt and then reached the context's end is counted."""
+    from types import SimpleNamespace
+
+    from benchmarks.bench_s2b import _computed_prefill
+    from inspect_ai.event import ModelEvent
+    from inspect_ai.model import GenerateConfig, ModelOutput, ModelUsage
+
+    def call(prompt: int, reused: int, output: int, reason: str) -> ModelEvent:
+        result = ModelOutput.from_content("m", "x" * output, stop_reason=reason)  # type: ignore[arg-type]
+        result.usage = ModelUsage(
+            input_tokens=prompt,
+            output_tokens=output,
+            total_tokens=prompt + output,
+            input_tokens_cache_read=reused,
+        )
+        return ModelEvent(
+            model="m",
+            input=[],
+            tools=[],
+            tool_choice="none",
+            config=GenerateConfig(),
+            output=result,
+        )
+
+    events = [
+        call(219, 0, 8, "max_tokens"),
+        call(330, 219, 8, "stop"),
+        call(8180, 8000, 3, "model_length"),  # computed its suffix, then hit the end
+        call(8282, 0, 0, "model_length"),  # refused whole
+    ]
+    log = SimpleNamespace(samples=[SimpleNamespace(events=events)])
+    assert _computed_prefill(log) == [219, 111, 180, 0]  # type: ignore[arg-type]
