@@ -176,6 +176,21 @@ def _gguf_engine(checkpoint: Path) -> Engine:
     return Engine(loaded.model, loaded.tokenizer, EngineConfig(kv_reuse=False))
 
 
+def _kernel_calls(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each attention call ``row_attention`` makes from now on ran in the kernel."""
+    from gapscope.models import row_attention
+
+    taken: list[bool] = []
+
+    def counting(*args: Any) -> Tensor | None:
+        output = decode_attention(*args)
+        taken.append(output is not None)
+        return output
+
+    monkeypatch.setattr(row_attention, "decode_attention", counting)
+    return taken
+
+
 def test_the_gguf_format_decodes_in_the_kernel_and_a_reply_does_not_depend_on_its_batch(
     tiny64: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -188,15 +203,7 @@ def test_the_gguf_format_decodes_in_the_kernel_and_a_reply_does_not_depend_on_it
     assert any(isinstance(m, BlockLinear) for m in engine.model.modules())
     assert engine.model.config._attn_implementation == KERNEL_ROW_ATTENTION
     assert str(engine.info()["attention"]).startswith("kernel in decode steps")  # in every log
-    taken: list[bool] = []
-    from gapscope.models import row_attention
-
-    def counting(*args: Any) -> Tensor | None:
-        output = decode_attention(*args)
-        taken.append(output is not None)
-        return output
-
-    monkeypatch.setattr(row_attention, "decode_attention", counting)
+    taken = _kernel_calls(monkeypatch)
     params = SamplingParams(max_tokens=8, ignore_eos=True)
     prompts = ["w1 w2 w3", "w9", "w4 w4 w5 w6 w7 w8 w10 w11", "w20 w21"]
     requests = [GenerationRequest(({"role": "user", "content": p},), params) for p in prompts]
@@ -243,15 +250,7 @@ def test_the_kernel_decodes_as_sdpa_does_to_rounding_past_a_sliding_window(
         )
     engine = _gguf_engine(checkpoint)
     assert engine.model.config._attn_implementation == KERNEL_ROW_ATTENTION
-    taken: list[bool] = []
-    from gapscope.models import row_attention
-
-    def counting(*args: Any) -> Tensor | None:
-        output = decode_attention(*args)
-        taken.append(output is not None)
-        return output
-
-    monkeypatch.setattr(row_attention, "decode_attention", counting)
+    taken = _kernel_calls(monkeypatch)
     params = SamplingParams(max_tokens=8, ignore_eos=True)
     prompts = ["w1 w2 w3 w4 w5 w6 w7 w8 w9 w10", "w9", "w4 w4 w5 w6 w7"]
     requests = [GenerationRequest(({"role": "user", "content": p},), params) for p in prompts]

@@ -25,7 +25,7 @@ from gapscope.models.gguf_codes import apply_codes
 from gapscope.models.row_attention import KERNEL_ROW_ATTENTION, ROW_ATTENTION
 from gapscope.models.steering import steering
 from tests.models.test_block_linear import codes_for
-from tests.models.test_lean_layers import _distinct_norms
+from tests.models.test_lean_layers import _distinct_norms, _logits_of
 from tests.models.tiny import TINY_SLIDING_WINDOW, build_tiny_checkpoint
 from tests.steer.conftest import random_vector
 
@@ -35,7 +35,6 @@ PROMPTS = [
     "w4 w4 w5 w6 w7 w8 w10 w11",
     "w20 w21",
 ]
-STEPS = ("llama_step", "gemma3_step")
 
 
 @pytest.fixture(scope="module")
@@ -74,49 +73,29 @@ def _requests(max_tokens: int = 9) -> list[GenerationRequest]:
 
 @contextmanager
 def _counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """The layers each decode step function took (``[taken]``)."""
+    """The layers the decode step took (``[taken]``)."""
     taken = [0]
-    for name in STEPS:
-        function = getattr(decode_step, name)
+    function = decode_step.decode_layer
 
-        def counting(*args: Any, function: Callable[..., Any] = function) -> Any:
-            out = function(*args)
-            taken[0] += out is not None
-            return out
+    def counting(*args: Any) -> Any:
+        out = function(*args)
+        taken[0] += out is not None
+        return out
 
-        monkeypatch.setattr(decode_step, name, counting)
+    monkeypatch.setattr(decode_step, "decode_layer", counting)
     yield taken
     monkeypatch.undo()
 
 
 @contextmanager
 def _without_decode_step(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in STEPS:
-        monkeypatch.setattr(decode_step, name, lambda *args: None)
+    monkeypatch.setattr(decode_step, "decode_layer", lambda *args: None)
     yield
     monkeypatch.undo()
 
 
 def _logits_per_step(engine: Engine, requests: list[GenerationRequest]) -> list[Tensor]:
     return _logits_of(engine, lambda: engine.generate(requests))
-
-
-def _logits_of(engine: Engine, run: Callable[[], Any]) -> list[Tensor]:
-    """The logits of every forward pass ``run`` makes the engine take."""
-    seen: list[Tensor] = []
-    forward: Callable[..., Tensor] = engine._forward
-
-    def recording(*args: Any) -> Tensor:
-        logits = forward(*args)
-        seen.append(logits.clone())
-        return logits
-
-    engine._forward = recording  # type: ignore[method-assign]
-    try:
-        run()
-    finally:
-        engine._forward = forward  # type: ignore[method-assign]
-    return seen
 
 
 def _three_ways(

@@ -38,6 +38,11 @@ def _requests(max_tokens: int = 10) -> list[GenerationRequest]:
 
 def _logits_per_step(engine: Engine) -> list[Tensor]:
     """Every forward pass's logits while the engine decodes the prompts as one batch."""
+    return _logits_of(engine, lambda: engine.generate(_requests()))
+
+
+def _logits_of(engine: Engine, run: Callable[[], Any]) -> list[Tensor]:
+    """The logits of every forward pass ``run`` makes the engine take."""
     seen: list[Tensor] = []
     forward: Callable[..., Tensor] = engine._forward
 
@@ -47,8 +52,10 @@ def _logits_per_step(engine: Engine) -> list[Tensor]:
         return logits
 
     engine._forward = recording  # type: ignore[method-assign]
-    engine.generate(_requests())
-    engine._forward = forward  # type: ignore[method-assign]
+    try:
+        run()
+    finally:
+        engine._forward = forward  # type: ignore[method-assign]
     return seen
 
 

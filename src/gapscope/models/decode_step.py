@@ -65,7 +65,7 @@ def shape_of(layer: Any, gemma3: bool) -> LayerShape | None:
     return LayerShape(heads, kv_heads, dim, norms, gemma3)
 
 
-def llama_step(
+def decode_layer(
     layer: Any,
     shape: LayerShape | None,
     qkv: FusedProducts | None,
@@ -76,11 +76,16 @@ def llama_step(
     rotary: tuple[Tensor, Tensor],
     kwargs: dict[str, Any],
 ) -> Tensor | None:
-    """``LlamaDecoderLayer``'s decode step (``lean_layers._llama_layer``'s ops), or None
-    where the kernel does not take it."""
+    """The decode step of a Llama or Gemma 3 layer (``lean_layers._llama_layer``'s or
+    ``_gemma3_layer``'s ops, as ``shape`` says), or None where the kernel does not take it."""
     step = _Step.plan(layer, shape, qkv, gate_up, hidden, mask, cache, rotary, kwargs)
     if step is None:
         return None
+    return _gemma3_layer(step, hidden) if step.shape.gemma3 else _llama_layer(step, hidden)
+
+
+def _llama_layer(step: _Step, hidden: Tensor) -> Tensor:
+    layer = step.layer
     norm = layer.input_layernorm
     projected = step.norm_product(hidden, norm.weight, norm.variance_epsilon, step.qkv)
     hidden = step.product_add(step.attend(projected), step.o_proj, hidden)
@@ -91,22 +96,8 @@ def llama_step(
     return step.product_add(layer.mlp.act_fn.forward(gate) * up, step.down, hidden)
 
 
-def gemma3_step(
-    layer: Any,
-    shape: LayerShape | None,
-    qkv: FusedProducts | None,
-    gate_up: FusedProducts | None,
-    hidden: Tensor,
-    mask: Tensor | None,
-    cache: Any,
-    rotary: tuple[Tensor, Tensor],
-    kwargs: dict[str, Any],
-) -> Tensor | None:
-    """``Gemma3DecoderLayer``'s decode step (``lean_layers._gemma3_layer``'s ops), or None
-    where the kernel does not take it."""
-    step = _Step.plan(layer, shape, qkv, gate_up, hidden, mask, cache, rotary, kwargs)
-    if step is None:
-        return None
+def _gemma3_layer(step: _Step, hidden: Tensor) -> Tensor:
+    layer = step.layer
     norm = layer.input_layernorm
     projected = step.norm_product(hidden, norm.weight, norm.eps, step.qkv)
     attended = step.product_add(step.attend(projected), step.o_proj, None)

@@ -146,8 +146,9 @@ def _llama_layer(
     mask, cache, rotary = _layer_inputs(kwargs)
     for unused in ("position_ids", "use_cache"):
         kwargs.pop(unused, None)
-    args = (fused.shape, fused.qkv, fused.gate_up, hidden_states, mask, cache, rotary, kwargs)
-    stepped = decode_step.llama_step(layer, *args)
+    stepped = decode_step.decode_layer(
+        layer, fused.shape, fused.qkv, fused.gate_up, hidden_states, mask, cache, rotary, kwargs
+    )
     if stepped is not None:
         return stepped
     residual = hidden_states
@@ -166,8 +167,9 @@ def _gemma3_layer(
     """``Gemma3DecoderLayer.forward``'s ops: a norm before and after attention and MLP each;
     its attention gets ``position_ids`` among its keyword arguments, as there."""
     mask, cache, rotary = _layer_inputs(kwargs)
-    args = (fused.shape, fused.qkv, fused.gate_up, hidden_states, mask, cache, rotary, kwargs)
-    stepped = decode_step.gemma3_step(layer, *args)
+    stepped = decode_step.decode_layer(
+        layer, fused.shape, fused.qkv, fused.gate_up, hidden_states, mask, cache, rotary, kwargs
+    )
     if stepped is not None:
         return stepped
     residual = hidden_states
