@@ -32,6 +32,12 @@ DIM_MULTIPLE = 16
 """A head's width must be a multiple of the kernel's widest vector (16 floats)."""
 
 
+def takes_heads(heads: int, kv_heads: int, dim: int) -> bool:
+    """Whether the kernel takes these heads: query heads a whole number of each kv head's, at
+    most ``MAX_GROUP`` of them, a width a multiple of ``DIM_MULTIPLE``."""
+    return not heads % kv_heads and heads // kv_heads <= MAX_GROUP and not dim % DIM_MULTIPLE
+
+
 def decode_attention(
     query: Tensor,
     key: Tensor,
@@ -50,10 +56,8 @@ def decode_attention(
     kv_heads, length = key.shape[1], key.shape[2]
     if (
         queries != 1
-        or heads % kv_heads
+        or not takes_heads(heads, kv_heads, dim)
         or heads // kv_heads != groups
-        or groups > MAX_GROUP
-        or dim % DIM_MULTIPLE
         or key.shape != value.shape
         or key.stride() != value.stride()
         or key.stride(3) != 1

@@ -30,7 +30,7 @@ import torch
 from torch import Tensor
 
 from gapscope.models.block_linear import FusedProducts, KernelWeights, kernel_weights
-from gapscope.models.decode_attention import DIM_MULTIPLE, MAX_GROUP
+from gapscope.models.decode_attention import takes_heads
 from gapscope.models.kvcache import GrowingCache, GrowingLayer
 from gapscope.models.layer_ops import library_for
 from gapscope.models.row_attention import KERNEL_ROW_ATTENTION, beyond_sdpa, decode_starts
@@ -51,11 +51,11 @@ class LayerShape:
 
 def shape_of(layer: Any, gemma3: bool) -> LayerShape | None:
     """``layer``'s shape, or None where the kernel cannot take its attention (more than
-    ``MAX_GROUP`` query heads a kv head, or a head width not a multiple of 16)."""
+    ``decode_attention.MAX_GROUP`` query heads a kv head, or a head width not a multiple of 16)."""
     attention = layer.self_attn
     heads, kv_heads = attention.config.num_attention_heads, attention.config.num_key_value_heads
     dim = attention.head_dim
-    if heads % kv_heads or heads // kv_heads > MAX_GROUP or dim % DIM_MULTIPLE:
+    if not takes_heads(heads, kv_heads, dim):
         return None
     names = ["input_layernorm", "post_attention_layernorm"]
     if gemma3:
